@@ -1,0 +1,5 @@
+"""``python -m netdp``."""
+
+from netdp.cli import main
+
+raise SystemExit(main())

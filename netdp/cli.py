@@ -1,0 +1,219 @@
+"""Command line: ``python -m netdp`` / ``netdp``. Parses, validates, calls the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from netdp import __version__
+from netdp.config import CALIBRATIONS, MECHANISMS, WALKS, SimulationConfig
+from netdp.data import GENERATORS
+from netdp.engine import ENGINES
+from netdp.errors import InputError
+from netdp.protocols import TASKS
+
+EPILOG_SIMULATE = """\
+examples:
+  netdp simulate                                   # complete graph, n=100, T=100 n, eps=1
+  netdp simulate --topology ring --nodes 1000 --rounds 5 --epsilon 0.5
+  netdp simulate --topology ring --nodes 1000 --noise-every-hop   # the LDP baseline
+  netdp simulate --topology hypercube --nodes 1024 --steps 100000 --runs 20 --json
+  netdp simulate --topology edges.txt --data-file ages.csv --column age --range 0 120
+  netdp simulate --config run.toml --seed 7        # TOML keys = flag names, flags win
+
+The estimate is the mean of the nodes' values. On the ring (AISTATS 2022 Alg. 1) noise
+is added once every n-1 hops; on other graphs (Alg. 3) every holder adds noise and the
+token moves to a uniform neighbour (Metropolis-Hastings on irregular graphs, so the
+estimate stays unbiased). Bad input exits with status 2 and writes nothing.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line (no usage dump) and exit with status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command-line interface."""
+    parser = _Parser(prog="netdp", description="Simulate network differential privacy: a "
+                     "token walks a graph, every node perturbs its own data, and netdp "
+                     "reports the utility of the result.")
+    parser.add_argument("--version", action="version", version=f"netdp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    sim = sub.add_parser("simulate", help="run one protocol and report its utility",
+                         description="Run one decentralized protocol on a graph and report "
+                         "the estimate, its error and its theoretical standard deviation.",
+                         epilog=EPILOG_SIMULATE,
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         argument_default=argparse.SUPPRESS)
+    what = sim.add_argument_group("what to run")
+    what.add_argument("--config", metavar="FILE.toml",
+                      help="read parameters from a TOML file (keys are the flag names with "
+                      "_ for -); flags given here override it")
+    what.add_argument("--task", choices=TASKS, help="the computation (default: sum)")
+    what.add_argument("--topology", metavar="NAME|FILE",
+                      help="ring, complete, a named topology (list them with `netdp "
+                      "topologies`), an edge-list file or a TOML topology spec "
+                      "(default: complete)")
+    what.add_argument("--nodes", "-n", type=int, metavar="N",
+                      help="number of nodes, >= 2 (default: 100, or the topology's / data "
+                      "file's own size)")
+    what.add_argument("--steps", "-T", type=int, metavar="T",
+                      help="random-walk steps per token, >= 1 (default: 100 n)")
+    what.add_argument("--rounds", "-K", type=int, metavar="K",
+                      help="ring only: full turns of the token, >= 1 (default: 1)")
+    what.add_argument("--tokens", type=int, metavar="K",
+                      help="tokens walking at once, averaged at the end (default: 1)")
+    what.add_argument("--no-self-moves", dest="self_moves", action="store_false",
+                      help="complete graph: never forward the token to oneself")
+    what.add_argument("--walk", choices=WALKS, help="walk rule on other graphs: simple "
+                      "(uniform neighbour) or metropolis (uniform stationary law; default "
+                      "on irregular undirected graphs)")
+    what.add_argument("--directed", action="store_true",
+                      help="read an edge-list file as one-way edges")
+
+    priv = sim.add_argument_group("local randomizer")
+    priv.add_argument("--mechanism", choices=MECHANISMS,
+                      help="noise each node adds (default: gaussian)")
+    priv.add_argument("--epsilon", "-e", type=float, metavar="EPS",
+                      help="LDP level of one noisy contribution, > 0 (default: 1)")
+    priv.add_argument("--delta", "-d", type=float, metavar="DELTA",
+                      help="Gaussian only: delta in (0, 1) (default: 1e-6)")
+    priv.add_argument("--calibration", choices=CALIBRATIONS,
+                      help="Gaussian sigma: analytic (exact, default) or classic "
+                      "(sqrt(2 ln(1.25/delta))/eps, eps <= 1 only)")
+    priv.add_argument("--noise-every-hop", action="store_true",
+                      help="ring: noise at every contribution (the local-DP baseline)")
+
+    data = sim.add_argument_group("data")
+    data.add_argument("--data", choices=GENERATORS,
+                      help="synthetic values: uniform on the range (default), constant "
+                      "(midpoint) or normal (clipped)")
+    data.add_argument("--data-file", metavar="CSV", help="take the values from a CSV file "
+                      "with a header row (one row per node)")
+    data.add_argument("--column", metavar="NAME|INDEX", help="the CSV column (default: first)")
+    data.add_argument("--range", nargs=2, type=float, metavar=("LOW", "HIGH"),
+                      help="range of the values; its width is the sensitivity (default: 0 1)")
+
+    run = sim.add_argument_group("time and engines")
+    run.add_argument("--engine", choices=ENGINES, help="event (simpy), vector (numpy) or "
+                     "auto: vector whenever it is exact (default)")
+    run.add_argument("--latency", metavar="LAW", help="hop latency: a number, exp:MEAN or "
+                     "uniform:LOW:HIGH (default: 1)")
+    run.add_argument("--service-time", type=float, metavar="S", help="time a node keeps a "
+                     "token; with several tokens, tokens queue at busy nodes (event engine)")
+
+    out = sim.add_argument_group("reproducibility and output")
+    out.add_argument("--seed", type=int, metavar="INT", help="seed of the run, >= 0 "
+                     "(default: fresh from the OS, printed in the output)")
+    out.add_argument("--runs", "-r", type=int, metavar="R", help="independent runs of the "
+                     "walk and noise on the same data (default: 1)")
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of "
+                     "the table")
+    out.add_argument("--out", metavar="FILE.json", help="also write the JSON object to FILE "
+                     "(atomically)")
+    sim.set_defaults(handler=_simulate)
+
+    topo = sub.add_parser("topologies", help="list the named topologies",
+                          description="List the topologies --topology accepts by name.")
+    topo.set_defaults(handler=_topologies)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 0
+    try:
+        return args.handler(args)
+    except InputError as exc:
+        flag = exc.param.replace("_", "-")
+        print(f"netdp {args.command}: error: --{flag}: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("netdp: interrupted", file=sys.stderr)
+        return 130
+
+
+# --------------------------------------------------------------------------- commands
+
+def _simulate(args: argparse.Namespace) -> int:
+    from netdp.report import format_text
+    from netdp.simulate import simulate
+
+    options = vars(args).copy()
+    for key in ("command", "handler", "json", "out", "config"):
+        options.pop(key, None)
+    if "range" in options:
+        options["low"], options["high"] = options.pop("range")
+    params = _read_config(args.config) if "config" in args else {}
+    params.update(options)
+    out = Path(args.out) if "out" in args else None
+    if out is not None:
+        _check_writable(out)
+    result = simulate(SimulationConfig.from_dict(params)).to_dict()
+    text = json.dumps(result, indent=2, allow_nan=False)
+    if out is not None:
+        write_atomic(out, text + "\n")
+    print(text if "json" in args else format_text(result))
+    return 0
+
+
+def _topologies(args: argparse.Namespace) -> int:
+    from netdp.topology import available
+
+    names = available()
+    width = max(map(len, names))
+    for name, text in names.items():
+        print(f"{name:{width}}  {text}")
+    return 0
+
+
+def _read_config(path: str) -> dict:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise InputError("config", f"cannot read {path!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError("config", f"{path} is not valid TOML: {exc}") from None
+    data = {k.replace("-", "_"): v for k, v in data.items()}
+    if "range" in data:
+        rng = data.pop("range")
+        if not (isinstance(rng, list) and len(rng) == 2):
+            raise InputError("range", f"expects [LOW, HIGH] in {path} (got {rng!r})")
+        data["low"], data["high"] = rng
+    return data
+
+
+def _check_writable(path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError("out", f"{str(path)!r} is a directory; give a file name")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError("out", f"cannot write into {str(parent)!r}: no such writable folder")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and a rename: never half-written."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
+                               prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,114 @@
+"""A run's configuration: one frozen record, validated before anything runs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+from netdp.data import GENERATORS
+from netdp.engine import ENGINES, parse_latency
+from netdp.errors import InputError, check
+from netdp.protocols import TASKS
+
+MECHANISMS = ("gaussian", "laplace")
+CALIBRATIONS = ("analytic", "classic")
+WALKS = ("auto", "simple", "metropolis")
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """Every parameter of one simulation (CLI flags, TOML keys and sweep axes alike).
+
+    ``None`` means "resolve from the others": ``nodes`` from the topology or the data
+    file, ``steps`` as ``100 n`` (``rounds · n`` on the ring), ``seed`` fresh from the OS.
+    """
+
+    task: str = "sum"
+    topology: str = "complete"
+    nodes: int | None = None
+    steps: int | None = None
+    rounds: int = 1
+    tokens: int = 1
+    mechanism: str = "gaussian"
+    epsilon: float = 1.0
+    delta: float = 1e-6
+    calibration: str = "analytic"
+    noise_every_hop: bool = False
+    self_moves: bool = True
+    walk: str = "auto"
+    directed: bool = False
+    data: str = "uniform"
+    data_file: str | None = None
+    column: str | None = None
+    low: float = 0.0
+    high: float = 1.0
+    latency: str = "1"
+    service_time: float = 0.0
+    engine: str = "auto"
+    seed: int | None = None
+    runs: int = 1
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise :class:`~netdp.errors.InputError` on the first parameter out of range."""
+        _choice("task", self.task, TASKS)
+        _choice("mechanism", self.mechanism, MECHANISMS)
+        _choice("calibration", self.calibration, CALIBRATIONS)
+        _choice("walk", self.walk, WALKS)
+        _choice("engine", self.engine, ENGINES)
+        _choice("data", self.data, GENERATORS)
+        if self.nodes is not None:
+            _integer("nodes", self.nodes, 2)
+        if self.steps is not None:
+            _integer("steps", self.steps, 1)
+        _integer("rounds", self.rounds, 1)
+        _integer("tokens", self.tokens, 1)
+        _integer("runs", self.runs, 1)
+        check(_finite(self.epsilon) and self.epsilon > 0, "epsilon",
+              f"must be a finite number > 0 (got {self.epsilon})")
+        check(_finite(self.delta) and 0 < self.delta < 1, "delta",
+              f"must lie in the open interval (0, 1) (got {self.delta})")
+        check(_finite(self.low) and _finite(self.high) and self.low < self.high, "range",
+              f"needs finite LOW < HIGH (got {self.low} {self.high})")
+        check(_finite(self.service_time) and self.service_time >= 0, "service-time",
+              f"must be a finite number >= 0 (got {self.service_time})")
+        if self.seed is not None:
+            _integer("seed", self.seed, 0)
+        parse_latency(self.latency)
+        if self.topology == "ring":
+            check(self.tokens == 1, "tokens", "the ring protocol moves one token (got "
+                  f"{self.tokens})")
+            check(self.steps is None, "steps", "the ring runs full turns: use --rounds K")
+
+    def to_dict(self) -> dict:
+        """Plain dict of every field (JSON / TOML ready)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SimulationConfig:
+        """Build from a dict (a TOML table, a sweep row); unknown keys are an error."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        check(not unknown, unknown[0] if unknown else "", f"unknown parameter; allowed: "
+              f"{', '.join(sorted(names))}")
+        return cls(**data)
+
+    def replace(self, **changes) -> SimulationConfig:
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+
+def _choice(param: str, value, allowed) -> None:
+    check(value in allowed, param, f"must be one of {', '.join(allowed)} (got {value!r})")
+
+
+def _integer(param: str, value, minimum: int) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+    if not ok:
+        raise InputError(param, f"must be an integer >= {minimum} (got {value!r})")
+
+
+def _finite(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)

@@ -1,0 +1,82 @@
+"""The nodes' private values: synthetic generators and a column of a CSV file."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+
+from netdp.errors import InputError, check
+
+GENERATORS = ("uniform", "constant", "normal")
+
+
+def synthetic(kind: str, n: int, rng: np.random.Generator, low: float = 0.0,
+              high: float = 1.0) -> np.ndarray:
+    """``n`` values in ``[low, high]``.
+
+    ``uniform``: uniform on the range; ``constant``: every node holds the midpoint;
+    ``normal``: normal centred on the midpoint with std a sixth of the width, clipped to
+    the range.
+    """
+    mid, width = (low + high) / 2, high - low
+    if kind == "uniform":
+        return rng.uniform(low, high, n)
+    if kind == "constant":
+        return np.full(n, mid)
+    if kind == "normal":
+        return np.clip(rng.normal(mid, width / 6, n), low, high)
+    raise InputError("data", f"must be one of {', '.join(GENERATORS)} or a CSV file "
+                     f"(got {kind!r})")
+
+
+def read_column(path: str | Path, column: str | None = None) -> np.ndarray:
+    """The numeric values of one column of a CSV file with a header row.
+
+    ``column`` may be a header name or a 0-based index; ``None`` takes the first column.
+    Empty cells are an error (say which row), so that no node is silently dropped.
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="") as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError("data-file", f"cannot read {str(path)!r}: {reason}") from None
+    check(len(rows) >= 2, "data-file", f"{path.name} needs a header row and at least one value")
+    header = [h.strip() for h in rows[0]]
+    if column is None:
+        index = 0
+    elif column in header:
+        index = header.index(column)
+    elif column.isdigit() and int(column) < len(header):
+        index = int(column)
+    else:
+        raise InputError("column", f"{path.name} has no column {column!r}; its columns are "
+                         f"{', '.join(header)}")
+    values = np.empty(len(rows) - 1)
+    for i, row in enumerate(rows[1:], 2):
+        try:
+            values[i - 2] = float(row[index])
+        except (ValueError, IndexError):
+            cell = row[index] if index < len(row) else ""
+            raise InputError("data-file", f"{path.name} row {i}, column {header[index]!r}: "
+                             f"{cell!r} is not a number") from None
+    check(bool(np.all(np.isfinite(values))), "data-file",
+          f"{path.name} column {header[index]!r} holds non-finite values")
+    return values
+
+
+def check_range(values: np.ndarray, low: float, high: float, source: str) -> None:
+    """Values must lie in the declared range: the sensitivity depends on it."""
+    lo, hi = float(values.min()), float(values.max())
+    check(low <= lo and hi <= high, "range",
+          f"{source} holds values in [{lo:g}, {hi:g}], outside --range {low:g} {high:g}; "
+          f"widen the range (it sets the sensitivity)")
+
+
+def population_variance(values: np.ndarray) -> float:
+    """Variance of the values over the nodes (ddof = 0)."""
+    return float(np.var(values)) if values.size else math.nan

@@ -1,0 +1,42 @@
+"""Engines that move tokens: a vectorized one and a discrete-event one (simpy)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from netdp.engine import events, vector
+from netdp.engine.clock import CONSTANT, Latency, parse_latency
+from netdp.engine.routing import Router, resolve_walk
+from netdp.engine.trace import Trace
+from netdp.errors import InputError
+
+ENGINES = ("auto", "event", "vector")
+
+__all__ = ["ENGINES", "Latency", "Router", "Trace", "choose", "parse_latency", "resolve_walk",
+           "walk"]
+
+
+def choose(engine: str, tokens: int, service_time: float) -> str:
+    """Resolve ``auto``: the vector engine whenever it is exact.
+
+    It is exact unless tokens can queue at a node (several tokens and a service time).
+    """
+    if engine not in ENGINES:
+        raise InputError("engine", f"must be one of {', '.join(ENGINES)} (got {engine!r})")
+    contention = tokens > 1 and service_time > 0
+    if engine == "vector" and contention:
+        raise InputError("engine", "vector cannot queue tokens at busy nodes "
+                         "(several tokens with --service-time > 0); use event or auto")
+    if engine == "auto":
+        return "event" if contention else "vector"
+    return engine
+
+
+def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
+         latency: Latency = CONSTANT, latency_rngs: Sequence[np.random.Generator] = (),
+         service_time: float = 0.0) -> Trace:
+    """Run the named engine (``event`` or ``vector``) and return its trace."""
+    module = events if engine == "event" else vector
+    return module.run(router, steps, walk_rngs, latency, latency_rngs, service_time)

@@ -1,0 +1,126 @@
+"""Additive-noise randomizers for numbers: Gaussian and Laplace."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, special
+
+from netdp.errors import check
+from netdp.mechanisms.base import AdditiveNoise
+
+
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """Exact δ(ε) of the Gaussian mechanism (Balle & Wang 2018, Theorem 8).
+
+    ``Φ(Δ/(2σ) - εσ/Δ) - e^ε Φ(-Δ/(2σ) - εσ/Δ)``, evaluated in log space.
+    """
+    mu = sensitivity / sigma
+    a = special.log_ndtr(mu / 2 - epsilon / mu)
+    b = epsilon + special.log_ndtr(-mu / 2 - epsilon / mu)
+    return float(math.exp(a) * -math.expm1(b - a)) if b < a else 0.0
+
+
+def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest σ whose Gaussian mechanism is (ε, δ)-DP, exact for every ε > 0."""
+
+    def excess(log_sigma: float) -> float:
+        return math.log(max(gaussian_delta(math.exp(log_sigma), epsilon, sensitivity),
+                            1e-300)) - math.log(delta)
+
+    lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 10.0
+    while excess(lo) < 0:
+        lo -= 10.0
+    while excess(hi) > 0:
+        hi += 10.0
+    log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+    sigma = math.exp(log_sigma)
+    while gaussian_delta(sigma, epsilon, sensitivity) > delta:  # land on the safe side
+        sigma = np.nextafter(sigma, np.inf)
+    return float(sigma)
+
+
+def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """``Δ sqrt(2 ln(1.25/δ)) / ε`` (Dwork & Roth, Theorem A.1; valid for ε <= 1)."""
+    return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
+@dataclass(frozen=True)
+class Gaussian(AdditiveNoise):
+    """``x + N(0, σ²)``, σ calibrated to (ε, δ) and the sensitivity.
+
+    Parameters
+    ----------
+    epsilon, delta
+        Privacy level of one release.
+    sensitivity
+        Largest change of the value between neighbouring datasets.
+    calibration
+        ``analytic`` (default, exact for every ε) or ``classic`` (ε <= 1 only).
+    """
+
+    epsilon: float
+    delta: float
+    sensitivity: float = 1.0
+    calibration: str = "analytic"
+    sigma: float = field(init=False)
+    name = "gaussian"
+
+    def __post_init__(self) -> None:
+        check(self.epsilon > 0 and math.isfinite(self.epsilon), "epsilon",
+              f"must be a finite number > 0 (got {self.epsilon})")
+        check(0 < self.delta < 1, "delta",
+              f"the Gaussian mechanism needs 0 < delta < 1 (got {self.delta})")
+        check(self.sensitivity > 0, "sensitivity", f"must be > 0 (got {self.sensitivity})")
+        check(self.calibration in ("analytic", "classic"), "calibration",
+              f"must be analytic or classic (got {self.calibration!r})")
+        if self.calibration == "classic":
+            check(self.epsilon <= 1, "epsilon", "the classic Gaussian calibration holds only "
+                  f"for epsilon <= 1 (got {self.epsilon}); use --calibration analytic")
+            sigma = classic_sigma(self.epsilon, self.delta, self.sensitivity)
+        else:
+            sigma = analytic_sigma(self.epsilon, self.delta, self.sensitivity)
+        object.__setattr__(self, "sigma", sigma)
+
+    @property
+    def std(self) -> float:
+        return self.sigma
+
+    def noise(self, rng: np.random.Generator, size) -> np.ndarray:
+        return rng.standard_normal(size) * self.sigma
+
+    def describe(self) -> dict:
+        return {"name": self.name, "epsilon": self.epsilon, "delta": self.delta,
+                "sensitivity": self.sensitivity, "calibration": self.calibration,
+                "sigma": self.sigma}
+
+
+@dataclass(frozen=True)
+class Laplace(AdditiveNoise):
+    """``x + Lap(Δ/ε)``: ε-DP, variance ``2 Δ² / ε²``."""
+
+    epsilon: float
+    sensitivity: float = 1.0
+    delta: float = 0.0
+    scale: float = field(init=False)
+    name = "laplace"
+
+    def __post_init__(self) -> None:
+        check(self.epsilon > 0 and math.isfinite(self.epsilon), "epsilon",
+              f"must be a finite number > 0 (got {self.epsilon})")
+        check(self.sensitivity > 0, "sensitivity", f"must be > 0 (got {self.sensitivity})")
+        check(self.delta == 0, "delta", "the Laplace mechanism is pure DP: delta is 0")
+        object.__setattr__(self, "scale", self.sensitivity / self.epsilon)
+
+    @property
+    def std(self) -> float:
+        return math.sqrt(2) * self.scale
+
+    def noise(self, rng: np.random.Generator, size) -> np.ndarray:
+        return rng.laplace(0.0, self.scale, size)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,
+                "sensitivity": self.sensitivity, "scale": self.scale}

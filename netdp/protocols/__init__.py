@@ -1,0 +1,3 @@
+"""What a holder does with the token: one module per task."""
+
+TASKS = ("sum",)

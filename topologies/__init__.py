@@ -1,0 +1,1 @@
+"""Named topology specs (TOML), shipped as package data; see netdp.topology.available()."""
