@@ -46,5 +46,11 @@ def run(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
         return Trace(n, holders, None, period=latency.a + service_time, engine="vector")
     times = np.zeros(holders.shape)
     for k, rng in enumerate(latency_rngs):
-        np.cumsum(latency.draw(rng, steps - 1) + service_time, out=times[k, 1:])
+        delays = latency.draw(rng, steps - 1)
+        if service_time > 0:  # add service then latency, in the event engine's order
+            both = np.empty(2 * delays.size)
+            both[0::2], both[1::2] = service_time, delays
+            times[k, 1:] = np.cumsum(both)[1::2]
+        else:
+            np.cumsum(delays, out=times[k, 1:])
     return Trace(n, holders, times, engine="vector")

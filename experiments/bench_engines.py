@@ -1,0 +1,60 @@
+"""Hops per second of both engines on the complete graph (issue: core simulator).
+
+Usage: python experiments/bench_engines.py [--nodes 10000] [--steps 1000000] [--repeat 3]
+
+Prints, for each engine, the median wall time of a whole walk and its hops per second,
+next to the floor of the vector engine: one numpy draw of T integers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from netdp import engine, seeding, topology
+
+
+def _median_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=None,
+                        help="default: 10 000 (or the named graph's own size)")
+    parser.add_argument("--steps", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--topology", default="complete")
+    args = parser.parse_args()
+    nodes = 10_000 if args.nodes is None and args.topology == "complete" else args.nodes
+    topo = topology.build(args.topology, nodes, seed=0)
+    router = engine.Router(topo, engine.resolve_walk(topo) if topo.kind == "graph"
+                           else "simple")
+    n, steps = topo.n, args.steps
+
+    def walk(name):
+        return lambda: engine.walk(name, router, steps, [seeding.generator(1, "walk", 0, 0)])
+
+    floor = _median_time(lambda: np.random.default_rng(1).integers(0, n, steps), args.repeat)
+    vec = _median_time(walk("vector"), args.repeat)
+    ev = _median_time(walk("event"), args.repeat)
+    print(f"machine: {platform.processor() or platform.machine()}, "
+          f"python {platform.python_version()}, numpy {np.__version__}")
+    print(f"topology: {topo.describe()}, T = {steps:,} steps, median of {args.repeat}")
+    print(f"{'what':28}{'seconds':>10}{'hops/s':>16}{'x floor':>10}")
+    for name, secs in (("numpy integers(n, T) floor", floor), ("vector engine", vec),
+                       ("event engine (simpy)", ev)):
+        print(f"{name:28}{secs:>10.4f}{steps / secs:>16,.0f}{secs / floor:>10.2f}")
+
+
+if __name__ == "__main__":
+    main()

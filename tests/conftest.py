@@ -1,0 +1,31 @@
+"""Shared helpers for the tests."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+# Statistical tests: a deviation beyond Z standard errors fails. With fixed seeds each test
+# is deterministic; Z = 5 keeps the chance that a *correct* implementation fails for an
+# unlucky seed below 1e-6 per check, while a wrong constant (a factor 2 in a variance, a
+# bias of a tenth of a std) fails by far.
+Z = 5.0
+
+
+def assert_mean(samples: np.ndarray, expected: float, std: float | None = None) -> None:
+    """The sample mean agrees with ``expected`` within Z standard errors."""
+    samples = np.asarray(samples, dtype=float)
+    std = samples.std(ddof=1) if std is None else std
+    se = std / math.sqrt(samples.size)
+    assert abs(samples.mean() - expected) <= Z * se, (samples.mean(), expected, se)
+
+
+def assert_std_gaussian(samples: np.ndarray, expected: float, p: float = 1e-6) -> None:
+    """The sample std of (near-)Gaussian samples is within the χ² two-sided bounds."""
+    samples = np.asarray(samples, dtype=float)
+    k = samples.size - 1
+    ratio = k * samples.var(ddof=1) / expected**2
+    lo, hi = stats.chi2.ppf(p / 2, k), stats.chi2.isf(p / 2, k)
+    assert lo <= ratio <= hi, (samples.std(ddof=1), expected, lo / k, hi / k)

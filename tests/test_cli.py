@@ -1,0 +1,172 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from netdp import __version__
+from netdp.cli import main
+from netdp.simulate import TIMING_FIELDS
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def strip_timing(obj):
+    if isinstance(obj, dict):
+        return {k: strip_timing(v) for k, v in obj.items() if k not in TIMING_FIELDS}
+    if isinstance(obj, list):
+        return [strip_timing(v) for v in obj]
+    return obj
+
+
+def test_json_has_the_documented_fields(capsys):
+    code, out, _ = run(capsys, "simulate", "--nodes", "30", "--seed", "5", "--runs", "3",
+                       "--json")
+    assert code == 0
+    res = json.loads(out)
+    for key in ("version", "seed", "config", "engine", "hops", "runtime_s", "utility", "runs"):
+        assert key in res
+    assert res["version"] == __version__ and res["seed"] == 5
+    assert res["config"]["nodes"] == 30 and res["config"]["steps"] == 3000
+    assert res["hops"] == 9000 and len(res["runs"]) == 3
+    util = res["utility"]
+    for key in ("estimate", "truth", "abs_error", "theoretical_std"):
+        assert isinstance(util[key], float)
+    per_run = [r["estimate"] for r in res["runs"]]
+    assert util["estimate"] == pytest.approx(sum(per_run) / 3)
+
+
+def test_same_seed_same_bytes_apart_from_timing(capsys):
+    args = ("simulate", "--topology", "watts-strogatz", "--nodes", "50", "--seed", "9",
+            "--runs", "2", "--latency", "exp:1", "--json")
+    first = json.loads(run(capsys, *args)[1])
+    second = json.loads(run(capsys, *args)[1])
+    assert json.dumps(strip_timing(first)) == json.dumps(strip_timing(second))
+    third = json.loads(run(capsys, *args[:-4], "10", *args[-3:])[1])
+    assert third["utility"]["estimate"] != first["utility"]["estimate"]
+
+
+@pytest.mark.parametrize("topology", ["complete", "ring", "karate"])
+def test_engines_give_the_same_result(capsys, topology):
+    base = ("simulate", "--topology", topology, "--seed", "3", "--runs", "2", "--json")
+    vec = json.loads(run(capsys, *base, "--engine", "vector")[1])
+    ev = json.loads(run(capsys, *base, "--engine", "event")[1])
+    assert vec["engine"] == "vector" and ev["engine"] == "event"
+    for res in (vec, ev):
+        res.pop("engine")
+        res["config"].pop("engine")
+    assert strip_timing(vec) == strip_timing(ev)
+
+
+def test_table_output(capsys):
+    code, out, _ = run(capsys, "simulate", "--topology", "ring", "--nodes", "50", "--seed", "1")
+    assert code == 0
+    assert "directed ring (n=50)" in out and "LDP baseline" in out and "theory std" in out
+
+
+def test_out_writes_the_same_object(capsys, tmp_path):
+    target = tmp_path / "result.json"
+    code, out, _ = run(capsys, "simulate", "--seed", "2", "--json", "--out", str(target))
+    assert code == 0 and json.loads(target.read_text()) == json.loads(out)
+    assert list(tmp_path.iterdir()) == [target]  # no temporary file left behind
+
+
+BAD = [
+    (["--nodes", "1"], "--nodes"),
+    (["--epsilon", "0"], "--epsilon"),
+    (["--epsilon", "-2"], "--epsilon"),
+    (["--epsilon", "nan"], "--epsilon"),
+    (["--delta", "0"], "--delta"),
+    (["--delta", "1"], "--delta"),
+    (["--topology", "moebius"], "--topology"),
+    (["--task", "sort"], "--task"),
+    (["--steps", "0"], "--steps"),
+    (["--runs", "0"], "--runs"),
+    (["--range", "1", "0"], "--range"),
+    (["--latency", "exp:-1"], "--latency"),
+    (["--topology", "karate", "--nodes", "5"], "--nodes"),
+    (["--topology", "hypercube", "--nodes", "100"], "--nodes"),
+    (["--topology", "ring", "--tokens", "2"], "--tokens"),
+    (["--topology", "ring", "--steps", "10"], "--steps"),
+    (["--data-file", "does-not-exist.csv"], "--data-file"),
+    (["--calibration", "classic", "--epsilon", "3"], "--epsilon"),
+    (["--engine", "vector", "--tokens", "3", "--service-time", "1"], "--engine"),
+    (["--config", "nope.toml"], "--config"),
+]
+
+
+@pytest.mark.parametrize("argv,flag", BAD)
+def test_bad_input_one_line_exit_2_nothing_written(capsys, tmp_path, argv, flag):
+    target = tmp_path / "out.json"
+    code, out, err = run(capsys, "simulate", *argv, "--out", str(target))
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0], err
+    assert "Traceback" not in err
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_argparse_errors_are_one_line_too(capsys):
+    code = main(["simulate", "--nodes", "many"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--nodes" in err[0]
+
+
+def test_disconnected_edge_list_names_unreachable_nodes(capsys, tmp_path):
+    edges = tmp_path / "edges.txt"
+    edges.write_text("0 1\n1 2\n7 8\n")
+    code, _, err = run(capsys, "simulate", "--topology", str(edges))
+    assert code == 2 and "node(s) 7, 8 cannot be reached" in err
+
+
+def test_config_file_and_flags_override(capsys, tmp_path):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('topology = "ring"\nnodes = 40\nrounds = 2\nseed = 4\nrange = [0, 10]\n'
+                   'data = "constant"\n')
+    res = json.loads(run(capsys, "simulate", "--config", str(cfg), "--rounds", "3",
+                         "--json")[1])
+    assert res["config"]["topology"] == "ring" and res["config"]["rounds"] == 3
+    assert res["utility"]["truth"] == 5.0 and res["mechanism"]["sensitivity"] == 10.0
+    cfg.write_text("nodez = 3\n")
+    code, _, err = run(capsys, "simulate", "--config", str(cfg))
+    assert code == 2 and "--nodez: unknown parameter" in err
+
+
+def test_csv_column_as_data(capsys, tmp_path):
+    csv = tmp_path / "people.csv"
+    csv.write_text("name,age\n" + "".join(f"p{i},{20 + i % 50}\n" for i in range(120)))
+    res = json.loads(run(capsys, "simulate", "--data-file", str(csv), "--column", "age",
+                         "--range", "0", "100", "--seed", "1", "--json")[1])
+    assert res["config"]["nodes"] == 120
+    assert res["utility"]["truth"] == pytest.approx(sum(20 + i % 50 for i in range(120)) / 120)
+    code, _, err = run(capsys, "simulate", "--data-file", str(csv), "--column", "height")
+    assert code == 2 and "no column 'height'" in err
+    code, _, err = run(capsys, "simulate", "--data-file", str(csv), "--column", "age")
+    assert code == 2 and "outside --range" in err
+
+
+def test_module_entry_point_and_help():
+    proc = subprocess.run([sys.executable, "-m", "netdp", "simulate", "--help"],
+                          capture_output=True, text=True, check=True)
+    for flag in ("--topology", "--nodes", "--task", "--mechanism", "--epsilon", "--delta",
+                 "--steps", "--rounds", "--seed", "--engine", "--runs", "--json", "--out"):
+        assert flag in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "netdp", "simulate", "--epsilon", "-1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    listing = subprocess.run([sys.executable, "-m", "netdp", "topologies"],
+                             capture_output=True, text=True, check=True).stdout
+    assert "karate" in listing and "hypercube" in listing
+
+
+def test_readme_test_command_is_what_ci_runs():
+    root = Path(__file__).resolve().parents[1]
+    readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
+    command = "python -m pip install '.[test]' && python -m pytest -q"
+    assert command in readme and command in ci

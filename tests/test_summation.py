@@ -1,0 +1,114 @@
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+from conftest import assert_mean, assert_std_gaussian
+
+from netdp import SimulationConfig, simulate, topology
+from netdp.protocols.summation import _lag_sum, ring_noise_mask, walk_sum_std
+
+RUNS = 400
+
+
+def _estimates(**kw):
+    result = simulate(SimulationConfig(runs=RUNS, seed=20261121, **kw), progress=False)
+    return np.array([o.estimate for o in result.outcomes]), result
+
+
+@pytest.mark.parametrize("n,steps", [(5, 17), (10, 30), (101, 505), (2, 6)])
+def test_ring_noise_schedule(n, steps):
+    mask = ring_noise_mask(n, steps)
+    assert mask.sum() == steps // max(n - 1, 1)
+    windows = np.convolve(mask, np.ones(n - 1, dtype=int), mode="valid")
+    assert np.all(windows == 1)  # every n-1 consecutive contributions hold one draw
+
+
+@pytest.mark.parametrize("n,rounds", [(20, 3), (50, 1)])
+def test_ring_sum_unbiased_with_the_theoretical_std(n, rounds):
+    est, res = _estimates(topology="ring", nodes=n, rounds=rounds)
+    truth, std = res.outcomes[0].truth, res.outcomes[0].theoretical_std
+    sigma = res.mechanism.sigma
+    assert std == pytest.approx(math.sqrt(rounds * n // (n - 1)) * sigma / (rounds * n))
+    assert_mean(est, truth, std)
+    assert_std_gaussian(est, std)
+    ldp, res_ldp = _estimates(topology="ring", nodes=n, rounds=rounds, noise_every_hop=True)
+    ldp_std = res_ldp.outcomes[0].theoretical_std
+    assert ldp_std == pytest.approx(math.sqrt(rounds * n) * sigma / (rounds * n))
+    assert res.ldp_std == pytest.approx(ldp_std)
+    assert_mean(ldp, truth, ldp_std)
+    assert_std_gaussian(ldp, ldp_std)
+
+
+def test_ring_sum_with_laplace_noise_is_unbiased():
+    est, res = _estimates(topology="ring", nodes=30, rounds=2, mechanism="laplace")
+    std = res.outcomes[0].theoretical_std
+    assert std == pytest.approx(math.sqrt(60 // 29) * math.sqrt(2) / 1.0 / 60)
+    assert_mean(est, res.outcomes[0].truth, std)
+
+
+@pytest.mark.parametrize("self_moves", [True, False])
+@pytest.mark.parametrize("data", ["uniform", "normal"])
+def test_complete_graph_sum_unbiased_with_the_theoretical_std(self_moves, data):
+    est, res = _estimates(topology="complete", nodes=40, steps=400, self_moves=self_moves,
+                          data=data)
+    out = res.outcomes[0]
+    assert_mean(est, out.truth, out.theoretical_std)
+    assert_std_gaussian(est, out.theoretical_std)
+
+
+def test_no_noise_limit_isolates_the_sampling_variance():
+    # a huge epsilon leaves only the walk's sampling variance, which the closed form gives
+    est, res = _estimates(topology="complete", nodes=10, steps=50, self_moves=False,
+                          epsilon=1e6, delta=0.5)
+    out = res.outcomes[0]
+    assert out.theoretical_std < 1e-3 * out.truth + math.sqrt(0.25 / 50)
+    assert_mean(est, out.truth, out.theoretical_std)
+    assert_std_gaussian(est, out.theoretical_std)
+
+
+@pytest.mark.parametrize("self_moves", [True, False])
+def test_complete_closed_form_equals_the_spectral_form(self_moves):
+    n, steps, noise = 12, 75, 0.7
+    values = np.random.default_rng(3).uniform(size=n)
+    graph = nx.complete_graph(n)
+    if self_moves:
+        graph.add_edges_from((u, u) for u in range(n))
+    explicit = topology.from_networkx(graph, "explicit")
+    spectral = walk_sum_std(explicit, "simple", values, steps, noise)
+    closed = walk_sum_std(topology.complete(n, self_moves), "simple", values, steps, noise)
+    assert closed == pytest.approx(spectral, rel=1e-10)
+    if self_moves:  # iid uniform holders
+        assert closed == pytest.approx(math.sqrt((np.var(values) + noise**2) / steps))
+
+
+@pytest.mark.parametrize("topo,walk", [("karate", "metropolis"), ("barabasi-albert", "auto"),
+                                       ("hypercube", "auto")])
+def test_graph_walk_sum_unbiased_with_the_spectral_std(topo, walk):
+    nodes = {"karate": None, "barabasi-albert": 60, "hypercube": 32}[topo]
+    est, res = _estimates(topology=topo, nodes=nodes, steps=300, walk=walk)
+    out = res.outcomes[0]
+    assert out.theoretical_std is not None
+    assert_mean(est, out.truth, out.theoretical_std)
+    assert_std_gaussian(est, out.theoretical_std)
+
+
+def test_simple_walk_on_irregular_graph_has_no_std_claim():
+    res = simulate(SimulationConfig(topology="karate", walk="simple", steps=100, seed=1))
+    assert res.outcomes[0].theoretical_std is None
+
+
+def test_several_tokens_average():
+    est, res = _estimates(topology="complete", nodes=20, steps=100, tokens=4)
+    out = res.outcomes[0]
+    one = simulate(SimulationConfig(topology="complete", nodes=20, steps=100, seed=20261121))
+    assert out.theoretical_std == pytest.approx(one.outcomes[0].theoretical_std / 2)
+    assert_std_gaussian(est, out.theoretical_std)
+
+
+@pytest.mark.parametrize("lam", [0.0, -0.3, 0.5, 0.999, 1.0])
+def test_lag_sum_closed_form(lam):
+    steps = 37
+    d = np.arange(1, steps)
+    brute = steps + 2 * np.sum((steps - d) * float(lam) ** d)
+    assert _lag_sum(lam, steps) == pytest.approx(brute, rel=1e-10)
