@@ -227,7 +227,11 @@ def _label(text: str) -> int | str:
 
 
 def _spec_dir():
-    return resources.files("netdp.topologies")
+    """The named specs: package data when installed, ``topologies/`` in a source tree."""
+    try:
+        return resources.files("netdp.topologies")
+    except ModuleNotFoundError:  # netdp imported from a checkout (e.g. python -m from its root)
+        return Path(__file__).resolve().parent.parent / "topologies"
 
 
 def _read_spec(path) -> dict:

@@ -151,7 +151,7 @@ def test_csv_column_as_data(capsys, tmp_path):
     assert code == 2 and "outside --range" in err
 
 
-def test_module_entry_point_and_help():
+def test_module_entry_point_and_help(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "netdp", "simulate", "--help"],
                           capture_output=True, text=True, check=True)
     for flag in ("--topology", "--nodes", "--task", "--mechanism", "--epsilon", "--delta",
@@ -160,7 +160,8 @@ def test_module_entry_point_and_help():
     proc = subprocess.run([sys.executable, "-m", "netdp", "simulate", "--epsilon", "-1"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
-    listing = subprocess.run([sys.executable, "-m", "netdp", "topologies"],
+    # from outside the checkout, netdp is the installed package: its specs must ship with it
+    listing = subprocess.run([sys.executable, "-m", "netdp", "topologies"], cwd=tmp_path,
                              capture_output=True, text=True, check=True).stdout
     assert "karate" in listing and "hypercube" in listing
 
