@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
 import tomllib
 from pathlib import Path
 
+import numpy as np
+
 from netdp import __version__
-from netdp.config import CALIBRATIONS, MECHANISMS, WALKS, SimulationConfig
+from netdp.config import ACCOUNTANTS, CALIBRATIONS, MECHANISMS, WALKS, SimulationConfig
 from netdp.data import GENERATORS
 from netdp.engine import ENGINES
 from netdp.errors import InputError
@@ -111,6 +114,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--service-time", type=float, metavar="S", help="time a node keeps a "
                      "token; with several tokens, tokens queue at busy nodes (event engine)")
 
+    acc = sim.add_argument_group("privacy tracking (ring and complete graph)")
+    acc.add_argument("--accountant", dest="accountants", action="append", choices=ACCOUNTANTS,
+                     help="how pairwise losses are composed: kov (the reference tracker: "
+                     "KOV heterogeneous composition of per-cycle losses, default) or rdp "
+                     "(Renyi DP of the same Gaussian entries, tighter); repeat for both")
+    acc.add_argument("--no-tracking", dest="accountants", action="store_const", const=(),
+                     help="skip pairwise privacy tracking (utility only; faster)")
+    acc.add_argument("--coalition", metavar="IDS|random:C", help="nodes observing as one, "
+                     "e.g. 3,7,9, or C random nodes per run; reports every other node's loss "
+                     "towards the coalition")
+    acc.add_argument("--pairs-out", metavar="FILE.npy", help="write the n x n matrix of "
+                     "pairwise losses M[u, v] = eps(u -> v) (first accountant, mean over runs; "
+                     "n <= 10 000)")
+
     out = sim.add_argument_group("reproducibility and output")
     out.add_argument("--seed", type=int, metavar="INT", help="seed of the run, >= 0 "
                      "(default: fresh from the OS, printed in the output)")
@@ -121,6 +138,31 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--out", metavar="FILE.json", help="also write the JSON object to FILE "
                      "(atomically)")
     sim.set_defaults(handler=_simulate)
+
+    bnd = sub.add_parser("bounds", help="print theoretical privacy curves over a grid of n",
+                         description="Theoretical epsilon of the protocols against the number "
+                         "of nodes n (AISTATS 2022 Fig. 1a and the ring's Theorem 1).",
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         epilog="examples:\n  netdp bounds\n  netdp bounds --eps0 0.4 --n-max "
+                         "1e6 --csv > curves.csv\n  netdp bounds --curve complete-ndp-chernoff "
+                         "--json")
+    bnd.add_argument("--eps0", type=float, default=0.1, help="LDP level of one contribution "
+                     "(default: 0.1)")
+    bnd.add_argument("--delta", type=float, default=1e-7, help="delta (default: 1e-7)")
+    bnd.add_argument("--steps-per-node", type=float, default=100.0, metavar="T/n",
+                     help="complete graph: T = this x n (default: 100)")
+    bnd.add_argument("--rounds", type=int, default=1, metavar="K", help="ring: turns "
+                     "(default: 1)")
+    bnd.add_argument("--n-min", type=float, default=10.0, help="smallest n (default: 10)")
+    bnd.add_argument("--n-max", type=float, default=1e10, help="largest n (default: 1e10)")
+    bnd.add_argument("--points", type=int, default=10, help="log-spaced values of n "
+                     "(default: 10)")
+    bnd.add_argument("--curve", action="append", metavar="NAME", help="only these curves "
+                     "(repeatable; default: all)")
+    fmt = bnd.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object")
+    fmt.add_argument("--csv", action="store_true", help="tidy CSV: n, curve, epsilon")
+    bnd.set_defaults(handler=_bounds)
 
     topo = sub.add_parser("topologies", help="list the named topologies",
                           description="List the topologies --topology accepts by name.")
@@ -156,20 +198,73 @@ def _simulate(args: argparse.Namespace) -> int:
     from netdp.simulate import simulate
 
     options = vars(args).copy()
-    for key in ("command", "handler", "json", "out", "config"):
+    for key in ("command", "handler", "json", "out", "config", "pairs_out"):
         options.pop(key, None)
     if "range" in options:
         options["low"], options["high"] = options.pop("range")
     params = _read_config(args.config) if "config" in args else {}
     params.update(options)
     out = Path(args.out) if "out" in args else None
-    if out is not None:
-        _check_writable(out)
-    result = simulate(SimulationConfig.from_dict(params)).to_dict()
+    pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
+    for path, flag in ((out, "out"), (pairs_out, "pairs-out")):
+        if path is not None:
+            _check_writable(path, flag)
+    res = simulate(SimulationConfig.from_dict(params), keep_pairs=pairs_out is not None)
+    result = jsonable(res.to_dict())
     text = json.dumps(result, indent=2, allow_nan=False)
+    if pairs_out is not None:
+        write_atomic(pairs_out, res.pairs, binary=True)
     if out is not None:
         write_atomic(out, text + "\n")
     print(text if "json" in args else format_text(result))
+    return 0
+
+
+def _bounds(args: argparse.Namespace) -> int:
+    from netdp.privacy.bounds import CURVES
+
+    if not (args.eps0 > 0 and math.isfinite(args.eps0)):
+        raise InputError("eps0", f"must be a finite number > 0 (got {args.eps0})")
+    if not 0 < args.delta < 1:
+        raise InputError("delta", f"must lie in (0, 1) (got {args.delta})")
+    if not 2 <= args.n_min <= args.n_max:
+        raise InputError("n-min", f"needs 2 <= n-min <= n-max (got {args.n_min}, "
+                         f"{args.n_max})")
+    if args.points < 1 or args.rounds < 1 or args.steps_per_node <= 0:
+        raise InputError("points", "points and rounds must be >= 1, steps-per-node > 0")
+    names = args.curve or list(CURVES)
+    for name in names:
+        if name not in CURVES:
+            raise InputError("curve", f"unknown curve {name!r}; choose from "
+                             f"{', '.join(CURVES)}")
+    n = np.unique(np.round(np.geomspace(args.n_min, args.n_max, args.points)))
+    table = {}
+    for name in names:
+        params = {"n": n, "eps0": args.eps0, "delta": args.delta,
+                  "T": args.steps_per_node * n, "K": args.rounds}
+        table[name] = np.asarray(CURVES[name](**params), dtype=float) * np.ones_like(n)
+    if args.json:
+        print(json.dumps(jsonable({"eps0": args.eps0, "delta": args.delta,
+                                   "steps_per_node": args.steps_per_node,
+                                   "rounds": args.rounds, "n": n.tolist(),
+                                   "curves": {k: v.tolist() for k, v in table.items()},
+                                   "descriptions": {k: CURVES[k].description
+                                                    for k in names}}), indent=2))
+    elif args.csv:
+        print("n,curve,epsilon")
+        for name, eps in table.items():
+            for x, e in zip(n, eps, strict=True):
+                print(f"{x:.0f},{name},{e:.10g}")
+    else:
+        print(f"theoretical epsilon; eps0 = {args.eps0:g}, delta = {args.delta:g}, "
+              f"T = {args.steps_per_node:g} n (complete), K = {args.rounds} (ring)")
+        print(f"{'n':>12}  " + "  ".join(f"{k:>{max(len(k), 10)}}" for k in table))
+        for i, x in enumerate(n):
+            print(f"{x:>12.4g}  " + "  ".join(f"{table[k][i]:>{max(len(k), 10)}.4g}"
+                                              for k in table))
+        print()
+        for name in names:
+            print(f"  {name}: {CURVES[name].description}")
     return 0
 
 
@@ -199,21 +294,35 @@ def _read_config(path: str) -> dict:
     return data
 
 
-def _check_writable(path: Path) -> None:
+def _check_writable(path: Path, flag: str = "out") -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
-        raise InputError("out", f"{str(path)!r} is a directory; give a file name")
+        raise InputError(flag, f"{str(path)!r} is a directory; give a file name")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise InputError("out", f"cannot write into {str(parent)!r}: no such writable folder")
+        raise InputError(flag, f"cannot write into {str(parent)!r}: no such writable folder")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename: never half-written."""
+def jsonable(obj):
+    """Strict JSON: infinite losses (an exposed node) become the string ``"inf"``."""
+    if isinstance(obj, dict):
+        return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
+    return obj
+
+
+def write_atomic(path: Path, data, binary: bool = False) -> None:
+    """Write text (or a numpy array as ``.npy``) via a temporary file and a rename."""
     fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
                                prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb" if binary else "w") as fh:
+            if binary:
+                np.save(fh, data)
+            else:
+                fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -13,6 +13,7 @@ from netdp.protocols import TASKS
 MECHANISMS = ("gaussian", "laplace")
 CALIBRATIONS = ("analytic", "classic")
 WALKS = ("auto", "simple", "metropolis")
+ACCOUNTANTS = ("kov", "rdp")
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class SimulationConfig:
 
     ``None`` means "resolve from the others": ``nodes`` from the topology or the data
     file, ``steps`` as ``100 n`` (``rounds · n`` on the ring), ``seed`` fresh from the OS.
+    ``accountants = ()`` skips pairwise tracking (utility only).
     """
 
     task: str = "sum"
@@ -47,6 +49,8 @@ class SimulationConfig:
     engine: str = "auto"
     seed: int | None = None
     runs: int = 1
+    accountants: tuple[str, ...] = ("kov",)
+    coalition: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -77,6 +81,15 @@ class SimulationConfig:
         if self.seed is not None:
             _integer("seed", self.seed, 0)
         parse_latency(self.latency)
+        check(isinstance(self.accountants, tuple | list), "accountant",
+              "give a list of accountants (empty: no pairwise tracking)")
+        for name in self.accountants:
+            _choice("accountant", name, ACCOUNTANTS)
+        if "rdp" in self.accountants:
+            check(self.mechanism == "gaussian", "accountant",
+                  "rdp accounts Gaussian noise; use --accountant kov with laplace")
+        if self.coalition is not None:
+            parse_coalition(self.coalition)
         if self.topology == "ring":
             check(self.tokens == 1, "tokens", "the ring protocol moves one token (got "
                   f"{self.tokens})")
@@ -84,7 +97,9 @@ class SimulationConfig:
 
     def to_dict(self) -> dict:
         """Plain dict of every field (JSON / TOML ready)."""
-        return asdict(self)
+        out = asdict(self)
+        out["accountants"] = list(self.accountants)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> SimulationConfig:
@@ -93,11 +108,33 @@ class SimulationConfig:
         unknown = sorted(set(data) - names)
         check(not unknown, unknown[0] if unknown else "", f"unknown parameter; allowed: "
               f"{', '.join(sorted(names))}")
+        data = dict(data)
+        if isinstance(data.get("accountants"), list):
+            data["accountants"] = tuple(data["accountants"])
         return cls(**data)
 
     def replace(self, **changes) -> SimulationConfig:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
+
+
+def parse_coalition(text: str) -> tuple[str, list[int] | int]:
+    """``"3,7,9"`` (those nodes) or ``"random:C"`` (C nodes drawn per run)."""
+    text = str(text).strip()
+    bad = InputError("coalition", f"expected node ids like 3,7,9 or random:C with C >= 1 "
+                                  f"(got {text!r})")
+    try:
+        if text.startswith("random:"):
+            size = int(text[7:])
+            if size < 1:
+                raise bad
+            return "random", size
+        ids = [int(p) for p in text.split(",")]
+    except ValueError:
+        raise bad from None
+    if not ids or min(ids) < 0:
+        raise bad
+    return "nodes", ids
 
 
 def _choice(param: str, value, allowed) -> None:

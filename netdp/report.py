@@ -39,5 +39,26 @@ def format_text(result: dict) -> str:
     ]
     if util.get("ldp_std") is not None:
         lines.append(f"  LDP baseline (noise at every hop): std {_fmt(util['ldp_std'])}")
+    priv = result.get("privacy")
+    if priv:
+        lines += ["", f"  privacy: eps(u -> v) over ordered pairs; each contribution is "
+                      f"eps0={priv['epsilon0']:g}-LDP",
+                  f"  {'':14}{'mean':>10}{'min':>10}{'max':>10}{'q50':>10}{'q90':>10}"
+                  f"{'q99':>10}  delta"]
+        for emp in priv["empirical"]:
+            label = emp["accountant"] + (" (ref.)" if emp["accountant"] == "kov" else "")
+            lines.append(f"  {label:14}" + "".join(f"{_fmt(emp[k]):>10}" for k in
+                                                   ("mean", "min", "max", "q50", "q90", "q99"))
+                         + f"  {emp['delta']:.2g}")
+            if emp.get("unprotected"):
+                lines.append(f"  {'':14}{emp['unprotected']} pair(s) unprotected (infinite "
+                             "loss): the coalition sees their contributions in the clear")
+        ldp = priv["ldp"]
+        lines.append(f"  {'LDP baseline':14}" + "".join(f"{_fmt(ldp[k]):>10}"
+                                                        for k in ("mean", "min", "max")))
+        for name, eps in priv.get("theory", {}).items():
+            lines.append(f"  theory {name}: {_fmt(eps)}")
+        if priv.get("note"):
+            lines.append(f"  note: {priv['note']}")
     lines += ["", f"  {result['hops']:,} hops in {result['runtime_s']:.3g} s"]
     return "\n".join(lines)

@@ -10,10 +10,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from netdp import __version__, engine, mechanisms, seeding
-from netdp.config import SimulationConfig
+from netdp.config import SimulationConfig, parse_coalition
 from netdp.data import check_range, read_column, synthetic
+from netdp.engine.trace import Trace
 from netdp.errors import check
-from netdp.protocols.summation import SumOutcome, ring_sum, walk_sum
+from netdp.privacy import bounds, tracker
+from netdp.protocols.summation import SumOutcome, ring_noise_mask, ring_sum, walk_sum
 from netdp.topology import Topology, build
 
 TIMING_FIELDS = ("runtime_s",)
@@ -31,6 +33,8 @@ class Result:
     hops: list[int]
     runtimes: list[float]
     ldp_std: float | None = None
+    privacy: dict | None = None
+    pairs: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -55,7 +59,7 @@ class Result:
                 "config": self.config.to_dict(), "engine": self.engine,
                 "topology": self.topology.describe(), "mechanism": self.mechanism.describe(),
                 "hops": int(sum(self.hops)), "runtime_s": float(sum(self.runtimes)),
-                "utility": utility, "runs": runs, **self.extra}
+                "utility": utility, "privacy": self.privacy, "runs": runs, **self.extra}
 
 
 def resolve(config: SimulationConfig) -> tuple[SimulationConfig, Topology, np.ndarray]:
@@ -85,7 +89,8 @@ def resolve(config: SimulationConfig) -> tuple[SimulationConfig, Topology, np.nd
     return resolved, topo, values
 
 
-def simulate(config: SimulationConfig, progress: bool | None = None) -> Result:
+def simulate(config: SimulationConfig, progress: bool | None = None,
+             keep_pairs: bool = False) -> Result:
     """Run ``config.runs`` independent walks of one configuration.
 
     Parameters
@@ -94,6 +99,9 @@ def simulate(config: SimulationConfig, progress: bool | None = None) -> Result:
         The run's parameters; ``None`` fields are resolved and recorded in the result.
     progress
         Show a progress bar over runs (``None``: on a terminal, for several runs).
+    keep_pairs
+        Also return the ``n × n`` matrix of pairwise losses (first accountant, mean over
+        runs) in ``Result.pairs``; up to n = 10 000.
     """
     config, topo, values = resolve(config)
     seed = config.seed
@@ -103,6 +111,11 @@ def simulate(config: SimulationConfig, progress: bool | None = None) -> Result:
     router = engine.Router(topo, config.walk)
     latency = engine.parse_latency(config.latency)
     steps = config.rounds * topo.n if topo.kind == "ring" else config.steps
+    if keep_pairs:
+        check(topo.n <= tracker.MATRIX_LIMIT, "pairs-out",
+              f"the full matrix is offered up to n = {tracker.MATRIX_LIMIT} (n = {topo.n})")
+        check(config.coalition is None, "pairs-out", "a coalition observes as one: no matrix")
+    privacy = PrivacyTracking(config, topo, mech, steps, keep_pairs)
     outcomes, hops, runtimes = [], [], []
     bar = tqdm(range(config.runs), desc="runs", unit="run",
                disable=(None if config.runs > 1 else True) if progress is None
@@ -118,8 +131,103 @@ def simulate(config: SimulationConfig, progress: bool | None = None) -> Result:
             outcome = ring_sum(trace, values, mech, noise_rng, config.noise_every_hop)
         else:
             outcome = walk_sum(trace, values, mech, noise_rng, topo, config.walk)
+        privacy.add(run, trace)
         outcomes.append(outcome)
         hops.append(trace.hops)
         runtimes.append(time.perf_counter() - start)
     ldp_std = mech.std / math.sqrt(steps) if topo.kind == "ring" else None
-    return Result(config, topo, mech, config.engine, outcomes, hops, runtimes, ldp_std)
+    return Result(config, topo, mech, config.engine, outcomes, hops, runtimes, ldp_std,
+                  privacy.report(), privacy.matrix())
+
+
+class PrivacyTracking:
+    """Collects the pairwise losses of each run's trace and reports them.
+
+    The ring (AISTATS Alg. 1) and the complete graph (Alg. 3, the reference tracker) are
+    tracked pair by pair; on other graphs only the LDP baseline is reported.
+    """
+
+    def __init__(self, config: SimulationConfig, topo: Topology,
+                 mech: mechanisms.AdditiveNoise, steps: int, keep_pairs: bool) -> None:
+        self.config, self.topo, self.mech, self.steps = config, topo, mech, steps
+        self.keep_pairs = keep_pairs
+        self.losses: dict[str, list[tracker.PairLosses]] = {a: [] for a in config.accountants}
+        self.ldp: list[np.ndarray] = []
+        self.sum_matrix: np.ndarray | None = None
+        self.coalitions: list[list[int]] = []
+
+    def _coalition(self, run: int) -> list[int] | None:
+        if self.config.coalition is None:
+            return None
+        kind, spec = parse_coalition(self.config.coalition)
+        n = self.topo.n
+        if kind == "random":
+            check(spec < n, "coalition", f"random:{spec} needs fewer than n = {n} members")
+            rng = seeding.generator(self.config.seed, "coalition", run)
+            return sorted(rng.choice(n, size=spec, replace=False).tolist())
+        check(max(spec) < n, "coalition", f"node ids must lie in 0..{n - 1}")
+        return sorted(set(spec))
+
+    def add(self, run: int, trace: Trace) -> None:
+        """Account one run's walk."""
+        cfg, topo = self.config, self.topo
+        eps0, delta = cfg.epsilon, cfg.delta
+        coalition = self._coalition(run)
+        if coalition is not None:
+            self.coalitions.append(coalition)
+        if topo.kind == "ring":
+            k = np.full(topo.n, cfg.rounds, dtype=float)
+            self.ldp.append(np.minimum(k * eps0, bounds.drv_epsilon(eps0, delta, k)))
+            mask = ring_noise_mask(topo.n, self.steps, cfg.noise_every_hop)
+            for name in self.losses:
+                self.losses[name].append(tracker.ring_losses(topo.n, cfg.rounds, mask, eps0,
+                                                             delta, coalition))
+        else:
+            self.ldp.append(tracker.ldp_losses(trace, eps0, delta))
+            if topo.kind != "complete":
+                return
+            z = getattr(self.mech, "sigma", math.nan) / self.mech.sensitivity
+            for name in self.losses:
+                self.losses[name].append(tracker.walk_losses(
+                    trace, eps0, delta, z, name, coalition, keep_pairs=self.keep_pairs))
+        if self.keep_pairs:
+            first = self.losses[self.config.accountants[0]][-1].matrix()
+            self.sum_matrix = first if self.sum_matrix is None else self.sum_matrix + first
+
+    def matrix(self) -> np.ndarray | None:
+        """Mean pairwise matrix over runs (first accountant), if kept."""
+        if self.sum_matrix is None:
+            return None
+        return self.sum_matrix / len(self.ldp)
+
+    def report(self) -> dict:
+        """The ``privacy`` section of the JSON result."""
+        with np.errstate(over="ignore"):  # a huge eps0 overflows DRV to inf, which is right
+            return self._report()
+
+    def _report(self) -> dict:
+        cfg, topo = self.config, self.topo
+        ldp = np.concatenate(self.ldp)
+        out: dict = {"epsilon0": cfg.epsilon, "delta0": cfg.delta,
+                     "ldp": {"method": "min(k eps0, DRV(eps0, delta, k)) over a node's "
+                                       "k contributions", "mean": float(ldp.mean()),
+                             "min": float(ldp.min()), "max": float(ldp.max())}}
+        if topo.kind == "ring":
+            out["theory"] = {name: float(curve(n=topo.n, K=cfg.rounds, eps0=cfg.epsilon,
+                                               delta=cfg.delta))
+                             for name, curve in bounds.CURVES.items() if name.startswith("ring")}
+        elif topo.kind == "complete":
+            out["theory"] = {name: float(curve(n=topo.n, T=self.steps, eps0=cfg.epsilon,
+                                               delta=cfg.delta))
+                             for name, curve in bounds.CURVES.items()
+                             if name.startswith("complete")}
+        else:
+            out["theory"] = {}
+            out["note"] = ("pairwise tracking covers the ring and the complete graph; "
+                           "only the LDP baseline is reported on other graphs")
+        out["empirical"] = [tracker.summarize(runs) for runs in self.losses.values() if runs]
+        if not cfg.accountants:
+            out["note"] = "pairwise tracking skipped (no accountant)"
+        if self.coalitions:
+            out["coalitions"] = self.coalitions
+        return out

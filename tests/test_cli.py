@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from netdp import __version__
@@ -171,3 +172,68 @@ def test_readme_test_command_is_what_ci_runs():
     readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
     command = "python -m pip install '.[test]' && python -m pytest -q"
     assert command in readme and command in ci
+
+
+def test_privacy_section(capsys):
+    res = json.loads(run(capsys, "simulate", "--nodes", "40", "--seed", "1", "--runs", "2",
+                         "--accountant", "kov", "--accountant", "rdp", "--json")[1])
+    priv = res["privacy"]
+    assert set(priv["ldp"]) >= {"mean", "min", "max"}
+    assert "complete-ndp-chernoff" in priv["theory"]
+    names = [e["accountant"] for e in priv["empirical"]]
+    assert names == ["kov", "rdp"]
+    for emp in priv["empirical"]:
+        for key in ("accountant", "delta", "mean", "min", "max", "q50", "q90", "q99"):
+            assert key in emp
+        assert emp["pairs"] == 2 * 40 * 39
+        assert emp["min"] <= emp["q50"] <= emp["q90"] <= emp["q99"] <= emp["max"]
+        assert emp["max"] <= priv["ldp"]["max"]
+    kov, rdp = priv["empirical"]
+    assert rdp["mean"] < kov["mean"]
+
+
+def test_pairs_out_matrix_matches_the_summary(capsys, tmp_path):
+    target = tmp_path / "pairs.npy"
+    code, out, _ = run(capsys, "simulate", "--nodes", "30", "--seed", "4", "--json",
+                       "--pairs-out", str(target))
+    assert code == 0
+    matrix = np.load(target)
+    emp = json.loads(out)["privacy"]["empirical"][0]
+    off = matrix[~np.eye(30, dtype=bool)]
+    assert matrix.shape == (30, 30) and np.all(np.isnan(np.diag(matrix)))
+    assert off.mean() == pytest.approx(emp["mean"], rel=1e-12)
+    assert off.max() == emp["max"] and off.min() == emp["min"]
+
+
+def test_coalition_on_the_ring_reports_unprotected_nodes(capsys):
+    res = json.loads(run(capsys, "simulate", "--topology", "ring", "--nodes", "20", "--seed",
+                         "1", "--coalition", "4,6", "--json")[1])
+    emp = res["privacy"]["empirical"][0]
+    assert emp["unprotected"] == 1 and emp["max"] == "inf" and emp["pairs"] == 18
+    res = json.loads(run(capsys, "simulate", "--nodes", "20", "--seed", "1", "--coalition",
+                         "random:3", "--runs", "2", "--json")[1])
+    assert res["privacy"]["empirical"][0]["pairs"] == 2 * 17
+    assert len(res["privacy"]["coalitions"]) == 2
+
+
+@pytest.mark.parametrize("argv,flag", [(["--coalition", "a,b"], "--coalition"),
+                                       (["--coalition", "random:0"], "--coalition"),
+                                       (["--coalition", "100"], "--coalition"),
+                                       (["--mechanism", "laplace", "--accountant", "rdp"],
+                                        "--accountant")])
+def test_bad_privacy_input(capsys, argv, flag):
+    code, _, err = run(capsys, "simulate", "--nodes", "20", *argv)
+    assert code == 2 and flag in err and err.count("\n") == 1
+
+
+def test_bounds_command(capsys):
+    code, out, _ = run(capsys, "bounds", "--points", "4", "--csv")
+    assert code == 0
+    rows = out.strip().splitlines()
+    assert rows[0] == "n,curve,epsilon" and len(rows) == 1 + 4 * 8
+    res = json.loads(run(capsys, "bounds", "--points", "3", "--curve", "complete-ndp-chernoff",
+                         "--json")[1])
+    ndp = res["curves"]["complete-ndp-chernoff"]
+    assert len(ndp) == 3 and ndp[0] > ndp[1] > ndp[2]  # falls with n
+    code, _, err = run(capsys, "bounds", "--delta", "2")
+    assert code == 2 and "--delta" in err

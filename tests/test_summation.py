@@ -12,16 +12,20 @@ RUNS = 400
 
 
 def _estimates(**kw):
-    result = simulate(SimulationConfig(runs=RUNS, seed=20261121, **kw), progress=False)
+    cfg = SimulationConfig(runs=RUNS, seed=20261121, accountants=(), **kw)  # utility only
+    result = simulate(cfg, progress=False)
     return np.array([o.estimate for o in result.outcomes]), result
 
 
-@pytest.mark.parametrize("n,steps", [(5, 17), (10, 30), (101, 505), (2, 6)])
+@pytest.mark.parametrize("n,steps", [(5, 17), (10, 30), (101, 505), (2, 6), (7, 13), (4, 8)])
 def test_ring_noise_schedule(n, steps):
     mask = ring_noise_mask(n, steps)
-    assert mask.sum() == steps // max(n - 1, 1)
-    windows = np.convolve(mask, np.ones(n - 1, dtype=int), mode="valid")
-    assert np.all(windows == 1)  # every n-1 consecutive contributions hold one draw
+    assert mask[0] and mask[-1]  # the first prefix and the published result are covered
+    windows = np.convolve(mask, np.ones(max(n - 1, 1), dtype=int), mode="valid")
+    assert np.all(windows >= 1)  # every n-1 consecutive contributions hold a draw
+    assert np.all(windows[:-1] == 1) or n == 2  # ... exactly one, but at the very end
+    expected = -(-steps // (n - 1)) + ((steps - 1) % (n - 1) != 0) if n > 2 else steps
+    assert mask.sum() == expected
 
 
 @pytest.mark.parametrize("n,rounds", [(20, 3), (50, 1)])
@@ -29,7 +33,9 @@ def test_ring_sum_unbiased_with_the_theoretical_std(n, rounds):
     est, res = _estimates(topology="ring", nodes=n, rounds=rounds)
     truth, std = res.outcomes[0].truth, res.outcomes[0].theoretical_std
     sigma = res.mechanism.sigma
-    assert std == pytest.approx(math.sqrt(rounds * n // (n - 1)) * sigma / (rounds * n))
+    draws = ring_noise_mask(n, rounds * n).sum()
+    assert draws <= rounds * n // (n - 1) + 2  # the paper's count, plus the two edges
+    assert std == pytest.approx(math.sqrt(draws) * sigma / (rounds * n))
     assert_mean(est, truth, std)
     assert_std_gaussian(est, std)
     ldp, res_ldp = _estimates(topology="ring", nodes=n, rounds=rounds, noise_every_hop=True)
@@ -43,7 +49,7 @@ def test_ring_sum_unbiased_with_the_theoretical_std(n, rounds):
 def test_ring_sum_with_laplace_noise_is_unbiased():
     est, res = _estimates(topology="ring", nodes=30, rounds=2, mechanism="laplace")
     std = res.outcomes[0].theoretical_std
-    assert std == pytest.approx(math.sqrt(60 // 29) * math.sqrt(2) / 1.0 / 60)
+    assert std == pytest.approx(math.sqrt(ring_noise_mask(30, 60).sum()) * math.sqrt(2) / 60)
     assert_mean(est, res.outcomes[0].truth, std)
 
 

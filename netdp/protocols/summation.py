@@ -51,18 +51,26 @@ class SumOutcome:
 def ring_noise_mask(n: int, steps: int, every_hop: bool = False) -> np.ndarray:
     """Which contributions carry a noise draw on the ring.
 
-    One draw every ``n - 1`` hops (contributions ``n-2, 2n-3, ...``), so every window of
-    ``n - 1`` consecutive contributions holds exactly one: ``floor(steps / (n-1))`` draws.
-    ``every_hop`` gives the LDP baseline (a draw per contribution).
+    A draw at hops ``0, n-1, 2(n-1), ...`` and at the last hop: every window of ``n - 1``
+    consecutive contributions holds one, and so does every view of an observer, including
+    the first turn's prefixes (without the draw at hop 0, node 1 would receive ``x_0`` in
+    the clear) and the stretch between an observer's last visit and the published result.
+    That is ``ceil(steps / (n-1))`` draws, plus one unless ``steps - 1`` is a multiple of
+    ``n - 1``: one or two more than the ``floor(K n / (n-1))`` of the paper's accounting,
+    which leaves those edges exposed. ``every_hop`` gives the LDP baseline.
     """
     if every_hop or n == 2:
         return np.ones(steps, dtype=bool)
-    return (np.arange(1, steps + 1) % (n - 1)) == 0
+    mask = (np.arange(steps) % (n - 1)) == 0
+    mask[-1] = True
+    return mask
 
 
 def ring_sum(trace: Trace, values: np.ndarray, mechanism: AdditiveNoise,
              rng: np.random.Generator, every_hop: bool = False) -> SumOutcome:
     """Algorithm 1: one token makes ``K`` turns; noise once every ``n - 1`` hops.
+
+    See :func:`ring_noise_mask` for the schedule.
 
     The token's final value estimates ``K`` times the sum; the estimate is the mean,
     ``value / (K n)``, with std ``sqrt(draws) σ / (K n)``.

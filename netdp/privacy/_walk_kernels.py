@@ -1,0 +1,259 @@
+"""Compiled kernels of the pairwise tracker (numba); tests check them against plain numpy.
+
+The walk is grouped by observer with a counting sort (O(T), stable in time). For each
+observer ``v`` every return of the token is one *entry* ``(m, c)`` for every other node
+``u``: ``c = 0`` for all but the (at most two) nodes ``v`` can attribute a contribution
+to. So a pair's composed features are the observer's *base* sum (all entries at
+``c = 0``) plus *corrections* for the few attributable pairs: O(T) work and memory, and
+the loss of every other pair is the observer's base value.
+
+Features per entry, summed per pair, then turned into ε by a finalizer:
+
+* ``KOV`` (the reference method): the entry loss ``L`` (``c = 0``: subsampled
+  ``ln(1 + (1 - (1-1/n)^m)(e^{ε0/√m} - 1))``; ``c = 1``: ``ε0/√m``; ``c = 2``:
+  ``2 ε0/√m``) as ``(L, L tanh(L/2), L²)``; finalizer KOV-het with ``δ̃ = k δ``.
+* ``RDP``: RDP of the entry at each order: a Gaussian of std ``z √m`` (``z`` = σ / Δ)
+  and sensitivity ``c``; ``c = 0`` is Poisson-subsampled (rate ``1 - (1-1/n)^m``, sensitivity
+  1). Finalizer: Balle et al. 2020 conversion at ``δ = 2 k δ`` (the δ that KOV spends).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+KOV, RDP = 0, 1
+
+
+@nb.njit(cache=True)
+def group_by_holder(holders, n):
+    """Counting sort: ``pos[start[v]:start[v+1]]`` are the hops held by ``v``, in order."""
+    start = np.zeros(n + 1, np.int64)
+    for i in range(holders.size):
+        start[holders[i] + 1] += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    pos = np.empty(holders.size, np.int64)
+    for i in range(holders.size):
+        h = holders[i]
+        pos[fill[h]] = i
+        fill[h] += 1
+    return start, pos
+
+
+@nb.njit(cache=True)
+def _kov_features(loss, out):
+    out[0] = loss
+    out[1] = loss * math.tanh(loss / 2.0)
+    out[2] = loss * loss
+
+
+@nb.njit(cache=True)
+def _kov_final(feat, k, delta):
+    """KOV heterogeneous composition with δ̃ = k δ (the reference tracker's choice)."""
+    total, s1, s2 = feat[0], feat[1], feat[2]
+    if k == 0 or total <= 0.0:
+        return 0.0
+    dt = k * delta
+    best = total
+    if dt < 1.0:
+        best = min(best, s1 + math.sqrt(2.0 * s2 * math.log(1.0 / dt)))
+    best = min(best, s1 + math.sqrt(2.0 * s2 * math.log(math.e + math.sqrt(s2) / dt)))
+    return best
+
+
+@nb.njit(cache=True)
+def _log_add(a, b):
+    if a < b:
+        a, b = b, a
+    if b == -np.inf:
+        return a
+    return a + math.log1p(math.exp(b - a))
+
+
+@nb.njit(cache=True)
+def _rdp_features(m, c, n, z, orders, out):
+    """RDP at integer ``orders`` of one entry (see the module docstring)."""
+    var = z * z * m  # noise variance in units of the sensitivity
+    if c > 0:
+        for a in range(orders.size):
+            out[a] = orders[a] * c * c / (2.0 * var)
+        return
+    q = -math.expm1(m * math.log1p(-1.0 / n))
+    if q >= 1.0:
+        for a in range(orders.size):
+            out[a] = orders[a] / (2.0 * var)
+        return
+    lq, l1q = math.log(q), math.log1p(-q)
+    for a in range(orders.size):
+        alpha = int(orders[a])
+        acc = -np.inf
+        log_binom = 0.0
+        for j in range(alpha + 1):
+            if j > 0:
+                log_binom += math.log(alpha - j + 1) - math.log(j)
+            term = log_binom + j * lq + (alpha - j) * l1q + j * (j - 1) / (2.0 * var)
+            acc = _log_add(acc, term)
+        out[a] = acc / (alpha - 1)
+
+
+@nb.njit(cache=True)
+def _rdp_final(feat, k, delta, orders):
+    if k == 0:
+        return 0.0
+    dt = 2.0 * k * delta
+    if dt >= 1.0:
+        return 0.0
+    best = np.inf
+    for a in range(orders.size):
+        alpha = orders[a]
+        eps = (
+            feat[a]
+            + math.log((alpha - 1.0) / alpha)
+            - (math.log(dt) + math.log(alpha)) / (alpha - 1.0)
+        )
+        best = min(best, eps)
+    return max(best, 0.0)
+
+
+@nb.njit(cache=True)
+def _entry_features(mode, m, c, n, eps0, z, orders, out):
+    if mode == KOV:
+        eg = eps0 / math.sqrt(m)
+        if c == 0:
+            q = -math.expm1(m * math.log1p(-1.0 / n))
+            if eg < 1.0:
+                loss = math.log1p(q * math.expm1(eg))
+            else:  # ln(1 + q(e^x - 1)) = x + ln(q + (1-q) e^-x), no overflow
+                loss = eg + math.log(q + (1.0 - q) * math.exp(-eg))
+        else:
+            loss = c * eg
+        _kov_features(loss, out)
+    else:
+        _rdp_features(m, c, n, z, orders, out)
+
+
+@nb.njit(cache=True)
+def _finalize(mode, feat, k, delta, orders):
+    if mode == KOV:
+        return _kov_final(feat, k, delta)
+    return _rdp_final(feat, k, delta, orders)
+
+
+@nb.njit(parallel=True, cache=True)
+def pairwise(
+    holders,
+    steps,
+    n_ids,
+    n_nodes,
+    observers,
+    others,
+    mode,
+    eps0,
+    delta,
+    z,
+    orders,
+    keep_ids,
+    n_threads,
+):
+    """Per-observer base losses and the losses of attributable (corrected) pairs.
+
+    Parameters
+    ----------
+    holders
+        Flattened ``(tokens, steps)`` holders, ids in ``0..n_ids-1``.
+    steps
+        Steps per token (entries never span two tokens).
+    n_ids, n_nodes
+        Number of ids (nodes, or nodes + 1 with a coalition id) and of real nodes (for the
+        subsampling rate).
+    observers
+        The ids whose views are accounted.
+    others
+        For each observer, how many nodes ``u`` it is accounted against.
+    n_threads
+        Blocks of observers run in parallel (``numba.get_num_threads()``).
+
+    Returns
+    -------
+    base, weight, k, offsets, counts, values, ids
+        ``base[o]``: loss of every non-attributable pair of observer ``o`` (``weight[o]``
+        pairs); ``k[o]`` its entries; corrected losses in
+        ``values[offsets[o]:offsets[o]+counts[o]]`` with the nodes in ``ids`` (if kept).
+    """
+    start, pos = group_by_holder(holders, n_ids)
+    n_obs = observers.size
+    nf = 3 if mode == KOV else orders.size
+    offsets = np.zeros(n_obs + 1, np.int64)
+    most = 0
+    for o in range(n_obs):
+        v = observers[o]
+        offsets[o + 1] = offsets[o] + 2 * max(start[v + 1] - start[v] - 1, 0)
+        most = max(most, start[v + 1] - start[v])
+    values = np.empty(offsets[-1], np.float64)
+    ids = np.empty(offsets[-1] if keep_ids else 0, np.int64)
+    base = np.zeros(n_obs)
+    weight = np.zeros(n_obs, np.int64)
+    kk = np.zeros(n_obs, np.int64)
+    counts = np.zeros(n_obs, np.int64)
+    block = (n_obs + n_threads - 1) // n_threads
+    for t in nb.prange(n_threads):
+        acc = np.zeros((n_ids, nf))
+        seen = np.zeros(n_ids, np.bool_)
+        touched = np.empty(2 * most + 2, np.int64)
+        f0 = np.empty(nf)
+        fc = np.empty(nf)
+        total = np.empty(nf)
+        for o in range(t * block, min(n_obs, (t + 1) * block)):
+            v = observers[o]
+            lo, hi = start[v], start[v + 1]
+            basef = np.zeros(nf)
+            k = 0
+            nt = 0
+            for e in range(lo + 1, hi):
+                i, j = pos[e], pos[e - 1]
+                if i // steps != j // steps:
+                    continue
+                m = i - j
+                k += 1
+                _entry_features(mode, m, 0, n_nodes, eps0, z, orders, f0)
+                for f in range(nf):
+                    basef[f] += f0[f]
+                if m < 2:
+                    continue
+                a, b = holders[j + 1], holders[i - 1]
+                if a == b:
+                    _entry_features(mode, m, 2, n_nodes, eps0, z, orders, fc)
+                    for f in range(nf):
+                        acc[a, f] += fc[f] - f0[f]
+                    if not seen[a]:
+                        seen[a] = True
+                        touched[nt] = a
+                        nt += 1
+                else:
+                    _entry_features(mode, m, 1, n_nodes, eps0, z, orders, fc)
+                    for u in (a, b):
+                        for f in range(nf):
+                            acc[u, f] += fc[f] - f0[f]
+                        if not seen[u]:
+                            seen[u] = True
+                            touched[nt] = u
+                            nt += 1
+            base[o] = _finalize(mode, basef, k, delta, orders)
+            kk[o] = k
+            weight[o] = others[o] - nt
+            out = offsets[o]
+            for r in range(nt):
+                u = touched[r]
+                for f in range(nf):
+                    total[f] = basef[f] + acc[u, f]
+                    acc[u, f] = 0.0
+                seen[u] = False
+                values[out + r] = _finalize(mode, total, k, delta, orders)
+                if keep_ids:
+                    ids[out + r] = u
+            counts[o] = nt
+    return base, weight, kk, offsets, counts, values, ids

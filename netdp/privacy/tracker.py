@@ -1,0 +1,325 @@
+"""Pairwise privacy losses ε_{u→v} of a recorded walk, summarised without n×n.
+
+A loss table is stored as, per observer ``v``, one *base* loss shared by every node ``u``
+that ``v`` cannot single out, plus the few *corrected* pairs it can (see
+:mod:`netdp.privacy._walk_kernels`). Summaries (mean, min, max, quantiles) are exact
+weighted statistics over all ordered pairs of all runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from netdp.engine.trace import Trace
+from netdp.errors import InputError, check
+from netdp.privacy import _walk_kernels as kernels
+
+WALK_ACCOUNTANTS = ("kov", "rdp")
+RDP_ORDERS = np.array(
+    [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256], dtype=np.float64
+)
+QUANTILES = (0.5, 0.9, 0.99)
+MATRIX_LIMIT = 10_000
+
+
+@dataclass(frozen=True, eq=False)
+class PairLosses:
+    """Losses of every ordered pair ``(u → v)`` of one run, in compressed form.
+
+    Attributes
+    ----------
+    accountant
+        Which accountant produced them (``kov``, ``rdp``, ``ring``).
+    n
+        Number of nodes.
+    observers
+        Observer ids (``-1`` stands for a coalition observing as one).
+    base, weight
+        ``base[o]`` is the loss of ``weight[o]`` pairs of observer ``o``.
+    entries
+        ``entries[o]``: how many returns of the token observer ``o`` saw.
+    values, counts
+        Losses of the corrected pairs, ``counts[o]`` of them per observer, in order.
+    nodes
+        The ``u`` of each corrected value (``None`` unless kept).
+    delta
+        The largest total δ of a pair.
+    """
+
+    accountant: str
+    n: int
+    observers: np.ndarray
+    base: np.ndarray
+    weight: np.ndarray
+    entries: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    nodes: np.ndarray | None
+    delta: float
+
+    @property
+    def pairs(self) -> int:
+        """Number of ordered pairs accounted."""
+        return int(self.weight.sum() + self.values.size)
+
+    def matrix(self) -> np.ndarray:
+        """Dense ``n × n`` matrix ``M[u, v] = ε_{u→v}`` (NaN on the diagonal); small n only."""
+        check(
+            self.n <= MATRIX_LIMIT,
+            "pairs-out",
+            f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {self.n})",
+        )
+        check(self.nodes is not None, "pairs-out", "losses computed without keep_pairs")
+        check(np.all(self.observers >= 0), "pairs-out", "a coalition has no pair matrix")
+        out = np.empty((self.n, self.n))
+        out[:, self.observers] = self.base
+        owner = np.repeat(self.observers, self.counts)
+        out[self.nodes, owner] = self.values
+        out[self.observers, self.observers] = np.nan
+        return out
+
+
+def walk_losses(
+    trace: Trace,
+    eps0: float,
+    delta: float,
+    noise_multiplier: float,
+    accountant: str = "kov",
+    coalition: Sequence[int] | None = None,
+    keep_pairs: bool = False,
+) -> PairLosses:
+    """Pairwise losses of a random-walk summation (AISTATS 2022 Alg. 3, Fig. 1b method).
+
+    Parameters
+    ----------
+    trace
+        The walk (one or more tokens).
+    eps0
+        LDP level of one noisy contribution (the ε of its Gaussian noise).
+    delta
+        The δ of one contribution; KOV uses ``δ̃ = k δ`` for a pair with ``k`` entries.
+    noise_multiplier
+        σ / Δ of one contribution's Gaussian noise (for ``rdp``).
+    accountant
+        ``kov`` (the reference method, exactly) or ``rdp``.
+    coalition
+        Nodes observing as one: losses of every other node towards the coalition.
+    keep_pairs
+        Keep the node of each corrected pair (needed by :meth:`PairLosses.matrix`).
+    """
+    check(
+        accountant in WALK_ACCOUNTANTS,
+        "accountant",
+        f"must be one of {', '.join(WALK_ACCOUNTANTS)} for a walk (got {accountant!r})",
+    )
+    n = trace.n
+    holders = np.ascontiguousarray(trace.holders).reshape(-1)
+    if coalition is None:
+        n_ids, observers = n, np.arange(n, dtype=np.int64)
+        others = np.full(n, n - 1, dtype=np.int64)
+    else:
+        members = _coalition(coalition, n)
+        relabel = np.arange(n, dtype=holders.dtype)
+        relabel[members] = n
+        holders = relabel[holders]
+        n_ids, observers = n + 1, np.array([n], dtype=np.int64)
+        others = np.array([n - members.size], dtype=np.int64)
+    mode = kernels.KOV if accountant == "kov" else kernels.RDP
+    base, weight, k, offsets, counts, values, nodes = kernels.pairwise(
+        holders,
+        trace.steps,
+        n_ids,
+        n,
+        observers,
+        others,
+        mode,
+        float(eps0),
+        float(delta),
+        float(noise_multiplier),
+        RDP_ORDERS,
+        keep_pairs,
+        numba.get_num_threads(),
+    )
+    keep = np.repeat(np.arange(counts.size), counts) if values.size else None
+    if keep is not None:  # compact: drop the unused slots of each observer's block
+        idx = offsets[:-1].repeat(counts) + _ranks(counts)
+        values = values[idx]
+        nodes = nodes[idx] if keep_pairs else None
+    else:
+        nodes = nodes[:0] if keep_pairs else None
+    if coalition is not None:
+        observers = np.array([-1])
+    k_max = int(k.max()) if k.size else 0
+    return PairLosses(
+        accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
+    )
+
+
+def ldp_losses(trace: Trace, eps0: float, delta: float) -> np.ndarray:
+    """Local-DP loss of each node over its actual contributions: ``min(k ε0, DRV)``.
+
+    ``DRV(ε0, δ, k) = ε0 sqrt(2 k ln(1/δ)) + k ε0 (e^{ε0} - 1)``; the minimum with basic
+    composition is also a valid bound, and the tighter baseline.
+    """
+    k = trace.visits().astype(float)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge eps0: DRV is inf, k eps0 wins
+        drv = eps0 * np.sqrt(2 * k * math.log(1 / delta)) + k * eps0 * np.expm1(eps0)
+    return np.fmin(k * eps0, drv)
+
+
+def ring_losses(
+    n: int,
+    rounds: int,
+    noise_mask: np.ndarray,
+    eps0: float,
+    delta: float,
+    coalition: Sequence[int] | None = None,
+) -> PairLosses:
+    """Pairwise losses on the ring (AISTATS 2022 Alg. 1), composed over turns with KOV.
+
+    Observer ``v`` (or a coalition) sees the token before and after the contributions
+    between two of its visits; the window is protected if it holds a noise draw (each turn
+    is then one (ε0, δ) release for every ``u`` in it), and exposes its nodes otherwise
+    (infinite loss: a coalition holding both neighbours of ``u`` sees ``x_u`` in the clear).
+    Without a coalition every window of ``n - 1`` holds one draw, so all pairs lose the
+    same.
+    """
+    if coalition is None:
+        gaps = np.diff(np.flatnonzero(noise_mask))
+        covered = noise_mask[0] and noise_mask[-1] and (gaps.size == 0 or gaps.max() <= n - 1)
+        check(bool(covered), "noise", "this noise schedule leaves some views without a draw")
+        eps = _kov_homogeneous(eps0, rounds, delta)
+        observers = np.arange(n)
+        return PairLosses(
+            "kov",
+            n,
+            observers,
+            np.full(n, eps),
+            np.full(n, n - 1),
+            np.full(n, rounds),
+            np.empty(0),
+            np.zeros(n, np.int64),
+            np.empty(0, np.int64),
+            2 * rounds * delta,
+        )
+    members = _coalition(coalition, n)
+    steps = noise_mask.size
+    holder = np.arange(steps) % n
+    in_w = np.isin(holder, members)
+    window = np.cumsum(in_w)  # hops between two coalition visits share a window id
+    draws = np.bincount(window, weights=noise_mask.astype(float))
+    exposed_hop = ~in_w & (draws[window] == 0)
+    exposed = np.bincount(holder[exposed_hop], minlength=n) > 0
+    protected_turns = np.bincount(holder[~in_w & ~exposed_hop], minlength=n)
+    outside = np.setdiff1d(np.arange(n), members)
+    losses = np.where(
+        exposed[outside],
+        np.inf,
+        [_kov_homogeneous(eps0, int(t), delta) for t in protected_turns[outside]]
+        if outside.size <= 64
+        else _kov_homogeneous_array(eps0, protected_turns[outside], delta),
+    )
+    return PairLosses(
+        "kov",
+        n,
+        np.array([-1]),
+        np.zeros(1),
+        np.zeros(1, np.int64),
+        np.array([rounds]),
+        losses,
+        np.array([losses.size]),
+        outside,
+        2 * rounds * delta,
+    )
+
+
+def summarize(runs: Sequence[PairLosses], quantiles: Sequence[float] = QUANTILES) -> dict:
+    """Exact weighted mean, min, max and quantiles over all pairs of all runs."""
+    base = np.concatenate([r.base[r.weight > 0] for r in runs])
+    weight = np.concatenate([r.weight[r.weight > 0] for r in runs]).astype(np.float64)
+    values = np.concatenate([r.values for r in runs])
+    total = weight.sum() + values.size
+    if total == 0:
+        raise InputError("steps", "the walk is too short: no node saw the token twice")
+    finite_sum = (base * weight).sum() + values.sum()
+    out = {
+        "accountant": runs[0].accountant,
+        "delta": max(r.delta for r in runs),
+        "pairs": int(total),
+        "unprotected": int(np.isinf(values).sum()),
+        "mean": float(finite_sum / total),
+        "min": float(min(base.min(initial=np.inf), values.min(initial=np.inf))),
+        "max": float(max(base.max(initial=-np.inf), values.max(initial=-np.inf))),
+    }
+    order = np.argsort(base, kind="stable")
+    base, cum = base[order], np.cumsum(weight[order])
+    values = np.sort(values)
+    for q in quantiles:
+        out[f"q{round(q * 100):d}"] = _weighted_quantile(base, cum, values, q * total)
+    return out
+
+
+def _weighted_quantile(base: np.ndarray, cum: np.ndarray, values: np.ndarray, rank: float) -> float:
+    """Smallest t with (#pairs whose loss <= t) >= rank, over both sorted parts."""
+
+    def count(t: float) -> float:
+        i = np.searchsorted(base, t, side="right")
+        return (cum[i - 1] if i else 0.0) + np.searchsorted(values, t, side="right")
+
+    rank = max(rank, 1e-9)
+    candidates = []
+    if base.size:  # smallest base value reaching the rank, then the same in values
+        lo, hi = 0, base.size - 1
+        if count(base[hi]) >= rank:
+            while lo < hi:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if count(base[mid]) >= rank else (mid + 1, hi)
+            candidates.append(base[lo])
+    if values.size:
+        lo, hi = 0, values.size - 1
+        if count(values[hi]) >= rank:
+            while lo < hi:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if count(values[mid]) >= rank else (mid + 1, hi)
+            candidates.append(values[lo])
+    return float(min(candidates))
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """``0..c-1`` for each count ``c``, concatenated."""
+    total = int(counts.sum())
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total) - starts
+
+
+def _coalition(members: Sequence[int], n: int) -> np.ndarray:
+    members = np.unique(np.asarray(members, dtype=np.int64))
+    check(
+        members.size >= 1 and members.min() >= 0 and members.max() < n,
+        "coalition",
+        f"members must be node ids in 0..{n - 1}",
+    )
+    check(members.size < n, "coalition", "a coalition of every node leaves no one to protect")
+    return members
+
+
+def _kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarray:
+    """KOV-het for k identical ε0 entries with δ̃ = k δ, vectorized over k."""
+    k = np.asarray(k, dtype=float)
+    total = k * eps0
+    s1 = total * math.tanh(eps0 / 2)
+    s2 = k * eps0**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dt = k * delta
+        a = s1 + np.sqrt(2 * s2 * np.log(math.e + np.sqrt(s2) / dt))
+        b = np.where(dt < 1, s1 + np.sqrt(2 * s2 * np.log(1 / dt)), np.inf)
+    return np.where(k > 0, np.minimum(total, np.minimum(a, b)), 0.0)
+
+
+def _kov_homogeneous(eps0: float, k: int, delta: float) -> float:
+    return float(_kov_homogeneous_array(eps0, np.array([k]), delta)[0])
