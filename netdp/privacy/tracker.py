@@ -20,6 +20,9 @@ from netdp.errors import InputError, check
 from netdp.privacy import _walk_kernels as kernels
 
 WALK_ACCOUNTANTS = ("kov", "rdp")
+# Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
+# how small an rdp loss can get: about (ln(1/δ) - ln α_max) / α_max, ~0.02 at δ = 2e-5, so
+# rdp flattens there for very large n (sound, but loose; kov keeps falling).
 RDP_ORDERS = np.array(
     [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256], dtype=np.float64
 )
