@@ -257,3 +257,17 @@ def pairwise(
                     ids[out + r] = u
             counts[o] = nt
     return base, weight, kk, offsets, counts, values, ids
+
+
+@nb.njit(cache=True)
+def compact(values, ids, offsets, counts, keep_ids):
+    """Move each observer's block of corrected values left, in place; return their number."""
+    out = 0
+    for o in range(counts.size):
+        src = offsets[o]
+        for r in range(counts[o]):
+            values[out + r] = values[src + r]
+            if keep_ids:
+                ids[out + r] = ids[src + r]
+        out += counts[o]
+    return out

@@ -148,13 +148,9 @@ def walk_losses(
         keep_pairs,
         numba.get_num_threads(),
     )
-    keep = np.repeat(np.arange(counts.size), counts) if values.size else None
-    if keep is not None:  # compact: drop the unused slots of each observer's block
-        idx = offsets[:-1].repeat(counts) + _ranks(counts)
-        values = values[idx]
-        nodes = nodes[idx] if keep_pairs else None
-    else:
-        nodes = nodes[:0] if keep_pairs else None
+    used = kernels.compact(values, nodes, offsets, counts, keep_pairs)
+    values = values[:used]
+    nodes = nodes[:used] if keep_pairs else None
     if coalition is not None:
         observers = np.array([-1])
     k_max = int(k.max()) if k.size else 0
@@ -261,7 +257,7 @@ def summarize(runs: Sequence[PairLosses], quantiles: Sequence[float] = QUANTILES
     }
     order = np.argsort(base, kind="stable")
     base, cum = base[order], np.cumsum(weight[order])
-    values = np.sort(values)
+    values.sort()  # in place: values is already a fresh concatenated copy
     for q in quantiles:
         out[f"q{round(q * 100):d}"] = _weighted_quantile(base, cum, values, q * total)
     return out
@@ -291,13 +287,6 @@ def _weighted_quantile(base: np.ndarray, cum: np.ndarray, values: np.ndarray, ra
                 lo, hi = (lo, mid) if count(values[mid]) >= rank else (mid + 1, hi)
             candidates.append(values[lo])
     return float(min(candidates))
-
-
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """``0..c-1`` for each count ``c``, concatenated."""
-    total = int(counts.sum())
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(total) - starts
 
 
 def _coalition(members: Sequence[int], n: int) -> np.ndarray:

@@ -1,0 +1,254 @@
+"""Wall time and peak memory of the pairwise privacy tracker on the complete graph.
+
+Usage: python experiments/bench_tracker.py [--sizes 1e3 1e4 1e5 1e6] [--accountant kov rdp]
+       [--rdp-max-n 100000] [--timeout 900] [--rdp-timeout 60] [--direct-n 200]
+       [--mem-limit-gb 0]
+
+For each size ``n`` (``T = 100 n`` steps, one walk, ``eps0 = 0.1``, ``delta = 1e-7``) and
+accountant, a fresh subprocess times the walk, :func:`netdp.privacy.tracker.walk_losses`
+and :func:`netdp.privacy.tracker.summarize` separately, and reports its peak resident
+memory (``getrusage`` maxrss) after each phase; maxrss never decreases, so each column is
+the peak so far, interpreter and numba included. The numba kernels are warmed up on a tiny
+walk first (loading the compiled cache is not timed). An ``rdp`` run longer than
+``--rdp-timeout`` seconds is stopped and larger ``rdp`` sizes are skipped.
+
+Then a direct per-pair implementation (Python lists of ``(m, c)`` entries for every ordered
+pair, as the published research code does, KOV-het per pair) runs at ``--direct-n`` on the
+same walk as the tracker, and both must agree on mean, min and max to 1e-9 relative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numba
+import numpy as np
+
+from netdp import engine, mechanisms, seeding, topology
+from netdp.privacy import accountants, tracker
+
+EPS0, DELTA, T_PER_NODE, SEED = 0.1, 1e-7, 100, 0
+
+
+def _maxrss_mb() -> float:
+    """Peak resident memory of this process so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _walk(n: int, steps: int, seed: int = SEED) -> engine.Trace:
+    router = engine.Router(topology.complete(n))
+    return engine.walk("vector", router, steps, [seeding.generator(seed, "walk", 0, 0)])
+
+
+def _sigma() -> float:
+    return mechanisms.Gaussian(EPS0, DELTA).sigma
+
+
+def _warm_up(accountant: str) -> float:
+    """Load (or compile) the numba kernels on a tiny walk; return the seconds it took."""
+    start = time.perf_counter()
+    tracker.summarize([tracker.walk_losses(_walk(10, 1000), EPS0, DELTA, _sigma(),
+                                           accountant=accountant)])
+    return time.perf_counter() - start
+
+
+def worker(n: int, accountant: str) -> dict:
+    """Time one (n, accountant) measurement in this process and return its numbers."""
+    row = {"n": n, "T": T_PER_NODE * n, "accountant": accountant,
+           "threads": numba.get_num_threads()}
+    row["warmup_s"] = _warm_up(accountant)
+    row["rss_start_mb"] = _maxrss_mb()
+    start = time.perf_counter()
+    trace = _walk(n, T_PER_NODE * n)
+    row["walk_s"] = time.perf_counter() - start
+    row["rss_walk_mb"] = _maxrss_mb()
+    start = time.perf_counter()
+    losses = tracker.walk_losses(trace, EPS0, DELTA, _sigma(), accountant=accountant)
+    row["losses_s"] = time.perf_counter() - start
+    row["rss_losses_mb"] = _maxrss_mb()
+    start = time.perf_counter()
+    summary = tracker.summarize([losses])
+    row["summarize_s"] = time.perf_counter() - start
+    row["rss_summarize_mb"] = _maxrss_mb()
+    row.update(pairs=summary["pairs"], mean=summary["mean"], max=summary["max"])
+    return row
+
+
+def _run_worker(n: int, accountant: str, timeout: float, mem_limit_gb: float) -> dict | str:
+    """Run :func:`worker` in a fresh interpreter; the row, or why there is none."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n), accountant,
+           "--mem-limit-gb", str(mem_limit_gb)]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"stopped after {timeout:.0f} s"
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["?"])[-1]
+        return f"failed (rc {done.returncode}, {time.perf_counter() - start:.0f} s): {tail}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def direct_pairwise(holders: np.ndarray, n: int, eps0: float, delta: float) -> np.ndarray:
+    """Every ordered pair's loss from per-pair Python lists of ``(m, c)`` entries.
+
+    Follows the spec's definition literally: each return of the token to ``v`` after a
+    cycle of ``m`` hops appends ``[m, 0]`` to the list of every pair ``(u, v)``, ``u != v``,
+    then raises ``c`` for the node ``v`` last handed the token to and the node that just
+    handed it back. Entry loss ``eps0 / sqrt(m)`` (times ``c`` when ``c > 0``, subsampled
+    when ``c = 0``), composed per pair with KOV-het at ``delta_tilde = k delta``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, n)`` matrix ``M[u, v] = eps_{u -> v}``, NaN on the diagonal.
+    """
+    holders = holders.tolist()
+    cycles = [[[] for _ in range(n)] for _ in range(n)]  # cycles[v][u]: entries of u -> v
+    last_time = [-1] * n
+    last_send = [-1] * n
+    for i, v in enumerate(holders):
+        if i > 0:
+            last_send[holders[i - 1]] = v
+        if last_time[v] >= 0:
+            m = i - last_time[v]
+            row = cycles[v]
+            for u in range(n):
+                if u != v:
+                    row[u].append([m, 0])
+            if m >= 2:  # m = 1 is a self-move: v attributes nothing to anyone else
+                row[last_send[v]][-1][1] += 1
+                row[holders[i - 1]][-1][1] += 1
+        last_time[v] = i
+
+    memo: dict[tuple[int, int], float] = {}
+
+    def translation(m: int, c: int) -> float:
+        if (m, c) not in memo:
+            eps_g = eps0 / math.sqrt(m)
+            memo[m, c] = (math.log(1 + (1 - (1 - 1 / n) ** m) * math.expm1(eps_g)) if c == 0
+                          else c * eps_g)
+        return memo[m, c]
+
+    out = np.full((n, n), np.nan)
+    for v in range(n):
+        for u in range(n):
+            if u == v:
+                continue
+            entries = cycles[v][u]
+            if not entries:
+                out[u, v] = 0.0
+                continue
+            eps, s1, s2 = accountants.kov_het_terms(
+                np.array([translation(m, c) for m, c in entries]))
+            out[u, v] = accountants.kov_het_epsilon(eps.sum(), s1.sum(), s2.sum(),
+                                                    len(entries) * delta)
+    return out
+
+
+def compare_direct(n: int) -> None:
+    """Time the direct per-pair implementation against the tracker on one walk."""
+    trace = _walk(n, T_PER_NODE * n)
+    _warm_up("kov")
+    times = []
+    for _ in range(3):  # median of 3: the fast path takes milliseconds
+        start = time.perf_counter()
+        summary = tracker.summarize([tracker.walk_losses(trace, EPS0, DELTA, _sigma(), "kov")])
+        times.append(time.perf_counter() - start)
+    fast = statistics.median(times)
+    start = time.perf_counter()
+    matrix = direct_pairwise(trace.holders[0], n, EPS0, DELTA)
+    pairs = matrix[~np.isnan(matrix)]
+    direct = {"mean": float(pairs.mean()), "min": float(pairs.min()), "max": float(pairs.max())}
+    slow = time.perf_counter() - start
+    print(f"\ndirect per-pair implementation, n = {n}, T = {T_PER_NODE * n:,}, kov, "
+          f"{pairs.size:,} ordered pairs (walk excluded from both; tracker: median of 3)")
+    print(f"{'':22}{'seconds':>10}{'mean':>20}{'min':>20}{'max':>20}")
+    print(f"{'direct (lists)':22}{slow:>10.3f}"
+          + "".join(f"{direct[k]:>20.15f}" for k in ("mean", "min", "max")))
+    print(f"{'walk_losses+summarize':22}{fast:>10.3f}"
+          + "".join(f"{summary[k]:>20.15f}" for k in ("mean", "min", "max")))
+    worst = max(abs(direct[k] - summary[k]) / abs(summary[k]) for k in ("mean", "min", "max"))
+    print(f"speed-up of the tracker: {slow / fast:,.0f}x; largest relative difference "
+          f"{worst:.1e}")
+    assert summary["pairs"] == pairs.size, (summary["pairs"], pairs.size)
+    for k in ("mean", "min", "max"):
+        assert math.isclose(direct[k], summary[k], rel_tol=1e-9), (k, direct[k], summary[k])
+
+
+def _print_table(rows: list[dict | tuple]) -> None:
+    print(f"{'n':>9}{'T':>13} {'acct':5}{'walk s':>9}{'losses s':>10}{'summ. s':>9}"
+          f"{'total s':>9}  {'peak RSS MiB: start':>19}{'walk':>7}{'losses':>8}{'summ.':>8}"
+          f"{'mean eps':>11}")
+    for row in rows:
+        if isinstance(row, tuple):
+            n, acct, why = row
+            print(f"{n:>9,}{T_PER_NODE * n:>13,} {acct:5}  {why}")
+            continue
+        total = row["walk_s"] + row["losses_s"] + row["summarize_s"]
+        print(f"{row['n']:>9,}{row['T']:>13,} {row['accountant']:5}{row['walk_s']:>9.3f}"
+              f"{row['losses_s']:>10.3f}{row['summarize_s']:>9.3f}{total:>9.2f}  "
+              f"{row['rss_start_mb']:>19,.0f}{row['rss_walk_mb']:>7,.0f}"
+              f"{row['rss_losses_mb']:>8,.0f}{row['rss_summarize_mb']:>8,.0f}"
+              f"{row['mean']:>11.5f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6])
+    parser.add_argument("--accountant", nargs="+", choices=tracker.WALK_ACCOUNTANTS,
+                        default=["kov", "rdp"])
+    parser.add_argument("--rdp-max-n", type=float, default=1e5,
+                        help="largest n measured with rdp (default 1e5)")
+    parser.add_argument("--timeout", type=float, default=900,
+                        help="seconds allowed to one kov measurement (default 900)")
+    parser.add_argument("--rdp-timeout", type=float, default=60,
+                        help="seconds allowed to one rdp measurement (default 60)")
+    parser.add_argument("--direct-n", type=int, default=200,
+                        help="n of the direct per-pair comparison (0: skip it)")
+    parser.add_argument("--mem-limit-gb", type=float, default=0,
+                        help="address-space limit of each measurement (0: none)")
+    parser.add_argument("--worker", nargs=2, metavar=("N", "ACCOUNTANT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        if args.mem_limit_gb > 0:
+            limit = int(args.mem_limit_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        print(json.dumps(worker(int(args.worker[0]), args.worker[1])))
+        return
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+          f"numba threads {numba.get_num_threads()}, python {platform.python_version()}, "
+          f"numpy {np.__version__}, numba {numba.__version__}")
+    print(f"complete graph with self-moves, T = {T_PER_NODE} n, one walk, eps0 = {EPS0}, "
+          f"delta = {DELTA:g}; one fresh process per row (kernels warmed up first)")
+    rows: list[dict | tuple] = []
+    for acct in args.accountant:
+        timed_out = False
+        for size in args.sizes:
+            n = int(size)
+            if acct == "rdp" and (n > args.rdp_max_n or timed_out):
+                rows.append((n, acct, "skipped (rdp past --rdp-max-n or an earlier timeout)"))
+                continue
+            timeout = args.rdp_timeout if acct == "rdp" else args.timeout
+            row = _run_worker(n, acct, timeout, args.mem_limit_gb)
+            if isinstance(row, str):
+                timed_out = timed_out or row.startswith("stopped")
+                row = (n, acct, row)
+            rows.append(row)
+            print(f"  done n = {n:,} {acct}", file=sys.stderr, flush=True)
+    _print_table(rows)
+    if args.direct_n:
+        compare_direct(args.direct_n)
+
+
+if __name__ == "__main__":
+    main()
