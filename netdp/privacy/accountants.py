@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special
 
+from netdp.privacy._arrays import _check, _f, _out
 from netdp.privacy.amplification import subsampled_delta, subsampled_epsilon
 from netdp.privacy.events import (
     ApproxDP,
@@ -93,17 +94,10 @@ INTEGER_ORDERS: np.ndarray = DEFAULT_ORDERS[np.floor(DEFAULT_ORDERS) == DEFAULT_
 INTEGER_ORDERS.setflags(write=False)
 
 
-def _f(x: npt.ArrayLike) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64)
 
 
-def _out(x: np.ndarray) -> np.ndarray | np.float64:
-    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
 
-def _check(cond: np.ndarray | bool, msg: str) -> None:
-    if not np.all(cond):
-        raise ValueError(msg)
 
 
 def _orders(orders: npt.ArrayLike) -> np.ndarray:

@@ -19,6 +19,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from netdp.privacy._arrays import _check, _f, _out
+
 __all__ = [
     "subsampled_epsilon",
     "subsampled_delta",
@@ -37,18 +39,10 @@ __all__ = [
 FMT_TAIL = 1e-17
 
 
-def _f(x: npt.ArrayLike) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64)
 
 
-def _out(x: np.ndarray) -> np.ndarray | np.float64:
-    """Return a numpy scalar for 0-d results, the array otherwise."""
-    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
 
-def _check(cond: np.ndarray | bool, msg: str) -> None:
-    if not np.all(cond):
-        raise ValueError(msg)
 
 
 def _invalid(valid: np.ndarray, value: np.ndarray, strict: bool, msg: str) -> np.ndarray:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from netdp.privacy._arrays import _check, _f, _out
 from netdp.privacy.accountants import drv_epsilon, opti  # noqa: F401 (re-exported)
 
 __all__ = [
@@ -45,17 +46,8 @@ __all__ = [
 ]
 
 
-def _f(x: npt.ArrayLike) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64)
 
 
-def _check(cond: np.ndarray | bool, msg: str) -> None:
-    if not np.all(cond):
-        raise ValueError(msg)
-
-
-def _out(x: np.ndarray) -> np.ndarray | np.float64:
-    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
 
 def _nTd(n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike):

@@ -1,0 +1,22 @@
+"""Array helpers shared by the vectorized closed forms of :mod:`netdp.privacy`."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+
+def _f(x: npt.ArrayLike) -> np.ndarray:
+    """As a float64 array."""
+    return np.asarray(x, dtype=np.float64)
+
+
+def _out(x: np.ndarray) -> np.ndarray | np.float64:
+    """A numpy scalar for 0-d results, the array otherwise."""
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+
+
+def _check(cond: np.ndarray | bool, msg: str) -> None:
+    """Raise ``ValueError(msg)`` unless every element of ``cond`` holds."""
+    if not np.all(cond):
+        raise ValueError(msg)
