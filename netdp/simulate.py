@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -35,7 +35,6 @@ class Result:
     ldp_std: float | None = None
     privacy: dict | None = None
     pairs: np.ndarray | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def estimate(self) -> float:
@@ -59,7 +58,7 @@ class Result:
                 "config": self.config.to_dict(), "engine": self.engine,
                 "topology": self.topology.describe(), "mechanism": self.mechanism.describe(),
                 "hops": int(sum(self.hops)), "runtime_s": float(sum(self.runtimes)),
-                "utility": utility, "privacy": self.privacy, "runs": runs, **self.extra}
+                "utility": utility, "privacy": self.privacy, "runs": runs}
 
 
 def resolve(config: SimulationConfig) -> tuple[SimulationConfig, Topology, np.ndarray]:
@@ -177,7 +176,7 @@ class PrivacyTracking:
             self.coalitions.append(coalition)
         if topo.kind == "ring":
             k = np.full(topo.n, cfg.rounds, dtype=float)
-            self.ldp.append(np.minimum(k * eps0, bounds.drv_epsilon(eps0, delta, k)))
+            self.ldp.append(np.asarray(bounds.opti(eps0, delta, k)))
             mask = ring_noise_mask(topo.n, self.steps, cfg.noise_every_hop)
             for name in self.losses:
                 self.losses[name].append(tracker.ring_losses(topo.n, cfg.rounds, mask, eps0,

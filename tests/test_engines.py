@@ -76,15 +76,15 @@ def test_complete_graph_visits_are_binomial():
 
 @pytest.mark.parametrize("self_moves", [True, False])
 def test_mean_return_time_is_n(self_moves):
-    n, steps = 50, 100_000
+    n, steps = 50, 200_000
     h = _walk("vector", topology.complete(n, self_moves), steps, seed=8).holders[0]
-    order = np.lexsort((np.arange(steps), h))
-    same = h[order][1:] == h[order][:-1]
-    gaps = np.diff(order)[same]
-    # returns to a node are geometric with success 1/n (self-moves) or start at 2 and are
-    # geometric with success 1/(n-1) afterwards: both have mean n (Kac's lemma)
-    sd = math.sqrt(n * (n - 1)) if self_moves else math.sqrt((n - 1) * (n - 2))
-    assert_mean(gaps, n, std=sd * 1.5)  # 1.5: gaps of one node are not independent
+    # one node's successive return times are iid (strong Markov property): with self-moves
+    # geometric with success 1/n; without, 1 + geometric with success 1/(n-1). Both have
+    # mean n (Kac's lemma); their variances are (1-p)/p^2 of the geometric part.
+    p = 1 / n if self_moves else 1 / (n - 1)
+    for node in (0, 17, 49):
+        gaps = np.diff(np.flatnonzero(h == node))
+        assert_mean(gaps, n, std=math.sqrt((1 - p) / p**2))
 
 
 def test_metropolis_transitions_match_the_matrix():
@@ -123,11 +123,13 @@ def test_auto_picks_the_vector_engine_when_exact():
                                   latency="exp:1"))
 
 
-@pytest.mark.parametrize("text", ["0", "x", "exp:", "exp:-1", "uniform:2:1", "const:inf", ""])
+def test_latency_laws():
+    assert parse_latency("0").a == 0 and parse_latency("0").is_constant
+    assert parse_latency("exp:2").mean == 2 and parse_latency("uniform:1:3").mean == 2
+
+
+@pytest.mark.parametrize("text", ["x", "exp:", "exp:-1", "uniform:2:1", "const:inf", ""])
 def test_bad_latency(text):
-    if text == "0":
-        assert parse_latency(text).a == 0
-        return
     with pytest.raises(InputError, match="latency"):
         parse_latency(text)
 

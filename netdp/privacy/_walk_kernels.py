@@ -225,23 +225,16 @@ def pairwise(
                 if m < 2:
                     continue
                 a, b = holders[j + 1], holders[i - 1]
-                if a == b:
-                    _entry_features(mode, m, 2, n_nodes, eps0, z, orders, fc)
+                c = 2 if a == b else 1  # one node handed the token both ways, or two nodes
+                _entry_features(mode, m, c, n_nodes, eps0, z, orders, fc)
+                for r in range(3 - c):
+                    u = a if r == 0 else b
                     for f in range(nf):
-                        acc[a, f] += fc[f] - f0[f]
-                    if not seen[a]:
-                        seen[a] = True
-                        touched[nt] = a
+                        acc[u, f] += fc[f] - f0[f]
+                    if not seen[u]:
+                        seen[u] = True
+                        touched[nt] = u
                         nt += 1
-                else:
-                    _entry_features(mode, m, 1, n_nodes, eps0, z, orders, fc)
-                    for u in (a, b):
-                        for f in range(nf):
-                            acc[u, f] += fc[f] - f0[f]
-                        if not seen[u]:
-                            seen[u] = True
-                            touched[nt] = u
-                            nt += 1
             base[o] = _finalize(mode, basef, k, delta, orders)
             kk[o] = k
             weight[o] = others[o] - nt

@@ -8,7 +8,6 @@ weighted statistics over all ordered pairs of all runs.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ import numpy as np
 from netdp.engine.trace import Trace
 from netdp.errors import InputError, check
 from netdp.privacy import _walk_kernels as kernels
+from netdp.privacy.accountants import kov_het_epsilon, kov_het_terms, opti
 
 WALK_ACCOUNTANTS = ("kov", "rdp")
 # Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
@@ -167,8 +167,7 @@ def ldp_losses(trace: Trace, eps0: float, delta: float) -> np.ndarray:
     """
     k = trace.visits().astype(float)
     with np.errstate(over="ignore", invalid="ignore"):  # huge eps0: DRV is inf, k eps0 wins
-        drv = eps0 * np.sqrt(2 * k * math.log(1 / delta)) + k * eps0 * np.expm1(eps0)
-    return np.fmin(k * eps0, drv)
+        return np.where(k > 0, opti(eps0, delta, k), 0.0)
 
 
 def ring_losses(
@@ -219,9 +218,7 @@ def ring_losses(
     losses = np.where(
         exposed[outside],
         np.inf,
-        [_kov_homogeneous(eps0, int(t), delta) for t in protected_turns[outside]]
-        if outside.size <= 64
-        else _kov_homogeneous_array(eps0, protected_turns[outside], delta),
+        _kov_homogeneous_array(eps0, protected_turns[outside], delta),
     )
     return PairLosses(
         "kov",
@@ -270,23 +267,18 @@ def _weighted_quantile(base: np.ndarray, cum: np.ndarray, values: np.ndarray, ra
         i = np.searchsorted(base, t, side="right")
         return (cum[i - 1] if i else 0.0) + np.searchsorted(values, t, side="right")
 
+    def first_reaching(sorted_values: np.ndarray) -> list[float]:
+        """The smallest element whose count reaches the rank (binary search), if any."""
+        if not sorted_values.size or count(sorted_values[-1]) < rank:
+            return []
+        lo, hi = 0, sorted_values.size - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if count(sorted_values[mid]) >= rank else (mid + 1, hi)
+        return [sorted_values[lo]]
+
     rank = max(rank, 1e-9)
-    candidates = []
-    if base.size:  # smallest base value reaching the rank, then the same in values
-        lo, hi = 0, base.size - 1
-        if count(base[hi]) >= rank:
-            while lo < hi:
-                mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if count(base[mid]) >= rank else (mid + 1, hi)
-            candidates.append(base[lo])
-    if values.size:
-        lo, hi = 0, values.size - 1
-        if count(values[hi]) >= rank:
-            while lo < hi:
-                mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if count(values[mid]) >= rank else (mid + 1, hi)
-            candidates.append(values[lo])
-    return float(min(candidates))
+    return float(min(first_reaching(base) + first_reaching(values)))
 
 
 def _coalition(members: Sequence[int], n: int) -> np.ndarray:
@@ -301,16 +293,12 @@ def _coalition(members: Sequence[int], n: int) -> np.ndarray:
 
 
 def _kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarray:
-    """KOV-het for k identical ε0 entries with δ̃ = k δ, vectorized over k."""
+    """KOV-het for ``k`` identical ε0 entries with δ̃ = k δ, vectorized over k (0 for k = 0)."""
     k = np.asarray(k, dtype=float)
-    total = k * eps0
-    s1 = total * math.tanh(eps0 / 2)
-    s2 = k * eps0**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dt = k * delta
-        a = s1 + np.sqrt(2 * s2 * np.log(math.e + np.sqrt(s2) / dt))
-        b = np.where(dt < 1, s1 + np.sqrt(2 * s2 * np.log(1 / dt)), np.inf)
-    return np.where(k > 0, np.minimum(total, np.minimum(a, b)), 0.0)
+    steps = np.maximum(k, 1.0)
+    terms = [steps * t for t in kov_het_terms(eps0)]
+    eps = kov_het_epsilon(*terms, np.minimum(steps * delta, 1.0))
+    return np.where(k > 0, eps, 0.0)
 
 
 def _kov_homogeneous(eps0: float, k: int, delta: float) -> float:
