@@ -1,16 +1,17 @@
 """Wall time and peak memory of the pairwise privacy tracker on the complete graph.
 
-Usage: python experiments/bench_tracker.py [--sizes 1e3 1e4 1e5 1e6] [--accountant kov rdp]
-       [--rdp-max-n 100000] [--timeout 900] [--rdp-timeout 60] [--direct-n 200]
-       [--mem-limit-gb 0]
+Usage: python experiments/bench_tracker.py [--sizes 1e3 1e4 1e5 1e6]
+       [--accountant kov rdp pld] [--rdp-max-n 100000] [--pld-max-n 1000] [--timeout 900]
+       [--rdp-timeout 60] [--pld-timeout 300] [--direct-n 200] [--mem-limit-gb 0]
 
 For each size ``n`` (``T = 100 n`` steps, one walk, ``eps0 = 0.1``, ``delta = 1e-7``) and
 accountant, a fresh subprocess times the walk, :func:`netdp.privacy.tracker.walk_losses`
 and :func:`netdp.privacy.tracker.summarize` separately, and reports its peak resident
 memory (``getrusage`` maxrss) after each phase; maxrss never decreases, so each column is
 the peak so far, interpreter and numba included. The numba kernels are warmed up on a tiny
-walk first (loading the compiled cache is not timed). An ``rdp`` run longer than
-``--rdp-timeout`` seconds is stopped and larger ``rdp`` sizes are skipped.
+walk first (loading the compiled cache is not timed). An ``rdp`` (``pld``) run longer than
+``--rdp-timeout`` (``--pld-timeout``) seconds is stopped and larger sizes of that
+accountant are skipped.
 
 Then a direct per-pair implementation (Python lists of ``(m, c)`` entries for every ordered
 pair, as the published research code does, KOV-het per pair) runs at ``--direct-n`` on the
@@ -206,13 +207,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6])
     parser.add_argument("--accountant", nargs="+", choices=tracker.WALK_ACCOUNTANTS,
-                        default=["kov", "rdp"])
+                        default=["kov", "rdp", "pld"])
     parser.add_argument("--rdp-max-n", type=float, default=1e5,
                         help="largest n measured with rdp (default 1e5)")
+    parser.add_argument("--pld-max-n", type=float, default=1e3,
+                        help="largest n measured with pld (default 1e3)")
     parser.add_argument("--timeout", type=float, default=900,
                         help="seconds allowed to one kov measurement (default 900)")
     parser.add_argument("--rdp-timeout", type=float, default=60,
                         help="seconds allowed to one rdp measurement (default 60)")
+    parser.add_argument("--pld-timeout", type=float, default=300,
+                        help="seconds allowed to one pld measurement (default 300)")
     parser.add_argument("--direct-n", type=int, default=200,
                         help="n of the direct per-pair comparison (0: skip it)")
     parser.add_argument("--mem-limit-gb", type=float, default=0,
@@ -235,10 +240,12 @@ def main() -> None:
         timed_out = False
         for size in args.sizes:
             n = int(size)
-            if acct == "rdp" and (n > args.rdp_max_n or timed_out):
-                rows.append((n, acct, "skipped (rdp past --rdp-max-n or an earlier timeout)"))
+            max_n = {"rdp": args.rdp_max_n, "pld": args.pld_max_n}.get(acct, math.inf)
+            if n > max_n or timed_out:
+                rows.append((n, acct, f"skipped ({acct} past --{acct}-max-n or an earlier "
+                             "timeout)"))
                 continue
-            timeout = args.rdp_timeout if acct == "rdp" else args.timeout
+            timeout = {"rdp": args.rdp_timeout, "pld": args.pld_timeout}.get(acct, args.timeout)
             row = _run_worker(n, acct, timeout, args.mem_limit_gb)
             if isinstance(row, str):
                 timed_out = timed_out or row.startswith("stopped")

@@ -117,8 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     acc = sim.add_argument_group("privacy tracking (ring and complete graph)")
     acc.add_argument("--accountant", dest="accountants", action="append", choices=ACCOUNTANTS,
                      help="how pairwise losses are composed: kov (the reference tracker: "
-                     "KOV heterogeneous composition of per-cycle losses, default) or rdp "
-                     "(Renyi DP of the same Gaussian entries, tighter); repeat for both")
+                     "KOV heterogeneous composition of per-cycle losses, default), rdp "
+                     "(Renyi DP of the same Gaussian entries, tighter) or pld (privacy loss "
+                     "distributions, tightest; about 50 ms per node); repeat for several")
     acc.add_argument("--no-tracking", dest="accountants", action="store_const", const=(),
                      help="skip pairwise privacy tracking (utility only; faster)")
     acc.add_argument("--coalition", metavar="IDS|random:C", help="nodes observing as one, "

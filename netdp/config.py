@@ -13,7 +13,7 @@ from netdp.protocols import TASKS
 MECHANISMS = ("gaussian", "laplace")
 CALIBRATIONS = ("analytic", "classic")
 WALKS = ("auto", "simple", "metropolis")
-ACCOUNTANTS = ("kov", "rdp")
+ACCOUNTANTS = ("kov", "rdp", "pld")
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,9 @@ class SimulationConfig:
               "give a list of accountants (empty: no pairwise tracking)")
         for name in self.accountants:
             _choice("accountant", name, ACCOUNTANTS)
-        if "rdp" in self.accountants:
-            check(self.mechanism == "gaussian", "accountant",
-                  "rdp accounts Gaussian noise; use --accountant kov with laplace")
+        for name in ("rdp", "pld"):
+            check(name not in self.accountants or self.mechanism == "gaussian", "accountant",
+                  f"{name} accounts Gaussian noise; use --accountant kov with laplace")
         if self.coalition is not None:
             parse_coalition(self.coalition)
         if self.topology == "ring":

@@ -176,20 +176,21 @@ def test_readme_test_command_is_what_ci_runs():
 
 def test_privacy_section(capsys):
     res = json.loads(run(capsys, "simulate", "--nodes", "40", "--seed", "1", "--runs", "2",
-                         "--accountant", "kov", "--accountant", "rdp", "--json")[1])
+                         "--accountant", "kov", "--accountant", "rdp", "--accountant", "pld",
+                         "--json")[1])
     priv = res["privacy"]
     assert set(priv["ldp"]) >= {"mean", "min", "max"}
     assert "complete-ndp-chernoff" in priv["theory"]
     names = [e["accountant"] for e in priv["empirical"]]
-    assert names == ["kov", "rdp"]
+    assert names == ["kov", "rdp", "pld"]
     for emp in priv["empirical"]:
         for key in ("accountant", "delta", "mean", "min", "max", "q50", "q90", "q99"):
             assert key in emp
         assert emp["pairs"] == 2 * 40 * 39
         assert emp["min"] <= emp["q50"] <= emp["q90"] <= emp["q99"] <= emp["max"]
         assert emp["max"] <= priv["ldp"]["max"]
-    kov, rdp = priv["empirical"]
-    assert rdp["mean"] < kov["mean"]
+    kov, rdp, pld = priv["empirical"]
+    assert pld["mean"] < rdp["mean"] < kov["mean"]
 
 
 def test_pairs_out_matrix_matches_the_summary(capsys, tmp_path):
@@ -219,7 +220,7 @@ def test_coalition_on_the_ring_reports_unprotected_nodes(capsys):
 @pytest.mark.parametrize("argv,flag", [(["--coalition", "a,b"], "--coalition"),
                                        (["--coalition", "random:0"], "--coalition"),
                                        (["--coalition", "100"], "--coalition"),
-                                       (["--mechanism", "laplace", "--accountant", "rdp"],
+                                       (["--mechanism", "laplace", "--accountant", "pld"],
                                         "--accountant")])
 def test_bad_privacy_input(capsys, argv, flag):
     code, _, err = run(capsys, "simulate", "--nodes", "20", *argv)

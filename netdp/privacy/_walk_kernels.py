@@ -15,6 +15,9 @@ Features per entry, summed per pair, then turned into ε by a finalizer:
 * ``RDP``: RDP of the entry at each order: a Gaussian of std ``z √m`` (``z`` = σ / Δ)
   and sensitivity ``c``; ``c = 0`` is Poisson-subsampled (rate ``1 - (1-1/n)^m``, sensitivity
   1). Finalizer: Balle et al. 2020 conversion at ``δ = 2 k δ`` (the δ that KOV spends).
+* ``MU2``: the squared Gaussian-DP parameter ``c² / (z² m)`` of the attributable entries
+  (0 at ``c = 0``); the finalizer returns the sum, ``μ²`` of the pair's exact Gaussian part,
+  which the PLD accountant composes with the observer's subsampled entries.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import math
 import numba as nb
 import numpy as np
 
-KOV, RDP = 0, 1
+KOV, RDP, MU2 = 0, 1, 2
 
 
 @nb.njit(cache=True)
@@ -132,15 +135,19 @@ def _entry_features(mode, m, c, n, eps0, z, orders, out):
         else:
             loss = c * eg
         _kov_features(loss, out)
-    else:
+    elif mode == RDP:
         _rdp_features(m, c, n, z, orders, out)
+    else:
+        out[0] = c * c / (z * z * m)
 
 
 @nb.njit(cache=True)
 def _finalize(mode, feat, k, delta, orders):
     if mode == KOV:
         return _kov_final(feat, k, delta)
-    return _rdp_final(feat, k, delta, orders)
+    if mode == RDP:
+        return _rdp_final(feat, k, delta, orders)
+    return feat[0]
 
 
 @nb.njit(parallel=True, cache=True)
@@ -186,7 +193,7 @@ def pairwise(
     """
     start, pos = group_by_holder(holders, n_ids)
     n_obs = observers.size
-    nf = 3 if mode == KOV else orders.size
+    nf = 3 if mode == KOV else (orders.size if mode == RDP else 1)
     offsets = np.zeros(n_obs + 1, np.int64)
     most = 0
     for o in range(n_obs):

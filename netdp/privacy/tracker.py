@@ -17,9 +17,10 @@ import numpy as np
 from netdp.engine.trace import Trace
 from netdp.errors import InputError, check
 from netdp.privacy import _walk_kernels as kernels
+from netdp.privacy import _walk_pld
 from netdp.privacy.accountants import kov_het_epsilon, kov_het_terms, opti
 
-WALK_ACCOUNTANTS = ("kov", "rdp")
+WALK_ACCOUNTANTS = ("kov", "rdp", "pld")
 # Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
 # how small an rdp loss can get: about (ln(1/δ) - ln α_max) / α_max, ~0.02 at δ = 2e-5, so
 # rdp flattens there for very large n (sound, but loose; kov keeps falling).
@@ -109,7 +110,8 @@ def walk_losses(
     noise_multiplier
         σ / Δ of one contribution's Gaussian noise (for ``rdp``).
     accountant
-        ``kov`` (the reference method, exactly) or ``rdp``.
+        ``kov`` (the reference method, exactly), ``rdp`` or ``pld`` (dp_accounting's
+        privacy loss distributions; the tightest, and the slowest: one PLD per observer).
     coalition
         Nodes observing as one: losses of every other node towards the coalition.
     keep_pairs
@@ -132,7 +134,7 @@ def walk_losses(
         holders = relabel[holders]
         n_ids, observers = n + 1, np.array([n], dtype=np.int64)
         others = np.array([n - members.size], dtype=np.int64)
-    mode = kernels.KOV if accountant == "kov" else kernels.RDP
+    mode = {"kov": kernels.KOV, "rdp": kernels.RDP, "pld": kernels.MU2}[accountant]
     base, weight, k, offsets, counts, values, nodes = kernels.pairwise(
         holders,
         trace.steps,
@@ -151,12 +153,50 @@ def walk_losses(
     used = kernels.compact(values, nodes, offsets, counts, keep_pairs)
     values = values[:used]
     nodes = nodes[:used] if keep_pairs else None
+    if accountant == "pld":
+        base, values = _pld_losses(
+            holders, trace.steps, n_ids, n, observers, k, counts, values, delta,
+            noise_multiplier,
+        )
     if coalition is not None:
         observers = np.array([-1])
     k_max = int(k.max()) if k.size else 0
     return PairLosses(
         accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
     )
+
+
+def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):
+    """Base and corrected losses by PLD, from the pairs' Gaussian parts ``mu2``."""
+    start, pos = kernels.group_by_holder(holders, n_ids)
+    owner = np.repeat(np.arange(n_ids), np.diff(start))
+    same = (owner[1:] == owner[:-1]) & (pos[1:] // steps == pos[:-1] // steps)
+    m, own = np.diff(pos)[same], owner[1:][same]
+    bins = _walk_pld.cycle_bins(m)
+    cache = _walk_pld.bin_plds(m, bins, n, z)
+    key = own * (int(bins.max(initial=0)) + 1) + bins
+    keys, per = np.unique(key, return_counts=True)
+    key_owner, key_bin = np.divmod(keys, int(bins.max(initial=0)) + 1)
+    edges = np.searchsorted(key_owner, np.stack([observers, observers + 1]))
+    base = np.zeros(observers.size)
+    values = np.empty_like(mu2)
+    out = 0
+    for o in range(observers.size):
+        sl = slice(edges[0, o], edges[1, o])
+        dt = min(2.0 * k[o] * delta, 1.0)
+        pairs = slice(out, out + counts[o])
+        out += counts[o]
+        if k[o] == 0:
+            values[pairs] = 0.0
+            continue
+        pld = _walk_pld.compose_bins(cache, key_bin[sl], per[sl])
+        base[o] = max(0.0, float(pld.get_epsilon_for_delta(dt)))
+        mus, inverse = np.unique(mu2[pairs], return_inverse=True)
+        eps = np.full(mus.size, base[o])
+        positive = mus > 0
+        eps[positive] = _walk_pld.epsilon_with_gaussian(pld, np.sqrt(mus[positive]), dt)
+        values[pairs] = eps[inverse]
+    return base, values
 
 
 def ldp_losses(trace: Trace, eps0: float, delta: float) -> np.ndarray:

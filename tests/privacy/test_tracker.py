@@ -169,3 +169,88 @@ def test_ring_losses():
         n, rounds, ring_noise_mask(n, rounds * n, every_hop=True), eps0, delta, coalition=[4, 6]
     )
     assert np.all(np.isfinite(every_hop.values))
+
+
+def _pld_oracle(holders, n, delta, z, vdi):
+    """Brute force with dp_accounting alone: per pair, every subsampled entry of the
+    observer (each with its own m, no bins) and the pair's attributable Gaussians."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    entries = _entries(holders, n, {v: [v] for v in range(n)})
+    out = {}
+    for (u, v), es in entries.items():
+        dist = pld_lib.identity(value_discretization_interval=vdi)
+        for m, c in es:
+            q = -math.expm1(m * math.log1p(-1 / n))
+            dist = dist.compose(pld_lib.from_gaussian_mechanism(
+                z * math.sqrt(m), sampling_prob=min(q, 1.0), value_discretization_interval=vdi))
+            if c:
+                dist = dist.compose(pld_lib.from_gaussian_mechanism(
+                    z * math.sqrt(m) / c, value_discretization_interval=vdi))
+        out[u, v] = max(0.0, dist.get_epsilon_for_delta(2 * len(es) * delta))
+    return out
+
+
+def test_pld_equals_a_dp_accounting_oracle(monkeypatch):
+    """Bins off: the tracker composes the same entries as dp_accounting, except that it
+    composes the Gaussian part exactly where the oracle discretises it (pessimistically),
+    so it may sit below the oracle by at most one grid step, never above."""
+    from netdp.privacy import _walk_pld
+
+    n, eps0, delta = 8, 0.4, 1e-7
+    z = Gaussian(eps0, delta).sigma
+    trace = _trace(n, 160, seed=2)
+    monkeypatch.setattr(_walk_pld, "EXACT_M", 10**9)
+    matrix = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+    oracle = _pld_oracle(trace.holders, n, delta, z, _walk_pld.VDI)
+    for (u, v), want in oracle.items():
+        assert want - _walk_pld.VDI <= matrix[u, v] <= want + 1e-9, (u, v)
+
+
+def test_pld_bins_are_sound_and_close():
+    """Bins replace an entry by one with a shorter noise and a higher rate: never lower;
+    with ratio r the rate grows by < r and the noise std shrinks by < sqrt(r)."""
+    from netdp.privacy import _walk_pld
+
+    n, eps0, delta = 80, 0.4, 1e-7
+    z = Gaussian(eps0, delta).sigma
+    trace = _trace(n, 40 * n, seed=4)
+    binned = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+    exact_m = _walk_pld.EXACT_M
+    try:
+        _walk_pld.EXACT_M = 10**9
+        unbinned = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+    finally:
+        _walk_pld.EXACT_M = exact_m
+    off = ~np.eye(n, dtype=bool)
+    assert np.all(binned[off] >= unbinned[off] - 1e-12)
+    # ε scales at most linearly with the rate and with 1/σ: both move by < r.
+    assert np.all(binned[off] <= unbinned[off] * _walk_pld.BIN_RATIO**1.5 + _walk_pld.VDI)
+
+
+def test_pld_of_an_isolated_entry_matches_exact_gaussian_dp():
+    # holders 0, 1, 0 among a million nodes: pair (1 -> 0) has one entry, a Gaussian of std
+    # z sqrt(2) and sensitivity 2; the observer's subsampled entry (rate ~2e-6) is noise.
+    from netdp.privacy import _walk_pld
+
+    z, delta = 3.0, 1e-6
+    trace = Trace(10**6, np.array([[0, 1, 0]], dtype=np.int32))
+    exact = float(gaussian_epsilon(2 / (z * math.sqrt(2)), 2 * delta))
+    pld = walk_losses(trace, 1.0, delta, z, "pld", keep_pairs=False)
+    got = pld.values[0]
+    assert exact <= got <= exact + _walk_pld.VDI
+    rdp = walk_losses(trace, 1.0, delta, z, "rdp").values[0]
+    assert rdp > got
+
+
+@pytest.mark.parametrize("eps0", [0.1, 0.4])
+def test_pld_never_exceeds_ldp_and_beats_rdp(eps0):
+    n, delta = 60, 1e-7
+    z = Gaussian(eps0, delta).sigma
+    trace = _trace(n, 100 * n, seed=5)
+    pld = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+    rdp = walk_losses(trace, eps0, delta, z, "rdp", keep_pairs=True).matrix()
+    ldp = ldp_losses(trace, eps0, delta)
+    off = ~np.eye(n, dtype=bool)
+    assert np.all(np.nan_to_num(pld, nan=0.0) <= ldp[:, None])
+    assert np.all(pld[off] < rdp[off])
