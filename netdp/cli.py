@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from netdp import __version__
-from netdp.config import ACCOUNTANTS, CALIBRATIONS, MECHANISMS, WALKS, SimulationConfig
+from netdp.config import (
+    ACCOUNTANTS,
+    CALIBRATIONS,
+    MECHANISMS,
+    SHUFFLE_BOUNDS,
+    WALKS,
+    SimulationConfig,
+)
 from netdp.data import GENERATORS
 from netdp.engine import ENGINES
 from netdp.errors import InputError
@@ -28,11 +35,17 @@ examples:
   netdp simulate --topology hypercube --nodes 1024 --steps 100000 --runs 20 --json
   netdp simulate --topology edges.txt --data-file ages.csv --column age --range 0 120
   netdp simulate --config run.toml --seed 7        # TOML keys = flag names, flags win
+  netdp simulate --task histogram --mechanism olh --domain 50 --data zipf -n 2000
+  netdp simulate --task histogram --topology ring --gamma 0.5 --domain 8 --rounds 3
 
-The estimate is the mean of the nodes' values. On the ring (AISTATS 2022 Alg. 1) noise
-is added once every n-1 hops; on other graphs (Alg. 3) every holder adds noise and the
-token moves to a uniform neighbour (Metropolis-Hastings on irregular graphs, so the
-estimate stays unbiased). Bad input exits with status 2 and writes nothing.
+Summation: the estimate is the mean of the nodes' values. On the ring (AISTATS 2022
+Alg. 1) noise is added once every n-1 hops; on other graphs (Alg. 3) every holder adds
+noise and the token moves to a uniform neighbour (Metropolis-Hastings on irregular
+graphs, so the estimate stays unbiased).
+Histogram: each holder adds a fresh report of its category to the token (Alg. 2 on the
+ring, Alg. 4 on a walk); an observer sees only the sum of the reports since its last
+visit, so each report is amplified by shuffling among them.
+Bad input exits with status 2 and writes nothing.
 """
 
 
@@ -61,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--config", metavar="FILE.toml",
                       help="read parameters from a TOML file (keys are the flag names with "
                       "_ for -); flags given here override it")
-    what.add_argument("--task", choices=TASKS, help="the computation (default: sum)")
+    what.add_argument("--task", choices=TASKS, help="the computation: sum (the mean of "
+                      "real values) or histogram (frequencies of categories) (default: sum)")
     what.add_argument("--topology", metavar="NAME|FILE",
                       help="ring, complete, a named topology (list them with `netdp "
                       "topologies`), an edge-list file or a TOML topology spec "
@@ -84,10 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="read an edge-list file as one-way edges")
 
     priv = sim.add_argument_group("local randomizer")
-    priv.add_argument("--mechanism", choices=MECHANISMS,
-                      help="noise each node adds (default: gaussian)")
+    priv.add_argument("--mechanism", choices=MECHANISMS, metavar="NAME",
+                      help="sum: gaussian (default) or laplace noise; histogram: a frequency "
+                      "oracle, grr (default) sue oue blh olh hr cms hcms rappor the she")
     priv.add_argument("--epsilon", "-e", type=float, metavar="EPS",
-                      help="LDP level of one noisy contribution, > 0 (default: 1)")
+                      help="LDP level of one noisy contribution or report, > 0 (default: 1)")
+    priv.add_argument("--gamma", type=float, metavar="G", help="grr only: gamma-randomized "
+                      "response (keep the value w.p. 1 - G, else uniform); sets epsilon to "
+                      "ln(1 + L (1 - G) / G)")
     priv.add_argument("--delta", "-d", type=float, metavar="DELTA",
                       help="Gaussian only: delta in (0, 1) (default: 1e-6)")
     priv.add_argument("--calibration", choices=CALIBRATIONS,
@@ -96,10 +114,21 @@ def build_parser() -> argparse.ArgumentParser:
     priv.add_argument("--noise-every-hop", action="store_true",
                       help="ring: noise at every contribution (the local-DP baseline)")
 
+    hist = sim.add_argument_group("histograms (--task histogram)")
+    hist.add_argument("--domain", "-L", type=int, metavar="L", help="number of categories, "
+                      ">= 2 (default: 10)")
+    hist.add_argument("--shuffle", choices=SHUFFLE_BOUNDS, help="amplification-by-shuffling "
+                      "bound per window: fmt-numeric (default), fmt-closed or blanket (grr)")
+    hist.add_argument("--dummies", type=int, metavar="D", help="ring: dummy reports node 0 "
+                      "adds at the start and again at the end (default: n - 1)")
+    hist.add_argument("--project", action="store_true", help="project the estimate onto the "
+                      "simplex (post-processing; biased, off by default)")
+
     data = sim.add_argument_group("data")
     data.add_argument("--data", choices=GENERATORS,
                       help="synthetic values: uniform on the range (default), constant "
-                      "(midpoint) or normal (clipped)")
+                      "(midpoint) or normal (clipped); for histograms the same over the "
+                      "categories, or zipf")
     data.add_argument("--data-file", metavar="CSV", help="take the values from a CSV file "
                       "with a header row (one row per node)")
     data.add_argument("--column", metavar="NAME|INDEX", help="the CSV column (default: first)")

@@ -10,7 +10,11 @@ from netdp.engine import ENGINES, parse_latency
 from netdp.errors import InputError, check
 from netdp.protocols import TASKS
 
-MECHANISMS = ("gaussian", "laplace")
+SUM_MECHANISMS = ("gaussian", "laplace")
+HISTOGRAM_MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor",
+                        "the", "she")
+MECHANISMS = SUM_MECHANISMS + HISTOGRAM_MECHANISMS
+SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 CALIBRATIONS = ("analytic", "classic")
 WALKS = ("auto", "simple", "metropolis")
 ACCOUNTANTS = ("kov", "rdp", "pld")
@@ -22,7 +26,8 @@ class SimulationConfig:
 
     ``None`` means "resolve from the others": ``nodes`` from the topology or the data
     file, ``steps`` as ``100 n`` (``rounds · n`` on the ring), ``seed`` fresh from the OS.
-    ``accountants = ()`` skips pairwise tracking (utility only).
+    ``accountants = ()`` skips pairwise tracking (utility only). ``mechanism = None``:
+    gaussian for ``sum``, grr for ``histogram``.
     """
 
     task: str = "sum"
@@ -31,8 +36,13 @@ class SimulationConfig:
     steps: int | None = None
     rounds: int = 1
     tokens: int = 1
-    mechanism: str = "gaussian"
+    mechanism: str | None = None
     epsilon: float = 1.0
+    gamma: float | None = None
+    domain: int = 10
+    shuffle: str = "fmt-numeric"
+    dummies: int | None = None
+    project: bool = False
     delta: float = 1e-6
     calibration: str = "analytic"
     noise_every_hop: bool = False
@@ -58,7 +68,32 @@ class SimulationConfig:
     def validate(self) -> None:
         """Raise :class:`~netdp.errors.InputError` on the first parameter out of range."""
         _choice("task", self.task, TASKS)
-        _choice("mechanism", self.mechanism, MECHANISMS)
+        mech = self.resolved_mechanism
+        _choice("mechanism", mech, MECHANISMS)
+        if self.task == "sum":
+            check(mech in SUM_MECHANISMS, "mechanism",
+                  f"summation adds noise: {' or '.join(SUM_MECHANISMS)} (got {mech!r})")
+            check(self.data != "zipf", "data", "zipf draws categories: use it with "
+                  "--task histogram")
+        else:
+            check(mech in HISTOGRAM_MECHANISMS, "mechanism", "a histogram needs a frequency "
+                  f"oracle: {' '.join(HISTOGRAM_MECHANISMS)} (got {mech!r})")
+            _integer("domain", self.domain, 2)
+            _choice("shuffle", self.shuffle, SHUFFLE_BOUNDS)
+            check(self.shuffle != "blanket" or mech == "grr", "shuffle",
+                  "the privacy blanket bound holds for grr (k-ary randomized response) only")
+            if self.dummies is not None:
+                _integer("dummies", self.dummies, 0)
+            bad = [a for a in self.accountants if a != "kov"]
+            check(not bad, "accountant", "the histogram tracker composes shuffle bounds "
+                  f"with kov (got {', '.join(bad)})")
+            check(self.tokens == 1 or self.topology != "ring", "tokens",
+                  "the ring moves one token")
+        if self.gamma is not None:
+            check(mech == "grr", "gamma", "gamma parameterises grr (gamma-randomized "
+                  "response); use --mechanism grr")
+            check(_finite(self.gamma) and 0 < self.gamma < 1, "gamma",
+                  f"must lie in the open interval (0, 1) (got {self.gamma})")
         _choice("calibration", self.calibration, CALIBRATIONS)
         _choice("walk", self.walk, WALKS)
         _choice("engine", self.engine, ENGINES)
@@ -86,7 +121,7 @@ class SimulationConfig:
         for name in self.accountants:
             _choice("accountant", name, ACCOUNTANTS)
         for name in ("rdp", "pld"):
-            check(name not in self.accountants or self.mechanism == "gaussian", "accountant",
+            check(name not in self.accountants or mech != "laplace", "accountant",
                   f"{name} accounts Gaussian noise; use --accountant kov with laplace")
         if self.coalition is not None:
             parse_coalition(self.coalition)
@@ -94,6 +129,20 @@ class SimulationConfig:
             check(self.tokens == 1, "tokens", "the ring protocol moves one token (got "
                   f"{self.tokens})")
             check(self.steps is None, "steps", "the ring runs full turns: use --rounds K")
+
+    @property
+    def resolved_mechanism(self) -> str:
+        """The mechanism, or the task's default."""
+        if self.mechanism is not None:
+            return self.mechanism
+        return "gaussian" if self.task == "sum" else "grr"
+
+    @property
+    def local_epsilon(self) -> float:
+        """ε0 of one report: from ``gamma`` for γ-RR, else ``epsilon``."""
+        if self.gamma is not None:
+            return math.log1p(self.domain * (1 - self.gamma) / self.gamma)
+        return self.epsilon
 
     def to_dict(self) -> dict:
         """Plain dict of every field (JSON / TOML ready)."""

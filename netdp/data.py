@@ -10,7 +10,8 @@ import numpy as np
 
 from netdp.errors import InputError, check
 
-GENERATORS = ("uniform", "constant", "normal")
+GENERATORS = ("uniform", "constant", "normal", "zipf")
+ZIPF_EXPONENT = 1.1
 
 
 def synthetic(kind: str, n: int, rng: np.random.Generator, low: float = 0.0,
@@ -28,8 +29,42 @@ def synthetic(kind: str, n: int, rng: np.random.Generator, low: float = 0.0,
         return np.full(n, mid)
     if kind == "normal":
         return np.clip(rng.normal(mid, width / 6, n), low, high)
+    if kind == "zipf":
+        raise InputError("data", "zipf draws categories: use it with --task histogram")
     raise InputError("data", f"must be one of {', '.join(GENERATORS)} or a CSV file "
                      f"(got {kind!r})")
+
+
+def categories(kind: str, n: int, domain: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` categories in ``0..domain-1``.
+
+    ``uniform``: uniform; ``zipf``: ``P(i) ∝ (i+1)^-1.1``; ``constant``: every node holds
+    category 0; ``normal``: a normal around the middle category (std ``domain/6``),
+    rounded and clipped.
+    """
+    if kind == "uniform":
+        return rng.integers(0, domain, n)
+    if kind == "zipf":
+        weights = (np.arange(domain) + 1.0) ** -ZIPF_EXPONENT
+        return rng.choice(domain, size=n, p=weights / weights.sum())
+    if kind == "constant":
+        return np.zeros(n, dtype=np.int64)
+    if kind == "normal":
+        x = np.rint(rng.normal((domain - 1) / 2, domain / 6, n))
+        return np.clip(x, 0, domain - 1).astype(np.int64)
+    raise InputError("data", f"must be one of {', '.join(GENERATORS)} or a CSV file "
+                     f"(got {kind!r})")
+
+
+def check_categories(values: np.ndarray, domain: int, source: str) -> np.ndarray:
+    """Values must be integers in ``0..domain-1``; returns them as int64."""
+    ints = np.rint(values)
+    check(bool(np.all(ints == values)), "data-file",
+          f"{source} holds non-integer values; a histogram needs categories 0..{domain - 1}")
+    lo, hi = int(ints.min()), int(ints.max())
+    check(lo >= 0 and hi < domain, "domain",
+          f"{source} holds categories {lo}..{hi}, outside 0..{domain - 1}; raise --domain")
+    return ints.astype(np.int64)
 
 
 def read_column(path: str | Path, column: str | None = None) -> np.ndarray:

@@ -14,6 +14,8 @@ def _fmt(x, digits: int = 4) -> str:
 def format_text(result: dict) -> str:
     """The short table ``netdp simulate`` prints without ``--json``."""
     cfg, mech, util = result["config"], result["mechanism"], result["utility"]
+    if cfg["task"] == "histogram":
+        return "\n".join(_histogram_lines(result) + _privacy_lines(result))
     if cfg["topology"] == "ring":
         walk = f"{cfg['rounds']} turn(s) = {result['runs'][0]['hops']:,} hops"
     else:
@@ -39,6 +41,43 @@ def format_text(result: dict) -> str:
     ]
     if util.get("ldp_std") is not None:
         lines.append(f"  LDP baseline (noise at every hop): std {_fmt(util['ldp_std'])}")
+    return "\n".join(lines + _privacy_lines(result))
+
+
+def _walk_line(result: dict) -> str:
+    cfg = result["config"]
+    if cfg["topology"] == "ring":
+        walk = f"{cfg['rounds']} turn(s) = {result['runs'][0]['hops']:,} hops"
+    else:
+        walk = f"{cfg['steps']:,} steps x {cfg['tokens']} token(s), {cfg['walk']} walk"
+    return (f"  walk    {walk}; engine {result['engine']}; {len(result['runs'])} run(s); "
+            f"seed {result['seed']}")
+
+
+def _histogram_lines(result: dict) -> list[str]:
+    cfg, mech, util = result["config"], result["mechanism"], result["utility"]
+    est, truth = util["estimate"], util["truth"]
+    shown = min(len(est), 12)
+    lines = [
+        f"netdp {result['version']}: histogram on {result['topology']}",
+        _walk_line(result),
+        f"  oracle  {mech['name']} eps={mech['epsilon']:.4g}, domain {cfg['domain']}; "
+        f"{util['reports']:,} reports"
+        + (f" + 2 x {util['dummies']:,} dummies" if util.get("dummies") else ""),
+        "",
+        f"  {'category':>10}{'estimate':>12}{'truth':>12}",
+    ]
+    lines += [f"  {j:>10}{_fmt(est[j]):>12}{_fmt(truth[j]):>12}" for j in range(shown)]
+    if shown < len(est):
+        lines.append(f"  {'...':>10}  ({len(est) - shown} more in --json)")
+    lines += ["", f"  error   L1 {_fmt(util['l1'])}  Linf {_fmt(util['linf'])}  "
+                  f"MSE {_fmt(util['mse'])} (theory {_fmt(util['theoretical_mse'])}); "
+                  f"LDP baseline MSE {_fmt(util['ldp_mse'])} (one report per node)"]
+    return lines
+
+
+def _privacy_lines(result: dict) -> list[str]:
+    lines = []
     priv = result.get("privacy")
     if priv:
         lines += ["", f"  privacy: eps(u -> v) over ordered pairs; each contribution is "
@@ -46,7 +85,10 @@ def format_text(result: dict) -> str:
                   f"  {'':14}{'mean':>10}{'min':>10}{'max':>10}{'q50':>10}{'q90':>10}"
                   f"{'q99':>10}  delta"]
         for emp in priv["empirical"]:
-            label = emp["accountant"] + (" (ref.)" if emp["accountant"] == "kov" else "")
+            if "shuffle_bound" in priv:
+                label = f"kov+{priv['shuffle_bound']}"
+            else:
+                label = emp["accountant"] + (" (ref.)" if emp["accountant"] == "kov" else "")
             lines.append(f"  {label:14}" + "".join(f"{_fmt(emp[k]):>10}" for k in
                                                    ("mean", "min", "max", "q50", "q90", "q99"))
                          + f"  {emp['delta']:.2g}")
@@ -61,4 +103,4 @@ def format_text(result: dict) -> str:
         if priv.get("note"):
             lines.append(f"  note: {priv['note']}")
     lines += ["", f"  {result['hops']:,} hops in {result['runtime_s']:.3g} s"]
-    return "\n".join(lines)
+    return lines

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition")
+COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition", "hashes")
 
 
 def fresh_seed() -> int:

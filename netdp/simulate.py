@@ -11,10 +11,11 @@ from tqdm.auto import tqdm
 
 from netdp import __version__, engine, mechanisms, seeding
 from netdp.config import SimulationConfig, parse_coalition
-from netdp.data import check_range, read_column, synthetic
+from netdp.data import categories, check_categories, check_range, read_column, synthetic
 from netdp.engine.trace import Trace
 from netdp.errors import check
-from netdp.privacy import bounds, tracker
+from netdp.privacy import bounds, shuffle_tracker, tracker
+from netdp.protocols import histogram
 from netdp.protocols.summation import SumOutcome, ring_noise_mask, ring_sum, walk_sum
 from netdp.topology import Topology, build
 
@@ -27,14 +28,15 @@ class Result:
 
     config: SimulationConfig
     topology: Topology
-    mechanism: mechanisms.AdditiveNoise
+    mechanism: mechanisms.AdditiveNoise | mechanisms.FrequencyOracle
     engine: str
-    outcomes: list[SumOutcome]
+    outcomes: list[SumOutcome] | list[histogram.HistOutcome]
     hops: list[int]
     runtimes: list[float]
     ldp_std: float | None = None
     privacy: dict | None = None
     pairs: np.ndarray | None = None
+    ldp_mse: float | None = None
 
     @property
     def estimate(self) -> float:
@@ -43,6 +45,8 @@ class Result:
 
     def to_dict(self) -> dict:
         """The JSON object of ``netdp simulate --json``."""
+        if self.config.task == "histogram":
+            return self._histogram_dict()
         runs = [{"run": r, "estimate": o.estimate, "abs_error": o.abs_error, "hops": h,
                  "runtime_s": t}
                 for r, (o, h, t) in enumerate(zip(self.outcomes, self.hops, self.runtimes,
@@ -54,6 +58,32 @@ class Result:
                    "empirical_std": (float(np.std([o.estimate for o in self.outcomes], ddof=1))
                                      if len(self.outcomes) > 1 else None),
                    "ldp_std": self.ldp_std}
+        return {"version": __version__, "seed": self.config.seed,
+                "config": self.config.to_dict(), "engine": self.engine,
+                "topology": self.topology.describe(), "mechanism": self.mechanism.describe(),
+                "hops": int(sum(self.hops)), "runtime_s": float(sum(self.runtimes)),
+                "utility": utility, "privacy": self.privacy, "runs": runs}
+
+
+    def _histogram_dict(self) -> dict:
+        outs = self.outcomes
+        runs = [{"run": r, "l1": o.l1, "linf": o.linf, "mse": o.mse, "hops": h,
+                 "runtime_s": t}
+                for r, (o, h, t) in enumerate(zip(outs, self.hops, self.runtimes,
+                                                            strict=True))]
+        estimate = np.mean([o.estimate for o in outs], axis=0)
+        if self.config.project:
+            estimate = histogram.project_simplex(estimate)
+        truth = outs[0].truth
+        utility = {"quantity": "frequencies", "estimate": estimate.tolist(),
+                   "truth": truth.tolist(),
+                   "l1": float(np.mean([o.l1 for o in outs])),
+                   "linf": float(np.mean([o.linf for o in outs])),
+                   "mse": float(np.mean([o.mse for o in outs])),
+                   "theoretical_mse": float(np.mean(
+                       self.mechanism.variance(truth, outs[0].reports))),
+                   "ldp_mse": self.ldp_mse, "reports": outs[0].reports,
+                   "dummies": outs[0].dummies, "projected": self.config.project}
         return {"version": __version__, "seed": self.config.seed,
                 "config": self.config.to_dict(), "engine": self.engine,
                 "topology": self.topology.describe(), "mechanism": self.mechanism.describe(),
@@ -74,17 +104,28 @@ def resolve(config: SimulationConfig) -> tuple[SimulationConfig, Topology, np.nd
         nodes = values.size
     topo = build(config.topology, nodes, self_moves=config.self_moves,
                  directed=config.directed, seed=seeding.seed_sequence(seed, "topology"))
-    if values is None:
+    source = config.data_file or f"--data {config.data}"
+    if config.task == "histogram":
+        if values is None:
+            values = categories(config.data, topo.n, config.domain,
+                                seeding.generator(seed, "data"))
+        values = check_categories(values, config.domain, source)
+    elif values is None:
         values = synthetic(config.data, topo.n, seeding.generator(seed, "data"),
                            config.low, config.high)
     check(values.size == topo.n, "nodes",
           f"the data holds {values.size} values for {topo.n} nodes")
-    check_range(values, config.low, config.high, config.data_file or f"--data {config.data}")
+    if config.task == "sum":
+        check_range(values, config.low, config.high, source)
     walk = "simple" if topo.kind != "graph" else engine.resolve_walk(topo, config.walk)
     steps = config.rounds * topo.n if topo.kind == "ring" else (config.steps or 100 * topo.n)
     chosen = engine.choose(config.engine, config.tokens, config.service_time)
+    dummies = config.dummies
+    if config.task == "histogram" and topo.kind == "ring" and dummies is None:
+        dummies = topo.n - 1
     resolved = config.replace(seed=seed, nodes=topo.n, steps=None if topo.kind == "ring"
-                              else steps, walk=walk, engine=chosen)
+                              else steps, walk=walk, engine=chosen,
+                              mechanism=config.resolved_mechanism, dummies=dummies)
     return resolved, topo, values
 
 
@@ -104,9 +145,14 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
     """
     config, topo, values = resolve(config)
     seed = config.seed
-    mech = mechanisms.additive(config.mechanism, config.epsilon,
-                               config.delta if config.mechanism == "gaussian" else 0.0,
-                               config.high - config.low, config.calibration)
+    if config.task == "histogram":
+        hash_seed = int(seeding.generator(seed, "hashes").integers(2**31))
+        mech = mechanisms.frequency_oracle(config.mechanism, config.local_epsilon,
+                                           config.domain, hash_seed)
+    else:
+        mech = mechanisms.additive(config.mechanism, config.epsilon,
+                                   config.delta if config.mechanism == "gaussian" else 0.0,
+                                   config.high - config.low, config.calibration)
     router = engine.Router(topo, config.walk)
     latency = engine.parse_latency(config.latency)
     steps = config.rounds * topo.n if topo.kind == "ring" else config.steps
@@ -126,7 +172,13 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
         trace = engine.walk(config.engine, router, steps, walk_rngs, latency, lat_rngs,
                             config.service_time)
         noise_rng = seeding.generator(seed, "noise", run)
-        if topo.kind == "ring":
+        if config.task == "histogram":
+            if topo.kind == "ring":
+                outcome = histogram.ring_histogram(trace, values, mech, noise_rng,
+                                                   config.dummies)
+            else:
+                outcome = histogram.walk_histogram(trace, values, mech, noise_rng)
+        elif topo.kind == "ring":
             outcome = ring_sum(trace, values, mech, noise_rng, config.noise_every_hop)
         else:
             outcome = walk_sum(trace, values, mech, noise_rng, topo, config.walk)
@@ -134,6 +186,10 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
         outcomes.append(outcome)
         hops.append(trace.hops)
         runtimes.append(time.perf_counter() - start)
+    if config.task == "histogram":
+        ldp_mse = histogram.ldp_mse(mech, outcomes[0].truth, topo.n)
+        return Result(config, topo, mech, config.engine, outcomes, hops, runtimes,
+                      privacy=privacy.report(), pairs=privacy.matrix(), ldp_mse=ldp_mse)
     ldp_std = mech.std / math.sqrt(steps) if topo.kind == "ring" else None
     return Result(config, topo, mech, config.engine, outcomes, hops, runtimes, ldp_std,
                   privacy.report(), privacy.matrix())
@@ -170,11 +226,13 @@ class PrivacyTracking:
     def add(self, run: int, trace: Trace) -> None:
         """Account one run's walk."""
         cfg, topo = self.config, self.topo
-        eps0, delta = cfg.epsilon, cfg.delta
+        eps0, delta = cfg.local_epsilon, cfg.delta
         coalition = self._coalition(run)
         if coalition is not None:
             self.coalitions.append(coalition)
-        if topo.kind == "ring":
+        if cfg.task == "histogram":
+            self._add_histogram(trace, coalition)
+        elif topo.kind == "ring":
             k = np.full(topo.n, cfg.rounds, dtype=float)
             self.ldp.append(np.asarray(bounds.opti(eps0, delta, k)))
             mask = ring_noise_mask(topo.n, self.steps, cfg.noise_every_hop)
@@ -193,6 +251,22 @@ class PrivacyTracking:
             first = self.losses[self.config.accountants[0]][-1].matrix()
             self.sum_matrix = first if self.sum_matrix is None else self.sum_matrix + first
 
+    def _add_histogram(self, trace: Trace, coalition: list[int] | None) -> None:
+        cfg, topo = self.config, self.topo
+        eps0, delta = cfg.local_epsilon, cfg.delta
+        self.ldp.append(tracker.ldp_losses(trace, eps0, delta))
+        if topo.kind == "graph":
+            return
+        for name in self.losses:
+            if topo.kind == "ring":
+                losses = shuffle_tracker.ring_histogram_losses(
+                    topo.n, cfg.rounds, eps0, delta, cfg.shuffle, cfg.domain, cfg.dummies,
+                    coalition)
+            else:
+                losses = shuffle_tracker.walk_histogram_losses(
+                    trace, eps0, delta, cfg.shuffle, cfg.domain, coalition, self.keep_pairs)
+            self.losses[name].append(losses)
+
     def matrix(self) -> np.ndarray | None:
         """Mean pairwise matrix over runs (first accountant), if kept."""
         if self.sum_matrix is None:
@@ -207,11 +281,20 @@ class PrivacyTracking:
     def _report(self) -> dict:
         cfg, topo = self.config, self.topo
         ldp = np.concatenate(self.ldp)
-        out: dict = {"epsilon0": cfg.epsilon, "delta0": cfg.delta,
+        out: dict = {"epsilon0": cfg.local_epsilon, "delta0": cfg.delta,
                      "ldp": {"method": "min(k eps0, DRV(eps0, delta, k)) over a node's "
                                        "k contributions", "mean": float(ldp.mean()),
                              "min": float(ldp.min()), "max": float(ldp.max())}}
-        if topo.kind == "ring":
+        if cfg.task == "histogram":
+            out["shuffle_bound"] = cfg.shuffle
+            out["theory"] = {}
+            if topo.kind == "ring":
+                out["theory"]["histogram-ring"] = shuffle_tracker.ring_histogram_theory(
+                    topo.n, cfg.rounds, cfg.local_epsilon, cfg.delta, cfg.shuffle, cfg.domain)
+            elif topo.kind == "graph":
+                out["note"] = ("pairwise tracking covers the ring and the complete graph; "
+                               "only the LDP baseline is reported on other graphs")
+        elif topo.kind == "ring":
             out["theory"] = {name: float(curve(n=topo.n, K=cfg.rounds, eps0=cfg.epsilon,
                                                delta=cfg.delta))
                              for name, curve in bounds.CURVES.items() if name.startswith("ring")}

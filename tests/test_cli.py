@@ -1,4 +1,5 @@
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -231,10 +232,81 @@ def test_bounds_command(capsys):
     code, out, _ = run(capsys, "bounds", "--points", "4", "--csv")
     assert code == 0
     rows = out.strip().splitlines()
-    assert rows[0] == "n,curve,epsilon" and len(rows) == 1 + 4 * 8
+    assert rows[0] == "n,curve,epsilon" and len(rows) == 1 + 4 * 9
     res = json.loads(run(capsys, "bounds", "--points", "3", "--curve", "complete-ndp-chernoff",
                          "--json")[1])
     ndp = res["curves"]["complete-ndp-chernoff"]
     assert len(ndp) == 3 and ndp[0] > ndp[1] > ndp[2]  # falls with n
     code, _, err = run(capsys, "bounds", "--delta", "2")
     assert code == 2 and "--delta" in err
+
+
+HISTOGRAM_ORACLES = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the",
+                     "she")
+
+
+@pytest.mark.parametrize("name", HISTOGRAM_ORACLES)
+def test_histogram_with_every_oracle(capsys, name):
+    code, out, _ = run(capsys, "simulate", "--task", "histogram", "--mechanism", name,
+                       "--domain", "6", "--nodes", "40", "--seed", "3", "--json")
+    assert code == 0
+    res = json.loads(out)
+    util = res["utility"]
+    assert len(util["estimate"]) == len(util["truth"]) == 6
+    assert sum(util["truth"]) == pytest.approx(1.0)
+    for key in ("l1", "linf", "mse"):
+        assert util[key] >= 0
+    assert util["mse"] == pytest.approx(np.mean((np.array(util["estimate"])
+                                                 - np.array(util["truth"])) ** 2))
+    assert res["mechanism"]["name"] == name
+    emp = res["privacy"]["empirical"][0]
+    assert emp["max"] <= res["privacy"]["ldp"]["max"]
+
+
+def test_histogram_ring_with_gamma(capsys):
+    res = json.loads(run(capsys, "simulate", "--task", "histogram", "--topology", "ring",
+                         "--gamma", "0.25", "--domain", "4", "--nodes", "30", "--rounds", "2",
+                         "--seed", "1", "--json")[1])
+    eps0 = math.log(1 + 4 * 0.75 / 0.25)
+    assert res["privacy"]["epsilon0"] == pytest.approx(eps0)
+    assert res["mechanism"]["epsilon"] == pytest.approx(eps0)
+    assert res["utility"]["dummies"] == 29 and res["utility"]["reports"] == 60
+    theory = res["privacy"]["theory"]["histogram-ring"]
+    assert res["privacy"]["empirical"][0]["max"] == pytest.approx(theory)
+
+
+def test_histogram_same_seed_same_bytes(capsys):
+    argv = ("simulate", "--task", "histogram", "--mechanism", "olh", "--nodes", "50",
+            "--seed", "9", "--json")
+    first = json.loads(run(capsys, *argv)[1])
+    second = json.loads(run(capsys, *argv)[1])
+    for res in (first, second):
+        for r in res["runs"]:
+            r.pop("runtime_s")
+        res.pop("runtime_s")
+    assert first == second
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["--mechanism", "sue", "--gamma", "0.5"], "--gamma"),
+    (["--gamma", "1.5"], "--gamma"),
+    (["--accountant", "rdp"], "--accountant"),
+    (["--mechanism", "oue", "--shuffle", "blanket"], "--shuffle"),
+    (["--domain", "1"], "--domain"),
+    (["--mechanism", "gaussian"], "--mechanism"),
+])
+def test_bad_histogram_input(capsys, argv, flag):
+    code, _, err = run(capsys, "simulate", "--task", "histogram", "--nodes", "20", *argv)
+    assert code == 2 and flag in err and err.count("\n") == 1
+
+
+def test_histogram_categories_from_a_file(capsys, tmp_path):
+    data = tmp_path / "cats.csv"
+    data.write_text("cat\n" + "\n".join(str(i % 5) for i in range(30)) + "\n")
+    code, out, _ = run(capsys, "simulate", "--task", "histogram", "--data-file", str(data),
+                       "--domain", "5", "--seed", "1", "--json")
+    assert code == 0 and json.loads(out)["utility"]["truth"] == [0.2] * 5
+    code, _, err = run(capsys, "simulate", "--task", "histogram", "--data-file", str(data),
+                       "--domain", "4")
+    assert code == 2 and "--domain" in err
+    assert run(capsys, "simulate", "--task", "sum", "--data", "zipf")[0] == 2

@@ -1,15 +1,31 @@
-"""Local randomizers, one module per family, all sharing :class:`Mechanism`."""
+"""Local randomizers, one module per family, all sharing :class:`Mechanism` (numbers) or
+:class:`FrequencyOracle` (categories)."""
 
 from __future__ import annotations
 
 from netdp.errors import InputError
 from netdp.mechanisms.additive import Gaussian, Laplace, analytic_sigma, classic_sigma
-from netdp.mechanisms.base import AdditiveNoise, Mechanism
+from netdp.mechanisms.base import AdditiveNoise, FrequencyOracle, Mechanism
+from netdp.mechanisms.hadamard_response import HadamardResponse
+from netdp.mechanisms.histogram_encoding import SHE, THE
+from netdp.mechanisms.local_hashing import BLH, OLH
+from netdp.mechanisms.numeric import Duchi, Hybrid, Piecewise
+from netdp.mechanisms.randomized_response import GRR
+from netdp.mechanisms.rappor import RAPPOR
+from netdp.mechanisms.sketch import CMS, HCMS
+from netdp.mechanisms.unary import OUE, SUE
 
-NUMERIC = {"gaussian": Gaussian, "laplace": Laplace}
+NUMERIC = {"laplace": Laplace, "gaussian": Gaussian, "duchi": Duchi, "piecewise": Piecewise,
+           "hybrid": Hybrid}
+FREQUENCY = {"grr": GRR, "sue": SUE, "oue": OUE, "blh": BLH, "olh": OLH,
+             "hr": HadamardResponse, "cms": CMS, "hcms": HCMS, "rappor": RAPPOR, "the": THE,
+             "she": SHE}
+HASHED = ("cms", "hcms", "rappor")  # public hash functions, drawn per run from hash_seed
 
-__all__ = ["NUMERIC", "AdditiveNoise", "Gaussian", "Laplace", "Mechanism", "additive",
-           "analytic_sigma", "classic_sigma"]
+__all__ = ["BLH", "CMS", "FREQUENCY", "GRR", "HASHED", "HCMS", "NUMERIC", "OLH", "OUE",
+           "RAPPOR", "SHE", "SUE", "THE", "AdditiveNoise", "Duchi", "FrequencyOracle",
+           "Gaussian", "HadamardResponse", "Hybrid", "Laplace", "Mechanism", "Piecewise",
+           "additive", "analytic_sigma", "classic_sigma", "frequency_oracle", "numeric"]
 
 
 def additive(name: str, epsilon: float, delta: float, sensitivity: float,
@@ -20,3 +36,36 @@ def additive(name: str, epsilon: float, delta: float, sensitivity: float,
     if name == "laplace":
         return Laplace(epsilon, sensitivity)
     raise InputError("mechanism", f"summation needs gaussian or laplace (got {name!r})")
+
+
+def numeric(name: str, epsilon: float, delta: float = 0.0) -> Mechanism:
+    """A randomizer for a number in [-1, 1] by name (sensitivity 2 for the additive ones)."""
+    if name in ("gaussian", "laplace"):
+        return additive(name, epsilon, delta, 2.0)
+    if name not in NUMERIC:
+        raise InputError("mechanism", f"must be one of {', '.join(NUMERIC)} (got {name!r})")
+    return NUMERIC[name](epsilon)
+
+
+def frequency_oracle(name: str, epsilon: float, domain: int, hash_seed: int = 0,
+                     **options) -> FrequencyOracle:
+    """A frequency oracle by its CLI name; ``hash_seed`` picks the public hash functions of
+    ``cms``, ``hcms`` and ``rappor`` (draw it per run for estimates unbiased over hashes)."""
+    if name not in FREQUENCY:
+        raise InputError("mechanism", f"a histogram needs one of {', '.join(FREQUENCY)} "
+                         f"(got {name!r})")
+    if name == "rappor":
+        # a Bloom filter of at least 32 bits and 2 bits per item, and hash functions whose
+        # design has full rank (linear decoding needs it): the next seeds are tried
+        options.setdefault("bloom", max(32, 1 << (2 * domain - 1).bit_length()))
+        for attempt in range(100):
+            try:
+                return RAPPOR.from_epsilon(epsilon, domain, hash_seed=hash_seed + attempt,
+                                           **options)
+            except InputError as exc:
+                if exc.param != "hash_seed":
+                    raise
+        raise InputError("domain", f"no full-rank RAPPOR design found for {domain} items")
+    if name in HASHED:
+        return FREQUENCY[name](epsilon, domain, hash_seed=hash_seed, **options)
+    return FREQUENCY[name](epsilon, domain, **options)

@@ -58,3 +58,45 @@ class AdditiveNoise(Mechanism):
 
     def variance(self, values: np.ndarray) -> np.ndarray:
         return np.full(np.shape(values), self.std**2)
+
+
+class FrequencyOracle(ABC):
+    """An ε-LDP randomizer for a category in ``{0..d-1}`` with an additive aggregate.
+
+    A report is one row of the array :meth:`perturb` returns. :meth:`aggregate` maps
+    reports to a fixed-length vector that adds up over disjoint groups of reports
+    (``aggregate(a ++ b) == aggregate(a) + aggregate(b)``), so a token can carry the
+    running aggregate through a protocol; :meth:`estimate_counts` debiases it.
+
+    Subclasses are frozen dataclasses with ``epsilon`` and ``domain`` (d) fields.
+    """
+
+    name: str
+    epsilon: float
+    domain: int
+    delta: float = 0.0
+
+    @abstractmethod
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Randomize every user's category at once: one report per row."""
+
+    @abstractmethod
+    def aggregate(self, reports: np.ndarray) -> np.ndarray:
+        """The additive summary of a set of reports (a float or int vector)."""
+
+    @abstractmethod
+    def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+        """Unbiased count of each category from the aggregate of ``n`` reports."""
+
+    @abstractmethod
+    def variance(self, frequencies: np.ndarray, n: int) -> np.ndarray:
+        """Closed-form variance of each estimated frequency for true ``frequencies``."""
+
+    @abstractmethod
+    def describe(self) -> dict:
+        """Parameters and derived figures, for reports (JSON-safe)."""
+
+    def estimate(self, reports: np.ndarray) -> np.ndarray:
+        """Unbiased frequency of each category (never clipped or renormalised)."""
+        n = len(reports)
+        return self.estimate_counts(self.aggregate(reports), n) / n

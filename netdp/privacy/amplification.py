@@ -406,13 +406,13 @@ def fmt_numeric_delta(
 
 
 def fmt_numeric_epsilon(
-    eps0: npt.ArrayLike, n: npt.ArrayLike, delta: npt.ArrayLike
+    eps0: npt.ArrayLike, n: npt.ArrayLike, delta: npt.ArrayLike, *, rtol: float = 1e-12
 ) -> np.ndarray | np.float64:
     """FMT numeric bound: smallest eps with ``fmt_numeric_delta(eps0, n, eps) <= delta``.
 
-    Vectorized bisection on ``[0, eps0]`` to a relative precision of ``1e-12``; the
-    returned value is the upper end of the final bracket (sound). Check value of the spec:
-    ``eps0 = 4, n = 1e5, delta = 1e-6`` gives about 0.17.
+    Vectorized bisection on ``[0, eps0]`` to a relative precision of ``rtol``; the
+    returned value is the upper end of the final bracket (sound at any ``rtol``). Check
+    value of the spec: ``eps0 = 4, n = 1e5, delta = 1e-6`` gives about 0.17.
 
     Parameters
     ----------
@@ -427,12 +427,15 @@ def fmt_numeric_epsilon(
     delta = _f(delta)
     _check((delta > 0) & (delta <= 1), "delta must be in (0, 1]")
     res = _pairwise_apply(
-        lambda e0, nn: functools.partial(_fmt_epsilon_1d, float(e0), int(nn)), eps0, n, last=delta
+        lambda e0, nn: functools.partial(_fmt_epsilon_1d, float(e0), int(nn), rtol=rtol),
+        eps0, n, last=delta,
     )
     return _out(res)
 
 
-def _fmt_epsilon_1d(eps0: float, n: int, delta: np.ndarray) -> np.ndarray:
+def _fmt_epsilon_1d(
+    eps0: float, n: int, delta: np.ndarray, rtol: float = 1e-12
+) -> np.ndarray:
     """Vectorized bisection of the (decreasing) FMT delta curve on ``[0, eps0]``."""
     dropped = _fmt_c_grid(eps0, n)[2]
     if np.any(delta <= dropped):
@@ -442,7 +445,7 @@ def _fmt_epsilon_1d(eps0: float, n: int, delta: np.ndarray) -> np.ndarray:
     done = _fmt_delta_1d(eps0, n, lo) <= delta
     hi = np.where(done, 0.0, hi)
     for _ in range(200):
-        todo = np.flatnonzero(hi - lo > 1e-12 * np.maximum(hi, 1e-3))
+        todo = np.flatnonzero(hi - lo > rtol * np.maximum(hi, 1e-3))
         if todo.size == 0:
             break
         mid = 0.5 * (lo[todo] + hi[todo])

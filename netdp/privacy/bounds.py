@@ -219,6 +219,18 @@ def _complete(kind: str, bound: str) -> Callable[..., np.ndarray | np.float64]:
     return curve
 
 
+def histogram_ring(*, n, K, eps0, delta):
+    """Ring histogram with GRR reports: K windows of n - 1 shuffled reports (FMT numeric),
+    composed with KOV; every pair, given n - 1 dummies at each end."""
+    from netdp.privacy.shuffle_tracker import ring_histogram_theory
+
+    n, K, eps0, delta = np.broadcast_arrays(_f(n), _f(K), _f(eps0), _f(delta))
+    out = np.array([ring_histogram_theory(int(a), int(b), float(c), float(d))
+                    for a, b, c, d in zip(n.ravel(), K.ravel(), eps0.ravel(), delta.ravel(),
+                                          strict=True)])
+    return _out(out.reshape(n.shape))
+
+
 _CG = ("n", "T", "eps0", "delta")
 _RING = ("n", "K", "eps0", "delta")
 
@@ -266,6 +278,13 @@ CURVES: dict[str, Curve] = {
             "ring-ndp",
             ring_ndp,
             "ring, NDP over K turns: opti(eps0, delta', K) (total delta K delta0 + delta')",
+            _RING,
+        ),
+        Curve(
+            "histogram-ring",
+            histogram_ring,
+            "ring histogram: KOV over K turns of eps_shuffle(eps0, n - 1 reports), FMT numeric "
+            "(closed form beyond 1e6 reports)",
             _RING,
         ),
         Curve(

@@ -53,6 +53,9 @@ class PairLosses:
         The ``u`` of each corrected value (``None`` unless kept).
     delta
         The largest total δ of a pair.
+    split
+        Ring histograms: ``observers`` lists each node twice, first for the pairs
+        ``u > v`` (``weight[o] = n - 1 - v``), then for ``u < v``; no corrected pairs.
     """
 
     accountant: str
@@ -65,6 +68,7 @@ class PairLosses:
     counts: np.ndarray
     nodes: np.ndarray | None
     delta: float
+    split: bool = False
 
     @property
     def pairs(self) -> int:
@@ -78,8 +82,14 @@ class PairLosses:
             "pairs-out",
             f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {self.n})",
         )
-        check(self.nodes is not None, "pairs-out", "losses computed without keep_pairs")
+        check(self.nodes is not None or self.split, "pairs-out",
+              "losses computed without keep_pairs")
         check(np.all(self.observers >= 0), "pairs-out", "a coalition has no pair matrix")
+        if self.split:
+            upper = np.triu(np.ones((self.n, self.n), bool), 1)  # u < v
+            out = np.where(upper, self.base[self.n:][None, :], self.base[: self.n][None, :])
+            np.fill_diagonal(out, np.nan)
+            return out
         out = np.empty((self.n, self.n))
         out[:, self.observers] = self.base
         owner = np.repeat(self.observers, self.counts)
@@ -123,17 +133,7 @@ def walk_losses(
         f"must be one of {', '.join(WALK_ACCOUNTANTS)} for a walk (got {accountant!r})",
     )
     n = trace.n
-    holders = np.ascontiguousarray(trace.holders).reshape(-1)
-    if coalition is None:
-        n_ids, observers = n, np.arange(n, dtype=np.int64)
-        others = np.full(n, n - 1, dtype=np.int64)
-    else:
-        members = _coalition(coalition, n)
-        relabel = np.arange(n, dtype=holders.dtype)
-        relabel[members] = n
-        holders = relabel[holders]
-        n_ids, observers = n + 1, np.array([n], dtype=np.int64)
-        others = np.array([n - members.size], dtype=np.int64)
+    holders, n_ids, observers, others = observer_view(trace, coalition)
     mode = {"kov": kernels.KOV, "rdp": kernels.RDP, "pld": kernels.MU2}[accountant]
     base, weight, k, offsets, counts, values, nodes = kernels.pairwise(
         holders,
@@ -164,6 +164,20 @@ def walk_losses(
     return PairLosses(
         accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
     )
+
+
+def observer_view(trace: Trace, coalition: Sequence[int] | None):
+    """Flattened holders with a coalition relabelled to one id ``n``; the number of ids,
+    the observers' ids and how many nodes each observer is accounted against."""
+    n = trace.n
+    holders = np.ascontiguousarray(trace.holders).reshape(-1)
+    if coalition is None:
+        return holders, n, np.arange(n, dtype=np.int64), np.full(n, n - 1, dtype=np.int64)
+    members = _coalition(coalition, n)
+    relabel = np.arange(n, dtype=holders.dtype)
+    relabel[members] = n
+    return (relabel[holders], n + 1, np.array([n], dtype=np.int64),
+            np.array([n - members.size], dtype=np.int64))
 
 
 def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):
@@ -343,3 +357,42 @@ def _kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarr
 
 def _kov_homogeneous(eps0: float, k: int, delta: float) -> float:
     return float(_kov_homogeneous_array(eps0, np.array([k]), delta)[0])
+
+
+def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
+                coalition: Sequence[int] | None = None) -> PairLosses:
+    """Every pair's loss capped at its node's LDP loss: ``min(ε_{u→v}, LDP(u))``.
+
+    Both are upper bounds on the same loss (v's view is a post-processing of u's
+    reports), so the minimum is one too. Pairs of an observer's base group whose node
+    has a smaller LDP loss become explicit corrected pairs (sorting the LDP losses finds
+    them without touching the others). Needs the corrected pairs' nodes.
+    """
+    check(losses.nodes is not None and not losses.split, "pairs-out",
+          "clipping needs the corrected pairs' nodes")
+    ldp = np.asarray(ldp, dtype=float)
+    n = losses.n
+    owner_of_value = np.repeat(np.arange(losses.observers.size), losses.counts)
+    values = np.minimum(losses.values, ldp[losses.nodes])
+    order = np.argsort(ldp, kind="stable")
+    below = np.searchsorted(ldp[order], losses.base, side="left")  # ldp_u < base
+    take_owner = np.repeat(np.arange(losses.observers.size), below)
+    start = np.repeat(np.cumsum(below) - below, below)
+    take_node = order[np.arange(take_owner.size) - start]
+    key = take_owner * (n + 1) + take_node
+    mine = np.flatnonzero(losses.observers >= 0)
+    excluded = [owner_of_value * (n + 1) + losses.nodes,
+                mine * (n + 1) + losses.observers[mine]]
+    if coalition is not None:  # one observer, index 0: its members are not pairs
+        excluded.append(_coalition(coalition, n))
+    excluded = np.concatenate(excluded)
+    keep = ~np.isin(key, excluded)
+    take_owner, take_node = take_owner[keep], take_node[keep]
+    weight = losses.weight - np.bincount(take_owner, minlength=losses.observers.size)
+    all_owner = np.concatenate([owner_of_value, take_owner])
+    regroup = np.argsort(all_owner, kind="stable")
+    return PairLosses(
+        losses.accountant, n, losses.observers, losses.base, weight, losses.entries,
+        np.concatenate([values, ldp[take_node]])[regroup],
+        np.bincount(all_owner, minlength=losses.observers.size),
+        np.concatenate([losses.nodes, take_node])[regroup], losses.delta)

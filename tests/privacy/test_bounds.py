@@ -117,7 +117,8 @@ def test_registry_and_table():
         opti(EPS0, DELTA, contributions_chernoff(n, 100 * n, DELTA)),
     )
     ring = curve_table(n[1:], K=5, eps0=0.5, delta=1e-6)
-    assert set(ring) == {"ring-ndp", "ring-ldp"}
+    assert set(ring) == {"ring-ndp", "ring-ldp", "histogram-ring"}
+    assert np.all(np.diff(ring["histogram-ring"]) <= 0)  # more reports, more amplification
     with pytest.raises(ValueError, match="needs"):
         curve_table(n, names=["ring-ndp"], eps0=0.5, delta=1e-6)
     with pytest.raises(ValueError, match="unknown curve"):

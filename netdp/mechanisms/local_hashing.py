@@ -1,0 +1,169 @@
+"""Local-hashing frequency oracles: BLH (g = 2) and OLH (g = round(e^ε) + 1).
+
+Each user draws its own hash ``H(x) = ((a x + b) mod P) mod g`` from the universal
+family of :mod:`netdp.mechanisms._hashing`, hashes its category and applies generalized
+randomized response over ``[g]``: ``y = H(v)`` with probability ``p = e^ε/(e^ε+g-1)``,
+else one of the other ``g - 1`` values uniformly (each with ``q = 1/(e^ε+g-1)``). The
+report ``(a, b, y)`` supports every category ``i`` with ``H(i) = y`` (Wang et al. 2017).
+
+``p* = p`` exactly. ``q* = P[H(i) = y]`` for ``i != v`` is ``1/g`` up to the collision
+probability of the family: for ``x != x'`` the pair ``((a x + b) mod P, (a x' + b) mod P)``
+is a uniform pair of distinct residues, so ``P[H(x) = H(x')] = sum_r c_r (c_r - 1) /
+(P (P - 1))`` with ``c_r = |{z < P : z mod g = r}|``, within ``1/P`` (about 5e-10) of
+``1/g``. The estimator uses ``q* = 1/g``; the bias this leaves is below ``n / P`` counts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from netdp.errors import check
+from netdp.mechanisms._hashing import PRIME, draw_keys, hash_values
+from netdp.mechanisms._oracle import (
+    CHUNK_ELEMENTS,
+    PureOracle,
+    check_categories,
+    check_domain,
+    check_epsilon,
+    check_int,
+    check_reports,
+)
+
+
+def support_counts(keys: np.ndarray, y: np.ndarray, domain: int, g: int,
+                   chunk_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
+    """``C_i = sum_j 1[H_j(i) = y_j]`` for every category ``i`` in ``[0, domain)``.
+
+    Hashes a chunk of reports against all categories at once; chunks hold about
+    ``chunk_elements`` (rows x domain) entries, so each int64 temporary stays near
+    ``8 * chunk_elements`` bytes.
+
+    Parameters
+    ----------
+    keys
+        int64 array (n, 2) of hash keys (columns a, b).
+    y
+        int64 array (n,) of reported hash values in ``[0, g)``.
+    domain, g
+        Number of categories and size of the hash range.
+    chunk_elements
+        Target size of one (rows x domain) temporary.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 array (domain,) of support counts.
+    """
+    items = np.arange(domain, dtype=np.int64)
+    counts = np.zeros(domain, dtype=np.int64)
+    rows = max(1, chunk_elements // domain)
+    for start in range(0, len(y), rows):
+        hashed = hash_values(keys[start:start + rows, None, :], items, g)
+        counts += np.count_nonzero(hashed == y[start:start + rows, None], axis=0)
+    return counts
+
+
+@dataclass(frozen=True)
+class _LocalHashing(PureOracle):
+    """Per-user universal hash into ``[g]``, then GRR over the g hash values."""
+
+    epsilon: float
+    domain: int
+    g: int | None = None
+    p: float = field(init=False)
+    q: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_domain(self.domain, PRIME)
+        g = self._resolve_g()
+        check_int(g, "g", 2, PRIME - 1)
+        g = int(g)
+        e = math.exp(self.epsilon)
+        object.__setattr__(self, "g", g)
+        object.__setattr__(self, "p", e / (e + g - 1))
+        object.__setattr__(self, "q", 1 / (e + g - 1))
+
+    def _resolve_g(self) -> int | None:
+        return self.g
+
+    @property
+    def p_star(self) -> float:
+        """Probability that a report supports its own category: ``e^ε/(e^ε+g-1)``."""
+        return self.p
+
+    @property
+    def q_star(self) -> float:
+        """Probability that a report supports a given other category: ``1/g``."""
+        return 1 / self.g
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Reports as an int64 array (n, 3): hash key ``a``, ``b`` and perturbed hash ``y``.
+
+        Draws, in order: every user's key (``draw_keys``), one uniform per user (keep
+        ``H(v)`` when below ``p``) and one offset in ``[1, g)`` per user (the value sent
+        otherwise is ``(H(v) + offset) mod g``, uniform over the other g - 1 values).
+        """
+        v = check_categories(values, self.domain)
+        n = v.size
+        keys = draw_keys(rng, n)
+        hashed = hash_values(keys, v, self.g)
+        keep = rng.random(n) < self.p
+        offset = rng.integers(1, self.g, n)
+        out = np.empty((n, 3), dtype=np.int64)
+        out[:, :2] = keys
+        out[:, 2] = np.where(keep, hashed, (hashed + offset) % self.g)
+        return out
+
+    def aggregate(self, reports: np.ndarray) -> np.ndarray:
+        """int64 support count of every category, ``sum_j 1[H_j(i) = y_j]``, vectorized."""
+        reports = check_reports(reports, 3, "(a, b, y)").astype(np.int64, copy=False)
+        if len(reports):
+            a, b, y = reports[:, 0], reports[:, 1], reports[:, 2]
+            check(a.min() >= 1 and a.max() < PRIME and b.min() >= 0 and b.max() < PRIME
+                  and y.min() >= 0 and y.max() < self.g, "reports",
+                  f"need 1 <= a < {PRIME}, 0 <= b < {PRIME} and 0 <= y < {self.g}")
+        return support_counts(reports[:, :2], reports[:, 2], self.domain, self.g)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,
+                "domain": self.domain, "g": self.g, "p": self.p, "q": self.q,
+                "p_star": self.p_star, "q_star": self.q_star,
+                "report": "int64 (a, b, y): hash key and perturbed hash value"}
+
+
+@dataclass(frozen=True)
+class BLH(_LocalHashing):
+    """Binary local hashing: g = 2, ``p* = e^ε/(e^ε+1)``, ``q* = 1/2``.
+
+    Variance of a frequency ``(e^ε+1)^2 / (n (e^ε-1)^2) - f / n``
+    (``1 - p* - q* = -(p* - q*)``). ``BLH(epsilon, domain)``: ε of one report (> 0),
+    number of categories d (>= 2); g is fixed.
+    """
+
+    g: int = field(default=2, init=False)
+    name = "blh"
+
+
+@dataclass(frozen=True)
+class OLH(_LocalHashing):
+    """Optimized local hashing: ``g = round(e^ε) + 1`` unless ``g`` is given.
+
+    With ``g = e^ε + 1`` exactly, ``p* = 1/2`` and the variance equals OUE's,
+    ``(4 e^ε/(e^ε-1)^2 + f) / n``; with the rounded g it is close to it.
+    ``OLH(epsilon, domain, g=None)``: ε of one report (> 0), number of categories d
+    (>= 2), size of the hash range (integer >= 2, default ``round(e^ε) + 1``).
+    """
+
+    name = "olh"
+
+    def _resolve_g(self) -> int | None:
+        if self.g is not None:
+            return self.g
+        check(self.epsilon < math.log(PRIME - 2), "epsilon",
+              f"OLH's default g = round(e^epsilon) + 1 must stay below {PRIME} "
+              f"(epsilon < {math.log(PRIME - 2):.2f}, got {self.epsilon}); pass g explicitly")
+        return round(math.exp(self.epsilon)) + 1

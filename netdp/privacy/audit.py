@@ -1,0 +1,82 @@
+"""Empirical lower bounds on ε from a distinguishing test (accounting.md §5).
+
+Run a mechanism many times on two neighbouring inputs, let a test fixed in advance
+decide which input produced each output, and count its errors. Clopper-Pearson upper
+bounds on the two error rates turn the counts into a lower bound on ε that holds with
+the stated confidence (Kairouz et al. 2015): an audit bound above a claimed ε is a
+privacy bug.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special, stats
+
+
+def clopper_pearson_upper(errors: int, trials: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper-Pearson upper bound on a rate from ``errors`` in ``trials``."""
+    if not 0 <= errors <= trials or trials <= 0:
+        raise ValueError(f"need 0 <= errors <= trials and trials > 0 "
+                         f"(got {errors}, {trials})")
+    if errors == trials:
+        return 1.0
+    return float(stats.beta.ppf(confidence, errors + 1, trials - errors))
+
+
+def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
+                        delta: float = 0.0, confidence: float = 0.95) -> float:
+    """ε that the observed error counts prove, at the given confidence.
+
+    ``max(ln((1 - δ - FPR_hi) / FNR_hi), ln((1 - δ - FNR_hi) / FPR_hi))``, each rate
+    bounded at confidence ``1 - (1 - confidence)/2`` so both hold together. Returns
+    0 when the counts prove nothing.
+    """
+    level = 1 - (1 - confidence) / 2
+    fpr = clopper_pearson_upper(false_positives, trials, level)
+    fnr = clopper_pearson_upper(false_negatives, trials, level)
+    best = 0.0
+    for num, den in ((1 - delta - fpr, fnr), (1 - delta - fnr, fpr)):
+        if num > 0 and den > 0:
+            best = max(best, math.log(num / den))
+    return best
+
+
+def gaussian_mu_lower_bound(false_positives: int, false_negatives: int, trials: int,
+                            confidence: float = 0.95) -> float:
+    """Gaussian-DP fit ``μ_lb = Φ⁻¹(1 - FPR_hi) - Φ⁻¹(FNR_hi)``, floored at 0."""
+    level = 1 - (1 - confidence) / 2
+    fpr = clopper_pearson_upper(false_positives, trials, level)
+    fnr = clopper_pearson_upper(false_negatives, trials, level)
+    return max(0.0, float(special.ndtri(1 - fpr) - special.ndtri(fnr)))
+
+
+def audit_threshold(outputs0: np.ndarray, outputs1: np.ndarray, threshold: float,
+                    delta: float = 0.0, confidence: float = 0.95) -> float:
+    """Lower bound on ε from the test "say input 1 when the output exceeds ``threshold``".
+
+    ``outputs0`` and ``outputs1`` are scores of runs on the two inputs (the same number
+    of each); choose ``threshold`` before looking at them.
+    """
+    outputs0, outputs1 = np.asarray(outputs0), np.asarray(outputs1)
+    if len(outputs0) != len(outputs1):
+        raise ValueError("need the same number of runs on both inputs")
+    false_positives = int(np.count_nonzero(outputs0 > threshold))
+    false_negatives = int(np.count_nonzero(outputs1 <= threshold))
+    return epsilon_lower_bound(false_positives, false_negatives, len(outputs0), delta,
+                               confidence)
+
+
+def audit_membership(in_set0: np.ndarray, in_set1: np.ndarray, delta: float = 0.0,
+                     confidence: float = 0.95) -> float:
+    """Lower bound on ε from the test "say input 1 when the output lies in S".
+
+    ``in_set0`` and ``in_set1`` are booleans: whether each run's output fell in the
+    rejection set S (fixed in advance) on input 0 and on input 1.
+    """
+    in_set0, in_set1 = np.asarray(in_set0, bool), np.asarray(in_set1, bool)
+    if len(in_set0) != len(in_set1):
+        raise ValueError("need the same number of runs on both inputs")
+    return epsilon_lower_bound(int(in_set0.sum()), int((~in_set1).sum()), len(in_set0),
+                               delta, confidence)

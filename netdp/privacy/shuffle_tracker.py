@@ -1,0 +1,338 @@
+"""Pairwise losses of the histogram protocols: amplification by shuffling, per window.
+
+A token that carries a count vector shows an observer only the *sum* of the reports
+added since it last saw the token: a multiset, i.e. the reports shuffled. Each such
+*window* is one release; node ``u``'s report in it is hidden among the ``r`` reports of
+the window (``shuffled_epsilon``), and where ``u``'s presence is uncertain (the random
+walk) the release is also subsampled, at rate ``1 - (1 - 1/others)^r``. A pair composes
+its windows with KOV heterogeneous composition and ``δ̃ = k δ`` (as the reference
+tracker of the summation does), so ``kov`` is the one accountant here.
+
+Windows, beyond the cycles between two visits of the observer: the prefix of a token
+before the observer first holds it, and the suffix after it last holds it (the final
+count is published). A window whose last report was handed to the observer, or whose
+first report came from the node the observer handed the token to, has those nodes'
+presence certain (*attributable*, as in the summation tracker).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numba as nb
+import numpy as np
+
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.privacy import _walk_kernels as kernels
+from netdp.privacy.accountants import kov_het_epsilon
+from netdp.privacy.amplification import blanket_epsilon, fmt_closed_epsilon, fmt_numeric_epsilon
+from netdp.privacy.tracker import (
+    PairLosses,
+    _coalition,
+    _kov_homogeneous_array,
+    clip_to_ldp,
+    ldp_losses,
+    observer_view,
+)
+
+SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
+EXACT_R = 64  # windows up to this many reports get their own bound; larger ones share bins
+R_RATIO = 1.05
+RTOL = 1e-6  # relative precision of the FMT numeric ε (rounded up: still sound)
+NUMERIC_MAX_R = 10**6  # FMT numeric costs O(sqrt r) per step; beyond, see shuffled_epsilon
+
+
+def shuffled_epsilon(bound: str, eps0: float, reports: np.ndarray, delta: float,
+                     domain: int = 2) -> np.ndarray:
+    """ε of one report hidden among ``reports`` shuffled ε0-LDP reports (its own included).
+
+    Never above ``eps0`` (the report alone is ε0-DP); outside a bound's validity the bound
+    falls back to ``eps0``. ``blanket`` holds for k-ary randomized response only.
+    ``fmt-numeric`` is evaluated up to :data:`NUMERIC_MAX_R` reports; more reports get the
+    smaller of its value there (bounds fall as reports are added) and the closed form.
+    """
+    r = np.asarray(reports, dtype=float)
+    out = np.full(r.shape, float(eps0))
+    many = r >= 2
+    if not many.any():
+        return out
+    rr = r[many]
+    if bound == "fmt-numeric":
+        uniq, inv = np.unique(np.minimum(rr, NUMERIC_MAX_R), return_inverse=True)
+        val = np.asarray(fmt_numeric_epsilon(eps0, uniq, delta, rtol=RTOL))[inv]
+        huge = rr > NUMERIC_MAX_R
+        if huge.any():
+            closed = fmt_closed_epsilon(eps0, rr[huge], delta, strict=False)
+            val[huge] = np.fmin(val[huge], np.nan_to_num(closed, nan=np.inf))
+    elif bound == "fmt-closed":
+        val = np.asarray(fmt_closed_epsilon(eps0, rr, delta, strict=False))
+    elif bound == "blanket":
+        val = np.asarray(blanket_epsilon(eps0, rr, delta, domain, strict=False))
+    else:
+        raise ValueError(f"unknown shuffle bound {bound!r}")
+    out[many] = np.fmin(np.nan_to_num(val, nan=np.inf), eps0)
+    return out
+
+
+def _binned_epsilon(bound, eps0, reports, delta, domain) -> np.ndarray:
+    """``shuffled_epsilon`` per window, with large windows binned (each bin takes the
+    bound of its smallest window: bounds fall as windows grow, so this stays sound)."""
+    reports = np.asarray(reports, dtype=np.int64)
+    if reports.size == 0:
+        return np.empty(0)
+    key = reports.copy()
+    big = reports > EXACT_R
+    key[big] = EXACT_R + np.ceil(np.log(reports[big] / EXACT_R) / math.log(R_RATIO)).astype(
+        np.int64)
+    ids, inv = np.unique(key, return_inverse=True)
+    smallest = np.full(ids.size, np.iinfo(np.int64).max)
+    np.minimum.at(smallest, inv, reports)
+    return shuffled_epsilon(bound, eps0, smallest, delta, domain)[inv]
+
+
+def walk_windows(holders: np.ndarray, steps: int, n_ids: int, observers: np.ndarray):
+    """Every window of every observer: (owner index, reports, first, last) arrays.
+
+    ``first`` is the node whose report opens the window if the observer knows it (the
+    node it handed the token to), ``last`` the node that handed the token back, ``-1``
+    where the observer cannot tell.
+    """
+    start, pos = kernels.group_by_holder(holders, n_ids)
+    owner = np.repeat(np.arange(n_ids), np.diff(start))
+    token = pos // steps
+    offset = pos - token * steps
+    head = np.ones(pos.size, bool)
+    head[1:] = (owner[1:] != owner[:-1]) | (token[1:] != token[:-1])
+    tail = np.ones(pos.size, bool)
+    tail[:-1] = head[1:]
+    obs_index = np.full(n_ids, -1, np.int64)
+    obs_index[observers] = np.arange(observers.size)
+    padded = np.append(holders, -1)
+
+    # cycles: consecutive holds of one observer in one token, with reports in between
+    e = np.flatnonzero(~head)
+    r_cyc = pos[e] - pos[e - 1] - 1
+    keep = r_cyc > 0
+    e, r_cyc = e[keep], r_cyc[keep]
+    cyc = (owner[e], r_cyc, padded[pos[e - 1] + 1], padded[pos[e] - 1])
+    # prefixes: the reports of a token before the observer first holds it
+    e = np.flatnonzero(head & (offset > 0))
+    pre = (owner[e], offset[e], np.full(e.size, -1), padded[pos[e] - 1])
+    # suffixes: the reports after the observer last holds a token (the result is public)
+    e = np.flatnonzero(tail & (offset < steps - 1))
+    suf = (owner[e], steps - 1 - offset[e], padded[pos[e] + 1], np.full(e.size, -1))
+    # tokens an observer never holds: all their reports reach it only through the result
+    tokens = holders.size // steps
+    seen = np.zeros((n_ids, tokens), bool)
+    seen[owner, token] = True
+    never_v, _ = np.nonzero(~seen)
+    unseen = (never_v, np.full(never_v.size, steps), np.full(never_v.size, -1),
+              np.full(never_v.size, -1))
+    parts = [cyc, pre, suf, unseen]
+    own = np.concatenate([p[0] for p in parts])
+    sel = obs_index[own] >= 0
+    cols = [np.concatenate([p[i] for p in parts])[sel] for i in range(4)]
+    cols[0] = obs_index[cols[0]]
+    order = np.argsort(cols[0], kind="stable")
+    return tuple(np.ascontiguousarray(c[order]).astype(np.int64) for c in cols)
+
+
+@nb.njit(cache=True)
+def _entry_loss(eps_s, r, c, others):
+    if c == 0:
+        q = -math.expm1(r * math.log1p(-1.0 / others)) if others > 1 else 1.0
+        if eps_s < 1.0:
+            return math.log1p(q * math.expm1(eps_s))
+        return eps_s + math.log(q + (1.0 - q) * math.exp(-eps_s))
+    return c * eps_s
+
+
+@nb.njit(cache=True)
+def _pairwise_windows(own, reports, first, last, eps_s, n_obs, n_ids, others, delta, keep):
+    """Base loss per observer (every node absent-or-hidden in each window) and the
+    corrected losses of the nodes an observer can place in some window."""
+    k = np.zeros(n_obs, np.int64)
+    lo = np.zeros(n_obs + 1, np.int64)
+    for i in range(own.size):
+        lo[own[i] + 1] += 1
+    for o in range(n_obs):
+        lo[o + 1] += lo[o]
+    offsets = np.zeros(n_obs + 1, np.int64)
+    for o in range(n_obs):
+        offsets[o + 1] = offsets[o] + 2 * (lo[o + 1] - lo[o])
+    values = np.empty(offsets[-1])
+    ids = np.empty(offsets[-1] if keep else 0, np.int64)
+    base = np.zeros(n_obs)
+    weight = np.zeros(n_obs, np.int64)
+    counts = np.zeros(n_obs, np.int64)
+    acc = np.zeros((n_ids, 3))
+    seen = np.zeros(n_ids, np.bool_)
+    f0 = np.empty(3)
+    fc = np.empty(3)
+    total = np.empty(3)
+    touched = np.empty(2 * own.size + 2, np.int64)
+    for o in range(n_obs):
+        basef = np.zeros(3)
+        nt = 0
+        for i in range(lo[o], lo[o + 1]):
+            k[o] += 1
+            kernels._kov_features(_entry_loss(eps_s[i], reports[i], 0, others[o]), f0)
+            for f in range(3):
+                basef[f] += f0[f]
+            a, b = first[i], last[i]
+            for r in range(2):
+                u = a if r == 0 else b
+                if u < 0 or (r == 1 and u == a):
+                    continue
+                c = 2 if (r == 0 and u == b and reports[i] >= 2) else 1
+                kernels._kov_features(_entry_loss(eps_s[i], reports[i], c, others[o]), fc)
+                for f in range(3):
+                    acc[u, f] += fc[f] - f0[f]
+                if not seen[u]:
+                    seen[u] = True
+                    touched[nt] = u
+                    nt += 1
+        base[o] = kernels._kov_final(basef, k[o], delta)
+        weight[o] = others[o] - nt
+        out = offsets[o]
+        for r in range(nt):
+            u = touched[r]
+            for f in range(3):
+                total[f] = basef[f] + acc[u, f]
+                acc[u, f] = 0.0
+            seen[u] = False
+            values[out + r] = kernels._kov_final(total, k[o], delta)
+            if keep:
+                ids[out + r] = u
+        counts[o] = nt
+    return base, weight, k, offsets, counts, values, ids
+
+
+def walk_histogram_losses(
+    trace: Trace,
+    eps0: float,
+    delta: float,
+    bound: str = "fmt-numeric",
+    domain: int = 2,
+    coalition: Sequence[int] | None = None,
+    keep_pairs: bool = False,
+) -> PairLosses:
+    """Pairwise losses of the random-walk histogram (AISTATS 2022 Alg. 4), each capped at
+    its node's LDP loss (:func:`~netdp.privacy.tracker.clip_to_ldp`).
+
+    Parameters
+    ----------
+    trace
+        The walk (one or more tokens) on the complete graph.
+    eps0
+        LDP level of one report.
+    delta
+        δ of each shuffle bound and of each entry's share of KOV's ``δ̃ = k δ``.
+    bound
+        Shuffle bound: ``fmt-numeric`` (default), ``fmt-closed`` or ``blanket``.
+    domain
+        Domain size (``blanket`` only).
+    coalition
+        Nodes observing as one.
+    keep_pairs
+        Keep the node of each corrected pair (for :meth:`PairLosses.matrix`).
+    """
+    check(bound in SHUFFLE_BOUNDS, "shuffle",
+          f"must be one of {', '.join(SHUFFLE_BOUNDS)} (got {bound!r})")
+    n = trace.n
+    holders, n_ids, observers, others = observer_view(trace, coalition)
+    holders = holders.astype(np.int64)
+    own, reports, first, last = walk_windows(holders, trace.steps, n_ids, observers)
+    eps_s = _binned_epsilon(bound, eps0, reports, delta, domain)
+    base, weight, k, offsets, counts, values, nodes = _pairwise_windows(
+        own, reports, first, last, eps_s, observers.size, n_ids, others, float(delta),
+        True)
+    used = kernels.compact(values, nodes, offsets, counts, True)
+    k_max = int(k.max()) if k.size else 0
+    raw = PairLosses(
+        "kov", n, np.array([-1]) if coalition is not None else observers, base, weight, k,
+        values[:used], counts, nodes[:used], k_max * delta * (2 + math.exp(eps0)),
+    )
+    return clip_to_ldp(raw, ldp_losses(trace, eps0, delta), coalition)
+
+
+def ring_histogram_losses(
+    n: int,
+    rounds: int,
+    eps0: float,
+    delta: float,
+    bound: str = "fmt-numeric",
+    domain: int = 2,
+    dummies: int = 0,
+    coalition: Sequence[int] | None = None,
+) -> PairLosses:
+    """Pairwise losses of the ring histogram (AISTATS 2022 Alg. 2).
+
+    Node 0 starts the token with ``dummies`` reports of uniform values and adds as many
+    again before publishing; it knows them, every other observer counts them as reports.
+    Observer ``v`` sees ``K + 1`` windows: the first (dummies and nodes ``0..v-1``), the
+    ``K - 1`` full turns of the ``n - 1`` others, and the last (nodes ``v+1..n-1`` and the
+    closing dummies). Every node sits in ``K`` of them, with certainty.
+    """
+    check(bound in SHUFFLE_BOUNDS, "shuffle",
+          f"must be one of {', '.join(SHUFFLE_BOUNDS)} (got {bound!r})")
+    if coalition is not None:
+        return _ring_coalition(n, rounds, eps0, delta, bound, domain, dummies,
+                               _coalition(coalition, n))
+    v = np.arange(n)
+    pad = np.where(v > 0, dummies, 0)
+    full = _binned_epsilon(bound, eps0, np.array([n - 1]), delta, domain)[0]
+    first = _binned_epsilon(bound, eps0, v + pad, delta, domain)  # u < v, turn 1
+    last = _binned_epsilon(bound, eps0, n - 1 - v + pad, delta, domain)  # u > v, turn K
+    lt = _kov(first, rounds, delta, extra=(full, rounds - 1))
+    gt = _kov(last, rounds, delta, extra=(full, rounds - 1))
+    return PairLosses("kov", n, np.concatenate([v, v]), np.concatenate([gt, lt]),
+                      np.concatenate([n - 1 - v, v]), np.full(2 * n, rounds + 1),
+                      np.empty(0), np.zeros(2 * n, np.int64), None,
+                      rounds * delta * (2 + math.exp(eps0)), split=True)
+
+
+def _features(loss: np.ndarray) -> np.ndarray:
+    loss = np.asarray(loss, dtype=float)
+    return np.stack([loss, loss * np.tanh(loss / 2), loss * loss])
+
+
+def _kov(loss, k: int, delta: float, extra=None) -> np.ndarray:
+    """KOV-het (δ̃ = k δ) of one entry ``loss`` (array) plus ``extra = (loss, count)``."""
+    feats = _features(loss)
+    if extra is not None:
+        feats = feats + extra[1] * _features(extra[0])[:, None] * np.ones_like(feats)
+    return _kov_features(feats, k, delta)
+
+
+def _kov_features(feats: np.ndarray, k: int, delta: float) -> np.ndarray:
+    return np.asarray(kov_het_epsilon(feats[0], feats[1], feats[2], min(k * delta, 1.0)))
+
+
+def _ring_coalition(n, rounds, eps0, delta, bound, domain, dummies, members) -> PairLosses:
+    """Windows between the coalition's visits, each node's K windows composed."""
+    holder = np.tile(np.arange(n), rounds)
+    in_w = np.isin(holder, members)
+    window = np.cumsum(in_w)
+    size = np.bincount(window, weights=~in_w).astype(np.int64)
+    if 0 not in members:  # the observers do not know node 0's dummies
+        size[0] += dummies
+        size[-1] += dummies
+    hop = ~in_w
+    eps_s = _binned_epsilon(bound, eps0, size[window[hop]], delta, domain)
+    u = holder[hop]
+    feats = np.stack([np.bincount(u, weights=f, minlength=n) for f in _features(eps_s)])
+    outside = np.setdiff1d(np.arange(n), members)
+    best = _kov_features(feats[:, outside], rounds, delta)
+    return PairLosses("kov", n, np.array([-1]), np.zeros(1), np.zeros(1, np.int64),
+                      np.array([int(window.max()) + 1]), best, np.array([best.size]),
+                      outside, rounds * delta * (2 + math.exp(eps0)))
+
+
+def ring_histogram_theory(n: int, rounds: int, eps0: float, delta: float,
+                          bound: str = "fmt-numeric", domain: int = 2) -> float:
+    """Every window of ``n - 1`` reports: K shuffled releases of ``ε_s(n - 1)``, KOV."""
+    eps_s = _binned_epsilon(bound, eps0, np.array([n - 1]), delta, domain)
+    return float(_kov_homogeneous_array(eps_s[0], np.array([rounds]), delta)[0])

@@ -1,0 +1,119 @@
+"""Histograms on a walk (AISTATS 2022 Algorithms 2 and 4).
+
+The token is the running aggregate of a frequency oracle's reports (a count vector for
+γ-RR). Each holder adds one fresh report of its category per visit; at the end the
+aggregate is debiased into frequencies. On the ring, node 0 opens the token with dummy
+reports of uniform categories and adds as many again before publishing (it knows them
+and subtracts them), so that every other observer's first and last windows hold at least
+``n - 1`` reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from netdp.engine.trace import Trace
+from netdp.mechanisms.base import FrequencyOracle
+
+CHUNK = 1 << 16  # reports randomized and aggregated at a time (bounds memory for n·d)
+
+
+@dataclass(frozen=True, eq=False)
+class HistOutcome:
+    """What a histogram run produced.
+
+    Attributes
+    ----------
+    estimate, truth
+        Estimated and true frequency of each category among the nodes.
+    reports
+        Number of real reports aggregated.
+    dummies
+        Dummy reports added by node 0 (ring; at the start and again at the end).
+    """
+
+    estimate: np.ndarray
+    truth: np.ndarray
+    reports: int
+    dummies: int = 0
+
+    @property
+    def l1(self) -> float:
+        return float(np.abs(self.estimate - self.truth).sum())
+
+    @property
+    def linf(self) -> float:
+        return float(np.abs(self.estimate - self.truth).max())
+
+    @property
+    def mse(self) -> float:
+        """Mean over categories of the squared error."""
+        return float(np.mean((self.estimate - self.truth) ** 2))
+
+
+def aggregate_reports(oracle: FrequencyOracle, categories: np.ndarray,
+                      rng: np.random.Generator) -> np.ndarray | float:
+    """Sum of the aggregates of fresh reports of ``categories``, in chunks (0 if none)."""
+    total = 0.0
+    for start in range(0, categories.size, CHUNK):
+        part = oracle.aggregate(oracle.perturb(categories[start:start + CHUNK], rng))
+        total = total + part
+    return total
+
+
+def truth(categories: np.ndarray, domain: int) -> np.ndarray:
+    """Frequency of each category among the nodes."""
+    return np.bincount(categories, minlength=domain) / categories.size
+
+
+def ring_histogram(trace: Trace, categories: np.ndarray, oracle: FrequencyOracle,
+                   rng: np.random.Generator, dummies: int) -> HistOutcome:
+    """Algorithm 2: ``K`` turns of the ring, one report per holder per turn.
+
+    The published aggregate is ``dummies + reports + dummies``; node 0 removes its
+    dummies and debiases the ``K n`` real reports.
+    """
+    d = oracle.domain
+    head = aggregate_reports(oracle, rng.integers(0, d, dummies), rng)
+    token = head + aggregate_reports(oracle, categories[trace.holders[0]], rng)
+    tail = aggregate_reports(oracle, rng.integers(0, d, dummies), rng)
+    published = token + tail
+    real = published - head - tail
+    counts = oracle.estimate_counts(real, trace.steps)
+    return HistOutcome(counts / trace.steps, truth(categories, d), trace.steps, dummies)
+
+
+def walk_histogram(trace: Trace, categories: np.ndarray, oracle: FrequencyOracle,
+                   rng: np.random.Generator) -> HistOutcome:
+    """Algorithm 4: each token's holder adds a report at every step; the published result
+    is the sum of the tokens, debiased over all ``tokens · T`` reports.
+
+    Unbiased for the nodes' histogram when every node is visited equally often in
+    expectation (the complete graph, or a Metropolis walk on any graph).
+    """
+    reports = trace.holders.size
+    total = aggregate_reports(oracle, categories[trace.holders.reshape(-1)], rng)
+    counts = oracle.estimate_counts(total, reports)
+    return HistOutcome(counts / reports, truth(categories, oracle.domain), reports)
+
+
+def project_simplex(v: np.ndarray) -> np.ndarray:
+    """Euclidean projection onto the probability simplex (Duchi et al. 2008).
+
+    Post-processing only: it lowers the error but biases the estimate, so it is never
+    applied unless asked for.
+    """
+    v = np.asarray(v, dtype=float)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    idx = np.arange(1, v.size + 1)
+    rho = np.flatnonzero(u - css / idx > 0)[-1]
+    return np.maximum(v - css[rho] / (rho + 1), 0.0)
+
+
+def ldp_mse(oracle: FrequencyOracle, frequencies: np.ndarray, n: int) -> float:
+    """Mean squared error over categories of the LDP baseline: one report per node,
+    aggregated by an untrusted server (the oracle's closed-form variance)."""
+    return float(np.mean(oracle.variance(frequencies, n)))

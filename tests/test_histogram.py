@@ -1,0 +1,231 @@
+import math
+
+import numpy as np
+import pytest
+from conftest import assert_mean, assert_std_gaussian
+
+from netdp import engine, seeding, topology
+from netdp.engine.trace import Trace
+from netdp.mechanisms import GRR, OUE, frequency_oracle
+from netdp.privacy import shuffle_tracker as st
+from netdp.privacy.accountants import kov_het_epsilon, opti
+from netdp.privacy.tracker import ldp_losses, summarize
+from netdp.protocols import histogram
+
+
+def _walk(n, steps, tokens=1, seed=0, kind="complete"):
+    topo = topology.ring(n) if kind == "ring" else topology.complete(n, True)
+    rngs = [seeding.generator(seed, "walk", 0, k) for k in range(tokens)]
+    return engine.walk("vector", engine.Router(topo), steps, rngs)
+
+
+@pytest.mark.parametrize("oracle", [GRR(1.0, 5), OUE(1.0, 5)])
+def test_ring_histogram_is_unbiased_with_the_closed_form_variance(oracle):
+    n, rounds, runs = 40, 2, 600
+    cats = np.random.default_rng(1).integers(0, 5, n)
+    trace = _walk(n, rounds * n, kind="ring")
+    est = np.array([histogram.ring_histogram(trace, cats, oracle,
+                                             np.random.default_rng(100 + r), n - 1).estimate
+                    for r in range(runs)])
+    truth = histogram.truth(cats, 5)
+    var = oracle.variance(truth, rounds * n)
+    for j in range(5):
+        assert_mean(est[:, j], truth[j], math.sqrt(var[j]))
+        assert_std_gaussian(est[:, j], math.sqrt(var[j]))
+
+
+def test_walk_histogram_is_unbiased():
+    n, runs = 30, 300
+    oracle = frequency_oracle("olh", 2.0, 6)
+    cats = np.random.default_rng(2).integers(0, 6, n)
+    est = np.array([histogram.walk_histogram(_walk(n, 20 * n, seed=r), cats, oracle,
+                                             np.random.default_rng(r)).estimate
+                    for r in range(runs)])
+    truth = histogram.truth(cats, 6)
+    for j in range(6):
+        assert_mean(est[:, j], truth[j])
+
+
+def test_dummies_cancel_exactly():
+    n = 25
+    oracle = GRR(1.0, 4)
+    cats = np.arange(n) % 4
+    trace = _walk(n, n, kind="ring")
+    with_dummies = histogram.ring_histogram(trace, cats, oracle, np.random.default_rng(3), 50)
+    # the same reports without dummies: draw the dummies first, then the reports
+    rng = np.random.default_rng(3)
+    histogram.aggregate_reports(oracle, rng.integers(0, 4, 50), rng)
+    agg = histogram.aggregate_reports(oracle, cats[trace.holders[0]], rng)
+    plain = oracle.estimate_counts(agg, n) / n
+    np.testing.assert_array_equal(with_dummies.estimate, plain)
+
+
+def test_project_simplex():
+    out = histogram.project_simplex(np.array([0.5, 0.7, -0.2]))
+    np.testing.assert_allclose(out, [0.4, 0.6, 0.0])
+    v = np.random.default_rng(4).normal(0.1, 0.3, 50)
+    p = histogram.project_simplex(v)
+    assert p.min() >= 0 and p.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(histogram.project_simplex(p), p, atol=1e-12)
+    # the projection is the closest point: no random simplex point is closer
+    rand = np.random.default_rng(5).dirichlet(np.ones(50), 200)
+    assert np.all(((rand - v) ** 2).sum(1) >= ((p - v) ** 2).sum() - 1e-12)
+
+
+# ------------------------------------------------------------------ privacy tracking
+
+
+def _windows_brute(holders, n, group):
+    """Windows of observer ``group`` straight from the definition: (r, first, last)."""
+    steps = holders.shape[1]
+    out = []
+    for row in holders:
+        holds = np.flatnonzero(np.isin(row, group))
+        if holds.size == 0:
+            out.append((steps, -1, -1))
+            continue
+        if holds[0] > 0:
+            out.append((holds[0], -1, row[holds[0] - 1]))
+        for j, i in zip(holds[:-1], holds[1:], strict=True):
+            if i - j > 1:
+                out.append((i - j - 1, row[j + 1], row[i - 1]))
+        if holds[-1] < steps - 1:
+            out.append((steps - 1 - holds[-1], row[holds[-1] + 1], -1))
+    return out
+
+
+def _brute_losses(holders, n, eps0, delta, group):
+    windows = _windows_brute(holders, n, group)
+    visits = np.bincount(holders.ravel(), minlength=n)
+    others = n - len(group)
+    k = len(windows)
+    out = {}
+    for u in set(range(n)) - set(group):
+        losses = []
+        for r, a, b in windows:
+            eps_s = st.shuffled_epsilon("fmt-numeric", eps0, np.array([r]), delta)[0]
+            c = int(u == a) + int(u == b)
+            if c == 2 and r == 1:
+                c = 1
+            if c == 0:
+                q = 1 - (1 - 1 / others) ** r
+                losses.append(math.log1p(q * math.expm1(eps_s)))
+            else:
+                losses.append(c * eps_s)
+        loss = np.array(losses)
+        kov = float(kov_het_epsilon(loss.sum(), (loss * np.tanh(loss / 2)).sum(),
+                                    (loss**2).sum(), min(k * delta, 1.0)))
+        ldp = min(visits[u] * eps0, float(opti(eps0, delta, visits[u]))) if visits[u] else 0
+        out[u] = min(kov, ldp)
+    return out
+
+
+@pytest.mark.parametrize("tokens", [1, 2])
+def test_walk_histogram_tracker_equals_brute_force(tokens):
+    n, eps0, delta = 9, 1.5, 1e-7
+    trace = _walk(n, 50, tokens=tokens, seed=7)
+    matrix = st.walk_histogram_losses(trace, eps0, delta, keep_pairs=True).matrix()
+    for v in range(n):
+        brute = _brute_losses(trace.holders, n, eps0, delta, [v])
+        for u, want in brute.items():
+            assert matrix[u, v] == pytest.approx(want, rel=1e-12), (u, v)
+    group = [1, 4]
+    coal = st.walk_histogram_losses(trace, eps0, delta, coalition=group, keep_pairs=True)
+    got = dict(zip(coal.nodes.tolist(), coal.values.tolist(), strict=True))
+    for u, want in _brute_losses(trace.holders, n, eps0, delta, group).items():
+        assert got.get(u, coal.base[0]) == pytest.approx(want, rel=1e-12), u
+
+
+def test_a_window_of_one_report_costs_eps0():
+    # holders 0, 1, 0: node 0 sees node 1's single report alone
+    trace = Trace(2, np.array([[0, 1, 0]], dtype=np.int32))
+    losses = st.walk_histogram_losses(trace, 1.0, 1e-6, keep_pairs=True)
+    assert losses.matrix()[1, 0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("dummies", [0, 5])
+def test_ring_tracker_agrees_with_its_window_by_window_form(dummies):
+    n, rounds, eps0, delta = 12, 3, 2.0, 1e-7
+    plain = st.ring_histogram_losses(n, rounds, eps0, delta, dummies=dummies).matrix()
+    for v in range(1, n):  # node 0 knows the dummies; others count them
+        single = st.ring_histogram_losses(n, rounds, eps0, delta, dummies=dummies,
+                                          coalition=[v])
+        col = np.full(n, np.nan)
+        col[single.nodes] = single.values
+        np.testing.assert_allclose(col, plain[:, v], rtol=1e-12)
+
+
+def test_ring_theory_bounds_every_pair_with_enough_dummies():
+    n, rounds, eps0, delta = 300, 4, 2.0, 1e-7
+    losses = st.ring_histogram_losses(n, rounds, eps0, delta, dummies=n - 1)
+    theory = st.ring_histogram_theory(n, rounds, eps0, delta)
+    summary = summarize([losses])
+    assert summary["max"] == pytest.approx(theory, rel=1e-12)
+    # both neighbours of node 5 collude: its K windows hold its report alone: K eps0
+    both = st.ring_histogram_losses(n, rounds, eps0, delta, dummies=n - 1, coalition=[4, 6])
+    exposed = dict(zip(both.nodes.tolist(), both.values.tolist(), strict=True))
+    assert exposed[5] == pytest.approx(rounds * eps0)
+
+
+@pytest.mark.parametrize("eps0", [1.0, 3.0])
+def test_histogram_pairs_never_exceed_ldp_and_fall_with_n(eps0):
+    means = []
+    for n in (50, 200):
+        trace = _walk(n, 100 * n, seed=n)
+        losses = st.walk_histogram_losses(trace, eps0, 1e-7, keep_pairs=True)
+        ldp = ldp_losses(trace, eps0, 1e-7)
+        assert np.all(np.nan_to_num(losses.matrix(), nan=0.0) <= ldp[:, None])
+        means.append(summarize([losses])["mean"] / ldp.mean())
+    assert means[1] < means[0]
+
+
+def test_shuffle_bounds_stay_at_or_below_eps0_and_fall_with_r():
+    r = np.array([1, 2, 10, 100, 1000, 10**5])
+    for bound in st.SHUFFLE_BOUNDS:
+        eps = st.shuffled_epsilon(bound, 1.0, r, 1e-6, domain=10)
+        assert np.all(eps <= 1.0) and np.all(np.diff(eps) <= 1e-15)
+    assert st.shuffled_epsilon("fmt-numeric", 4.0, np.array([10**5]), 1e-6)[0] == \
+        pytest.approx(0.17, abs=0.01)  # accounting.md §4 check value
+
+
+def test_clip_to_ldp_equals_the_dense_minimum():
+    from netdp.privacy.tracker import clip_to_ldp, walk_losses
+
+    n = 30
+    trace = _walk(n, 40 * n, seed=11)
+    raw = walk_losses(trace, 0.4, 1e-7, 1.0, "kov", keep_pairs=True)
+    ceiling = np.random.default_rng(12).uniform(0.5, 2.5, n) * summarize([raw])["mean"]
+    clipped = clip_to_ldp(raw, ceiling)
+    np.testing.assert_array_equal(clipped.matrix(), np.minimum(raw.matrix(), ceiling[:, None]))
+    assert clipped.pairs == raw.pairs
+    group = [3, 8]
+    raw_c = walk_losses(trace, 0.4, 1e-7, 1.0, "kov", coalition=group, keep_pairs=True)
+    clip_c = clip_to_ldp(raw_c, ceiling, group)
+    want = {u: min(raw_c.base[0], ceiling[u]) for u in range(n) if u not in group}
+    want.update({u: min(x, ceiling[u]) for u, x in zip(raw_c.nodes, raw_c.values,
+                                                        strict=True)})
+    got = {u: clip_c.base[0] for u in range(n) if u not in group}
+    got.update(dict(zip(clip_c.nodes.tolist(), clip_c.values.tolist(), strict=True)))
+    assert got == want and clip_c.pairs == n - len(group)
+
+
+def test_ring_histogram_error_has_the_central_rate():
+    """At equal network ε (theory curve, every pair), the ring histogram's MSE falls as
+    1/n² like a trusted curator's Laplace histogram, while the LDP baseline falls as 1/n."""
+    from netdp.privacy.calibrate import ring_histogram_eps0
+
+    d, target, delta = 10, 1.0, 1e-7
+    freq = np.full(d, 1 / d)
+    rows = []
+    for n in (1_000, 10_000):
+        eps0 = ring_histogram_eps0(target, n, 1, delta)
+        assert st.ring_histogram_theory(n, 1, eps0, delta) <= target
+        network = GRR(eps0, d).variance(freq, n).mean()
+        ldp = GRR(target, d).variance(freq, n).mean()
+        central = 8 / (target**2 * n**2)  # Laplace(2/ε) per bin, replace-one neighbours
+        rows.append((network, ldp, central))
+    (net1, ldp1, cen1), (net2, ldp2, cen2) = rows
+    assert ldp1 / ldp2 == pytest.approx(10, rel=1e-9)
+    assert 1 < net1 / cen1 < 50 and 1 < net2 / cen2 < 50
+    assert net1 / net2 > 80  # close to the central 100x per 10x nodes
+    assert ldp2 / net2 > 100
