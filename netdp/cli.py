@@ -99,8 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     priv = sim.add_argument_group("local randomizer")
     priv.add_argument("--mechanism", choices=MECHANISMS, metavar="NAME",
-                      help="sum: gaussian (default) or laplace noise; histogram: a frequency "
-                      "oracle, grr (default) sue oue blh olh hr cms hcms rappor the she")
+                      help="sum: gaussian (default) or laplace noise, or duchi piecewise "
+                      "hybrid (a report at every hop); histogram: a frequency oracle, grr "
+                      "(default) sue oue blh olh hr cms hcms rappor the she")
     priv.add_argument("--epsilon", "-e", type=float, metavar="EPS",
                       help="LDP level of one noisy contribution or report, > 0 (default: 1)")
     priv.add_argument("--gamma", type=float, metavar="G", help="grr only: gamma-randomized "

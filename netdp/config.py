@@ -10,7 +10,7 @@ from netdp.engine import ENGINES, parse_latency
 from netdp.errors import InputError, check
 from netdp.protocols import TASKS
 
-SUM_MECHANISMS = ("gaussian", "laplace")
+SUM_MECHANISMS = ("gaussian", "laplace", "duchi", "piecewise", "hybrid")
 HISTOGRAM_MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor",
                         "the", "she")
 MECHANISMS = SUM_MECHANISMS + HISTOGRAM_MECHANISMS
@@ -72,7 +72,7 @@ class SimulationConfig:
         _choice("mechanism", mech, MECHANISMS)
         if self.task == "sum":
             check(mech in SUM_MECHANISMS, "mechanism",
-                  f"summation adds noise: {' or '.join(SUM_MECHANISMS)} (got {mech!r})")
+                  f"summation randomizes numbers: {' '.join(SUM_MECHANISMS)} (got {mech!r})")
             check(self.data != "zipf", "data", "zipf draws categories: use it with "
                   "--task histogram")
         else:

@@ -24,14 +24,15 @@ def format_text(result: dict) -> str:
     if mech["name"] == "gaussian":
         noise += (f" delta={mech['delta']:g} -> sigma={mech['sigma']:.4g} "
                   f"({mech['calibration']} calibration)")
-    else:
+    elif "scale" in mech:
         noise += f" -> scale={mech['scale']:.4g}"
+    else:
+        noise += " (report replaces the value, at every hop)"
     lines = [
         f"netdp {result['version']}: {cfg['task']} on {result['topology']}",
         f"  walk    {walk}; engine {result['engine']}; {len(result['runs'])} run(s); "
         f"seed {result['seed']}",
-        f"  noise   {noise}; sensitivity {mech['sensitivity']:g} (range "
-        f"[{cfg['low']:g}, {cfg['high']:g}])",
+        f"  noise   {noise}; range [{cfg['low']:g}, {cfg['high']:g}]",
         "",
         f"  {'':10}{'estimate':>12}{'truth':>12}{'abs error':>12}{'theory std':>12}"
         f"{'run std':>12}",

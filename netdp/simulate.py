@@ -16,7 +16,13 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.privacy import bounds, shuffle_tracker, tracker
 from netdp.protocols import histogram
-from netdp.protocols.summation import SumOutcome, ring_noise_mask, ring_sum, walk_sum
+from netdp.protocols.summation import (
+    SumOutcome,
+    randomized_sum,
+    ring_noise_mask,
+    ring_sum,
+    walk_sum,
+)
 from netdp.topology import Topology, build
 
 TIMING_FIELDS = ("runtime_s",)
@@ -149,10 +155,12 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
         hash_seed = int(seeding.generator(seed, "hashes").integers(2**31))
         mech = mechanisms.frequency_oracle(config.mechanism, config.local_epsilon,
                                            config.domain, hash_seed)
-    else:
+    elif config.mechanism in ("gaussian", "laplace"):
         mech = mechanisms.additive(config.mechanism, config.epsilon,
                                    config.delta if config.mechanism == "gaussian" else 0.0,
                                    config.high - config.low, config.calibration)
+    else:
+        mech = mechanisms.numeric(config.mechanism, config.epsilon)
     router = engine.Router(topo, config.walk)
     latency = engine.parse_latency(config.latency)
     steps = config.rounds * topo.n if topo.kind == "ring" else config.steps
@@ -178,6 +186,9 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
                                                    config.dummies)
             else:
                 outcome = histogram.walk_histogram(trace, values, mech, noise_rng)
+        elif not isinstance(mech, mechanisms.AdditiveNoise):
+            outcome = randomized_sum(trace, values, mech, noise_rng, config.low, config.high,
+                                     topo, config.walk)
         elif topo.kind == "ring":
             outcome = ring_sum(trace, values, mech, noise_rng, config.noise_every_hop)
         else:
@@ -190,7 +201,8 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
         ldp_mse = histogram.ldp_mse(mech, outcomes[0].truth, topo.n)
         return Result(config, topo, mech, config.engine, outcomes, hops, runtimes,
                       privacy=privacy.report(), pairs=privacy.matrix(), ldp_mse=ldp_mse)
-    ldp_std = mech.std / math.sqrt(steps) if topo.kind == "ring" else None
+    additive = isinstance(mech, mechanisms.AdditiveNoise)
+    ldp_std = mech.std / math.sqrt(steps) if topo.kind == "ring" and additive else None
     return Result(config, topo, mech, config.engine, outcomes, hops, runtimes, ldp_std,
                   privacy.report(), privacy.matrix())
 
@@ -232,6 +244,8 @@ class PrivacyTracking:
             self.coalitions.append(coalition)
         if cfg.task == "histogram":
             self._add_histogram(trace, coalition)
+        elif not isinstance(self.mech, mechanisms.AdditiveNoise):
+            self.ldp.append(tracker.ldp_losses(trace, eps0, delta))
         elif topo.kind == "ring":
             k = np.full(topo.n, cfg.rounds, dtype=float)
             self.ldp.append(np.asarray(bounds.opti(eps0, delta, k)))
@@ -285,7 +299,12 @@ class PrivacyTracking:
                      "ldp": {"method": "min(k eps0, DRV(eps0, delta, k)) over a node's "
                                        "k contributions", "mean": float(ldp.mean()),
                              "min": float(ldp.min()), "max": float(ldp.max())}}
-        if cfg.task == "histogram":
+        if not isinstance(self.mech, mechanisms.AdditiveNoise | mechanisms.FrequencyOracle):
+            out["theory"] = {}
+            out["note"] = (f"{cfg.mechanism} reports replace the values at every hop; "
+                           "pairwise tracking of their sums is not implemented, only the "
+                           "LDP baseline is reported")
+        elif cfg.task == "histogram":
             out["shuffle_bound"] = cfg.shuffle
             out["theory"] = {}
             if topo.kind == "ring":

@@ -310,3 +310,16 @@ def test_histogram_categories_from_a_file(capsys, tmp_path):
                        "--domain", "4")
     assert code == 2 and "--domain" in err
     assert run(capsys, "simulate", "--task", "sum", "--data", "zipf")[0] == 2
+
+
+@pytest.mark.parametrize("name", ["duchi", "piecewise", "hybrid"])
+def test_sum_with_numeric_randomizers(capsys, name):
+    code, out, _ = run(capsys, "simulate", "--mechanism", name, "--nodes", "30", "--seed", "2",
+                       "--range", "-1", "1", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["mechanism"]["name"] == name and res["utility"]["theoretical_std"] > 0
+    assert res["privacy"]["empirical"] == [] and "LDP baseline" in res["privacy"]["note"]
+    code, text, _ = run(capsys, "simulate", "--mechanism", name, "--topology", "ring",
+                        "--nodes", "30", "--seed", "2")
+    assert code == 0 and name in text

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import assert_mean, assert_std_gaussian
 
-from netdp import SimulationConfig, simulate, topology
+from netdp import SimulationConfig, engine, seeding, simulate, topology
 from netdp.protocols.summation import _lag_sum, ring_noise_mask, walk_sum_std
 
 RUNS = 400
@@ -117,3 +117,28 @@ def test_lag_sum_closed_form(lam):
     d = np.arange(1, steps)
     brute = steps + 2 * np.sum((steps - d) * float(lam) ** d)
     assert _lag_sum(lam, steps) == pytest.approx(brute, rel=1e-10)
+
+
+@pytest.mark.parametrize("name,kind", [("duchi", "complete"), ("piecewise", "ring"),
+                                       ("hybrid", "complete")])
+def test_randomized_sum_is_unbiased_with_the_closed_form_std(name, kind):
+    from conftest import assert_mean, assert_std_gaussian
+
+    from netdp.mechanisms import numeric
+    from netdp.protocols.summation import randomized_sum
+
+    n, low, high = 40, -2.0, 3.0
+    values = np.random.default_rng(8).uniform(low, high, n)
+    topo = topology.ring(n) if kind == "ring" else topology.complete(n, True)
+    steps = 3 * n if kind == "ring" else 1500
+    mech = numeric(name, 1.5)
+    outs = []
+    for r in range(400):
+        rngs = [seeding.generator(r, "walk", 0, 0)]
+        trace = engine.walk("vector", engine.Router(topo), steps, rngs)
+        outs.append(randomized_sum(trace, values, mech, np.random.default_rng(r), low, high,
+                                   topo, "simple"))
+    est = np.array([o.estimate for o in outs])
+    std = outs[0].theoretical_std
+    assert_mean(est, values.mean(), std)
+    assert_std_gaussian(est, std)

@@ -14,7 +14,7 @@ import numpy as np
 from netdp.data import population_variance
 from netdp.engine.routing import CHUNK
 from netdp.engine.trace import Trace
-from netdp.mechanisms.base import AdditiveNoise
+from netdp.mechanisms.base import AdditiveNoise, Mechanism
 from netdp.topology import Topology
 
 SPECTRAL_LIMIT = 3000  # largest graph whose walk variance is computed by eigendecomposition
@@ -98,6 +98,39 @@ def walk_sum(trace: Trace, values: np.ndarray, mechanism: AdditiveNoise,
     std = walk_sum_std(topology, walk, values, steps, mechanism.std)
     return SumOutcome(float(sums.mean() / steps), float(values.mean()),
                       None if std is None else std / math.sqrt(tokens), sums, steps)
+
+
+def randomized_sum(trace: Trace, values: np.ndarray, mechanism: Mechanism,
+                   rng: np.random.Generator, low: float, high: float,
+                   topology: Topology, walk: str) -> SumOutcome:
+    """Summation with a non-additive randomizer (Duchi, Piecewise, Hybrid) on any walk.
+
+    Each holder maps its value to ``[-1, 1]`` and adds the randomizer's unbiased report
+    to the token, at every contribution (the report replaces the value, so there is no
+    noise to share between hops: on the ring too this is the LDP protocol). The mean of a
+    token's reports, mapped back, estimates the mean; tokens are averaged. Std: the
+    reports' variance ``Σ_t Var(M(x_t))`` plus the walk's sampling variance.
+    """
+    width = high - low
+    scaled = 2.0 * (values - low) / width - 1.0
+    tokens, steps = trace.tokens, trace.steps
+    sums = np.empty(tokens)
+    for k in range(tokens):
+        total = 0.0
+        for lo in range(0, steps, CHUNK):
+            total += float(mechanism.perturb(scaled[trace.holders[k, lo:lo + CHUNK]], rng).sum())
+        sums[k] = total
+    per_node = mechanism.variance(scaled)
+    if topology.kind == "ring":
+        counts = np.bincount(trace.holders[0], minlength=trace.n)
+        std = math.sqrt(float(counts @ per_node)) / steps
+    else:
+        std = walk_sum_std(topology, walk, scaled, steps, math.sqrt(float(per_node.mean())))
+    half = width / 2
+    estimate = (float(sums.mean()) / steps + 1.0) * half + low
+    return SumOutcome(estimate, float(values.mean()),
+                      None if std is None else std * half / math.sqrt(tokens),
+                      (sums / steps + 1.0) * half + low, steps)
 
 
 def walk_sum_std(topology: Topology, walk: str, values: np.ndarray, steps: int,
