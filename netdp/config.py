@@ -87,8 +87,6 @@ class SimulationConfig:
             bad = [a for a in self.accountants if a != "kov"]
             check(not bad, "accountant", "the histogram tracker composes shuffle bounds "
                   f"with kov (got {', '.join(bad)})")
-            check(self.tokens == 1 or self.topology != "ring", "tokens",
-                  "the ring moves one token")
         if self.gamma is not None:
             check(mech == "grr", "gamma", "gamma parameterises grr (gamma-randomized "
                   "response); use --mechanism grr")

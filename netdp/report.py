@@ -16,10 +16,6 @@ def format_text(result: dict) -> str:
     cfg, mech, util = result["config"], result["mechanism"], result["utility"]
     if cfg["task"] == "histogram":
         return "\n".join(_histogram_lines(result) + _privacy_lines(result))
-    if cfg["topology"] == "ring":
-        walk = f"{cfg['rounds']} turn(s) = {result['runs'][0]['hops']:,} hops"
-    else:
-        walk = f"{cfg['steps']:,} steps x {cfg['tokens']} token(s), {cfg['walk']} walk"
     noise = f"{mech['name']} eps={mech['epsilon']:g}"
     if mech["name"] == "gaussian":
         noise += (f" delta={mech['delta']:g} -> sigma={mech['sigma']:.4g} "
@@ -30,8 +26,7 @@ def format_text(result: dict) -> str:
         noise += " (report replaces the value, at every hop)"
     lines = [
         f"netdp {result['version']}: {cfg['task']} on {result['topology']}",
-        f"  walk    {walk}; engine {result['engine']}; {len(result['runs'])} run(s); "
-        f"seed {result['seed']}",
+        _walk_line(result),
         f"  noise   {noise}; range [{cfg['low']:g}, {cfg['high']:g}]",
         "",
         f"  {'':10}{'estimate':>12}{'truth':>12}{'abs error':>12}{'theory std':>12}"

@@ -152,9 +152,7 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
     config, topo, values = resolve(config)
     seed = config.seed
     if config.task == "histogram":
-        hash_seed = int(seeding.generator(seed, "hashes").integers(2**31))
-        mech = mechanisms.frequency_oracle(config.mechanism, config.local_epsilon,
-                                           config.domain, hash_seed)
+        mech = _oracle(config, 0)
     elif config.mechanism in ("gaussian", "laplace"):
         mech = mechanisms.additive(config.mechanism, config.epsilon,
                                    config.delta if config.mechanism == "gaussian" else 0.0,
@@ -181,11 +179,12 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
                             config.service_time)
         noise_rng = seeding.generator(seed, "noise", run)
         if config.task == "histogram":
+            oracle = mech if run == 0 else _oracle(config, run)
             if topo.kind == "ring":
-                outcome = histogram.ring_histogram(trace, values, mech, noise_rng,
+                outcome = histogram.ring_histogram(trace, values, oracle, noise_rng,
                                                    config.dummies)
             else:
-                outcome = histogram.walk_histogram(trace, values, mech, noise_rng)
+                outcome = histogram.walk_histogram(trace, values, oracle, noise_rng)
         elif not isinstance(mech, mechanisms.AdditiveNoise):
             outcome = randomized_sum(trace, values, mech, noise_rng, config.low, config.high,
                                      topo, config.walk)
@@ -205,6 +204,16 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
     ldp_std = mech.std / math.sqrt(steps) if topo.kind == "ring" and additive else None
     return Result(config, topo, mech, config.engine, outcomes, hops, runtimes, ldp_std,
                   privacy.report(), privacy.matrix())
+
+
+def _oracle(config: SimulationConfig, run: int) -> mechanisms.FrequencyOracle:
+    """The run's frequency oracle; cms, hcms and rappor draw fresh public hash functions
+    per run, so their estimates are unbiased over runs (not only over hash choices)."""
+    hash_seed = 0
+    if config.mechanism in mechanisms.HASHED:
+        hash_seed = int(seeding.generator(config.seed, "hashes", run).integers(2**31))
+    return mechanisms.frequency_oracle(config.mechanism, config.local_epsilon, config.domain,
+                                       hash_seed)
 
 
 class PrivacyTracking:

@@ -20,3 +20,15 @@ def _check(cond: np.ndarray | bool, msg: str) -> None:
     """Raise ``ValueError(msg)`` unless every element of ``cond`` holds."""
     if not np.all(cond):
         raise ValueError(msg)
+
+
+def geometric_bins(values: np.ndarray, exact: int, ratio: float) -> np.ndarray:
+    """Bin id of each positive integer: its own bin up to ``exact``, then bins whose
+    edges grow by ``ratio`` (``exact + ceil(log_ratio(v / exact))``)."""
+    values = np.asarray(values, dtype=np.int64)
+    out = values.copy()
+    big = values > exact
+    out[big] = exact + np.ceil(np.log(values[big] / exact) / np.log(ratio) - 1e-9).astype(
+        np.int64
+    )
+    return out

@@ -25,6 +25,7 @@ import math
 import numpy as np
 from scipy import signal
 
+from netdp.privacy._arrays import geometric_bins
 from netdp.privacy.accountants import _gauss_log_terms, gaussian_epsilon
 
 EXACT_M = 32
@@ -35,13 +36,7 @@ _CHUNK = 1 << 22  # kernel cells per FFT batch
 
 def cycle_bins(m: np.ndarray) -> np.ndarray:
     """Bin id of each cycle length (its own bin up to EXACT_M, geometric beyond)."""
-    m = np.asarray(m, dtype=np.int64)
-    out = m.copy()
-    big = m > EXACT_M
-    out[big] = EXACT_M + np.ceil(np.log(m[big] / EXACT_M) / math.log(BIN_RATIO) - 1e-9).astype(
-        np.int64
-    )
-    return out
+    return geometric_bins(m, EXACT_M, BIN_RATIO)
 
 
 def bin_plds(m: np.ndarray, bins: np.ndarray, n: int, z: float) -> dict:

@@ -26,6 +26,7 @@ import numpy as np
 from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.privacy import _walk_kernels as kernels
+from netdp.privacy._arrays import geometric_bins
 from netdp.privacy.accountants import kov_het_epsilon
 from netdp.privacy.amplification import blanket_epsilon, fmt_closed_epsilon, fmt_numeric_epsilon
 from netdp.privacy.tracker import (
@@ -82,11 +83,7 @@ def _binned_epsilon(bound, eps0, reports, delta, domain) -> np.ndarray:
     reports = np.asarray(reports, dtype=np.int64)
     if reports.size == 0:
         return np.empty(0)
-    key = reports.copy()
-    big = reports > EXACT_R
-    key[big] = EXACT_R + np.ceil(np.log(reports[big] / EXACT_R) / math.log(R_RATIO)).astype(
-        np.int64)
-    ids, inv = np.unique(key, return_inverse=True)
+    ids, inv = np.unique(geometric_bins(reports, EXACT_R, R_RATIO), return_inverse=True)
     smallest = np.full(ids.size, np.iinfo(np.int64).max)
     np.minimum.at(smallest, inv, reports)
     return shuffled_epsilon(bound, eps0, smallest, delta, domain)[inv]
@@ -218,9 +215,10 @@ def walk_histogram_losses(
     domain: int = 2,
     coalition: Sequence[int] | None = None,
     keep_pairs: bool = False,
+    cap: bool = True,
 ) -> PairLosses:
     """Pairwise losses of the random-walk histogram (AISTATS 2022 Alg. 4), each capped at
-    its node's LDP loss (:func:`~netdp.privacy.tracker.clip_to_ldp`).
+    its node's LDP loss (:func:`~netdp.privacy.tracker.clip_to_ldp`) unless ``cap`` is off.
 
     Parameters
     ----------
@@ -255,7 +253,7 @@ def walk_histogram_losses(
         "kov", n, np.array([-1]) if coalition is not None else observers, base, weight, k,
         values[:used], counts, nodes[:used], k_max * delta * (2 + math.exp(eps0)),
     )
-    return clip_to_ldp(raw, ldp_losses(trace, eps0, delta), coalition)
+    return clip_to_ldp(raw, ldp_losses(trace, eps0, delta), coalition) if cap else raw
 
 
 def ring_histogram_losses(
@@ -286,28 +284,22 @@ def ring_histogram_losses(
     full = _binned_epsilon(bound, eps0, np.array([n - 1]), delta, domain)[0]
     first = _binned_epsilon(bound, eps0, v + pad, delta, domain)  # u < v, turn 1
     last = _binned_epsilon(bound, eps0, n - 1 - v + pad, delta, domain)  # u > v, turn K
-    lt = _kov(first, rounds, delta, extra=(full, rounds - 1))
-    gt = _kov(last, rounds, delta, extra=(full, rounds - 1))
+    lt = _kov(_features(first) + (rounds - 1) * _features(full)[:, None], rounds, delta)
+    gt = _kov(_features(last) + (rounds - 1) * _features(full)[:, None], rounds, delta)
     return PairLosses("kov", n, np.concatenate([v, v]), np.concatenate([gt, lt]),
                       np.concatenate([n - 1 - v, v]), np.full(2 * n, rounds + 1),
                       np.empty(0), np.zeros(2 * n, np.int64), None,
                       rounds * delta * (2 + math.exp(eps0)), split=True)
 
 
-def _features(loss: np.ndarray) -> np.ndarray:
+def _features(loss) -> np.ndarray:
+    """KOV-het sums of one entry per element: ``(ε, ε tanh(ε/2), ε²)`` stacked."""
     loss = np.asarray(loss, dtype=float)
     return np.stack([loss, loss * np.tanh(loss / 2), loss * loss])
 
 
-def _kov(loss, k: int, delta: float, extra=None) -> np.ndarray:
-    """KOV-het (δ̃ = k δ) of one entry ``loss`` (array) plus ``extra = (loss, count)``."""
-    feats = _features(loss)
-    if extra is not None:
-        feats = feats + extra[1] * _features(extra[0])[:, None] * np.ones_like(feats)
-    return _kov_features(feats, k, delta)
-
-
-def _kov_features(feats: np.ndarray, k: int, delta: float) -> np.ndarray:
+def _kov(feats: np.ndarray, k: int, delta: float) -> np.ndarray:
+    """KOV-het of summed features (δ̃ = k δ)."""
     return np.asarray(kov_het_epsilon(feats[0], feats[1], feats[2], min(k * delta, 1.0)))
 
 
@@ -325,7 +317,7 @@ def _ring_coalition(n, rounds, eps0, delta, bound, domain, dummies, members) -> 
     u = holder[hop]
     feats = np.stack([np.bincount(u, weights=f, minlength=n) for f in _features(eps_s)])
     outside = np.setdiff1d(np.arange(n), members)
-    best = _kov_features(feats[:, outside], rounds, delta)
+    best = _kov(feats[:, outside], rounds, delta)
     return PairLosses("kov", n, np.array([-1]), np.zeros(1), np.zeros(1, np.int64),
                       np.array([int(window.max()) + 1]), best, np.array([best.size]),
                       outside, rounds * delta * (2 + math.exp(eps0)))

@@ -368,8 +368,8 @@ def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
     has a smaller LDP loss become explicit corrected pairs (sorting the LDP losses finds
     them without touching the others). Needs the corrected pairs' nodes.
     """
-    check(losses.nodes is not None and not losses.split, "pairs-out",
-          "clipping needs the corrected pairs' nodes")
+    if losses.nodes is None or losses.split:
+        raise ValueError("clip_to_ldp needs the corrected pairs' nodes (keep_pairs=True)")
     ldp = np.asarray(ldp, dtype=float)
     n = losses.n
     owner_of_value = np.repeat(np.arange(losses.observers.size), losses.counts)
