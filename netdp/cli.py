@@ -25,7 +25,9 @@ from netdp.config import (
 from netdp.data import GENERATORS
 from netdp.engine import ENGINES
 from netdp.errors import InputError
+from netdp.learning.models import MODELS
 from netdp.protocols import TASKS
+from netdp.protocols.sgd import SCHEDULES
 
 EPILOG_SIMULATE = """\
 examples:
@@ -36,6 +38,7 @@ examples:
   netdp simulate --topology edges.txt --data-file ages.csv --column age --range 0 120
   netdp simulate --config run.toml --seed 7        # TOML keys = flag names, flags win
   netdp simulate --task histogram --mechanism olh --domain 50 --data zipf -n 2000
+  netdp simulate --task sgd --epsilon 10 --compare local,network,central --seed 1
   netdp simulate --task histogram --topology ring --gamma 0.5 --domain 8 --rounds 3
 
 Summation: the estimate is the mean of the nodes' values. On the ring (AISTATS 2022
@@ -45,6 +48,9 @@ graphs, so the estimate stays unbiased).
 Histogram: each holder adds a fresh report of its category to the token (Alg. 2 on the
 ring, Alg. 4 on a walk); an observer sees only the sum of the reports since its last
 visit, so each report is amplified by shuffling among them.
+SGD: the token is a model (Alg. 5); each holder takes a clipped, noisy gradient step on
+its own rows. --compare runs local, network and central DP at the same (eps, delta) on
+the same walk and writes the learning curves (CSV and PNG).
 Bad input exits with status 2 and writes nothing.
 """
 
@@ -75,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="read parameters from a TOML file (keys are the flag names with "
                       "_ for -); flags given here override it")
     what.add_argument("--task", choices=TASKS, help="the computation: sum (the mean of "
-                      "real values) or histogram (frequencies of categories) (default: sum)")
+                      "real values), histogram (frequencies of categories) or sgd (a model "
+                      "trained by the walk) (default: sum)")
     what.add_argument("--topology", metavar="NAME|FILE",
                       help="ring, complete, a named topology (list them with `netdp "
                       "topologies`), an edge-list file or a TOML topology spec "
@@ -136,6 +143,41 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--range", nargs=2, type=float, metavar=("LOW", "HIGH"),
                       help="range of the values; its width is the sensitivity (default: 0 1)")
 
+    sgd = sim.add_argument_group(
+        "decentralized SGD (--task sgd)",
+        "The token is a model; each holder takes one step on its own rows with its gradient "
+        "clipped to L, then Gaussian noise. --epsilon/--delta is the target of every regime; "
+        "sigma is calibrated per regime. Defaults: n = 2000, T = 10 n.")
+    sgd.add_argument("--dataset", metavar="NAME|FILE.csv", help="randhie (RAND health "
+                     "insurance, 20 190 rows, shipped with statsmodels; default), synthetic, "
+                     "or a CSV file with a header row")
+    sgd.add_argument("--target", metavar="COLUMN", help="CSV label column (default: last)")
+    sgd.add_argument("--model", choices=MODELS, help="logistic (labels -1/+1, default) or "
+                     "linear (least squares)")
+    sgd.add_argument("--lipschitz", type=float, metavar="L",
+                     help="gradient clipping norm, applied before the noise (default: 0.4)")
+    sgd.add_argument("--lr", type=float, metavar="GAMMA", help="step size (default: 0.1)")
+    sgd.add_argument("--lr-schedule", choices=SCHEDULES, help="constant (default), inv-sqrt "
+                     "(lr / sqrt(1 + t/n)) or inv (lr / (1 + t/n))")
+    sgd.add_argument("--radius", type=float, metavar="R", help="project the model onto the "
+                     "ball of radius R after each step (default: no projection)")
+    sgd.add_argument("--l2", type=float, metavar="LAMBDA", help="ridge term lambda/2 |w|^2 "
+                     "(default: 0)")
+    sgd.add_argument("--skew", type=float, metavar="A", help="deal each label's rows to the "
+                     "nodes with Dirichlet(A) shares (default: equal split)")
+    sgd.add_argument("--test-fraction", type=float, metavar="F", help="held-out share of the "
+                     "rows (default: 0.2)")
+    sgd.add_argument("--max-contributions", type=int, metavar="K", help="cap on each node's "
+                     "updates (the calibration then assumes K; default: none, assumes T/n)")
+    sgd.add_argument("--compare", dest="regimes", metavar="REGIMES", type=_regimes,
+                     help="comma-separated regimes run on the same walk and noise: local, "
+                     "network (default), central, nonprivate; e.g. local,network,central")
+    sgd.add_argument("--curves", metavar="PREFIX", help="write PREFIX.csv (objective and "
+                     "test score against steps, per regime) and PREFIX.png (default with "
+                     "--compare: sgd-curves)")
+    sgd.add_argument("--evals", type=int, metavar="E", help="evaluation points along the "
+                     "walk (default: 100)")
+
     run = sim.add_argument_group("time and engines")
     run.add_argument("--engine", choices=ENGINES, help="event (simpy), vector (numpy) or "
                      "auto: vector whenever it is exact (default)")
@@ -144,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--service-time", type=float, metavar="S", help="time a node keeps a "
                      "token; with several tokens, tokens queue at busy nodes (event engine)")
 
-    acc = sim.add_argument_group("privacy tracking (ring and complete graph)")
+    acc = sim.add_argument_group("privacy tracking (ring and complete graph; sgd: any graph)")
     acc.add_argument("--accountant", dest="accountants", action="append", choices=ACCOUNTANTS,
                      help="how pairwise losses are composed: kov (the reference tracker: "
                      "KOV heterogeneous composition of per-cycle losses, default), rdp "
@@ -229,7 +271,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from netdp.simulate import simulate
 
     options = vars(args).copy()
-    for key in ("command", "handler", "json", "out", "config", "pairs_out"):
+    for key in ("command", "handler", "json", "out", "config", "pairs_out", "curves"):
         options.pop(key, None)
     if "range" in options:
         options["low"], options["high"] = options.pop("range")
@@ -237,11 +279,25 @@ def _simulate(args: argparse.Namespace) -> int:
     params.update(options)
     out = Path(args.out) if "out" in args else None
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
-    for path, flag in ((out, "out"), (pairs_out, "pairs-out")):
+    config = SimulationConfig.from_dict(params)
+    curves = getattr(args, "curves", None)
+    if curves is None and "regimes" in params and config.task == "sgd":
+        curves = "sgd-curves"
+    if curves is not None and config.task != "sgd":
+        raise InputError("curves", "learning curves come from --task sgd")
+    curve_paths = [Path(f"{curves}.csv"), Path(f"{curves}.png")] if curves else []
+    for path, flag in ((out, "out"), (pairs_out, "pairs-out"),
+                       *((p, "curves") for p in curve_paths)):
         if path is not None:
             _check_writable(path, flag)
-    res = simulate(SimulationConfig.from_dict(params), keep_pairs=pairs_out is not None)
+    res = simulate(config, keep_pairs=pairs_out is not None)
     result = jsonable(res.to_dict())
+    if curve_paths:
+        from netdp.learning.curves import curves_csv, curves_figure
+
+        write_atomic(curve_paths[0], curves_csv(res))
+        _write_figure(curve_paths[1], curves_figure(res))
+        result["curves_files"] = [str(p) for p in curve_paths]
     text = json.dumps(result, indent=2, allow_nan=False)
     if pairs_out is not None:
         write_atomic(pairs_out, res.pairs, binary=True)
@@ -249,6 +305,27 @@ def _simulate(args: argparse.Namespace) -> int:
         write_atomic(out, text + "\n")
     print(text if "json" in args else format_text(result))
     return 0
+
+
+def _regimes(text: str) -> tuple[str, ...]:
+    return tuple(r.strip() for r in text.split(",") if r.strip())
+
+
+def _write_figure(path: Path, fig) -> None:
+    """Save a matplotlib figure via a temporary file and a rename."""
+    import matplotlib.pyplot as plt
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
+                               prefix=f".{path.name}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
 
 
 def _bounds(args: argparse.Namespace) -> int:

@@ -13,7 +13,10 @@ def _fmt(x, digits: int = 4) -> str:
 
 def format_text(result: dict) -> str:
     """The short table ``netdp simulate`` prints without ``--json``."""
-    cfg, mech, util = result["config"], result["mechanism"], result["utility"]
+    cfg = result["config"]
+    if cfg["task"] == "sgd":
+        return "\n".join(_sgd_lines(result))
+    mech, util = result["mechanism"], result["utility"]
     if cfg["task"] == "histogram":
         return "\n".join(_histogram_lines(result) + _privacy_lines(result))
     noise = f"{mech['name']} eps={mech['epsilon']:g}"
@@ -99,4 +102,46 @@ def _privacy_lines(result: dict) -> list[str]:
         if priv.get("note"):
             lines.append(f"  note: {priv['note']}")
     lines += ["", f"  {result['hops']:,} hops in {result['runtime_s']:.3g} s"]
+    return lines
+
+
+def _sgd_lines(result: dict) -> list[str]:
+    cfg, util, data, model = (result["config"], result["utility"], result["dataset"],
+                              result["model"])
+    per_node = data["rows_per_node"]
+    metric = "accuracy" if util["metric"] == "accuracy" else "R2"
+    lines = [
+        f"netdp {result['version']}: sgd on {result['topology']}",
+        _walk_line(result),
+        f"  data    {data['name']}: {data['train_rows']} training rows "
+        f"({per_node['min']}-{per_node['max']} per node), {data['test_rows']} test rows, "
+        f"d = {data['dim']}",
+        f"  model   {model['name']}, gradients clipped to L = {model['lipschitz']:g} before "
+        f"the noise, lr {model['lr']:g} ({model['lr_schedule']})",
+        f"  target  eps = {cfg['epsilon']:g}, delta = {cfg['delta']:g} for every regime",
+        "",
+        f"  {'regime':12}{'sigma':>10}{'objective':>12}{'test ' + metric:>15}  accountant",
+    ]
+    for regime in cfg["regimes"]:
+        u = util[regime]
+        lines.append(f"  {regime:12}{_fmt(u['sigma']):>10}{_fmt(u['final_objective']):>12}"
+                     f"{_fmt(u['final_accuracy']):>15}  {u['accountant']}")
+    opt = util["optimum"]
+    lines.append(f"  {'optimum':12}{'':>10}{_fmt(opt['objective']):>12}"
+                 f"{_fmt(opt['score']):>15}  {opt['solver']}")
+    priv = result["privacy"]
+    if priv["empirical"]:
+        lines += ["", f"  pairwise eps of this walk (network view, delta = {cfg['delta']:g}; "
+                  "local = a node's own updates fully exposed)",
+                  f"  {'regime':12}{'mean':>9}{'q50':>9}{'q90':>9}{'q99':>9}{'max':>9}"
+                  f"{'> target':>10}{'local mean':>12}"]
+        for row in priv["empirical"]:
+            lines.append(f"  {row['regime']:12}{_fmt(row['mean']):>9}{_fmt(row['q50']):>9}"
+                         f"{_fmt(row['q90']):>9}{_fmt(row['q99']):>9}{_fmt(row['max']):>9}"
+                         f"{row['above_target']:>10.1%}{_fmt(row['ldp']['mean']):>12}")
+    else:
+        lines.append(f"  {priv.get('note', '')}")
+    if result.get("curves_files"):
+        lines.append(f"  curves written to {', '.join(result['curves_files'])}")
+    lines.append(f"  seed {result['seed']} (rerun with --seed {result['seed']})")
     return lines

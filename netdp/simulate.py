@@ -131,7 +131,8 @@ def resolve(config: SimulationConfig) -> tuple[SimulationConfig, Topology, np.nd
         dummies = topo.n - 1
     resolved = config.replace(seed=seed, nodes=topo.n, steps=None if topo.kind == "ring"
                               else steps, walk=walk, engine=chosen,
-                              mechanism=config.resolved_mechanism, dummies=dummies)
+                              mechanism=config.resolved_mechanism, dummies=dummies,
+                              accountants=config.resolved_accountants)
     return resolved, topo, values
 
 
@@ -149,6 +150,10 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
         Also return the ``n × n`` matrix of pairwise losses (first accountant, mean over
         runs) in ``Result.pairs``; up to n = 10 000.
     """
+    if config.task == "sgd":
+        from netdp.training import simulate_sgd
+
+        return simulate_sgd(config, progress, keep_pairs)
     config, topo, values = resolve(config)
     seed = config.seed
     if config.task == "histogram":

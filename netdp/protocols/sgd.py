@@ -1,0 +1,174 @@
+"""Decentralized SGD on a random walk (AISTATS 2022 Alg. 5, spec network-dp.md §2.5).
+
+The token is a model ``w``. Its holder ``u`` at step ``t`` takes one noisy step on its
+own data and forwards it::
+
+    g = clip(∇f(w; D_u), L)                     # sensitivity enforced *before* the noise
+    w ← Π_W(w - γ_t (g + σ z_t)),   z_t ~ N(0, I)
+
+The walk comes from the engine's trace; the standard normals ``z_t`` are drawn up front
+from the run's ``noise`` stream, so regimes that differ only in ``σ`` share them (common
+random numbers) and every backend gives the same bytes. The loop over steps is sequential
+by nature: it runs in one compiled kernel, chunked so that memory stays bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from netdp.learning.datasets import Split
+from netdp.learning.models import Model
+
+SCHEDULES = ("constant", "inv-sqrt", "inv")
+CHUNK = 1 << 16
+
+
+@dataclass(frozen=True, eq=False)
+class SgdOutcome:
+    """Learning curve of one walk.
+
+    Attributes
+    ----------
+    steps
+        Step counts at which the model was evaluated (0 and ``T`` included).
+    objective, score
+        Training objective and test score (accuracy or R²) at those steps.
+    weights
+        Final model.
+    contributions
+        Updates made by each node.
+    """
+
+    steps: np.ndarray
+    objective: np.ndarray
+    score: np.ndarray
+    weights: np.ndarray
+    contributions: np.ndarray
+
+    @property
+    def final_objective(self) -> float:
+        """Training objective of the final model."""
+        return float(self.objective[-1])
+
+    @property
+    def final_score(self) -> float:
+        """Test score of the final model."""
+        return float(self.score[-1])
+
+
+def learning_rates(lr: float, schedule: str, steps: int, n: int) -> np.ndarray:
+    """``γ_t`` for ``t = 0..steps-1``: constant, ``lr/sqrt(1 + t/n)`` or ``lr/(1 + t/n)``."""
+    if schedule == "constant":
+        return np.full(steps, float(lr))
+    epochs = np.arange(steps) / n
+    return lr / (np.sqrt(1.0 + epochs) if schedule == "inv-sqrt" else 1.0 + epochs)
+
+
+def eval_steps(steps: int, points: int) -> np.ndarray:
+    """Where to evaluate: ``points + 1`` evenly spaced step counts from 0 to ``steps``."""
+    return np.unique(np.linspace(0, steps, points + 1).round().astype(np.int64))
+
+
+def walk_sgd(holders: np.ndarray, data: Split, model: Model, sigma: float, clip_norm: float,
+             rates: np.ndarray, noise_rng: np.random.Generator, radius: float = np.inf,
+             max_contributions: int | None = None, evals: int = 100) -> SgdOutcome:
+    """Run Algorithm 5 along ``holders`` (one token) and return its learning curve.
+
+    Parameters
+    ----------
+    holders
+        ``(T,)`` node holding the model at each step.
+    data
+        Training rows per node and the test set.
+    model
+        Loss and score.
+    sigma
+        Noise std per coordinate added to the clipped gradient (0: non-private).
+    clip_norm
+        ``L``: gradients are clipped to this norm before the noise (``inf``: no clip).
+    rates
+        ``(T,)`` step sizes.
+    noise_rng
+        The run's noise stream; draws ``T × d`` standard normals in chunks.
+    radius
+        Radius of the ball ``W`` the model is projected onto (``inf``: none).
+    max_contributions
+        A node that has made this many updates forwards the token unchanged.
+    evals
+        Evaluation points along the walk.
+    """
+    steps, dim = holders.size, data.dim
+    at = eval_steps(steps, evals)
+    snaps = np.empty((at.size, dim))
+    w = np.zeros(dim)
+    counts = np.zeros(data.n, dtype=np.int64)
+    cap = -1 if max_contributions is None else int(max_contributions)
+    kind = 0 if model.name == "logistic" else 1
+    snaps[0] = w
+    k = 1
+    for start in range(0, steps, CHUNK):
+        stop = min(start + CHUNK, steps)
+        z = noise_rng.standard_normal((stop - start, dim))
+        marks = at[(at > start) & (at <= stop)] - start
+        got = _kernel(holders[start:stop].astype(np.int64), data.X, data.y, data.indptr, w,
+                      z, float(sigma), float(clip_norm), float(radius), rates[start:stop],
+                      kind, float(model.l2), cap, counts, marks)
+        snaps[k:k + marks.size] = got
+        k += marks.size
+    objective = model.objective(snaps, data.X, data.y)
+    score = model.score(snaps, data.X_test, data.y_test)
+    return SgdOutcome(at, objective, score, w.copy(), counts)
+
+
+@numba.njit(cache=True)
+def _kernel(holders, X, y, indptr, w, z, sigma, clip_norm, radius, rates, kind, l2, cap,
+            counts, marks):  # pragma: no cover - compiled; oracle in tests/test_sgd.py
+    """Steps of one chunk in place on ``w`` and ``counts``; returns the marked snapshots."""
+    dim = w.size
+    out = np.empty((marks.size, dim))
+    g = np.empty(dim)
+    m = 0
+    for t in range(holders.size):
+        u = holders[t]
+        if cap < 0 or counts[u] < cap:
+            counts[u] += 1
+            lo, hi = indptr[u], indptr[u + 1]
+            for j in range(dim):
+                g[j] = 0.0
+            for i in range(lo, hi):
+                margin = 0.0
+                for j in range(dim):
+                    margin += X[i, j] * w[j]
+                if kind == 0:
+                    s = -y[i] * margin  # d/dm log(1 + e^(-y m)) = -y sigmoid(-y m)
+                    if s >= 0:
+                        coef = -y[i] / (1.0 + np.exp(-s))
+                    else:
+                        e = np.exp(s)
+                        coef = -y[i] * e / (1.0 + e)
+                else:
+                    coef = margin - y[i]
+                for j in range(dim):
+                    g[j] += coef * X[i, j]
+            norm2 = 0.0
+            for j in range(dim):
+                g[j] = g[j] / max(hi - lo, 1) + l2 * w[j]
+                norm2 += g[j] * g[j]
+            scale = 1.0
+            if norm2 > clip_norm * clip_norm:
+                scale = clip_norm / np.sqrt(norm2)
+            wn2 = 0.0
+            for j in range(dim):
+                w[j] -= rates[t] * (scale * g[j] + sigma * z[t, j])
+                wn2 += w[j] * w[j]
+            if wn2 > radius * radius:
+                shrink = radius / np.sqrt(wn2)
+                for j in range(dim):
+                    w[j] *= shrink
+        while m < marks.size and marks[m] == t + 1:
+            out[m] = w
+            m += 1
+    return out
