@@ -240,6 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     topo = sub.add_parser("topologies", help="list the named topologies",
                           description="List the topologies --topology accepts by name.")
     topo.set_defaults(handler=_topologies)
+
+    from netdp.sweep import commands, plot_command
+
+    commands.register(sub)       # sweep, results
+    plot_command.register(sub)   # plot
     return parser
 
 
@@ -262,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("netdp: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `netdp bounds | head`: the reader left, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 # --------------------------------------------------------------------------- commands
@@ -433,6 +441,9 @@ def write_atomic(path: Path, data, binary: bool = False) -> None:
                 fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

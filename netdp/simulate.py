@@ -171,6 +171,13 @@ def simulate(config: SimulationConfig, progress: bool | None = None,
         check(topo.n <= tracker.MATRIX_LIMIT, "pairs-out",
               f"the full matrix is offered up to n = {tracker.MATRIX_LIMIT} (n = {topo.n})")
         check(config.coalition is None, "pairs-out", "a coalition observes as one: no matrix")
+        check(bool(config.accountants), "pairs-out", "the matrix comes from pairwise "
+              "tracking: drop --no-tracking")
+        check(isinstance(mech, mechanisms.AdditiveNoise | mechanisms.FrequencyOracle),
+              "pairs-out", f"{config.mechanism} reports are not tracked pair by pair")
+        tracked = topo.kind == "ring" or topo.kind == "complete"
+        check(tracked, "topology", "pairwise losses of this task are tracked on the ring "
+              "and the complete graph (and on any graph for --task sgd)")
     privacy = PrivacyTracking(config, topo, mech, steps, keep_pairs)
     outcomes, hops, runtimes = [], [], []
     bar = tqdm(range(config.runs), desc="runs", unit="run",

@@ -77,7 +77,7 @@ def ring_sum(trace: Trace, values: np.ndarray, mechanism: AdditiveNoise,
     """
     n, steps = trace.n, trace.steps
     draws = int(ring_noise_mask(n, steps, every_hop).sum())
-    data = np.bincount(trace.holders[0], minlength=n) @ values
+    data = _weighted_sum(np.bincount(trace.holders[0], minlength=n), values)
     token = float(data + _noise_sum(mechanism, rng, draws))
     scale = steps  # K n contributions
     return SumOutcome(token / scale, float(values.mean()),
@@ -93,7 +93,7 @@ def walk_sum(trace: Trace, values: np.ndarray, mechanism: AdditiveNoise,
     tokens, steps = trace.tokens, trace.steps
     sums = np.empty(tokens)
     for k in range(tokens):
-        data = np.bincount(trace.holders[k], minlength=trace.n) @ values
+        data = _weighted_sum(np.bincount(trace.holders[k], minlength=trace.n), values)
         sums[k] = data + _noise_sum(mechanism, rng, steps)
     std = walk_sum_std(topology, walk, values, steps, mechanism.std)
     return SumOutcome(float(sums.mean() / steps), float(values.mean()),
@@ -123,7 +123,7 @@ def randomized_sum(trace: Trace, values: np.ndarray, mechanism: Mechanism,
     per_node = mechanism.variance(scaled)
     if topology.kind == "ring":
         counts = np.bincount(trace.holders[0], minlength=trace.n)
-        std = math.sqrt(float(counts @ per_node)) / steps
+        std = math.sqrt(_weighted_sum(counts, per_node)) / steps
     else:
         std = walk_sum_std(topology, walk, scaled, steps, math.sqrt(float(per_node.mean())))
     half = width / 2
@@ -187,3 +187,9 @@ def _noise_sum(mechanism: AdditiveNoise, rng: np.random.Generator, draws: int) -
     for lo in range(0, draws, CHUNK):
         total += float(mechanism.noise(rng, min(CHUNK, draws - lo)).sum())
     return total
+
+
+def _weighted_sum(counts: np.ndarray, values: np.ndarray) -> float:
+    """``Σ counts · values`` by numpy's pairwise sum: the same bits whatever the number of
+    BLAS threads (``@`` hands vectors to BLAS, whose order of addition depends on it)."""
+    return float(np.sum(counts * values))

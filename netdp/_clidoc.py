@@ -1,0 +1,144 @@
+"""Build ``docs/cli.md``, the CLI reference, from the parser itself.
+
+Every page is what ``netdp COMMAND --help`` prints, formatted at a fixed width so the
+file is the same on every terminal::
+
+    python -m netdp._clidoc > docs/cli.md          # regenerate
+    python -m netdp._clidoc --check                # exit 1 if docs/cli.md is stale
+
+argparse's layout changes a little between Python versions (3.13 writes ``-n, --nodes N``
+where 3.11 writes ``--nodes N, -n N``), so the page records the Python it was made with;
+under another version ``--check`` compares the commands and their options only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+COLUMNS = 100
+DEFAULT_PATH = Path("docs") / "cli.md"
+_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+_VERSION_LINE = re.compile(r"^<!-- generated with Python (\d+\.\d+) -->$", re.M)
+
+
+@contextmanager
+def _fixed_terminal() -> Iterator[None]:
+    """argparse reads the width from ``COLUMNS``; pin it (and switch colour off)."""
+    saved = {k: os.environ.get(k) for k in ("COLUMNS", "NO_COLOR")}
+    os.environ["COLUMNS"] = str(COLUMNS)
+    os.environ["NO_COLOR"] = "1"
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommands of ``parser``, in the order ``--help`` lists them."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def help_pages(parser: argparse.ArgumentParser | None = None) -> dict[str, str]:
+    """``{"netdp": top-level help, "netdp simulate": ..., ...}`` at the fixed width."""
+    if parser is None:
+        from netdp.cli import build_parser
+
+        parser = build_parser()
+    with _fixed_terminal():
+        pages = {parser.prog: parser.format_help()}
+        for sub in commands(parser).values():
+            pages[sub.prog] = sub.format_help()
+    return {name: "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+            for name, text in pages.items()}
+
+
+def render(parser: argparse.ArgumentParser | None = None) -> str:
+    """The whole Markdown page."""
+    pages = help_pages(parser)
+    out = [
+        "# CLI reference",
+        "",
+        f"<!-- generated with Python {_PYTHON} -->",
+        "This page is generated from the parser: do not edit it by hand. After changing a",
+        "command's options, regenerate it from the repository root with",
+        "",
+        "```bash",
+        "python -m netdp._clidoc > docs/cli.md",
+        "```",
+        "",
+        "`tests/test_docs.py` fails while it is stale. Each section is exactly what",
+        f"`COMMAND --help` prints in a terminal {COLUMNS} columns wide. For a guided tour, see",
+        "[the quickstart](quickstart.md).",
+        "",
+        "Commands: " + ", ".join(f"[`{name}`](#{_slug(name)})" for name in pages) + ".",
+        "",
+    ]
+    for name, text in pages.items():
+        out += [f"## {name}", "", "```text", text, "```", ""]
+    return "\n".join(out)
+
+
+def structure(text: str) -> dict[str, list[str]]:
+    """Commands of a rendered page and the option strings each one lists (sorted)."""
+    out: dict[str, list[str]] = {}
+    for match in re.finditer(r"^## (.+?)\n\n```text\n(.*?)\n```$", text, re.M | re.S):
+        flags = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", match.group(2))
+        out[match.group(1)] = sorted(set(flags))
+    return out
+
+
+def stale(path: Path, parser: argparse.ArgumentParser | None = None) -> str | None:
+    """``None`` if ``path`` matches the parser, else why not (one line)."""
+    try:
+        current = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    fresh = render(parser)
+    if current == fresh:
+        return None
+    made = _VERSION_LINE.search(current)
+    if made and made.group(1) != _PYTHON and structure(current) == structure(fresh):
+        return None  # another Python lays help out differently; same commands and options
+    return f"{path} is stale: run `python -m netdp._clidoc > {path}`"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the page, or with ``--check [PATH]`` exit 1 when PATH is stale."""
+    ap = argparse.ArgumentParser(prog="python -m netdp._clidoc", description=__doc__.split(
+        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", nargs="?", const=str(DEFAULT_PATH), metavar="PATH",
+                    help=f"compare PATH (default: {DEFAULT_PATH}) with the parser instead "
+                    "of printing; exit 1 if it differs")
+    args = ap.parse_args(argv)
+    if args.check is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(render().encode("utf-8"))  # whatever the locale
+        return 0
+    problem = stale(Path(args.check))
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    print(f"{args.check} is up to date")
+    return 0
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
