@@ -64,27 +64,24 @@ def main() -> None:
     print(f"n = {args.nodes}, T = {args.steps}, eps = {args.epsilon:g}, "
           f"delta = {args.delta:g}, L = {args.lipschitz:g}, {args.seeds} seeds")
     print(f"{'lr':>6} {'regime':11}{'sigma':>9}{'objective':>20}{'accuracy':>20}")
+    by = {(r["lr"], r["regime"], r["seed"]): r for r in rows}
+    seeds = range(args.seeds)
     for lr in args.lr:
-        means = {}
+        final = {g: np.array([by[lr, g, s]["final_objective"] for s in seeds]) for g in REGIMES}
         for regime in REGIMES:
-            sel = [r for r in rows if r["lr"] == lr and r["regime"] == regime]
-            obj = np.array([r["final_objective"] for r in sel])
-            acc = np.array([r["final_accuracy"] for r in sel])
-            means[regime] = obj.mean()
-            print(f"{lr:>6g} {regime:11}{sel[0]['sigma']:>9.4g}"
+            acc = np.array([by[lr, regime, s]["final_accuracy"] for s in seeds])
+            obj = final[regime]
+            print(f"{lr:>6g} {regime:11}{by[lr, regime, 0]['sigma']:>9.4g}"
                   f"{obj.mean():>12.5f} ± {obj.std(ddof=1):.5f}"
                   f"{acc.mean():>12.4f} ± {acc.std(ddof=1):.4f}")
-        paired = np.array([a["final_objective"] - b["final_objective"]
-                           for a, b in zip(
-                               [r for r in rows if r["lr"] == lr and r["regime"] == "network"],
-                               [r for r in rows if r["lr"] == lr and r["regime"] == "central"],
-                               strict=True)])
+        paired = final["network"] - final["central"]
         print(f"{'':6} network - central, paired by seed: {paired.mean():.5f} ± "
               f"{paired.std(ddof=1):.5f}")
+        means = {g: f.mean() for g, f in final.items()}
         ok = means["central"] < means["network"] < means["local"]
         ratio = (means["local"] - means["network"]) / (means["network"] - means["central"])
         print(f"{'':6} central < network < local: {ok}; (local - network) / "
-              f"(network - central) = {ratio:.1f}; optimum {sel[0]['optimum']:.5f}")
+              f"(network - central) = {ratio:.1f}; optimum {by[lr, 'local', 0]['optimum']:.5f}")
     # learning curves of the first lr, mean over seeds (and their optima)
     res = first[0]
     res.outcomes = [o for r in first for o in r.outcomes]

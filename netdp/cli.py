@@ -7,7 +7,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import tomllib
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from netdp.config import (
 from netdp.data import GENERATORS
 from netdp.engine import ENGINES
 from netdp.errors import InputError
+from netdp.files import write_atomic
 from netdp.learning.models import MODELS
 from netdp.protocols import TASKS
 from netdp.protocols.sgd import SCHEDULES
@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "rows (default: 0.2)")
     sgd.add_argument("--max-contributions", type=int, metavar="K", help="cap on each node's "
                      "updates (the calibration then assumes K; default: none, assumes T/n)")
-    sgd.add_argument("--compare", dest="regimes", metavar="REGIMES", type=_regimes,
+    sgd.add_argument("--compare", dest="regimes", metavar="REGIMES",
                      help="comma-separated regimes run on the same walk and noise: local, "
                      "network (default), central, nonprivate; e.g. local,network,central")
     sgd.add_argument("--curves", metavar="PREFIX", help="write PREFIX.csv (objective and "
@@ -283,7 +283,7 @@ def _simulate(args: argparse.Namespace) -> int:
         options.pop(key, None)
     if "range" in options:
         options["low"], options["high"] = options.pop("range")
-    params = _read_config(args.config) if "config" in args else {}
+    params = read_config(args.config) if "config" in args else {}
     params.update(options)
     out = Path(args.out) if "out" in args else None
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
@@ -302,9 +302,10 @@ def _simulate(args: argparse.Namespace) -> int:
     result = jsonable(res.to_dict())
     if curve_paths:
         from netdp.learning.curves import curves_csv, curves_figure
+        from netdp.sweep.plots import save
 
         write_atomic(curve_paths[0], curves_csv(res))
-        _write_figure(curve_paths[1], curves_figure(res))
+        save(curves_figure(res), curve_paths[1], dpi=120)
         result["curves_files"] = [str(p) for p in curve_paths]
     text = json.dumps(result, indent=2, allow_nan=False)
     if pairs_out is not None:
@@ -315,25 +316,6 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _regimes(text: str) -> tuple[str, ...]:
-    return tuple(r.strip() for r in text.split(",") if r.strip())
-
-
-def _write_figure(path: Path, fig) -> None:
-    """Save a matplotlib figure via a temporary file and a rename."""
-    import matplotlib.pyplot as plt
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
-                               prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    finally:
-        plt.close(fig)
 
 
 def _bounds(args: argparse.Namespace) -> int:
@@ -394,7 +376,7 @@ def _topologies(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_config(path: str) -> dict:
+def read_config(path: str) -> dict:
     try:
         data = tomllib.loads(Path(path).read_text())
     except OSError as exc:
@@ -427,24 +409,3 @@ def jsonable(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
     return obj
-
-
-def write_atomic(path: Path, data, binary: bool = False) -> None:
-    """Write text (or a numpy array as ``.npy``) via a temporary file and a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
-                               prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb" if binary else "w") as fh:
-            if binary:
-                np.save(fh, data)
-            else:
-                fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -147,8 +147,8 @@ def simulate_sgd(config: SimulationConfig, progress: bool | None = None,
         trace = engine.walk(config.engine, router, steps, walk_rngs, latency, lat_rngs,
                             config.service_time)
         holders = trace.holders[0]
-        coef = None
-        if tracking or keep_pairs or topo.kind != "complete":
+        coef = None  # the walk's pair coefficients: tracking, and calibration off the clique
+        if tracking or keep_pairs or (run == 0 and topo.kind != "complete"):
             coef = sgd_privacy.pair_coefficients(holders, n)
         if run == 0:
             calibrations = _calibrate(config, topo, steps, contributions, coef)

@@ -23,14 +23,12 @@ def curves_csv(result) -> str:
 
 def curves_figure(result, suffix: str = ""):
     """Excess training objective and test score against steps, one line per regime."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     cfg, curves = result.config, result.curves()
     metric = "test accuracy" if result.model.metric == "accuracy" else "test R²"
-    fig, (ax_obj, ax_acc) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    fig = Figure(figsize=(10, 4), layout="constrained")  # no pyplot state to clean up
+    ax_obj, ax_acc = fig.subplots(1, 2)
     steps = curves["steps"]
     every = max(1, len(steps) // 10)
     for regime in cfg.regimes:

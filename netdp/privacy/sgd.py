@@ -29,10 +29,11 @@ the walk, as in the paper; :func:`pair_coefficients` gives the actual ones of a 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numba
 import numpy as np
+from scipy import special
 from scipy.optimize import brentq
 
 from netdp.errors import InputError
@@ -85,9 +86,7 @@ class Calibration:
 
     def to_dict(self) -> dict:
         """JSON form."""
-        return {"regime": self.regime, "sigma": self.sigma, "epsilon": self.epsilon,
-                "delta": self.delta, "coefficient": self.coefficient,
-                "accountant": self.accountant}
+        return asdict(self)
 
 
 def hit_probability(n: int, self_moves: bool) -> float:
@@ -101,9 +100,8 @@ def expected_cost(p: float) -> float:
 
 
 def harmonic(t: int) -> float:
-    """``H_t = Σ_{s=1}^t 1/s``."""
-    return float(np.sum(1.0 / np.arange(1, t + 1))) if t < 10_000 else (
-        math.log(t) + 0.5772156649015329 + 1 / (2 * t) - 1 / (12 * t * t))
+    """``H_t = Σ_{s=1}^t 1/s = ψ(t + 1) + γ``."""
+    return float(special.digamma(t + 1) + np.euler_gamma)
 
 
 def calibrate(regime: str, eps: float, delta: float, clip_norm: float, n: int, steps: int,

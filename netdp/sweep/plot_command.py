@@ -213,10 +213,10 @@ def _hue(args: argparse.Namespace, df, default: str) -> str | None:
 def _config(args: argparse.Namespace, nodes: int | None = None):
     import tomllib
 
-    from netdp.cli import _read_config
+    from netdp.cli import read_config
     from netdp.config import SimulationConfig
 
-    params = _read_config(args.config) if args.config else {}
+    params = read_config(args.config) if args.config else {}
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():

@@ -16,8 +16,6 @@ figures (``abs_error``, ``theoretical_std``, ``ldp_std`` for sums; ``mse``,
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -32,6 +30,7 @@ from matplotlib.figure import Figure
 from netdp import __version__
 from netdp.config import ACCOUNTANTS, SimulationConfig
 from netdp.errors import InputError
+from netdp.files import atomic
 
 FORMATS = (".png", ".pdf", ".svg")
 
@@ -771,22 +770,6 @@ def save(fig: Figure, path: str | Path, dpi: int = 150) -> Path:
     meta = {".png": {"Software": f"netdp {__version__}"},
             ".pdf": {"Creator": f"netdp {__version__}", "CreationDate": None},
             ".svg": {"Creator": f"netdp {__version__}", "Date": None}}[fmt]
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
-                               prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh, matplotlib.rc_context({"svg.hashsalt": "netdp"}):
-            fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=meta)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would give
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic(path) as fh, matplotlib.rc_context({"svg.hashsalt": "netdp"}):
+        fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=meta)
     return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -27,12 +27,12 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from netdp import __version__
 from netdp.errors import InputError
+from netdp.files import atomic, write_atomic
 
 FORMAT = 1
 MANIFEST = "sweep.json"
@@ -370,19 +370,8 @@ def export_parquet(frame, path: str) -> None:
     if not parquet_available():
         raise InputError("parquet", "writing Parquet needs pyarrow (or fastparquet): "
                          "pip install pyarrow")
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".",
-                               prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        with open(tmp, "rb") as fh:
-            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic(path) as fh:
+        frame.to_parquet(fh, index=False)
 
 
 def parquet_available() -> bool:
@@ -394,22 +383,6 @@ def parquet_available() -> bool:
 
 # --------------------------------------------------------------------------- files
 
-def write_atomic(path: Path, text: str, tmp_prefix: str | None = None) -> None:
-    """Write ``text`` via a temporary file in the same folder, fsync, then rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix or f".{path.name}.",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # mkstemp makes 0600 files
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):  # not every platform opens folders
         fd = os.open(path, os.O_RDONLY)
@@ -418,14 +391,6 @@ def _fsync_dir(path: Path) -> None:
         finally:
             os.close(fd)
 
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _umask()
 _COUNT = [0]
 
 
