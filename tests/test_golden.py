@@ -1,0 +1,65 @@
+"""Golden outputs: the ``--json`` of fixed-seed commands recorded before the wave-2
+refactor (``tests/golden/``) must come out the same, every number to 1e-12 relative.
+
+Keys added since the recording (``schema``, ...) are allowed; a key of the recording that
+is missing, or a number that moved, fails. Timings and the version are not compared.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden"
+sys.path.insert(0, str(GOLDEN))
+from record import commands, run  # noqa: E402
+
+IGNORED = {"runtime_s", "version"}
+RTOL = 1e-12
+
+
+def differences(old, new, path: str = "") -> list[str]:
+    """Every place where ``new`` does not reproduce ``old``."""
+    if isinstance(old, dict):
+        if not isinstance(new, dict):
+            return [f"{path}: expected an object, got {new!r}"]
+        out = []
+        for key, value in old.items():
+            if key in IGNORED:
+                continue
+            if key not in new:
+                out.append(f"{path}.{key}: missing")
+            else:
+                out += differences(value, new[key], f"{path}.{key}")
+        return out
+    if isinstance(old, list):
+        if not isinstance(new, list) or len(new) != len(old):
+            return [f"{path}: expected a list of {len(old)}, got {new!r}"[:200]]
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True))
+                for d in differences(a, b, f"{path}[{i}]")]
+    if isinstance(old, float) and isinstance(new, int | float) and not isinstance(new, bool):
+        if math.isclose(old, new, rel_tol=RTOL, abs_tol=1e-300) or old == new:
+            return []
+        return [f"{path}: {old!r} -> {new!r}"]
+    if old != new:
+        return [f"{path}: {old!r} -> {new!r}"]
+    return []
+
+
+def test_differences_catches_a_moved_number():
+    old = {"a": 1.0, "b": [1, {"c": 0.5}], "runtime_s": 3.0}
+    assert differences(old, {"a": 1.0, "b": [1, {"c": 0.5}], "runtime_s": 9.0, "x": 1}) == []
+    assert differences(old, {"a": 1.0 + 1e-9, "b": [1, {"c": 0.5}]}) == [".a: 1.0 -> 1.000000001"]
+    assert differences(old, {"a": 1.0, "b": [1, {}]}) == [".b[1].c: missing"]
+
+
+@pytest.mark.parametrize(("name", "argv"), commands(), ids=[c[0] for c in commands()])
+def test_golden(name, argv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # --compare writes its curves into the working folder
+    expected = json.loads((GOLDEN / f"{name}.json").read_text())
+    problems = differences(expected, run(argv))
+    assert not problems, f"netdp {' '.join(argv)}:\n" + "\n".join(problems[:20])
