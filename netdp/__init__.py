@@ -1,9 +1,34 @@
-"""netdp: a simulator for network differential privacy."""
+"""netdp: a simulator for network differential privacy.
 
-__version__ = "0.1.0"
+>>> import netdp
+>>> report = netdp.simulate({"task": "sum", "nodes": 100, "seed": 1})
+>>> report.utility.estimate, report.privacy.empirical[0].mean
 
-from netdp.config import SimulationConfig  # noqa: E402
-from netdp.errors import InputError  # noqa: E402
-from netdp.simulate import Result, simulate  # noqa: E402
+Importing netdp is cheap: the library loads the parts a call needs when it needs them.
+"""
 
-__all__ = ["InputError", "Result", "SimulationConfig", "__version__", "simulate"]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+if TYPE_CHECKING:
+    from netdp.api import simulate
+    from netdp.config import SimulationConfig
+    from netdp.errors import InputError
+    from netdp.reports import Report
+    from netdp.tasks import make_config
+
+__all__ = ["InputError", "Report", "SimulationConfig", "__version__", "make_config", "simulate"]
+
+_LAZY = {"simulate": "netdp.api", "SimulationConfig": "netdp.config", "InputError":
+         "netdp.errors", "Report": "netdp.reports", "make_config": "netdp.tasks"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'netdp' has no attribute {name!r}")

@@ -9,7 +9,7 @@ import pytest
 
 from netdp import __version__
 from netdp.cli import main
-from netdp.simulate import TIMING_FIELDS
+from netdp.reports import TIMING_FIELDS
 
 
 def run(capsys, *argv):

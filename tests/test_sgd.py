@@ -11,7 +11,7 @@ import pytest
 from dp_accounting import rdp
 
 from netdp.cli import main
-from netdp.config import SimulationConfig
+from netdp.tasks import make_config
 from netdp.errors import InputError
 from netdp.learning import datasets
 from netdp.learning.datasets import Split
@@ -19,7 +19,7 @@ from netdp.learning.models import Model, clip, project, solve
 from netdp.privacy import sgd as P
 from netdp.privacy.accountants import rdp_gaussian, rdp_to_epsilon
 from netdp.protocols.sgd import learning_rates, walk_sgd
-from netdp.simulate import simulate
+from netdp.api import simulate
 
 
 def _split(n=50, name="synthetic", model="logistic", seed=0, skew=None) -> Split:
@@ -245,7 +245,7 @@ def test_pair_coefficients_mean_matches_expectation():
 # --------------------------------------------------------------------------- simulate
 
 def test_simulate_sgd_regimes_and_invariants():
-    cfg = SimulationConfig(task="sgd", dataset="synthetic", nodes=200, steps=4000,
+    cfg = make_config(task="sgd", dataset="synthetic", nodes=200, steps=4000,
                            epsilon=10.0, regimes=("local", "network", "central"), seed=3)
     res = simulate(cfg, keep_pairs=True)
     out = res.to_dict()
@@ -257,7 +257,7 @@ def test_simulate_sgd_regimes_and_invariants():
     # pairwise loss never exceeds the node's local loss (1/j <= 1 per update)
     eps = res.pairs
     off = ~np.isnan(eps)
-    counts = res.outcomes[0]["network"].contributions
+    counts = res.outcomes[0].curves["network"].contributions
     ldp = P.epsilon_upper(2 * 0.4**2 * counts / util["network"]["sigma"] ** 2, 1e-6)
     assert np.all(eps[off] <= np.broadcast_to(ldp[:, None], eps.shape)[off] + 1e-9)
     assert emp["network"]["max"] <= emp["network"]["ldp"]["max"]

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 from conftest import assert_mean, assert_std_gaussian
 
-from netdp import SimulationConfig, engine, seeding, simulate, topology
+from netdp import engine, make_config, seeding, simulate, topology
 from netdp.protocols.summation import _lag_sum, ring_noise_mask, walk_sum_std
 
 RUNS = 400
 
 
 def _estimates(**kw):
-    cfg = SimulationConfig(runs=RUNS, seed=20261121, accountants=(), **kw)  # utility only
+    cfg = make_config(runs=RUNS, seed=20261121, accountants=(), **kw)  # utility only
     result = simulate(cfg, progress=False)
     return np.array([o.estimate for o in result.outcomes]), result
 
@@ -99,14 +99,14 @@ def test_graph_walk_sum_unbiased_with_the_spectral_std(topo, walk):
 
 
 def test_simple_walk_on_irregular_graph_has_no_std_claim():
-    res = simulate(SimulationConfig(topology="karate", walk="simple", steps=100, seed=1))
+    res = simulate(make_config(topology="karate", walk="simple", steps=100, seed=1))
     assert res.outcomes[0].theoretical_std is None
 
 
 def test_several_tokens_average():
     est, res = _estimates(topology="complete", nodes=20, steps=100, tokens=4)
     out = res.outcomes[0]
-    one = simulate(SimulationConfig(topology="complete", nodes=20, steps=100, seed=20261121))
+    one = simulate(make_config(topology="complete", nodes=20, steps=100, seed=20261121))
     assert out.theoretical_std == pytest.approx(one.outcomes[0].theoretical_std / 2)
     assert_std_gaussian(est, out.theoretical_std)
 

@@ -1,16 +1,22 @@
-"""Engines that move tokens: a vectorized one and a discrete-event one (simpy)."""
+"""Engines that move tokens: a vectorized one and a discrete-event one (simpy).
+
+Light to import: the engines themselves (simpy, the routing of explicit graphs) load when
+a walk runs. ``Router`` and ``resolve_walk`` come from :mod:`netdp.engine.routing`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from netdp.engine import events, vector
 from netdp.engine.clock import CONSTANT, Latency, parse_latency
-from netdp.engine.routing import Router, resolve_walk
 from netdp.engine.trace import Trace
 from netdp.errors import InputError
+
+if TYPE_CHECKING:
+    from netdp.engine.routing import Router
 
 ENGINES = ("auto", "event", "vector")
 
@@ -38,5 +44,16 @@ def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.
          latency: Latency = CONSTANT, latency_rngs: Sequence[np.random.Generator] = (),
          service_time: float = 0.0) -> Trace:
     """Run the named engine (``event`` or ``vector``) and return its trace."""
-    module = events if engine == "event" else vector
+    if engine == "event":
+        from netdp.engine import events as module
+    else:
+        from netdp.engine import vector as module
     return module.run(router, steps, walk_rngs, latency, latency_rngs, service_time)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Router", "resolve_walk"):
+        from netdp.engine import routing
+
+        return getattr(routing, name)
+    raise AttributeError(f"module 'netdp.engine' has no attribute {name!r}")

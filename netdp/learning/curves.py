@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from netdp.reports import Report
 
 STYLES = {"local": ("-", "o"), "network": ("--", "s"), "central": (":", "^"),
           "nonprivate": ("-.", "x")}
@@ -11,9 +17,10 @@ LABELS = {"local": "local DP", "network": "network DP", "central": "central DP",
           "nonprivate": "non-private"}
 
 
-def curves_csv(result) -> str:
-    """``regime, step, objective, <metric>, sigma, epsilon`` rows (one per eval point)."""
-    rows = result.curve_rows()
+def curves_csv(report: Report) -> str:
+    """``regime, step, objective, <metric>, sigma, epsilon`` rows (one per eval point) of an
+    sgd report."""
+    rows = report.utility.curve_rows()  # type: ignore[attr-defined]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
@@ -21,26 +28,27 @@ def curves_csv(result) -> str:
     return buf.getvalue()
 
 
-def curves_figure(result, suffix: str = ""):
+def curves_figure(report: Report, suffix: str = "") -> Figure:
     """Excess training objective and test score against steps, one line per regime."""
     from matplotlib.figure import Figure
 
-    cfg, curves = result.config, result.curves()
-    metric = "test accuracy" if result.model.metric == "accuracy" else "test R²"
+    cfg, utility = report.config, report.utility
+    curves, optimum = report.sections["curves"], utility.optimum  # type: ignore[attr-defined]
+    metric = "test accuracy" if utility.metric == "accuracy" else "test R²"  # type: ignore[attr-defined]
     fig = Figure(figsize=(10, 4), layout="constrained")  # no pyplot state to clean up
     ax_obj, ax_acc = fig.subplots(1, 2)
     steps = curves["steps"]
     every = max(1, len(steps) // 10)
-    for regime in cfg.regimes:
+    for regime in cfg.get("regimes"):
         style, marker = STYLES[regime]
-        cal = result.calibrations[regime]
+        cal = utility.calibrations[regime]  # type: ignore[attr-defined]
         label = LABELS[regime] + ("" if regime == "nonprivate" else f" (σ = {cal.sigma:.3g})")
         kw = {"linestyle": style, "marker": marker, "markevery": every, "label": label}
-        excess = [max(f - result.optimum["objective"], 1e-12)
+        excess = [max(f - optimum["objective"], 1e-12)
                   for f in curves[regime]["objective"]]
         ax_obj.plot(steps, excess, **kw)
         ax_acc.plot(steps, curves[regime]["score"], **kw)
-    ax_acc.axhline(result.optimum["score"], color="grey", linewidth=0.8,
+    ax_acc.axhline(optimum["score"], color="grey", linewidth=0.8,
                    label="optimum (scipy)")
     ax_obj.set_yscale("log")
     ax_obj.set_xlabel("steps t (model updates)")
@@ -49,6 +57,7 @@ def curves_figure(result, suffix: str = ""):
     ax_acc.set_ylabel(metric)
     ax_obj.legend(fontsize="small")
     ax_acc.legend(fontsize="small")
-    fig.suptitle(f"{cfg.model} regression on {result.data.name}: n = {cfg.nodes}, "
-                 f"ε = {cfg.epsilon:g}, δ = {cfg.delta:g}, L = {cfg.lipschitz:g}{suffix}")
+    fig.suptitle(f"{cfg.get('model')} regression on {report.sections['dataset']['name']}: "
+                 f"n = {cfg.nodes}, ε = {cfg.epsilon:g}, δ = {cfg.delta:g}, "
+                 f"L = {cfg.get('lipschitz'):g}{suffix}")
     return fig

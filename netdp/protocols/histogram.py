@@ -63,6 +63,13 @@ def aggregate_reports(oracle: FrequencyOracle, categories: np.ndarray,
     return total
 
 
+def perturbed_reports(oracle: FrequencyOracle, categories: np.ndarray,
+                      rng: np.random.Generator) -> list[np.ndarray]:
+    """The reports :func:`aggregate_reports` aggregates, chunk by chunk (the same draws)."""
+    return [oracle.perturb(categories[start:start + CHUNK], rng)
+            for start in range(0, categories.size, CHUNK)]
+
+
 def truth(categories: np.ndarray, domain: int) -> np.ndarray:
     """Frequency of each category among the nodes."""
     return np.bincount(categories, minlength=domain) / categories.size

@@ -100,15 +100,37 @@ def walk_sgd(holders: np.ndarray, data: Split, model: Model, sigma: float, clip_
     evals
         Evaluation points along the walk.
     """
+    at = eval_steps(holders.size, evals)
+    snaps, w, counts = _walk(holders, data, model, sigma, clip_norm, rates, noise_rng, radius,
+                             max_contributions, at)
+    objective = model.objective(snaps, data.X, data.y)
+    score = model.score(snaps, data.X_test, data.y_test)
+    return SgdOutcome(at, objective, score, w, counts)
+
+
+def model_snapshots(holders: np.ndarray, data: Split, model: Model, sigma: float,
+                    clip_norm: float, rates: np.ndarray, noise_rng: np.random.Generator,
+                    radius: float, max_contributions: int | None,
+                    at: np.ndarray) -> np.ndarray:
+    """The model after ``at[i]`` steps of the same walk as :func:`walk_sgd` (same draws):
+    ``(len(at), d)``; ``at`` sorted, in ``0..T``."""
+    return _walk(holders, data, model, sigma, clip_norm, rates, noise_rng, radius,
+                 max_contributions, np.asarray(at, dtype=np.int64))[0]
+
+
+def _walk(holders: np.ndarray, data: Split, model: Model, sigma: float, clip_norm: float,
+          rates: np.ndarray, noise_rng: np.random.Generator, radius: float,
+          max_contributions: int | None,
+          at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Snapshots at step counts ``at``, the final model and the updates per node."""
     steps, dim = holders.size, data.dim
-    at = eval_steps(steps, evals)
     snaps = np.empty((at.size, dim))
     w = np.zeros(dim)
     counts = np.zeros(data.n, dtype=np.int64)
     cap = -1 if max_contributions is None else int(max_contributions)
     kind = 0 if model.name == "logistic" else 1
-    snaps[0] = w
-    k = 1
+    k = int(np.sum(at == 0))
+    snaps[:k] = w
     for start in range(0, steps, CHUNK):
         stop = min(start + CHUNK, steps)
         z = noise_rng.standard_normal((stop - start, dim))
@@ -118,9 +140,7 @@ def walk_sgd(holders: np.ndarray, data: Split, model: Model, sigma: float, clip_
                       kind, float(model.l2), cap, counts, marks)
         snaps[k:k + marks.size] = got
         k += marks.size
-    objective = model.objective(snaps, data.X, data.y)
-    score = model.score(snaps, data.X_test, data.y_test)
-    return SgdOutcome(at, objective, score, w.copy(), counts)
+    return snaps, w.copy(), counts
 
 
 @numba.njit(cache=True)

@@ -213,8 +213,8 @@ def _hue(args: argparse.Namespace, df, default: str) -> str | None:
 def _config(args: argparse.Namespace, nodes: int | None = None):
     import tomllib
 
-    from netdp.cli import read_config
-    from netdp.config import SimulationConfig
+    from netdp.config import read_config
+    from netdp.tasks import make_config
 
     params = read_config(args.config) if args.config else {}
     for item in args.set:
@@ -236,41 +236,45 @@ def _config(args: argparse.Namespace, nodes: int | None = None):
         params["nodes"] = nodes
     if "range" in params:
         params["low"], params["high"] = params.pop("range")
-    return SimulationConfig.from_dict(params)
+    return make_config(params)
 
 
 def _simulate(args: argparse.Namespace):
     """Run the one-run config with pairs kept: (matrix, result dict, topology)."""
-    from netdp.cli import jsonable
-    from netdp.simulate import simulate
+    from netdp.api import run
+    from netdp.resources import check_footprint
+    from netdp.tasks import get_task
+    from netdp.tasks.setup import with_seed
 
-    config = _config(args)
-    accountants = getattr(config, "resolved_accountants", config.accountants)
-    if not accountants:
+    config = with_seed(_config(args))
+    if config.accountants == ():
         raise InputError("accountant", "pairwise tracking is off (accountants = []); "
                          "give one, e.g. --set accountants=['kov']")
-    if config.task == "sum" and config.resolved_mechanism not in ("gaussian", "laplace"):
-        raise InputError("mechanism", f"{config.resolved_mechanism}: pairwise losses are "
+    mechanism = config.get("mechanism") if config.task == "sum" else None
+    if mechanism not in (None, "gaussian", "laplace"):
+        raise InputError("mechanism", f"{mechanism}: pairwise losses are "
                          "tracked for additive noise (gaussian, laplace) only")
     if config.coalition is not None:
         raise InputError("coalition", "a coalition observes as one: there is no pairwise "
                          "matrix; drop it for --preset pairs/distance")
+    task = get_task(config.task)
+    check_footprint(task, config)
+    setup = task.prepare(config)
     try:
-        res = simulate(config, keep_pairs=True)
+        res = run(setup, keep_pairs=True)
     except InputError as exc:
         if exc.param == "pairs-out":
             raise InputError("nodes", exc.message) from None
         raise
-    result = jsonable(res.to_dict())
+    result = res.to_json()
     if res.pairs is None:
         cfg = res.config
-        if res.topology.kind == "graph":
+        if setup.topology.kind == "graph":
             raise InputError("topology", f"{cfg.topology!r}: task {cfg.task} tracks "
                              "pairwise losses on the ring and the complete graph only "
                              "(choose ring or complete, or --task sgd)")
-        raise InputError("task", f"this run ({cfg.task}, {cfg.mechanism}) has no pairwise "
-                         "matrix")
-    return res.pairs, result, res.topology
+        raise InputError("task", f"this run ({cfg.task}) has no pairwise matrix")
+    return res.pairs, result, setup.topology
 
 
 def _load_pairs(args: argparse.Namespace):
@@ -365,13 +369,14 @@ def _pairs(args: argparse.Namespace):
 def _distance(args: argparse.Namespace):
     import numpy as np
 
-    from netdp.simulate import resolve
     from netdp.sweep import plots
+    from netdp.tasks import get_task
+    from netdp.tasks.setup import with_seed
 
     if args.pairs:
         matrix, result = _load_pairs(args)
-        config = _config(args, nodes=matrix.shape[0])
-        _, topo, _ = resolve(config)
+        config = with_seed(_config(args, nodes=matrix.shape[0]))
+        topo = get_task(config.task).prepare(config).topology
     else:
         matrix, result, topo = _simulate(args)
     if not 0 <= args.node < topo.n:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from netdp import __version__
-from netdp.config import ACCOUNTANTS, SimulationConfig
+from netdp.config import ACCOUNTANTS
 from netdp.errors import InputError
 from netdp.files import atomic
 
@@ -151,8 +151,10 @@ def column(df: pd.DataFrame, name: str, param: str) -> str:
 
 
 def config_columns(df: pd.DataFrame) -> list[str]:
-    """The configuration columns of ``df`` (SimulationConfig fields and ``eps0``), no seed."""
-    names = [f.name for f in fields(SimulationConfig) if f.name != "seed"] + ["eps0"]
+    """The configuration columns of ``df`` (every task's parameters and ``eps0``), no seed."""
+    from netdp.tasks import param_specs
+
+    names = [name for name in param_specs() if name != "seed"] + ["eps0"]
     return [c for c in names if c in df.columns]
 
 

@@ -83,9 +83,16 @@ def estimate_cost(config) -> float:
     """Rough cost of one run, in kov-steps: only the batching and the order use it."""
     n = config.nodes or 100
     steps = config.rounds * n if config.topology == "ring" else (config.steps or 100 * n)
-    accountants = getattr(config, "resolved_accountants", config.accountants) or ()
+    accountants = (config.accountants if config.accountants is not None
+                   else _default_accountants(config.task))
     weight = sum(ACCOUNTANT_WEIGHT.get(a, 1.0) for a in accountants) or 0.5
     return RUN_OVERHEAD + steps * config.tokens * weight
+
+
+def _default_accountants(task: str) -> tuple[str, ...]:
+    from netdp.tasks import get_task
+
+    return get_task(task).tracking[0].accountants[:1] if get_task(task).tracking else ()
 
 
 def plan_batches(runs: Sequence[Run], workers: int, batch_size: int | None = None,
@@ -118,7 +125,7 @@ def run_batch(batch: Sequence[Run], numba_threads: int | None = None,
               on_run: Callable[[], None] | None = None) -> list[dict]:
     """Run a batch and return its rows (also the dask task). An :class:`InputError` gives
     a row of status ``"error"``; anything else raises :class:`RunFailed`."""
-    from netdp.simulate import simulate
+    from netdp.api import simulate
 
     if numba_threads is not None:
         import numba

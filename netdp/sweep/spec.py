@@ -23,21 +23,18 @@ with the grid point that holds it. See ``docs/sweeps.md`` for the format::
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import itertools
 import json
 import math
 import tomllib
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from netdp.config import SimulationConfig
+from netdp.config import Param, SimulationConfig, coerce
 from netdp.errors import InputError, check
 
 TOP_KEYS = ("description", "seeds", "base_seed", "backend", "batch_size", "fixed", "grid")
@@ -196,15 +193,17 @@ def config_hash(config: SimulationConfig) -> str:
     Leaving defaults out keeps hashes stable when a new parameter (with a default) is
     added to the config; ``epsilon = 1`` and ``epsilon = 1.0`` hash alike.
     """
-    hints = _field_types()
+    from netdp.config import params_of
+
     out = {}
-    for f in dataclasses.fields(config):
-        if f.name in ("seed", "runs"):
-            continue
-        value = _hashable(_coerce(f.name, getattr(config, f.name), hints))
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        if value != _hashable(_coerce(f.name, default, hints)):
-            out[f.name] = value
+    assert config.section is not None
+    for record in (config, config.section):
+        for name, spec, default in params_of(record):
+            if name in ("seed", "runs"):
+                continue
+            value = _hashable(coerce(spec, getattr(record, name)))
+            if value != _hashable(coerce(spec, default)):
+                out[name] = value
     return hashlib.sha256(_canonical(out).encode()).hexdigest()[:16]
 
 
@@ -223,8 +222,10 @@ def _table(data: dict, name: str, path: str) -> dict:
 
 
 def _config(params: dict, where: str) -> SimulationConfig:
+    from netdp.tasks import make_config
+
     try:
-        return SimulationConfig.from_dict({**params, "runs": 1})
+        return make_config({**params, "runs": 1})
     except InputError as exc:
         raise InputError(exc.param, exc.message + where) from None
     except TypeError as exc:  # e.g. a list where a name is expected
@@ -232,24 +233,17 @@ def _config(params: dict, where: str) -> SimulationConfig:
 
 
 @functools.cache
-def _field_types() -> dict[str, set]:
-    hints = typing.get_type_hints(SimulationConfig)
-    out = {}
-    for name, tp in hints.items():
-        args = typing.get_args(tp) if isinstance(tp, types.UnionType) else (tp,)
-        out[name] = {typing.get_origin(a) or a for a in args}
-    return out
+def _field_types() -> dict[str, Param]:
+    """Every parameter's declaration (common and of every task), by name."""
+    from netdp.tasks import param_specs
+
+    return param_specs()
 
 
 def _coerce(name: str, value, hints: dict):
     """TOML ``1`` for a float parameter becomes ``1.0``, a list a tuple where the parameter
     is a tuple (accountants). Anything else is left for the config to check."""
-    kinds = hints.get(name, set())
-    if float in kinds and int not in kinds and _is_int(value):
-        return float(value)
-    if tuple in kinds and isinstance(value, list):
-        return tuple(value)
-    return value
+    return coerce(hints[name], value) if name in hints else value
 
 
 def _axis(name: str, spec, hints: dict, path: str) -> list:
@@ -271,7 +265,7 @@ def _range(name: str, spec: dict, hints: dict, where: str) -> list:
     missing = [k for k in ("start", "stop", "num") if k not in spec]
     check(not missing, name, f"a range needs start, stop and num (missing "
           f"{', '.join(missing)}){where}")
-    kinds = hints.get(name, set())
+    kinds = {hints[name].kind} if name in hints else set()
     check(bool(kinds & {int, float}), name, f"a range needs a numeric parameter; give a "
           f"list of values{where}")
     start, stop, num = spec["start"], spec["stop"], spec["num"]

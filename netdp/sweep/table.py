@@ -62,14 +62,12 @@ def flatten(result: dict, config_hash: str | None = None) -> dict:
     ``config_hash``: the sweep passes the hash of the requested config; by default it is
     computed from the result's (resolved) config.
     """
-    from netdp.config import SimulationConfig
     from netdp.sweep.spec import config_hash as hash_of
+    from netdp.tasks import make_config
 
     cfg = dict(result["config"])
     if config_hash is None:
-        names = {f for f in SimulationConfig.__dataclass_fields__}
-        config_hash = hash_of(SimulationConfig.from_dict(
-            {k: v for k, v in cfg.items() if k in names}))
+        config_hash = hash_of(make_config(cfg))
     row: dict = {"config_hash": config_hash, "seed": result["seed"], "status": "ok",
                  "version": result.get("version", __version__),
                  "runtime_s": result.get("runtime_s")}

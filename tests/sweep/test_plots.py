@@ -12,9 +12,9 @@ import pytest
 from matplotlib.image import imread
 
 from netdp.cli import main
-from netdp.config import SimulationConfig
+from netdp.tasks import make_config
 from netdp.errors import InputError
-from netdp.simulate import simulate
+from netdp.api import simulate
 from netdp.sweep import plots
 from netdp.sweep.table import flatten
 from netdp.topology import complete, from_networkx, ring
@@ -29,7 +29,7 @@ def _table(configs) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def privacy_csv(tmp_path_factory):
     """Complete graph, n in (6, 12), eps0 in (0.5, 1), two seeds, kov and rdp."""
-    configs = [SimulationConfig(nodes=n, epsilon=e, seed=s, accountants=("kov", "rdp"))
+    configs = [make_config(nodes=n, epsilon=e, seed=s, accountants=("kov", "rdp"))
                for n, e, s in itertools.product((6, 12), (0.5, 1.0), (1, 2))]
     path = tmp_path_factory.mktemp("privacy") / "results.csv"
     _table(configs).to_csv(path, index=False)
@@ -39,7 +39,7 @@ def privacy_csv(tmp_path_factory):
 @pytest.fixture(scope="module")
 def utility_csv(tmp_path_factory):
     """Ring summation, eps0 in (0.5, 2), gaussian and laplace, two seeds."""
-    configs = [SimulationConfig(topology="ring", nodes=8, epsilon=e, mechanism=m, seed=s,
+    configs = [make_config(topology="ring", nodes=8, epsilon=e, mechanism=m, seed=s,
                                 accountants=("kov",))
                for e, m, s in itertools.product((0.5, 2.0), ("gaussian", "laplace"), (1, 2))]
     path = tmp_path_factory.mktemp("utility") / "results.csv"

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from netdp.cli import main
-from netdp.simulate import simulate
+from netdp.api import simulate
 from netdp.sweep.run import _dask_client, estimate_cost, plan_batches, run_sweep
 from netdp.sweep.spec import load_spec, parse_spec
 from netdp.sweep.table import ResultTable, flatten, read_table
@@ -165,7 +165,7 @@ def test_bad_options_exit_2_and_write_nothing(small_serial, tmp_path, capsys):
 
 def test_a_crashing_run_stops_the_sweep_and_keeps_finished_batches(tmp_path, monkeypatch,
                                                                     capsys):
-    module = importlib.import_module("netdp.simulate")  # `netdp.simulate` is the function
+    module = importlib.import_module("netdp.api")
     real = module.simulate
 
     def flaky(config, **kw):

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from netdp.cli import main
-from netdp.config import SimulationConfig
+from netdp.tasks import make_config
 from netdp.errors import InputError
-from netdp.simulate import simulate
+from netdp.api import simulate
 from netdp.sweep.spec import config_hash, parse_spec
 from netdp.sweep.table import (
     MANIFEST,
@@ -26,7 +26,7 @@ from netdp.sweep.table import (
 
 @pytest.fixture(scope="module")
 def sum_result() -> dict:
-    cfg = SimulationConfig(nodes=30, epsilon=0.5, delta=1e-7, accountants=("kov", "rdp"),
+    cfg = make_config(nodes=30, epsilon=0.5, delta=1e-7, accountants=("kov", "rdp"),
                            seed=11)
     return simulate(cfg).to_dict()
 
@@ -34,7 +34,7 @@ def sum_result() -> dict:
 def test_flatten_summation_row(sum_result):
     row = flatten(sum_result)
     res = sum_result
-    assert row["config_hash"] == config_hash(SimulationConfig(nodes=30, epsilon=0.5,
+    assert row["config_hash"] == config_hash(make_config(nodes=30, epsilon=0.5,
                                                               delta=1e-7, mechanism="gaussian",
                                                               steps=3000, walk="simple",
                                                               engine="vector",
@@ -59,7 +59,7 @@ def test_flatten_summation_row(sum_result):
 
 
 def test_flatten_ring_histogram_resolves_steps_and_renames_collisions():
-    cfg = SimulationConfig(task="histogram", topology="ring", nodes=40, domain=4, rounds=2,
+    cfg = make_config(task="histogram", topology="ring", nodes=40, domain=4, rounds=2,
                            epsilon=2.0, seed=5)
     res = simulate(cfg).to_dict()
     row = flatten(res)
@@ -158,11 +158,10 @@ def test_csv_export_reads_back_typed_in_one_call(tmp_path, sum_result):
     back = pd.read_csv(tmp_path / "t.csv")
     assert back.shape == frame.shape == (4, len(rows[0]))
     assert back["seed"].dtype == "int64" and back["nodes"].dtype == "int64"
-    for col in ("epsilon", "kov_mean", "rdp_q99", "runtime_s", "theory_complete-ndp-chernoff",
-                "gamma"):
+    for col in ("epsilon", "kov_mean", "rdp_q99", "runtime_s", "theory_complete-ndp-chernoff"):
         assert back[col].dtype == "float64", col
     assert back["nodes"].tolist() == [5, 5, 6, 6]  # sorted by the grid axis
-    assert back["project"].dtype == bool
+    assert back["noise_every_hop"].dtype == bool
     assert back.set_index("seed").loc[rows[0]["seed"]].query(
         f"nodes == {rows[0]['nodes']}")["kov_max"].item() == math.inf
     assert back["accountants"].tolist() == ["kov,rdp"] * 4

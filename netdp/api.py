@@ -1,0 +1,89 @@
+"""What a notebook calls: ``simulate(config) -> Report``, the one run loop of every task.
+
+    config -> task.prepare -> (engine -> trace -> task.run + tracker.add) x runs
+           -> task.utility + tracker.report -> Report
+
+The loop knows nothing of any task: everything task-specific is a method of the task
+(:class:`netdp.tasks.base.Task`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from netdp import __version__
+from netdp.config import SimulationConfig
+from netdp.reports import Report, RunRecord
+from netdp.resources import check_footprint
+from netdp.tasks import get_task, make_config
+from netdp.tasks.setup import Setup, Streams, with_seed
+
+
+def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None = None,
+             keep_pairs: bool = False) -> Report:
+    """Run ``config.runs`` independent runs of one configuration and report them.
+
+    Parameters
+    ----------
+    config
+        A :class:`~netdp.config.SimulationConfig`, or flat parameters as for the command
+        line (``{"task": "histogram", "domain": 8, "nodes": 200}``). ``None`` fields are
+        resolved and recorded in the report.
+    progress
+        Show a progress bar over runs (``None``: on a terminal, for several runs).
+    keep_pairs
+        Also return the ``n x n`` matrix of pairwise losses (first accountant, mean over
+        runs) in :attr:`Report.pairs`; up to n = 10 000.
+
+    Raises
+    ------
+    InputError
+        On a parameter out of range, or a run too large for this machine (checked before
+        anything is built).
+    """
+    config = with_seed(make_config(config))
+    task = get_task(config.task)
+    check_footprint(task, config)
+    setup = task.prepare(config)
+    return run(setup, progress, keep_pairs)
+
+
+def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) -> Report:
+    """The run loop over a prepared setup (see :func:`simulate`)."""
+    from netdp import engine
+    from netdp.engine.routing import Router
+
+    config, topo = setup.config, setup.topology
+    task = get_task(config.task)
+    tracker = task.tracker(setup, keep_pairs)
+    router = Router(topo, config.walk)  # type: ignore[arg-type]
+    latency = engine.parse_latency(config.latency)
+    outcomes, records = [], []
+    for r in _progress(config.runs, progress):
+        start = time.perf_counter()
+        walk_rngs = [Streams(setup.seed, r).generator("walk", k) for k in range(config.tokens)]
+        lat_rngs = [Streams(setup.seed, r).generator("latency", k) for k in range(config.tokens)]
+        trace = engine.walk(config.engine, router, setup.steps, walk_rngs, latency, lat_rngs,
+                            config.service_time)
+        outcome = task.run(setup, trace, Streams(setup.seed, r))
+        tracker.add(r, trace, outcome)
+        outcomes.append(outcome)
+        records.append(RunRecord(r, task.record(outcome), trace.hops,
+                                 time.perf_counter() - start))
+    return Report(config=config, version=__version__, engine=config.engine,
+                  topology=topo.describe(), mechanism=task.describe_mechanism(setup),
+                  runs=tuple(records), utility=task.utility(setup, outcomes),
+                  privacy=tracker.report(), sections=task.sections(setup, outcomes),
+                  pairs=tracker.matrix(), outcomes=tuple(outcomes))
+
+
+def _progress(runs: int, progress: bool | None) -> Any:
+    """``range(runs)``, with a bar on a terminal for several runs (or as asked)."""
+    disable = (None if runs > 1 else True) if progress is None else not progress
+    if disable is True:
+        return range(runs)
+    from tqdm.auto import tqdm
+
+    return tqdm(range(runs), desc="runs", unit="run", disable=disable)

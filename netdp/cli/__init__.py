@@ -1,0 +1,105 @@
+"""Command line: ``netdp`` / ``python -m netdp``. Parses, calls the library, renders.
+
+Only the chosen command's parser is built, and each command imports what it uses when it
+runs: ``netdp --help`` loads nothing heavier than argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from netdp import __version__
+from netdp.errors import InputError
+
+#: name -> (one-line help, module that adds the command's arguments with ``register``)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("run one protocol and report its utility and privacy", "netdp.cli.simulate"),
+    "bounds": ("print theoretical privacy curves over a grid of n", "netdp.cli.info"),
+    "topologies": ("list the named topologies", "netdp.cli.info"),
+    "sweep": ("run a grid of simulations into a result table", "netdp.sweep.commands"),
+    "results": ("summarise or export a sweep's result table", "netdp.sweep.commands"),
+    "plot": ("plot a sweep's results or one run's pairwise losses",
+             "netdp.sweep.plot_command"),
+}
+DESCRIPTION = ("Simulate network differential privacy: a token walks a graph, every node "
+               "perturbs its own data, and netdp reports the utility of the result and how "
+               "much each node leaks to each other node.")
+EPILOG = "Run `netdp COMMAND --help` for a command's options and examples; see docs/index.md."
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line (no usage dump) and exit with status 2, and
+    negative numbers in scientific notation (``--range -1e3 1e3``) are values."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        import re
+
+        self._negative_number_matcher = re.compile(
+            r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
+
+    def error(self, message: str):  # type: ignore[no-untyped-def]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
+    """The ``netdp`` parser with the arguments of command ``only`` (``"*"``: every
+    command, ``None``: none, for the top-level help)."""
+    import importlib
+
+    parser = Parser(prog="netdp", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"netdp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    modules = dict.fromkeys(module for _, module in COMMANDS.values()) if only == "*" \
+        else ([COMMANDS[only][1]] if only in COMMANDS else [])
+    for module in modules:  # each module adds its command(s) with its `register`
+        importlib.import_module(module).register(sub)
+    for name, (summary, _) in COMMANDS.items():  # the others: a line in the top-level help
+        if name not in sub.choices:
+            sub.add_parser(name, help=summary)
+    order = list(COMMANDS)
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        action._choices_actions.sort(key=lambda a: order.index(a.dest))  # type: ignore
+    return parser
+
+
+def flag(param: str) -> str:
+    """How an error names a parameter: ``--nodes``; positionals (``DIR``) as they are."""
+    if param[:1].isupper() or param[:1] == "<" or param.startswith("-"):
+        return param
+    return "--" + param.replace("_", "-")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    command = first if first in COMMANDS else None
+    parser = build_parser(command)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a one-line usage error
+        return int(exc.code or 0)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(handler(args))
+    except InputError as exc:
+        print(f"netdp {args.command}: error: {flag(exc.param)}: {exc.message}",
+              file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"netdp {args.command}: error: ran out of memory; lower the sizes (--nodes, "
+              "--steps, --domain, ...)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("netdp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `netdp bounds | head`: the reader left, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,0 +1,287 @@
+"""Typed, frozen reports: what one simulation returns.
+
+A :class:`Report` holds the resolved config, the run records, the task's
+:class:`Utility` and the tracker's :class:`PrivacyReport`. ``to_dict()`` gives the
+result as plain Python (floats may be infinite: an exposed node), ``to_json()`` the
+strict-JSON object that ``netdp simulate --json`` prints, and ``text()`` the table it
+prints otherwise. ``schema`` numbers the JSON layout (see ``docs/cli.md``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from netdp.config import SimulationConfig
+from netdp.jsonable import jsonable
+
+SCHEMA = 2  # 1: wave 1 (unversioned); 2: typed reports, config of the task's parameters
+TIMING_FIELDS = ("runtime_s",)  # the only figures that differ between two runs of a seed
+
+
+class Utility(ABC):
+    """What a task's runs achieved (estimates and errors against their closed forms)."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The ``utility`` object of the JSON result."""
+
+    @abstractmethod
+    def lines(self, report: Report) -> list[str]:
+        """The task's part of the text report."""
+
+
+class PrivacyReport(ABC):
+    """What the privacy tracker measured over the runs."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The ``privacy`` object of the JSON result."""
+
+    @abstractmethod
+    def lines(self, report: Report) -> list[str]:
+        """The privacy part of the text report."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run: its index, the task's per-run figures, hops and wall time."""
+
+    run: int
+    metrics: Mapping[str, float]
+    hops: int
+    runtime_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"run", <metrics>, "hops", "runtime_s"}``."""
+        return {"run": self.run, **self.metrics, "hops": self.hops,
+                "runtime_s": self.runtime_s}
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """Everything one simulation reports.
+
+    Attributes
+    ----------
+    config
+        The resolved config (no ``None`` left that could be resolved).
+    version, schema
+        netdp's version and the JSON layout's.
+    engine, topology
+        The engine that ran and the topology's one-line description.
+    mechanism
+        The randomizer's parameters (``None`` where the task describes its noise itself).
+    runs
+        One record per run.
+    utility, privacy
+        The task's utility and the tracker's privacy report.
+    sections
+        Task-specific top-level objects of the JSON result (sgd: dataset, model, curves).
+    pairs
+        The ``n x n`` pairwise matrix when asked for (not part of the JSON).
+    outcomes
+        The task's outcome of each run, for a closer look (not part of the JSON).
+    """
+
+    config: SimulationConfig
+    version: str
+    engine: str
+    topology: str
+    mechanism: Mapping[str, Any] | None
+    runs: tuple[RunRecord, ...]
+    utility: Utility
+    privacy: PrivacyReport
+    sections: Mapping[str, Any] = field(default_factory=dict)
+    pairs: np.ndarray | None = None
+    outcomes: tuple[Any, ...] = ()
+    schema: int = SCHEMA
+
+    @property
+    def seed(self) -> int | None:
+        """The run's seed."""
+        return self.config.seed
+
+    @property
+    def hops(self) -> int:
+        """Contributions over all runs and tokens."""
+        return int(sum(r.hops for r in self.runs))
+
+    @property
+    def runtime_s(self) -> float:
+        """Wall time of the runs."""
+        return float(sum(r.runtime_s for r in self.runs))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain Python values (infinite floats kept)."""
+        out: dict[str, Any] = {"schema": self.schema, "version": self.version,
+                               "seed": self.seed, "config": self.config.to_dict(),
+                               "engine": self.engine, "topology": self.topology}
+        if self.mechanism is not None:
+            out["mechanism"] = dict(self.mechanism)
+        out.update(self.sections)
+        out.update({"hops": self.hops, "runtime_s": self.runtime_s,
+                    "utility": self.utility.to_dict(), "privacy": self.privacy.to_dict(),
+                    "runs": [r.to_dict() for r in self.runs]})
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The strict-JSON object of ``netdp simulate --json`` (``inf`` as ``"inf"``)."""
+        return jsonable(self.to_dict())
+
+    def text(self) -> str:
+        """The short report ``netdp simulate`` prints."""
+        cfg = self.config
+        lines = [f"netdp {self.version}: {cfg.task} on {self.topology}", self.walk_line()]
+        lines += self.utility.lines(self) + self.privacy.lines(self)
+        lines += ["", f"  {self.hops:,} hops in {self.runtime_s:.3g} s; seed {self.seed} "
+                      f"(rerun with --seed {self.seed})"]
+        return "\n".join(lines)
+
+    def walk_line(self) -> str:
+        """How the token moved: turns or steps, engine, runs and seed."""
+        cfg = self.config
+        if cfg.topology == "ring":
+            walk = f"{cfg.rounds} turn(s) = {self.runs[0].hops:,} hops"
+        else:
+            walk = f"{cfg.steps:,} steps x {cfg.tokens} token(s), {cfg.walk} walk"
+        return (f"  walk    {walk}; engine {self.engine}; {len(self.runs)} run(s); "
+                f"seed {self.seed}")
+
+
+# --------------------------------------------------------------------------- pairwise
+
+@dataclass(frozen=True)
+class PairSummary:
+    """One accountant's pairwise losses over all ordered pairs of all runs."""
+
+    accountant: str
+    delta: float
+    pairs: int
+    unprotected: int
+    mean: float
+    min: float
+    max: float
+    quantiles: Mapping[str, float]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PairSummary:
+        """From the summary dict of :func:`netdp.privacy.tracker.summarize`."""
+        fixed = ("accountant", "delta", "pairs", "unprotected", "mean", "min", "max")
+        return cls(*(d[k] for k in fixed),
+                   quantiles={k: v for k, v in d.items() if k not in fixed})
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"accountant", "delta", "pairs", "unprotected", "mean", "min", "max", "q50", ...}``."""
+        return {"accountant": self.accountant, "delta": self.delta, "pairs": self.pairs,
+                "unprotected": self.unprotected, "mean": self.mean, "min": self.min,
+                "max": self.max, **self.quantiles}
+
+
+@dataclass(frozen=True)
+class LdpSummary:
+    """The nodes' local-DP losses over their actual contributions."""
+
+    method: str
+    mean: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"method", "mean", "min", "max"}``."""
+        return {"method": self.method, "mean": self.mean, "min": self.min, "max": self.max}
+
+
+@dataclass(frozen=True)
+class PairwisePrivacy(PrivacyReport):
+    """Pairwise losses ε(u → v) of the walks that ran, beside the LDP baseline and the
+    theoretical curves.
+
+    Attributes
+    ----------
+    epsilon0, delta0
+        The level of one contribution.
+    ldp
+        The LDP baseline.
+    theory
+        Named theoretical curves at this setting.
+    empirical
+        One summary per accountant (empty without tracking).
+    note
+        Why something is not reported, where it is not.
+    coalitions
+        The coalition of each run, when one observes.
+    details
+        Tracker-specific figures (the histogram's ``shuffle_bound``).
+    """
+
+    epsilon0: float
+    delta0: float
+    ldp: LdpSummary
+    theory: Mapping[str, float]
+    empirical: tuple[PairSummary, ...]
+    note: str | None = None
+    coalitions: tuple[tuple[int, ...], ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"epsilon0": self.epsilon0, "delta0": self.delta0,
+                               "ldp": self.ldp.to_dict(), **self.details,
+                               "theory": dict(self.theory)}
+        if self.note is not None:
+            out["note"] = self.note
+        out["empirical"] = [e.to_dict() for e in self.empirical]
+        if self.coalitions:
+            out["coalitions"] = [list(c) for c in self.coalitions]
+        return out
+
+    def lines(self, report: Report) -> list[str]:
+        head = f"  privacy: eps(u -> v) over ordered pairs; each contribution is " \
+               f"eps0={self.epsilon0:g}-LDP"
+        if report.config.coalition is not None:
+            head += f"; observer: the coalition {report.config.coalition}"
+        widths = (14,) + (10,) * 6
+        lines = ["", head, row(("", "mean", "min", "max", "q50", "q90", "q99"), widths)
+                 + "  delta"]
+        bound = self.details.get("shuffle_bound")
+        for emp in self.empirical:
+            label = f"kov+{bound}" if bound else (
+                emp.accountant + (" (ref.)" if emp.accountant == "kov" else ""))
+            cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
+            lines.append(row((label, *map(fmt, cells)), widths) + f"  {emp.delta:.2g}")
+            if emp.unprotected:
+                lines.append(f"  {'':14}{emp.unprotected} pair(s) unprotected (infinite "
+                             "loss): the coalition sees their contributions in the clear")
+        lines.append(row(("LDP baseline", fmt(self.ldp.mean), fmt(self.ldp.min),
+                          fmt(self.ldp.max)), widths))
+        lines += [f"  theory {name}: {fmt(eps)}" for name, eps in self.theory.items()]
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return lines
+
+
+# --------------------------------------------------------------------------- text
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """A number for a text table: fixed point where readable, else scientific."""
+    if x is None:
+        return "-"
+    if isinstance(x, float | np.floating):
+        x = float(x)
+        if x != x or x in (float("inf"), float("-inf")):
+            return str(x)
+        return f"{x:.{digits}g}" if abs(x) < 1e-3 or abs(x) >= 1e5 else f"{x:.{digits}f}"
+    return str(x)
+
+
+def row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """Cells right-aligned in their widths (the first left-aligned), always at least one
+    space apart, however long a cell is."""
+    out = "  " + f"{cells[0]:{widths[0]}}"
+    for cell, width in zip(cells[1:], widths[1:], strict=False):
+        out += " " + f"{cell:>{width - 1}}"
+    return out

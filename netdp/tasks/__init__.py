@@ -1,0 +1,119 @@
+"""Tasks: what a run computes. One module per task, registered here by one line each.
+
+>>> from netdp.tasks import get_task, make_config
+>>> config = make_config({"task": "histogram", "domain": 8, "nodes": 50})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from netdp.config import SimulationConfig, coerce, common_fields, flat_params, params_of
+from netdp.config.params import Section
+from netdp.errors import InputError, check
+from netdp.tasks.base import Task
+from netdp.tasks.fraction import FractionTask
+from netdp.tasks.histogram import HistogramTask
+from netdp.tasks.sgd import SgdTask
+from netdp.tasks.sum import SumTask
+
+#: The registry: task name -> task. Adding a task is one module plus one line here.
+TASKS: dict[str, Task] = {task.name: task for task in (
+    SumTask(),
+    HistogramTask(),
+    SgdTask(),
+    FractionTask(),
+)}
+
+__all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",
+           "tracking_table"]
+
+
+def get_task(name: str) -> Task:
+    """The registered task ``name``."""
+    check(isinstance(name, str) and name in TASKS, "task",
+          f"must be one of {', '.join(TASKS)} (got {name!r})")
+    return TASKS[name]
+
+
+def section_fields(task: str) -> tuple[str, ...]:
+    """The names of a task's own parameters."""
+    return tuple(name for name, _, _ in params_of(get_task(task).section))
+
+
+def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
+                **more: Any) -> SimulationConfig:
+    """A validated config from flat parameters (CLI flags, TOML keys, sweep axes).
+
+    ``make_config({"task": "histogram", "domain": 8})`` and
+    ``make_config(task="histogram", domain=8)`` are the same. Keys are the flag names with
+    ``_`` for ``-`` (``-`` is accepted too, and ``range = [LOW, HIGH]``). A key of another
+    task's section is refused, naming the task it belongs to; an unknown key is refused,
+    listing the allowed ones.
+    """
+    if isinstance(params, SimulationConfig):
+        return params.replace(**more) if more else params
+    check(params is None or isinstance(params, Mapping), "config", f"expected a mapping of "
+          f"parameters (got {type(params).__name__})")
+    data = flat_params({**(params or {}), **more})
+    task = get_task(data.get("task", "sum"))
+    for name, spec in aliases(task).items():  # a flag's name as a key: accountant, compare
+        if name in data:
+            check(spec not in data, name, f"is given twice (also as {spec})")
+            data[spec] = data.pop(name)
+    own: tuple[str, ...] = section_fields(task.name)
+    common = common_fields()
+    for key in data:
+        if key in common or key in own:
+            continue
+        owners = [t.name for t in TASKS.values() if key in section_fields(t.name)]
+        if owners:
+            raise InputError(key, f"applies to --task {' or '.join(owners)} only (this run's "
+                                  f"task is {task.name})")
+        allowed = sorted(set(common) | set(own))
+        raise InputError(key or "config", f"unknown parameter; allowed: {', '.join(allowed)}")
+    specs = {name: spec for name, spec, _ in params_of(task.section)}
+    section: Section = task.section(**{k: coerce(specs[k], v) for k, v in data.items()
+                                       if k in own})
+    common_specs = {name: spec for name, spec, _ in params_of(SimulationConfig)}
+    values = {k: coerce(common_specs[k], v) for k, v in data.items() if k in common}
+    config = SimulationConfig(**values, section=section)
+    extra = [a for a in config.accountants or () if a not in task.accountants()]
+    check(not extra, "accountant", f"the {task.name} tracker composes with "
+          f"{', '.join(task.accountants()) or 'no accountant'} (got {', '.join(extra)})")
+    return config
+
+
+def aliases(task: Task) -> dict[str, str]:
+    """Flag names (``_`` for ``-``) that differ from their field's name: ``{flag: field}``."""
+    out = {}
+    for record in (SimulationConfig, task.section):
+        for name, spec, _ in params_of(record):
+            if spec.flag and spec.kind is not bool and spec.flag.replace("-", "_") != name:
+                out[spec.flag.replace("-", "_")] = name
+    return out
+
+
+def param_specs() -> dict[str, Any]:
+    """Every parameter's declaration, common and of every task (the union by name)."""
+    out = {name: spec for name, spec, _ in params_of(SimulationConfig)}
+    for task in TASKS.values():
+        for name, spec, _ in params_of(task.section):
+            out.setdefault(name, spec)
+    return out
+
+
+def tracking_table() -> list[str]:
+    """Lines of the task table: each task, where pairwise tracking applies and how."""
+    lines = []
+    for task in TASKS.values():
+        lines.append(f"  {task.name:10} {task.summary}")
+        kinds = {t.topology for t in task.tracking}
+        for t in task.tracking:
+            mechs = f" ({', '.join(t.mechanisms)})" if t.mechanisms else ""
+            lines.append(f"  {'':10}   {t.topology}{mechs}: {', '.join(t.accountants)}; "
+                         f"{t.summary}")
+        if "graph" not in kinds:
+            lines.append(f"  {'':10}   other graphs: the LDP baseline only")
+    return lines

@@ -1,0 +1,155 @@
+"""The Task interface: what a computation declares once, for the one run loop to use.
+
+A task is one module with a :class:`Task` subclass and a :class:`~netdp.config.Section`
+subclass, registered by one line in :mod:`netdp.tasks`. It declares:
+
+* ``section``: its config section (the parameters it reads, with their ranges and help);
+* ``prepare``: how it loads the data, builds the graph and picks the randomizer;
+* ``run``: what the holders do with the token, along one run's trace;
+* ``tracking``: which pairwise tracker applies on which topology;
+* ``view``: what one observer sees of one run (for audits);
+* ``utility``: the utility report over the runs.
+
+The run loop (:func:`netdp.api.simulate`) never branches on the task.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from netdp.config import Section, SimulationConfig
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.reports import Report, Utility
+from netdp.tasks.setup import Setup, Streams, View
+from netdp.tasks.tracking import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
+
+
+@dataclass(frozen=True)
+class Output:
+    """Files a task can write beside its report, asked for by a flag of their own.
+
+    Attributes
+    ----------
+    flag
+        The flag (without dashes), e.g. ``curves``.
+    metavar, help
+        For ``--help``.
+    suffixes
+        The files written for a given ``PREFIX``: ``PREFIX + suffix`` each.
+    write
+        ``write(report, paths)`` writes them (atomically).
+    default
+        The prefix used without the flag when ``when(config)`` holds (``None``: never).
+    when
+        When the default applies.
+    """
+
+    flag: str
+    metavar: str
+    help: str
+    suffixes: tuple[str, ...]
+    write: Callable[[Report, Sequence[Path]], None]
+    default: str | None = None
+    when: Callable[[dict[str, Any]], bool] | None = None
+
+
+class Task(ABC):
+    """A computation the token (or gossip) carries out. See the module docstring."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    section: ClassVar[type[Section]]
+    tracking: ClassVar[tuple[Tracking, ...]] = ()
+    outputs: ClassVar[tuple[Output, ...]] = ()
+    default_nodes: ClassVar[int] = 100
+    steps_per_node: ClassVar[int] = 100
+
+    @abstractmethod
+    def prepare(self, config: SimulationConfig) -> Setup:
+        """Load the data, build the graph, pick the randomizer; resolve the config.
+
+        ``config.seed`` is set. Raises :class:`~netdp.errors.InputError` on bad input.
+        """
+
+    @abstractmethod
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
+        """What the holders do with the token along ``trace``: the run's outcome."""
+
+    @abstractmethod
+    def record(self, outcome: Any) -> dict[str, float]:
+        """The figures of one run for its record (``estimate``, ``abs_error``, ...)."""
+
+    @abstractmethod
+    def utility(self, setup: Setup, outcomes: Sequence[Any]) -> Utility:
+        """The utility report over all runs."""
+
+    @abstractmethod
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """What ``observer`` sees of the run: the token on each arrival, and the result.
+
+        Uses the same streams as :meth:`run`, so the view is the run's own.
+        """
+
+    def epsilon0(self, setup: Setup) -> float:
+        """The LDP level of one contribution."""
+        return setup.config.epsilon
+
+    def mechanism_name(self, setup: Setup) -> str | None:
+        """The randomizer's name, for the mechanisms a :class:`Tracking` covers."""
+        return getattr(setup.config.section, "mechanism", None)
+
+    def describe_mechanism(self, setup: Setup) -> dict[str, Any] | None:
+        """The ``mechanism`` object of the report."""
+        return setup.mechanism.describe() if setup.mechanism is not None else None
+
+    def sections(self, setup: Setup, outcomes: Sequence[Any]) -> dict[str, Any]:
+        """Task-specific top-level objects of the JSON result."""
+        return {}
+
+    def privacy_details(self, setup: Setup) -> dict[str, Any]:
+        """Figures the task adds to its privacy report."""
+        return {}
+
+    def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+        """The tracker the declarations in :attr:`tracking` pick for this setup."""
+        kind, mechanism = setup.topology.kind, self.mechanism_name(setup)
+        chosen = next((t for t in self.tracking if t.covers(kind, mechanism)), None)
+        if chosen is not None:
+            extra = [a for a in setup.config.accountants or () if a not in chosen.accountants]
+            check(not extra, "accountant", f"the {self.name} tracker on {KIND_NAMES[kind]} "
+                  f"composes with {', '.join(chosen.accountants)} (got {', '.join(extra)})")
+        note = None if chosen else self.untracked_note(setup)
+        return PairwiseTracker(setup, chosen, self.epsilon0(setup), note, keep_pairs,
+                               self.privacy_details(setup))
+
+    def untracked_note(self, setup: Setup) -> str:
+        """Why no pairwise tracker covers this setup."""
+        kind, mechanism = setup.topology.kind, self.mechanism_name(setup)
+        if any(t.topology == kind for t in self.tracking):
+            return (f"pairwise tracking of {self.name} does not cover --mechanism "
+                    f"{mechanism}; only the LDP baseline is reported")
+        return coverage_note(self.tracking) if self.tracking else (
+            f"{self.name} has no pairwise tracker; only the LDP baseline is reported")
+
+    def accountants(self) -> tuple[str, ...]:
+        """Every accountant some tracker of the task supports."""
+        return tuple(dict.fromkeys(a for t in self.tracking for a in t.accountants))
+
+    def footprint(self, config: SimulationConfig, nodes: int,
+                  steps: int) -> dict[str, tuple[float, str]]:
+        """Bytes the run will hold at its peak, by part, with the parameter that drives
+        each part (checked before anything is built; see :mod:`netdp.resources`).
+
+        The default counts the trace and the pairwise tables; tasks add their data.
+        """
+        drive = "rounds" if config.topology == "ring" else "steps"
+        tokens = config.tokens
+        out = {"the walk's trace": (12.0 * tokens * steps, drive)}
+        if config.accountants != ():
+            out["the pairwise tables"] = (24.0 * tokens * steps + 64.0 * nodes, drive)
+        return out

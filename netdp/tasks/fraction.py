@@ -1,0 +1,172 @@
+"""Fraction: the share of nodes holding a 1, by binary randomized response on a walk.
+
+The small worked task of ``docs/extending.md``. Each node holds a bit ``b``; each holder
+adds to the token a report ``r`` that is ``b`` with probability ``p = e^ε / (1 + e^ε)``
+and ``1 - b`` otherwise (ε-LDP). After ``T`` reports the token holds their sum ``S``, and
+``(S/T - (1 - p)) / (2p - 1)`` estimates the share of ones, unbiased when every node is
+visited equally often in expectation (the complete graph, a Metropolis walk). On the
+complete graph with self-moves the holders are i.i.d. uniform, so ``S ~ Bin(T, π)`` with
+``π = 1 - p + (2p - 1) f`` and the estimate has variance ``π (1 - π) / (T (2p - 1)²)``.
+
+Privacy: binary randomized response is k-ary randomized response with ``k = 2``, and an
+observer sees only the sum of the reports added since its last visit, so the histogram's
+shuffle tracker applies as it is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.config import Section, SimulationConfig, param
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.reports import Report, Utility, fmt
+from netdp.tasks.base import Task
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.tracking import Tracking
+
+GROUP = "fraction (--task fraction)"
+
+
+@dataclass(frozen=True)
+class FractionConfig(Section):
+    """Parameters of ``--task fraction``."""
+
+    task = "fraction"
+
+    share: float = param(0.3, "synthetic bits: each node holds a 1 with this probability",
+                         low=0.0, high=1.0, metavar="P", group=GROUP)
+    data_file: str | None = param(None, "take the bits (0 or 1) from a CSV file with a header "
+                                  "row (one row per node)", kind=str, metavar="CSV",
+                                  group="summation and histograms")
+    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
+                               metavar="NAME|INDEX", group="summation and histograms",
+                               default_text="the first")
+    shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
+                         "fmt-numeric, fmt-closed or blanket",
+                         choices=("fmt-numeric", "fmt-closed", "blanket"),
+                         group="summation and histograms")
+
+    def validate(self, config: Any) -> None:
+        check(self.column is None or self.data_file is not None, "column",
+              "picks a column of --data-file; give the file")
+
+
+@dataclass(frozen=True, eq=False)
+class FractionUtility(Utility):
+    """The share's estimate over the runs, beside its closed-form standard deviation."""
+
+    estimate: float
+    truth: float
+    abs_error: float
+    theoretical_std: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantity": "share of ones", "estimate": self.estimate, "truth": self.truth,
+                "abs_error": self.abs_error, "theoretical_std": self.theoretical_std}
+
+    def lines(self, report: Report) -> list[str]:
+        return [f"  reports binary randomized response, eps={report.config.epsilon:g}", "",
+                f"  share of ones: estimate {fmt(self.estimate)}, truth {fmt(self.truth)}, "
+                f"abs error {fmt(self.abs_error)}, theory std {fmt(self.theoretical_std)}"]
+
+
+@dataclass(frozen=True)
+class FractionOutcome:
+    """One run: the estimate and the true share."""
+
+    estimate: float
+    truth: float
+
+
+def keep_probability(epsilon: float) -> float:
+    """``p = e^ε / (1 + e^ε)``: the probability that a report tells the truth."""
+    return 1.0 / (1.0 + math.exp(-epsilon))
+
+
+def _losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+            keep_pairs: bool) -> Any:
+    from netdp.privacy.shuffle_tracker import walk_histogram_losses
+
+    cfg, section = setup.config, setup.config.section
+    assert isinstance(section, FractionConfig)
+    return walk_histogram_losses(trace, cfg.epsilon, cfg.delta, section.shuffle, 2, coalition,
+                                 keep_pairs)
+
+
+class FractionTask(Task):
+    """The share of ones, by binary randomized response reports summed in the token."""
+
+    name = "fraction"
+    summary = "the share of nodes holding a 1, by binary randomized response (worked example)"
+    section = FractionConfig
+    tracking = (Tracking("complete", "the histogram's shuffle tracker with k = 2", _losses),)
+
+    def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import seeding
+        from netdp.data import read_column
+
+        section = config.section
+        assert isinstance(section, FractionConfig) and config.seed is not None
+        bits, nodes = None, config.nodes
+        if section.data_file is not None:
+            bits = read_column(section.data_file, section.column)
+            check(bool(np.all((bits == 0) | (bits == 1))), "data-file",
+                  f"{section.data_file} must hold bits 0 or 1")
+            check(nodes is None or nodes == bits.size, "nodes", f"{section.data_file} holds "
+                  f"{bits.size} bits; omit --nodes or pass --nodes {bits.size}")
+            nodes = bits.size
+        topo = build_topology(config, nodes)
+        if bits is None:
+            bits = seeding.generator(config.seed, "data").random(topo.n) < section.share
+        check(bits.size == topo.n, "nodes", f"the data holds {bits.size} bits for {topo.n} "
+              "nodes")
+        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
+        return Setup(resolved, topo, steps, np.asarray(bits, dtype=np.int8))
+
+    def reports(self, setup: Setup, trace: Trace, streams: Streams) -> np.ndarray:
+        """``(tokens, steps)``: each holder's report, its bit flipped w.p. ``1 - p``."""
+        flip = streams.generator("noise").random(trace.holders.shape)
+        keep = flip < keep_probability(setup.config.epsilon)
+        bits = setup.data[trace.holders]
+        return np.where(keep, bits, 1 - bits)
+
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> FractionOutcome:
+        """Each holder adds its randomized bit to the token; debias the mean report."""
+        p = keep_probability(setup.config.epsilon)
+        mean_report = float(self.reports(setup, trace, streams).mean())
+        return FractionOutcome((mean_report - (1 - p)) / (2 * p - 1), float(setup.data.mean()))
+
+    def record(self, outcome: FractionOutcome) -> dict[str, float]:
+        return {"estimate": outcome.estimate, "abs_error": abs(outcome.estimate - outcome.truth)}
+
+    def utility(self, setup: Setup, outcomes: Sequence[FractionOutcome]) -> FractionUtility:
+        truth = outcomes[0].truth
+        estimate = float(np.mean([o.estimate for o in outcomes]))
+        return FractionUtility(estimate, truth,
+                               float(np.mean([abs(o.estimate - truth) for o in outcomes])),
+                               theoretical_std(setup, truth))
+
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """The running sums of reports the observer receives."""
+        reports = self.reports(setup, trace, streams)
+        before = np.cumsum(reports, axis=1) - reports
+        token, step = np.nonzero(trace.holders == observer)
+        return View(observer, token, step, before[token, step], reports.sum(axis=1))
+
+
+def theoretical_std(setup: Setup, truth: float) -> float | None:
+    """Std of the estimate where the holders are i.i.d. uniform (complete graph with
+    self-moves): ``sqrt(π (1 - π) / (T' (2p - 1)²))`` over ``T'`` reports of all tokens."""
+    topo = setup.topology
+    if topo.kind != "complete" or not topo.self_moves:
+        return None
+    p = keep_probability(setup.config.epsilon)
+    pi = 1 - p + (2 * p - 1) * truth
+    reports = setup.steps * setup.config.tokens
+    return math.sqrt(pi * (1 - pi) / reports) / (2 * p - 1)

@@ -1,0 +1,294 @@
+"""Histograms: the frequency of each category (AISTATS 2022 Algorithms 2 and 4).
+
+The token carries the running aggregate of a frequency oracle's reports; each holder
+adds one fresh report of its category per visit. On the ring (Alg. 2) node 0 opens the
+token with dummy reports and adds as many again before publishing. Pairwise tracking:
+each report is hidden among the reports an observer sees summed (amplification by
+shuffling), subsampled where its presence is uncertain, composed per pair with KOV.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.config import Section, SimulationConfig, param
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.reports import Report, Utility, fmt
+from netdp.tasks.base import Task
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.tracking import Tracking
+
+MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
+HASHED = ("cms", "hcms", "rappor")  # public hash functions, drawn per run
+SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
+DATA = ("uniform", "constant", "normal", "zipf")
+GROUP = "summation and histograms"
+MAX_DOMAIN = 10**8
+
+
+@dataclass(frozen=True)
+class HistogramConfig(Section):
+    """Parameters of ``--task histogram``."""
+
+    task = "histogram"
+
+    mechanism: str = param("grr", "a frequency oracle: grr sue oue blh olh hr cms hcms "
+                           "rappor the she", choices=MECHANISMS, metavar="NAME", group=GROUP)
+    gamma: float | None = param(None, "grr only: gamma-randomized response (keep the value "
+                                "w.p. 1 - G, else uniform); sets epsilon to "
+                                "ln(1 + L (1 - G) / G)", kind=float, low=0.0, high=1.0,
+                                low_open=True, high_open=True, metavar="G", group=GROUP)
+    domain: int = param(10, "number of categories", low=2, high=MAX_DOMAIN, short=("-L",),
+                        metavar="L", group=GROUP)
+    shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
+                         "fmt-numeric, fmt-closed or blanket (grr)", choices=SHUFFLE_BOUNDS,
+                         group=GROUP)
+    dummies: int | None = param(None, "ring: dummy reports node 0 adds at the start and "
+                                "again at the end", kind=int, low=0, metavar="D", group=GROUP,
+                                default_text="n - 1")
+    project: bool = param(False, "project the estimate onto the simplex (post-processing; "
+                          "biased)", group=GROUP)
+    data: str = param("uniform", "synthetic categories: uniform, constant (category 0), "
+                      "normal (around the middle) or zipf", choices=DATA, group=GROUP)
+    data_file: str | None = param(None, "take the categories from a CSV file with a header "
+                                  "row (one row per node)", kind=str, metavar="CSV",
+                                  group=GROUP)
+    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
+                               metavar="NAME|INDEX", group=GROUP, default_text="the first")
+
+    def validate(self, config: Any) -> None:
+        check(self.shuffle != "blanket" or self.mechanism == "grr", "shuffle",
+              "the privacy blanket bound holds for grr (k-ary randomized response) only")
+        check(self.gamma is None or self.mechanism == "grr", "gamma",
+              "gamma parameterises grr (gamma-randomized response); use --mechanism grr")
+        check(self.dummies is None or config.topology == "ring", "dummies",
+              f"applies to the ring only (the topology is {config.topology})")
+        check(self.column is None or self.data_file is not None, "column",
+              "picks a column of --data-file; give the file")
+        check(math.isfinite(self.local_epsilon(config.epsilon)), "epsilon",
+              "the level of one report must be finite")
+
+    def local_epsilon(self, epsilon: float) -> float:
+        """ε0 of one report: from ``gamma`` for γ-RR, else ``epsilon``."""
+        if self.gamma is not None:
+            return math.log1p(self.domain * (1 - self.gamma) / self.gamma)
+        return epsilon
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramUtility(Utility):
+    """Per-category estimates (mean over runs) and their errors."""
+
+    estimate: np.ndarray
+    truth: np.ndarray
+    l1: float
+    linf: float
+    mse: float
+    theoretical_mse: float
+    ldp_mse: float
+    reports: int
+    dummies: int
+    projected: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantity": "frequencies", "estimate": self.estimate.tolist(),
+                "truth": self.truth.tolist(), "l1": self.l1, "linf": self.linf,
+                "mse": self.mse, "theoretical_mse": self.theoretical_mse,
+                "ldp_mse": self.ldp_mse, "reports": self.reports, "dummies": self.dummies,
+                "projected": self.projected}
+
+    def lines(self, report: Report) -> list[str]:
+        mech = report.mechanism or {}
+        shown = min(self.estimate.size, 12)
+        dummies = f" + 2 x {self.dummies:,} dummies" if self.dummies else ""
+        lines = [f"  oracle  {mech['name']} eps={mech['epsilon']:.4g}, domain "
+                 f"{self.truth.size}; {self.reports:,} reports{dummies}", "",
+                 f"  {'category':>10} {'estimate':>11} {'truth':>11}"]
+        lines += [f"  {j:>10} {fmt(self.estimate[j]):>11} {fmt(self.truth[j]):>11}"
+                  for j in range(shown)]
+        if shown < self.estimate.size:
+            lines.append(f"  {'...':>10}  ({self.estimate.size - shown} more in --json)")
+        lines += ["", f"  error   L1 {fmt(self.l1)}  Linf {fmt(self.linf)}  MSE {fmt(self.mse)} "
+                      f"(theory {fmt(self.theoretical_mse)}); LDP baseline MSE "
+                      f"{fmt(self.ldp_mse)} (one report per node)"]
+        return lines
+
+
+def _section(setup: Setup) -> HistogramConfig:
+    section = setup.config.section
+    assert isinstance(section, HistogramConfig)
+    return section
+
+
+def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.shuffle_tracker import ring_histogram_losses
+
+    cfg, sec = setup.config, _section(setup)
+    return ring_histogram_losses(setup.topology.n, cfg.rounds, sec.local_epsilon(cfg.epsilon),
+                                 cfg.delta, sec.shuffle, sec.domain, sec.dummies or 0,
+                                 coalition)
+
+
+def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.shuffle_tracker import walk_histogram_losses
+
+    cfg, sec = setup.config, _section(setup)
+    return walk_histogram_losses(trace, sec.local_epsilon(cfg.epsilon), cfg.delta, sec.shuffle,
+                                 sec.domain, coalition, keep_pairs)
+
+
+def _ring_theory(setup: Setup) -> dict[str, float]:
+    from netdp.privacy.shuffle_tracker import ring_histogram_theory
+
+    cfg, sec = setup.config, _section(setup)
+    return {"histogram-ring": ring_histogram_theory(
+        setup.topology.n, cfg.rounds, sec.local_epsilon(cfg.epsilon), cfg.delta, sec.shuffle,
+        sec.domain)}
+
+
+class HistogramTask(Task):
+    """Histograms by frequency-oracle reports aggregated in a walking token."""
+
+    name = "histogram"
+    summary = "frequencies of categories by frequency oracles (AISTATS Alg. 2 and 4)"
+    section = HistogramConfig
+    tracking = (
+        Tracking("ring", "K windows of shuffled reports per pair (first and last padded by "
+                 "the dummies), composed with KOV", _ring_losses, ("kov",),
+                 theory=_ring_theory),
+        Tracking("complete", "each window an observer sees is one shuffle of its reports, "
+                 "subsampled where the node's presence is uncertain; KOV, capped at LDP",
+                 _walk_losses, ("kov",)),
+    )
+
+    def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import seeding
+        from netdp.data import categories, check_categories, read_column
+
+        sec = config.section
+        assert isinstance(sec, HistogramConfig) and config.seed is not None
+        values, nodes = None, config.nodes
+        if sec.data_file is not None:
+            values = read_column(sec.data_file, sec.column)
+            check(nodes is None or nodes == values.size, "nodes",
+                  f"{sec.data_file} holds {values.size} values; omit --nodes or pass "
+                  f"--nodes {values.size}")
+            nodes = values.size
+        topo = build_topology(config, nodes)
+        if values is None:
+            values = categories(sec.data, topo.n, sec.domain,
+                                seeding.generator(config.seed, "data"))
+        values = check_categories(values, sec.domain, sec.data_file or f"--data {sec.data}")
+        check(values.size == topo.n, "nodes",
+              f"the data holds {values.size} values for {topo.n} nodes")
+        dummies = sec.dummies
+        if topo.kind == "ring" and dummies is None:
+            dummies = topo.n - 1
+        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
+                                  dummies=dummies)
+        setup = Setup(resolved, topo, steps, values)
+        return Setup(resolved, topo, steps, values, self.oracle(setup, 0))
+
+    def oracle(self, setup: Setup, run: int) -> Any:
+        """The run's frequency oracle; cms, hcms and rappor draw fresh public hash
+        functions per run, so their estimates are unbiased over runs too."""
+        from netdp import mechanisms
+
+        cfg, sec = setup.config, _section(setup)
+        if run == 0 and setup.mechanism is not None:
+            return setup.mechanism
+        hash_seed = 0
+        if sec.mechanism in HASHED:
+            hash_seed = int(Streams(setup.seed, run).generator("hashes").integers(2**31))
+        return mechanisms.frequency_oracle(sec.mechanism, sec.local_epsilon(cfg.epsilon),
+                                           sec.domain, hash_seed)
+
+    def epsilon0(self, setup: Setup) -> float:
+        return _section(setup).local_epsilon(setup.config.epsilon)
+
+    def privacy_details(self, setup: Setup) -> dict[str, Any]:
+        return {"shuffle_bound": _section(setup).shuffle}
+
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
+        """Each holder adds a fresh report of its category to the token's aggregate."""
+        from netdp.protocols.histogram import ring_histogram, walk_histogram
+
+        oracle = self.oracle(setup, streams.run)
+        rng = streams.generator("noise")
+        if setup.topology.kind == "ring":
+            return ring_histogram(trace, setup.data, oracle, rng, setup.config.get("dummies"))
+        return walk_histogram(trace, setup.data, oracle, rng)
+
+    def record(self, outcome: Any) -> dict[str, float]:
+        return {"l1": outcome.l1, "linf": outcome.linf, "mse": outcome.mse}
+
+    def utility(self, setup: Setup, outcomes: Sequence[Any]) -> HistogramUtility:
+        from netdp.protocols.histogram import ldp_mse, project_simplex
+
+        sec, first = _section(setup), outcomes[0]
+        estimate = np.mean([o.estimate for o in outcomes], axis=0)
+        if sec.project:
+            estimate = project_simplex(estimate)
+        return HistogramUtility(
+            estimate=estimate, truth=first.truth,
+            l1=float(np.mean([o.l1 for o in outcomes])),
+            linf=float(np.mean([o.linf for o in outcomes])),
+            mse=float(np.mean([o.mse for o in outcomes])),
+            theoretical_mse=float(np.mean(setup.mechanism.variance(first.truth, first.reports))),
+            ldp_mse=ldp_mse(setup.mechanism, first.truth, setup.topology.n),
+            reports=first.reports, dummies=first.dummies, projected=sec.project)
+
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """The aggregates the observer receives, replaying the run's reports."""
+        from netdp.protocols.histogram import perturbed_reports
+
+        oracle = self.oracle(setup, streams.run)
+        rng = streams.generator("noise")
+        d, steps = oracle.domain, trace.steps
+
+        def aggregate(chunks: list[np.ndarray]) -> Any:
+            total: Any = 0.0
+            for chunk in chunks:
+                total = total + oracle.aggregate(chunk)
+            return total
+
+        ring = setup.topology.kind == "ring"
+        dummies = setup.config.get("dummies") if ring else 0
+        head = aggregate(perturbed_reports(oracle, rng.integers(0, d, dummies), rng)) \
+            if ring else 0.0
+        chunks = perturbed_reports(oracle, setup.data[trace.holders.reshape(-1)], rng)
+        reports = np.concatenate(chunks) if chunks else np.empty(0)
+        tail = aggregate(perturbed_reports(oracle, rng.integers(0, d, dummies), rng)) \
+            if ring else 0.0
+        token, step = np.nonzero(trace.holders == observer)
+        received, published = [], []
+        for k in range(trace.tokens):
+            edges = np.concatenate([[0], step[token == k], [steps]])
+            total = head
+            for a, b in zip(edges[:-1], edges[1:], strict=True):
+                if b > a:
+                    total = total + oracle.aggregate(reports[k * steps + a:k * steps + b])
+                if b < steps:
+                    received.append(total)
+            published.append(total + tail)
+        return View(observer, token, step, np.array(received), np.array(published))
+
+    def footprint(self, config: SimulationConfig, nodes: int,
+                  steps: int) -> dict[str, tuple[float, str]]:
+        sec = config.section
+        assert isinstance(sec, HistogramConfig)
+        out = {**super().footprint(config, nodes, steps),
+               "the categories": (8.0 * nodes, "nodes"),
+               "the aggregates": (64.0 * sec.domain, "domain")}
+        if config.topology == "ring":
+            dummies = sec.dummies if sec.dummies is not None else nodes
+            out["the dummy reports"] = (16.0 * dummies, "dummies")
+        return out

@@ -1,0 +1,428 @@
+"""Decentralized SGD: the token is a model (AISTATS 2022 Algorithm 5).
+
+Each holder takes one step on its own rows with its gradient clipped to ``L`` *before*
+Gaussian noise. ``regimes`` (``--compare``) runs local, network and central DP (and a
+non-private reference) at the same target (ε, δ) on the same walk and the same noise
+draws; σ is calibrated per regime. The tracker reports the per-pair Rényi loss of the
+walk that ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netdp.config import Section, SimulationConfig, param
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.reports import PrivacyReport, Report, Utility, fmt
+from netdp.tasks.base import Output, Task
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
+
+REGIMES = ("local", "network", "central", "nonprivate")
+SCHEDULES = ("constant", "inv-sqrt", "inv")
+MODELS = ("logistic", "linear")
+DEFAULT_NODES = 2000
+GROUP = "decentralized SGD (--task sgd)"
+QUANTILES = (0.5, 0.9, 0.99)
+METHOD = ("per pair (u, v): RDP sum over u's updates of 2 alpha L^2 / (sigma^2 j), j = steps "
+          "until v next holds the model; converted at delta; ldp: a node's actual updates, "
+          "each fully exposed")
+
+
+@dataclass(frozen=True)
+class SgdConfig(Section):
+    """Parameters of ``--task sgd``."""
+
+    task = "sgd"
+
+    dataset: str = param("randhie", "randhie (RAND health insurance, 20 190 rows, shipped "
+                         "with statsmodels), synthetic, or a CSV file with a header row",
+                         metavar="NAME|FILE.csv", group=GROUP)
+    target: str | None = param(None, "CSV label column", kind=str, metavar="COLUMN",
+                               group=GROUP, default_text="the last")
+    model: str = param("logistic", "logistic (labels -1/+1) or linear (least squares)",
+                       choices=MODELS, group=GROUP)
+    lipschitz: float = param(0.4, "gradient clipping norm L, applied before the noise",
+                             low=0.0, low_open=True, metavar="L", group=GROUP)
+    lr: float = param(0.1, "step size", low=0.0, low_open=True, metavar="GAMMA", group=GROUP)
+    lr_schedule: str = param("constant", "constant, inv-sqrt (lr / sqrt(1 + t/n)) or inv "
+                             "(lr / (1 + t/n))", choices=SCHEDULES, group=GROUP)
+    radius: float | None = param(None, "project the model onto the ball of radius R after "
+                                 "each step", kind=float, low=0.0, low_open=True,
+                                 metavar="R", group=GROUP, default_text="no projection")
+    l2: float = param(0.0, "ridge term lambda/2 |w|^2", low=0.0, metavar="LAMBDA", group=GROUP)
+    skew: float | None = param(None, "deal each label's rows to the nodes with Dirichlet(A) "
+                               "shares", kind=float, low=0.0, low_open=True, metavar="A",
+                               group=GROUP, default_text="equal split")
+    test_fraction: float = param(0.2, "held-out share of the rows", low=0.0, high=1.0,
+                                 low_open=True, high_open=True, metavar="F", group=GROUP)
+    max_contributions: int | None = param(None, "cap on each node's updates (the calibration "
+                                          "then assumes K)", kind=int, low=1, metavar="K",
+                                          group=GROUP, default_text="none, assumes T/n")
+    regimes: tuple[str, ...] = param(("network",), "comma-separated regimes run on the same "
+                                     "walk and noise: local, network, central, nonprivate",
+                                     choices=REGIMES, flag="compare", metavar="REGIMES",
+                                     group=GROUP, default_text="network")
+    evals: int = param(100, "evaluation points along the walk", low=1, high=100_000,
+                       metavar="E", group=GROUP)
+
+    def validate(self, config: Any) -> None:
+        from netdp.learning.datasets import DATASETS
+
+        check(len(self.regimes) > 0, "compare", f"name one or more of {', '.join(REGIMES)}")
+        check(len(set(self.regimes)) == len(self.regimes), "compare",
+              f"names a regime twice ({', '.join(self.regimes)})")
+        check(self.dataset in DATASETS or self.dataset.lower().endswith(".csv")
+              or Path(self.dataset).is_file(), "dataset",
+              f"must be one of {', '.join(DATASETS)} or a CSV file (got {self.dataset!r})")
+        check(self.target is None or self.dataset not in DATASETS, "target",
+              f"picks the label column of a CSV --dataset ({self.dataset} has its own)")
+        check(config.tokens == 1, "tokens", f"sgd moves one model token (got {config.tokens})")
+        check(config.coalition is None, "coalition", "coalitions are not tracked for sgd")
+
+
+@dataclass(frozen=True, eq=False)
+class SgdData:
+    """The prepared learning problem."""
+
+    split: Any
+    model: Any
+    rates: np.ndarray
+    radius: float
+    contributions: float
+
+
+class SgdRun:
+    """One walk of Algorithm 5: the learning curve per regime, and the walk's pair
+    coefficients (computed once, when the calibration or the tracker asks)."""
+
+    def __init__(self, holders: np.ndarray, n: int) -> None:
+        self.holders, self.n = holders, n
+        self.curves: dict[str, Any] = {}
+        self.calibrations: dict[str, Any] = {}
+
+    @cached_property
+    def coefficients(self) -> np.ndarray:
+        """``C[u, v] = Σ 1/j`` over u's updates (see :func:`~netdp.privacy.sgd.pair_coefficients`)."""
+        from netdp.privacy.sgd import pair_coefficients
+
+        return pair_coefficients(self.holders, self.n)
+
+
+@dataclass(frozen=True, eq=False)
+class SgdUtility(Utility):
+    """Final objective and test score per regime, beside the non-private optimum."""
+
+    metric: str
+    optimum: dict[str, Any]
+    regimes: dict[str, dict[str, Any]]
+    curves: dict[str, Any]
+    calibrations: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "optimum": self.optimum, **self.regimes}
+
+    def curve_rows(self) -> list[dict[str, Any]]:
+        """The curves as tidy rows: regime, step, objective, score, sigma, epsilon."""
+        c = self.curves
+        return [{"regime": r, "step": s, "objective": o, self.metric: a,
+                 "sigma": self.calibrations[r].sigma, "epsilon": self.calibrations[r].epsilon}
+                for r in self.regimes
+                for s, o, a in zip(c["steps"], c[r]["objective"], c[r]["score"], strict=True)]
+
+    def lines(self, report: Report) -> list[str]:
+        cfg, data, model = report.config, report.sections["dataset"], report.sections["model"]
+        per_node = data["rows_per_node"]
+        metric = "accuracy" if self.metric == "accuracy" else "R2"
+        lines = [
+            f"  data    {data['name']}: {data['train_rows']} training rows "
+            f"({per_node['min']}-{per_node['max']} per node), {data['test_rows']} test rows, "
+            f"d = {data['dim']}",
+            f"  model   {model['name']}, gradients clipped to L = {model['lipschitz']:g} "
+            f"before the noise, lr {model['lr']:g} ({model['lr_schedule']})",
+            f"  target  eps = {cfg.epsilon:g}, delta = {cfg.delta:g} for every regime", "",
+            f"  {'regime':12}{'sigma':>10} {'objective':>11} {'test ' + metric:>14}  accountant"]
+        for regime, u in self.regimes.items():
+            lines.append(f"  {regime:12}{fmt(u['sigma']):>10} {fmt(u['final_objective']):>11} "
+                         f"{fmt(u['final_accuracy']):>14}  {u['accountant']}")
+        opt = self.optimum
+        lines.append(f"  {'optimum':12}{'':>10} {fmt(opt['objective']):>11} "
+                     f"{fmt(opt['score']):>14}  {opt['solver']}")
+        return lines
+
+
+@dataclass(frozen=True, eq=False)
+class SgdPrivacy(PrivacyReport):
+    """Per-regime calibration, and the pairwise ε of the walks that ran."""
+
+    delta: float
+    target_epsilon: float
+    calibration: dict[str, Any]
+    empirical: tuple[dict[str, Any], ...]
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"delta": self.delta, "target_epsilon": self.target_epsilon,
+                               "calibration": {r: c.to_dict()
+                                               for r, c in self.calibration.items()}}
+        if self.note is not None:
+            out["note"] = self.note
+        out["empirical"] = list(self.empirical)
+        if self.empirical:
+            out["method"] = METHOD
+        return out
+
+    def lines(self, report: Report) -> list[str]:
+        if not self.empirical:
+            return [f"  {self.note or ''}"]
+        lines = ["", f"  pairwise eps of this walk (network view, delta = {self.delta:g}; "
+                     "local = a node's own updates fully exposed)",
+                 f"  {'regime':12}{'mean':>9}{'q50':>9}{'q90':>9}{'q99':>9}{'max':>9}"
+                 f"{'> target':>10}{'local mean':>12}"]
+        for row in self.empirical:
+            cells = "".join(f" {fmt(row[k]):>8}" for k in ("mean", "q50", "q90", "q99", "max"))
+            lines.append(f"  {row['regime']:12}{cells}{row['above_target']:>10.1%}"
+                         f"{fmt(row['ldp']['mean']):>12}")
+        return lines
+
+
+def mean_curves(setup: Setup, outcomes: Sequence[SgdRun]) -> dict[str, Any]:
+    """Objective and test score against steps, mean over runs, per regime."""
+    regimes = setup.config.get("regimes")
+    curves: dict[str, Any] = {"steps": outcomes[0].curves[regimes[0]].steps.tolist()}
+    for regime in regimes:
+        curves[regime] = {
+            "objective": np.mean([o.curves[regime].objective for o in outcomes], 0).tolist(),
+            "score": np.mean([o.curves[regime].score for o in outcomes], 0).tolist()}
+    return curves
+
+
+def _pair_epsilons(coef: np.ndarray, sigma: float, clip_norm: float, delta: float) -> np.ndarray:
+    from netdp.privacy.sgd import epsilon_upper
+
+    return epsilon_upper(2.0 * clip_norm**2 * coef / sigma**2, delta)
+
+
+class SgdTracker(Tracker):
+    """Per-pair RDP of each run's walk, for the local and network regimes."""
+
+    def __init__(self, setup: Setup, keep_pairs: bool) -> None:
+        n = setup.topology.n
+        self.setup, self.keep_pairs = setup, keep_pairs
+        self.tracking = bool(setup.config.accountants)
+        self.tracked: list[tuple[np.ndarray, np.ndarray]] = []
+        self.pairs: np.ndarray | None = None
+        if self.tracking or keep_pairs:
+            check(n <= MATRIX_LIMIT, "nodes", f"pairwise sgd tracking holds an n x n matrix: "
+                  f"up to n = {MATRIX_LIMIT} (got {n}); pass --no-tracking for larger runs")
+
+    def add(self, run: int, trace: Trace, outcome: Any) -> None:
+        if not (self.tracking or self.keep_pairs):
+            return
+        cfg = self.setup.config
+        regimes = cfg.get("regimes")
+        coef = outcome.coefficients
+        self.tracked.append((coef, outcome.curves[regimes[0]].contributions))
+        if self.keep_pairs and run == 0:
+            cals = outcome.calibrations
+            regime = "network" if "network" in cals else next(
+                (r for r in regimes if r != "nonprivate"), None)
+            if regime is not None:
+                eps = _pair_epsilons(coef, cals[regime].sigma, cfg.get("lipschitz"), cfg.delta)
+                np.fill_diagonal(eps, np.nan)
+                self.pairs = eps
+
+    def matrix(self) -> np.ndarray | None:
+        return self.pairs
+
+    def report(self) -> SgdPrivacy:
+        cfg = self.setup.config
+        calibrations = self.setup.memo["calibrations"]
+        if not self.tracking:
+            return SgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (),
+                              "pairwise tracking skipped (no accountant)")
+        n = self.setup.topology.n
+        off = ~np.eye(n, dtype=bool)
+        clip, delta = cfg.get("lipschitz"), cfg.delta
+        empirical = []
+        for regime, cal in calibrations.items():
+            if regime not in ("local", "network"):  # central and nonprivate have no walk view
+                continue
+            eps = np.concatenate([_pair_epsilons(c[off], cal.sigma, clip, delta)
+                                  for c, _ in self.tracked])
+            ldp = np.concatenate([_pair_epsilons(k.astype(float), cal.sigma, clip, delta)
+                                  for _, k in self.tracked])
+            empirical.append({
+                "regime": regime, "accountant": "rdp", "delta": delta, "pairs": int(eps.size),
+                "mean": float(eps.mean()), "min": float(eps.min()), "max": float(eps.max()),
+                **{f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in QUANTILES},
+                "above_target": float(np.mean(eps > cfg.epsilon)),
+                "ldp": {"mean": float(ldp.mean()), "min": float(ldp.min()),
+                        "max": float(ldp.max())}})
+        return SgdPrivacy(delta, cfg.epsilon, calibrations, tuple(empirical))
+
+
+def _no_losses(*args: Any) -> Any:  # pragma: no cover - sgd's tracker is SgdTracker
+    raise NotImplementedError
+
+
+def write_curves(report: Report, paths: Sequence[Path]) -> None:
+    """``PREFIX.csv`` (objective and test score against steps, per regime) and ``PREFIX.png``."""
+    from netdp.files import write_atomic
+    from netdp.learning.curves import curves_csv, curves_figure
+    from netdp.sweep.plots import save
+
+    write_atomic(paths[0], curves_csv(report))
+    save(curves_figure(report), paths[1], dpi=120)
+
+
+class SgdTask(Task):
+    """Decentralized SGD, the model walking the graph."""
+
+    name = "sgd"
+    summary = "a model trained by the walk (AISTATS Alg. 5): local vs network vs central DP"
+    section = SgdConfig
+    tracking = (
+        Tracking("ring", "per pair: RDP sum of 2 alpha L^2/(sigma^2 j) over u's updates, "
+                 "j = steps until v holds the model", _no_losses, ("rdp",)),
+        Tracking("complete", "as on the ring", _no_losses, ("rdp",)),
+        Tracking("graph", "as on the ring", _no_losses, ("rdp",)),
+    )
+    outputs = (Output("curves", "PREFIX", "write PREFIX.csv (objective and test score "
+                      "against steps, per regime) and PREFIX.png (default with --compare: "
+                      "sgd-curves)", (".csv", ".png"), write_curves, default="sgd-curves",
+                      when=lambda params: "regimes" in params),)
+    default_nodes = DEFAULT_NODES
+    steps_per_node = 10
+
+    def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import seeding
+        from netdp.learning import datasets
+        from netdp.learning.models import Model
+        from netdp.protocols.sgd import learning_rates
+
+        sec = config.section
+        assert isinstance(sec, SgdConfig) and config.seed is not None
+        rng = seeding.generator(config.seed, "data")
+        X, y, name = datasets.load(sec.dataset, sec.model, rng, sec.target)
+        rows = y.size - int(round(sec.test_fraction * y.size))
+        nodes = config.nodes
+        if nodes is None and config.topology in ("complete", "ring"):
+            nodes = min(DEFAULT_NODES, rows)
+        topo = build_topology(config, nodes)
+        split = datasets.split(X, y, topo.n, rng, name, sec.test_fraction, sec.skew)
+        resolved, steps = resolve(config, topo, self.steps_per_node, ("rdp",))
+        data = SgdData(split, Model(sec.model, sec.l2),
+                       learning_rates(sec.lr, sec.lr_schedule, steps, topo.n),
+                       np.inf if sec.radius is None else sec.radius,
+                       float(sec.max_contributions or steps / topo.n))
+        return Setup(resolved, topo, steps, data)
+
+    def describe_mechanism(self, setup: Setup) -> None:
+        return None
+
+    def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+        return SgdTracker(setup, keep_pairs)
+
+    def calibrations(self, setup: Setup, walk: SgdRun) -> dict[str, Any]:
+        """σ per regime at the target (ε, δ), from the first run's walk off the clique."""
+        from netdp.privacy import sgd as sgd_privacy
+
+        if "calibrations" in setup.memo:
+            return setup.memo["calibrations"]
+        cfg, topo, data, n = setup.config, setup.topology, setup.data, setup.topology.n
+        if topo.kind == "complete":
+            per_update = sgd_privacy.expected_cost(sgd_privacy.hit_probability(n, topo.self_moves))
+        else:  # mean over ordered pairs of the walk's coefficients, per update
+            per_update = float(walk.coefficients.sum() / (n * (n - 1)) / (setup.steps / n))
+        out = {}
+        for regime in cfg.get("regimes"):
+            if regime == "nonprivate":
+                out[regime] = sgd_privacy.Calibration(regime, 0.0, float("inf"), cfg.delta,
+                                                      None, "none (no noise)")
+            else:
+                out[regime] = sgd_privacy.calibrate(regime, cfg.epsilon, cfg.delta,
+                                                    cfg.get("lipschitz"), n, setup.steps,
+                                                    data.contributions, per_update)
+        setup.memo["calibrations"] = out
+        return out
+
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> SgdRun:
+        """The model walks: each holder takes a clipped, noisy step on its own rows."""
+        from netdp.protocols.sgd import walk_sgd
+
+        cfg, data = setup.config, setup.data
+        walk = SgdRun(trace.holders[0], setup.topology.n)
+        walk.calibrations = self.calibrations(setup, walk)
+        for regime in cfg.get("regimes"):
+            walk.curves[regime] = walk_sgd(
+                walk.holders, data.split, data.model, walk.calibrations[regime].sigma,
+                cfg.get("lipschitz"), data.rates, streams.generator("noise"), data.radius,
+                cfg.get("max_contributions"), cfg.get("evals"))
+        return walk
+
+    def record(self, outcome: SgdRun) -> dict[str, float]:
+        return {f"{g}_final_objective": c.final_objective for g, c in outcome.curves.items()}
+
+    def utility(self, setup: Setup, outcomes: Sequence[SgdRun]) -> SgdUtility:
+        from netdp.learning.models import solve
+
+        cfg, data = setup.config, setup.data
+        split, model = data.split, data.model
+        regimes: dict[str, dict[str, Any]] = {}
+        calibrations = setup.memo["calibrations"]
+        for regime in cfg.get("regimes"):
+            outs = [o.curves[regime] for o in outcomes]
+            cal = calibrations[regime]
+            regimes[regime] = {
+                "sigma": cal.sigma, "epsilon": cal.epsilon, "delta": cal.delta,
+                "accountant": cal.accountant,
+                "final_objective": float(np.mean([o.final_objective for o in outs])),
+                "final_accuracy": float(np.mean([o.final_score for o in outs])),
+                "max_contributions": int(max(o.contributions.max() for o in outs))}
+        w_opt, f_opt = solve(model, split.X, split.y)
+        optimum = {"objective": f_opt,
+                   "score": float(model.score(w_opt, split.X_test, split.y_test)),
+                   "solver": "scipy L-BFGS-B on the pooled training rows (non-private)"}
+        return SgdUtility(model.metric, optimum, regimes, mean_curves(setup, outcomes),
+                          calibrations)
+
+    def sections(self, setup: Setup, outcomes: Sequence[Any]) -> dict[str, Any]:
+        cfg, data = setup.config, setup.data
+        return {"dataset": data.split.describe(),
+                "model": {"name": data.model.name, "l2": data.model.l2,
+                          "lipschitz": cfg.get("lipschitz"), "lr": cfg.get("lr"),
+                          "lr_schedule": cfg.get("lr_schedule"), "radius": cfg.get("radius")},
+                "curves": mean_curves(setup, outcomes)}
+
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """The models the observer receives (first regime), replaying the run's noise."""
+        from netdp.protocols.sgd import model_snapshots
+
+        cfg, data = setup.config, setup.data
+        walk = SgdRun(trace.holders[0], setup.topology.n)
+        regime = cfg.get("regimes")[0]
+        sigma = self.calibrations(setup, walk)[regime].sigma
+        step = np.flatnonzero(walk.holders == observer)
+        snapshots = model_snapshots(walk.holders, data.split, data.model, sigma,
+                                    cfg.get("lipschitz"), data.rates, streams.generator("noise"),
+                                    data.radius, cfg.get("max_contributions"),
+                                    np.append(step, setup.steps))
+        return View(observer, np.zeros(step.size, np.int64), step, snapshots[:-1],
+                    snapshots[-1:])
+
+    def footprint(self, config: SimulationConfig, nodes: int,
+                  steps: int) -> dict[str, tuple[float, str]]:
+        drive = "rounds" if config.topology == "ring" else "steps"
+        out = {"the walk's trace": (12.0 * steps, drive),
+               "the noise and rates": (8.0 * steps, drive)}
+        if config.accountants != ():
+            out["the pair coefficients (n x n)"] = (16.0 * nodes * nodes, "nodes")
+        return out

@@ -1,0 +1,284 @@
+"""Summation: the mean of the nodes' real values (AISTATS 2022 Algorithms 1 and 3).
+
+Each holder adds its value and a draw of local noise to the token it forwards. On the
+ring (Alg. 1) a noise draw comes once every ``n - 1`` hops; on other graphs (Alg. 3)
+every holder adds noise. Duchi, Piecewise and Hybrid reports replace the value at every
+hop instead. Pairwise tracking: the ring's closed form and the reference walk tracker of
+the complete graph (kov, rdp, pld).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.config import Section, SimulationConfig, param
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.reports import Report, Utility, fmt, row
+from netdp.tasks.base import Task
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.tracking import Tracking
+
+ADDITIVE = ("gaussian", "laplace")
+MECHANISMS = ADDITIVE + ("duchi", "piecewise", "hybrid")
+DATA = ("uniform", "constant", "normal")
+GROUP = "summation and histograms"
+
+
+@dataclass(frozen=True)
+class SumConfig(Section):
+    """Parameters of ``--task sum``."""
+
+    task = "sum"
+
+    mechanism: str = param("gaussian", "gaussian or laplace noise, or duchi piecewise hybrid "
+                           "(a report at every hop)", choices=MECHANISMS, metavar="NAME",
+                           group=GROUP)
+    calibration: str = param("analytic", "Gaussian sigma: analytic (exact) or classic "
+                             "(sqrt(2 ln(1.25/delta))/eps, eps <= 1 only)",
+                             choices=("analytic", "classic"), group=GROUP)
+    noise_every_hop: bool = param(False, "ring: noise at every contribution (the local-DP "
+                                  "baseline)", group=GROUP)
+    data: str = param("uniform", "synthetic values: uniform on the range, constant "
+                      "(midpoint) or normal (clipped)", choices=DATA, group=GROUP)
+    data_file: str | None = param(None, "take the values from a CSV file with a header row "
+                                  "(one row per node)", kind=str, metavar="CSV", group=GROUP)
+    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
+                               metavar="NAME|INDEX", group=GROUP, default_text="the first")
+    low: float = param(0.0, "range of the values; its width is the sensitivity",
+                       pair="range", metavar="LOW", group=GROUP, default_text="0 1")
+    high: float = param(1.0, "range of the values; its width is the sensitivity",
+                        pair="range", metavar="HIGH", group=GROUP, default_text="0 1")
+
+    def validate(self, config: Any) -> None:
+        check(self.low < self.high, "range", f"needs LOW < HIGH (got {self.low:g} "
+              f"{self.high:g})")
+        check(math.isfinite(self.high - self.low), "range", f"the width HIGH - LOW must be "
+              f"finite (got {self.low:g} {self.high:g})")
+        check(self.column is None or self.data_file is not None, "column",
+              "picks a column of --data-file; give the file")
+        check(not self.noise_every_hop or config.topology == "ring", "noise-every-hop",
+              f"applies to the ring only (every holder adds noise on {config.topology})")
+        for name in ("rdp", "pld"):
+            check(name not in (config.accountants or ()) or self.mechanism == "gaussian",
+                  "accountant", f"{name} accounts Gaussian noise; use --accountant kov with "
+                  f"{self.mechanism}")
+        if self.mechanism == "gaussian" and self.calibration == "classic":
+            check(config.epsilon <= 1, "calibration", "classic calibration holds for "
+                  f"epsilon <= 1 only (got {config.epsilon:g}); use analytic")
+
+
+@dataclass(frozen=True, eq=False)
+class SumUtility(Utility):
+    """The mean's estimate over the runs, beside its closed-form standard deviation."""
+
+    estimate: float
+    truth: float
+    abs_error: float
+    theoretical_std: float | None
+    empirical_std: float | None
+    ldp_std: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantity": "mean", "estimate": self.estimate, "truth": self.truth,
+                "abs_error": self.abs_error, "theoretical_std": self.theoretical_std,
+                "empirical_std": self.empirical_std, "ldp_std": self.ldp_std}
+
+    def lines(self, report: Report) -> list[str]:
+        mech, section = report.mechanism or {}, report.config.section
+        assert isinstance(section, SumConfig)
+        noise = f"{mech['name']} eps={mech['epsilon']:g}"
+        if mech["name"] == "gaussian":
+            noise += (f" delta={mech['delta']:g} -> sigma={mech['sigma']:.4g} "
+                      f"({mech['calibration']} calibration)")
+        elif "scale" in mech:
+            noise += f" -> scale={mech['scale']:.4g}"
+        else:
+            noise += " (report replaces the value, at every hop)"
+        widths = (12, 12, 12, 12, 12, 12)
+        lines = [f"  noise   {noise}; range [{section.low:g}, {section.high:g}]", "",
+                 row(("", "estimate", "truth", "abs error", "theory std", "run std"), widths),
+                 row(("mean", *map(fmt, (self.estimate, self.truth, self.abs_error,
+                                         self.theoretical_std, self.empirical_std))), widths)]
+        if self.ldp_std is not None:
+            lines.append(f"  LDP baseline (noise at every hop): std {fmt(self.ldp_std)}")
+        return lines
+
+
+def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.tracker import ring_losses
+    from netdp.protocols.summation import ring_noise_mask
+
+    cfg, n = setup.config, setup.topology.n
+    section = cfg.section
+    assert isinstance(section, SumConfig)
+    mask = ring_noise_mask(n, setup.steps, section.noise_every_hop)
+    return ring_losses(n, cfg.rounds, mask, cfg.epsilon, cfg.delta, coalition)
+
+
+def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.tracker import walk_losses
+
+    mech = setup.mechanism
+    z = getattr(mech, "sigma", math.nan) / mech.sensitivity
+    return walk_losses(trace, setup.config.epsilon, setup.config.delta, z, accountant,
+                       coalition, keep_pairs=keep_pairs)
+
+
+def _ring_ldp(setup: Setup, trace: Trace) -> np.ndarray:
+    from netdp.privacy.bounds import opti
+
+    cfg = setup.config
+    k = np.full(setup.topology.n, cfg.rounds, dtype=float)
+    return np.asarray(opti(cfg.epsilon, cfg.delta, k))
+
+
+def _theory(prefix: str) -> Any:
+    def theory(setup: Setup) -> dict[str, float]:
+        from netdp.privacy.bounds import CURVES
+
+        cfg = setup.config
+        args = {"n": setup.topology.n, "K": cfg.rounds, "T": setup.steps,
+                "eps0": cfg.epsilon, "delta": cfg.delta}
+        return {name: float(curve(**{p: args[p] for p in curve.params}))
+                for name, curve in CURVES.items() if name.startswith(prefix)}
+    return theory
+
+
+class SumTask(Task):
+    """Summation of real values, by noisy contributions to a walking token."""
+
+    name = "sum"
+    summary = "the mean of real values (AISTATS Alg. 1 on the ring, Alg. 3 on a walk)"
+    section = SumConfig
+    tracking = (
+        Tracking("ring", "one noise draw every n - 1 hops; each turn is an (eps0, delta) "
+                 "release, composed with KOV; coalitions holding both neighbours expose",
+                 _ring_losses, ("kov",), ADDITIVE, _theory("ring"), _ring_ldp),
+        Tracking("complete", "the reference tracker (Fig. 1b): per-cycle losses of the walk "
+                 "that ran, composed by KOV, RDP or PLD", _walk_losses, ("kov", "rdp", "pld"),
+                 ADDITIVE, _theory("complete")),
+    )
+
+    def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import mechanisms, seeding
+        from netdp.data import check_range, read_column, synthetic
+
+        section = config.section
+        assert isinstance(section, SumConfig) and config.seed is not None
+        values, nodes = None, config.nodes
+        if section.data_file is not None:
+            values = read_column(section.data_file, section.column)
+            check(nodes is None or nodes == values.size, "nodes",
+                  f"{section.data_file} holds {values.size} values; omit --nodes or pass "
+                  f"--nodes {values.size}")
+            nodes = values.size
+        topo = build_topology(config, nodes)
+        if values is None:
+            values = synthetic(section.data, topo.n, seeding.generator(config.seed, "data"),
+                               section.low, section.high)
+        check(values.size == topo.n, "nodes",
+              f"the data holds {values.size} values for {topo.n} nodes")
+        check_range(values, section.low, section.high,
+                    section.data_file or f"--data {section.data}")
+        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
+        if section.mechanism in ADDITIVE:
+            delta = config.delta if section.mechanism == "gaussian" else 0.0
+            mech: Any = mechanisms.additive(section.mechanism, config.epsilon, delta,
+                                            section.high - section.low, section.calibration)
+        else:
+            mech = mechanisms.numeric(section.mechanism, config.epsilon)
+        return Setup(resolved, topo, steps, values, mech)
+
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
+        """Each holder adds its value and its noise (or its report) to the token."""
+        from netdp.protocols.summation import randomized_sum, ring_sum, walk_sum
+
+        cfg, topo, mech, values = setup.config, setup.topology, setup.mechanism, setup.data
+        section = cfg.section
+        assert isinstance(section, SumConfig)
+        rng = streams.generator("noise")
+        if section.mechanism not in ADDITIVE:
+            return randomized_sum(trace, values, mech, rng, section.low, section.high, topo,
+                                  cfg.walk)
+        if topo.kind == "ring":
+            return ring_sum(trace, values, mech, rng, section.noise_every_hop)
+        return walk_sum(trace, values, mech, rng, topo, cfg.walk)
+
+    def record(self, outcome: Any) -> dict[str, float]:
+        return {"estimate": outcome.estimate, "abs_error": outcome.abs_error}
+
+    def utility(self, setup: Setup, outcomes: Sequence[Any]) -> SumUtility:
+        estimates = [o.estimate for o in outcomes]
+        mech, first = setup.mechanism, outcomes[0]
+        ring_additive = setup.topology.kind == "ring" and setup.config.get("mechanism") in ADDITIVE
+        return SumUtility(
+            estimate=float(np.mean(estimates)), truth=first.truth,
+            abs_error=float(np.mean([o.abs_error for o in outcomes])),
+            theoretical_std=first.theoretical_std,
+            empirical_std=float(np.std(estimates, ddof=1)) if len(outcomes) > 1 else None,
+            ldp_std=mech.std / math.sqrt(setup.steps) if ring_additive else None)
+
+    def untracked_note(self, setup: Setup) -> str:
+        mechanism = setup.config.get("mechanism")
+        if mechanism not in ADDITIVE:
+            return (f"{mechanism} reports replace the values at every hop; pairwise tracking "
+                    "of their sums is not implemented, only the LDP baseline is reported")
+        return super().untracked_note(setup)
+
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """The partial sums the observer receives, replaying the run's draws."""
+        added = contributions(setup, trace, streams.generator("noise"))
+        return view_of_sums(trace, added, observer)
+
+    def footprint(self, config: SimulationConfig, nodes: int,
+                  steps: int) -> dict[str, tuple[float, str]]:
+        return {**super().footprint(config, nodes, steps), "the values": (8.0 * nodes, "nodes")}
+
+
+def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.ndarray:
+    """``(tokens, steps)``: what each holder adds to its token, with the run's own draws
+    (the same chunks from the same stream as :meth:`SumTask.run`)."""
+    from netdp.protocols.summation import CHUNK, ring_noise_mask
+
+    section, mech, values = setup.config.section, setup.mechanism, setup.data
+    assert isinstance(section, SumConfig)
+    tokens, steps = trace.holders.shape
+    if section.mechanism not in ADDITIVE:
+        scaled = 2.0 * (values - section.low) / (section.high - section.low) - 1.0
+        half = (section.high - section.low) / 2
+        out = np.empty((tokens, steps))
+        for k in range(tokens):
+            for lo in range(0, steps, CHUNK):
+                part = mech.perturb(scaled[trace.holders[k, lo:lo + CHUNK]], rng)
+                out[k, lo:lo + part.size] = (part + 1.0) * half + section.low
+        return out
+    out = values[trace.holders].astype(float)
+    if setup.topology.kind == "ring":
+        mask = ring_noise_mask(trace.n, steps, section.noise_every_hop)
+        out[0, mask] += _chunked_noise(mech, rng, int(mask.sum()))
+        return out
+    for k in range(tokens):
+        out[k] += _chunked_noise(mech, rng, steps)
+    return out
+
+
+def view_of_sums(trace: Trace, added: np.ndarray, observer: int) -> View:
+    """An observer's view of tokens that carry running sums of ``added``."""
+    before = np.cumsum(added, axis=1) - added
+    token, step = np.nonzero(trace.holders == observer)
+    return View(observer, token, step, before[token, step], added.sum(axis=1))
+
+
+def _chunked_noise(mech: Any, rng: np.random.Generator, draws: int) -> np.ndarray:
+    from netdp.protocols.summation import CHUNK
+
+    parts = [mech.noise(rng, min(CHUNK, draws - lo)) for lo in range(0, draws, CHUNK)]
+    return np.concatenate(parts) if parts else np.empty(0)

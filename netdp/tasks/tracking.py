@@ -1,0 +1,187 @@
+"""Privacy trackers as a task sees them: declared once per task, run by the one loop.
+
+A task declares *where* pairwise tracking applies with :class:`Tracking` records (the
+topology kind, the accountants, the mechanisms, and the function that turns one run's
+trace into pairwise losses). The run loop asks the task for its :class:`Tracker`, feeds
+it every run, and asks it for the privacy report; a tracker never runs an engine.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.config import parse_coalition
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.reports import LdpSummary, PairSummary, PairwisePrivacy, PrivacyReport
+from netdp.tasks.setup import Setup, Streams
+
+LDP_METHOD = "min(k eps0, DRV(eps0, delta, k)) over a node's k contributions"
+KIND_NAMES = {"ring": "the ring", "complete": "the complete graph", "graph": "any graph"}
+MATRIX_LIMIT = 10_000
+
+
+class Tracker(ABC):
+    """Reads each run's trace (and the task's outcome) and reports the privacy losses."""
+
+    @abstractmethod
+    def add(self, run: int, trace: Trace, outcome: Any) -> None:
+        """Account one run."""
+
+    @abstractmethod
+    def report(self) -> PrivacyReport:
+        """The privacy report over all runs."""
+
+    def matrix(self) -> np.ndarray | None:
+        """The ``n x n`` matrix ``M[u, v] = ε(u → v)`` when it was asked for."""
+        return None
+
+
+LossesFn = Callable[[Setup, Trace, str, "Sequence[int] | None", bool], Any]
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """Where a task's pairwise tracker applies and how it accounts one run.
+
+    Attributes
+    ----------
+    topology
+        ``ring``, ``complete`` or ``graph`` (any other graph).
+    summary
+        What the tracker does, for ``--help`` and the docs table.
+    losses
+        ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``.
+    accountants
+        The accountants it supports.
+    mechanisms
+        The mechanisms it covers (``None``: all of the task's).
+    theory
+        ``theory(setup) -> {curve: ε}``: the theoretical curves at this setting.
+    ldp
+        ``ldp(setup, trace) -> (n,)`` local-DP losses (default: over each node's actual
+        contributions, :func:`~netdp.privacy.tracker.ldp_losses`).
+    """
+
+    topology: str
+    summary: str
+    losses: LossesFn
+    accountants: tuple[str, ...] = ("kov",)
+    mechanisms: tuple[str, ...] | None = None
+    theory: Callable[[Setup], dict[str, float]] | None = None
+    ldp: Callable[[Setup, Trace], np.ndarray] | None = None
+
+    def covers(self, kind: str, mechanism: str | None) -> bool:
+        """Whether it applies to a topology of this kind and this mechanism."""
+        return self.topology == kind and (self.mechanisms is None or mechanism in self.mechanisms)
+
+
+def coverage_note(entries: Sequence[Tracking]) -> str:
+    """``pairwise tracking covers the ring and the complete graph; ...``."""
+    kinds = list(dict.fromkeys(KIND_NAMES[e.topology] for e in entries))
+    return (f"pairwise tracking covers {' and '.join(kinds)}; only the LDP baseline is "
+            "reported on other graphs")
+
+
+class PairwiseTracker(Tracker):
+    """Pairwise losses of each run (one table per accountant), the LDP baseline and the
+    theory, summarised over all ordered pairs of all runs without an ``n x n`` matrix.
+
+    Parameters
+    ----------
+    setup
+        The prepared simulation.
+    tracking
+        The declaration that applies (``None``: the LDP baseline only, with ``note``).
+    epsilon0
+        The level of one contribution.
+    note
+        Why pairwise losses are not reported, when ``tracking`` is ``None``.
+    keep_pairs
+        Also keep the mean ``n x n`` matrix of the first accountant.
+    details
+        Figures the task adds to the report (the histogram's shuffle bound).
+    """
+
+    def __init__(self, setup: Setup, tracking: Tracking | None, epsilon0: float,
+                 note: str | None = None, keep_pairs: bool = False,
+                 details: dict[str, Any] | None = None) -> None:
+        self.setup, self.tracking, self.epsilon0 = setup, tracking, epsilon0
+        self.note, self.keep_pairs, self.details = note, keep_pairs, details or {}
+        accountants = setup.config.accountants or ()
+        self.losses: dict[str, list[Any]] = {a: [] for a in accountants} if tracking else {}
+        self.ldp: list[np.ndarray] = []
+        self.coalitions: list[tuple[int, ...]] = []
+        self.sum_matrix: np.ndarray | None = None
+        if keep_pairs:
+            n = setup.topology.n
+            check(n <= MATRIX_LIMIT, "pairs-out",
+                  f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
+            check(setup.config.coalition is None, "pairs-out",
+                  "a coalition observes as one: no matrix")
+            check(bool(accountants), "pairs-out", "the matrix comes from pairwise "
+                  "tracking: drop --no-tracking")
+            check(tracking is not None, "topology", note or "no pairwise tracking here")
+
+    def coalition(self, run: int) -> list[int] | None:
+        """The run's coalition: the given nodes, or ``random:C`` drawn from its stream."""
+        cfg, n = self.setup.config, self.setup.topology.n
+        if cfg.coalition is None:
+            return None
+        kind, spec = parse_coalition(cfg.coalition)
+        if kind == "random":
+            assert isinstance(spec, int)
+            check(spec < n, "coalition", f"random:{spec} needs fewer than n = {n} members")
+            rng = Streams(self.setup.seed, run).generator("coalition")
+            return sorted(rng.choice(n, size=spec, replace=False).tolist())
+        assert isinstance(spec, list)
+        check(max(spec) < n, "coalition", f"node ids must lie in 0..{n - 1}")
+        return sorted(set(spec))
+
+    def add(self, run: int, trace: Trace, outcome: Any) -> None:
+        from netdp.privacy.tracker import ldp_losses
+
+        setup, tracking = self.setup, self.tracking
+        coalition = self.coalition(run)
+        if coalition is not None:
+            self.coalitions.append(tuple(coalition))
+        with np.errstate(over="ignore", invalid="ignore"):
+            if tracking is not None and tracking.ldp is not None:
+                self.ldp.append(tracking.ldp(setup, trace))
+            else:
+                self.ldp.append(ldp_losses(trace, self.epsilon0, setup.config.delta))
+        if tracking is None:
+            return
+        for name, runs in self.losses.items():
+            runs.append(tracking.losses(setup, trace, name, coalition, self.keep_pairs))
+        if self.keep_pairs:
+            first = next(iter(self.losses.values()))[-1].matrix()
+            self.sum_matrix = first if self.sum_matrix is None else self.sum_matrix + first
+
+    def matrix(self) -> np.ndarray | None:
+        if self.sum_matrix is None:
+            return None
+        return self.sum_matrix / len(self.ldp)
+
+    def report(self) -> PairwisePrivacy:
+        from netdp.privacy.tracker import summarize
+
+        setup, tracking = self.setup, self.tracking
+        with np.errstate(over="ignore"):  # a huge eps0 overflows DRV to inf, which is right
+            ldp = np.concatenate(self.ldp)
+            theory = tracking.theory(setup) if tracking and tracking.theory else {}
+            empirical = tuple(PairSummary.from_dict(summarize(runs))
+                              for runs in self.losses.values() if runs)
+        note = self.note
+        if not setup.config.accountants:
+            note = "pairwise tracking skipped (no accountant)"
+        return PairwisePrivacy(
+            epsilon0=self.epsilon0, delta0=setup.config.delta,
+            ldp=LdpSummary(LDP_METHOD, float(ldp.mean()), float(ldp.min()), float(ldp.max())),
+            theory=theory, empirical=empirical, note=note, coalitions=tuple(self.coalitions),
+            details=self.details)
