@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
 
+from netdp._cache import configure_numba_cache  # noqa: E402  (before any numba import)
+
+configure_numba_cache(__version__)  # compiled kernels go to a user cache, not site-packages
+
 if TYPE_CHECKING:
     from netdp.api import simulate
     from netdp.config import SimulationConfig
