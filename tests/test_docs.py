@@ -10,15 +10,15 @@ import shlex
 import subprocess
 import sys
 import tomllib
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from netdp import __version__, _clidoc
 from netdp.cli import build_parser
-from netdp.config import SimulationConfig
+from netdp.cli.simulate import parameters
 from netdp.privacy.bounds import CURVES
+from netdp.tasks import make_config
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -51,11 +51,7 @@ def _check_parses(argv: list[str]) -> None:
     except SystemExit as exc:
         pytest.fail(f"`netdp {shlex.join(argv)}` does not parse (exit {exc.code})")
     if args.command == "simulate":
-        names = {f.name for f in fields(SimulationConfig)}
-        params = {k: v for k, v in vars(args).items() if k in names}
-        if "range" in vars(args):
-            params["low"], params["high"] = args.range
-        SimulationConfig.from_dict(params)
+        make_config(parameters(args))
 
 
 # --------------------------------------------------------------------------- CLI reference

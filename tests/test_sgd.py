@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from dp_accounting import rdp
 
+from netdp.api import simulate
 from netdp.cli import main
-from netdp.tasks import make_config
 from netdp.errors import InputError
 from netdp.learning import datasets
 from netdp.learning.datasets import Split
@@ -19,7 +19,7 @@ from netdp.learning.models import Model, clip, project, solve
 from netdp.privacy import sgd as P
 from netdp.privacy.accountants import rdp_gaussian, rdp_to_epsilon
 from netdp.protocols.sgd import learning_rates, walk_sgd
-from netdp.api import simulate
+from netdp.tasks import make_config
 
 
 def _split(n=50, name="synthetic", model="logistic", seed=0, skew=None) -> Split:

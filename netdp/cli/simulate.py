@@ -151,12 +151,10 @@ def _float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
 
 
-def run(args: argparse.Namespace) -> int:
-    """Parse -> config -> ``netdp.simulate`` -> write the files -> print."""
-    from netdp.api import simulate
+def parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """The flat parameters of a parsed command line: ``--config`` file, then the flags."""
     from netdp.config import flat_params, read_config
-    from netdp.files import write_atomic
-    from netdp.tasks import TASKS, make_config
+    from netdp.tasks import TASKS
 
     options = {k: v for k, v in vars(args).items() if k not in NOT_CONFIG}
     for task in TASKS.values():
@@ -164,6 +162,16 @@ def run(args: argparse.Namespace) -> int:
             options.pop(output.flag, None)
     params = read_config(args.config) if "config" in args else {}
     params.update(flat_params(options))
+    return params
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse -> config -> ``netdp.simulate`` -> write the files -> print."""
+    from netdp.api import simulate
+    from netdp.files import write_atomic
+    from netdp.tasks import TASKS, make_config
+
+    params = parameters(args)
     config = make_config(params)
     task = TASKS[config.task]
     outputs = []

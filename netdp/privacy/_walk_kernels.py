@@ -27,6 +27,8 @@ import math
 import numba as nb
 import numpy as np
 
+from netdp.privacy import _compiled as compiled
+
 KOV, RDP, MU2 = 0, 1, 2
 
 
@@ -48,78 +50,11 @@ def group_by_holder(holders, n):
 
 
 @nb.njit(cache=True)
-def _kov_features(loss, out):
-    out[0] = loss
-    out[1] = loss * math.tanh(loss / 2.0)
-    out[2] = loss * loss
-
-
-@nb.njit(cache=True)
-def _kov_final(feat, k, delta):
-    """KOV heterogeneous composition with δ̃ = k δ (the reference tracker's choice)."""
-    total, s1, s2 = feat[0], feat[1], feat[2]
-    if k == 0 or total <= 0.0:
-        return 0.0
-    dt = k * delta
-    best = total
-    if dt < 1.0:
-        best = min(best, s1 + math.sqrt(2.0 * s2 * math.log(1.0 / dt)))
-    best = min(best, s1 + math.sqrt(2.0 * s2 * math.log(math.e + math.sqrt(s2) / dt)))
-    return best
-
-
-@nb.njit(cache=True)
-def _log_add(a, b):
-    if a < b:
-        a, b = b, a
-    if b == -np.inf:
-        return a
-    return a + math.log1p(math.exp(b - a))
-
-
-@nb.njit(cache=True)
-def _rdp_features(m, c, n, z, orders, out):
-    """RDP at integer ``orders`` of one entry (see the module docstring)."""
-    var = z * z * m  # noise variance in units of the sensitivity
-    if c > 0:
-        for a in range(orders.size):
-            out[a] = orders[a] * c * c / (2.0 * var)
-        return
-    q = -math.expm1(m * math.log1p(-1.0 / n))
-    if q >= 1.0:
-        for a in range(orders.size):
-            out[a] = orders[a] / (2.0 * var)
-        return
-    lq, l1q = math.log(q), math.log1p(-q)
-    for a in range(orders.size):
-        alpha = int(orders[a])
-        acc = -np.inf
-        log_binom = 0.0
-        for j in range(alpha + 1):
-            if j > 0:
-                log_binom += math.log(alpha - j + 1) - math.log(j)
-            term = log_binom + j * lq + (alpha - j) * l1q + j * (j - 1) / (2.0 * var)
-            acc = _log_add(acc, term)
-        out[a] = acc / (alpha - 1)
-
-
-@nb.njit(cache=True)
 def _rdp_final(feat, k, delta, orders):
+    """Balle et al. conversion at ``δ = 2 k δ`` (the δ that KOV spends); 0 without entries."""
     if k == 0:
         return 0.0
-    dt = 2.0 * k * delta
-    if dt >= 1.0:
-        return 0.0
-    best = np.inf
-    for a in range(orders.size):
-        alpha = orders[a]
-        eps = (
-            feat[a]
-            + math.log((alpha - 1.0) / alpha)
-            - (math.log(dt) + math.log(alpha)) / (alpha - 1.0)
-        )
-        best = min(best, eps)
-    return max(best, 0.0)
+    return compiled.rdp_epsilon(feat, 2.0 * k * delta, orders)
 
 
 @nb.njit(cache=True)
@@ -134,9 +69,10 @@ def _entry_features(mode, m, c, n, eps0, z, orders, out):
                 loss = eg + math.log(q + (1.0 - q) * math.exp(-eg))
         else:
             loss = c * eg
-        _kov_features(loss, out)
+        compiled.kov_terms(loss, out)
     elif mode == RDP:
-        _rdp_features(m, c, n, z, orders, out)
+        q = 1.0 if c > 0 else -math.expm1(m * math.log1p(-1.0 / n))
+        compiled.rdp_gaussian_entry(q, max(c, 1), z * math.sqrt(m), orders, out)
     else:
         out[0] = c * c / (z * z * m)
 
@@ -144,7 +80,7 @@ def _entry_features(mode, m, c, n, eps0, z, orders, out):
 @nb.njit(cache=True)
 def _finalize(mode, feat, k, delta, orders):
     if mode == KOV:
-        return _kov_final(feat, k, delta)
+        return compiled.kov_epsilon(feat, k, delta)
     if mode == RDP:
         return _rdp_final(feat, k, delta, orders)
     return feat[0]

@@ -26,7 +26,8 @@ import numpy as np
 from scipy import signal
 
 from netdp.privacy._arrays import geometric_bins
-from netdp.privacy.accountants import _gauss_log_terms, gaussian_epsilon
+from netdp.privacy.accountants import PldAccountant, _gauss_log_terms, gaussian_epsilon
+from netdp.privacy.events import Gaussian, Subsampled
 
 EXACT_M = 32
 BIN_RATIO = 2 ** (1 / 32)
@@ -40,40 +41,27 @@ def cycle_bins(m: np.ndarray) -> np.ndarray:
 
 
 def bin_plds(m: np.ndarray, bins: np.ndarray, n: int, z: float) -> dict:
-    """One dominating subsampled-Gaussian PLD per bin that occurs."""
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-
+    """One dominating subsampled-Gaussian PLD per bin that occurs: the event
+    ``Subsampled(Gaussian(z √m_lo), q(m_hi))`` of the bin, by the PLD accountant."""
+    accountant = PldAccountant(VDI)
     ids, inverse = np.unique(bins, return_inverse=True)
     lo = np.full(ids.size, np.iinfo(np.int64).max)
     hi = np.zeros(ids.size, np.int64)
     np.minimum.at(lo, inverse, m)
     np.maximum.at(hi, inverse, m)
     rate = -np.expm1(hi * math.log1p(-1.0 / n)) if n > 1 else np.ones(ids.size)
-    return {
-        int(b): pld_lib.from_gaussian_mechanism(
-            z * math.sqrt(m_lo),
-            sensitivity=1.0,
-            sampling_prob=float(min(q, 1.0)),
-            value_discretization_interval=VDI,
-        )
-        for b, m_lo, q in zip(ids, lo, rate, strict=True)
-    }
+    return {int(b): accountant.pld(Subsampled(Gaussian(z * math.sqrt(m_lo), 1.0),
+                                              float(min(q, 1.0))))
+            for b, m_lo, q in zip(ids, lo, rate, strict=True)}
 
 
 def compose_bins(cache: dict, bins: np.ndarray, counts: np.ndarray):
-    """The PLD composing ``counts[i]`` entries of bin ``bins[i]`` (identity when empty)."""
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-
-    # Plain composition in a balanced tree: dp_accounting's self_compose bounds its
-    # FFT with a logsumexp per point and is ~20x slower for the few repeats we have.
+    """The PLD composing ``counts[i]`` entries of bin ``bins[i]`` (identity when empty),
+    by the PLD accountant's composer. Plain pairwise composition, not ``self_compose``:
+    dp_accounting's self_compose bounds its FFT with a logsumexp per point and is ~20x
+    slower for the few repeats we have."""
     parts = [cache[int(b)] for b, c in zip(bins, counts, strict=True) for _ in range(int(c))]
-    if not parts:
-        return pld_lib.identity(value_discretization_interval=VDI)
-    while len(parts) > 1:  # a balanced tree keeps the intermediate supports small
-        parts = [a.compose(b) for a, b in zip(parts[::2], parts[1::2], strict=False)] + (
-            [parts[-1]] if len(parts) % 2 else []
-        )
-    return parts[0]
+    return PldAccountant(VDI).compose(parts)
 
 
 def _dense(pmf) -> tuple[int, np.ndarray, float, float]:

@@ -896,6 +896,22 @@ class PldAccountant(Accountant):
             dist = pld_lib.identity(value_discretization_interval=self.vdi)
         return dist
 
+    def compose(self, plds: list):
+        """The composition of several PLDs, in a balanced tree (the one PLD composer).
+
+        Pairs are composed level by level, which keeps the intermediate supports small;
+        ``self_compose`` is used for repeats of one event (:class:`Repeated`).
+        """
+        from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+        parts = list(plds)
+        if not parts:
+            return pld_lib.identity(value_discretization_interval=self.vdi)
+        while len(parts) > 1:
+            parts = [a.compose(b) for a, b in zip(parts[::2], parts[1::2], strict=False)] + (
+                [parts[-1]] if len(parts) % 2 else [])
+        return parts[0]
+
     def _params(self, eps: float, delta: float):
         from dp_accounting.pld import common
         from dp_accounting.pld import privacy_loss_distribution as pld_lib
@@ -933,13 +949,13 @@ class PldAccountant(Accountant):
                 return 0.0, None
             return 0.0, self._params(event.epsilon, event.delta)
         if isinstance(event, Composed):
-            mu2, dist = 0.0, None
+            mu2, parts = 0.0, []
             for e in event.events:
                 m, d = self._build(e)
                 mu2 += m
                 if d is not None:
-                    dist = d if dist is None else dist.compose(d)
-            return mu2, dist
+                    parts.append(d)
+            return mu2, (self.compose(parts) if parts else None)
         if isinstance(event, Repeated):
             if event.count == 0:
                 return 0.0, None

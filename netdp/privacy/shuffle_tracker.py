@@ -25,6 +25,7 @@ import numpy as np
 
 from netdp.engine.trace import Trace
 from netdp.errors import check
+from netdp.privacy import _compiled as compiled
 from netdp.privacy import _walk_kernels as kernels
 from netdp.privacy._arrays import geometric_bins
 from netdp.privacy.accountants import kov_het_epsilon
@@ -175,7 +176,7 @@ def _pairwise_windows(own, reports, first, last, eps_s, n_obs, n_ids, others, de
         nt = 0
         for i in range(lo[o], lo[o + 1]):
             k[o] += 1
-            kernels._kov_features(_entry_loss(eps_s[i], reports[i], 0, others[o]), f0)
+            compiled.kov_terms(_entry_loss(eps_s[i], reports[i], 0, others[o]), f0)
             for f in range(3):
                 basef[f] += f0[f]
             a, b = first[i], last[i]
@@ -184,14 +185,14 @@ def _pairwise_windows(own, reports, first, last, eps_s, n_obs, n_ids, others, de
                 if u < 0 or (r == 1 and u == a):
                     continue
                 c = 2 if (r == 0 and u == b and reports[i] >= 2) else 1
-                kernels._kov_features(_entry_loss(eps_s[i], reports[i], c, others[o]), fc)
+                compiled.kov_terms(_entry_loss(eps_s[i], reports[i], c, others[o]), fc)
                 for f in range(3):
                     acc[u, f] += fc[f] - f0[f]
                 if not seen[u]:
                     seen[u] = True
                     touched[nt] = u
                     nt += 1
-        base[o] = kernels._kov_final(basef, k[o], delta)
+        base[o] = compiled.kov_epsilon(basef, k[o], delta)
         weight[o] = others[o] - nt
         out = offsets[o]
         for r in range(nt):
@@ -200,7 +201,7 @@ def _pairwise_windows(own, reports, first, last, eps_s, n_obs, n_ids, others, de
                 total[f] = basef[f] + acc[u, f]
                 acc[u, f] = 0.0
             seen[u] = False
-            values[out + r] = kernels._kov_final(total, k[o], delta)
+            values[out + r] = compiled.kov_epsilon(total, k[o], delta)
             if keep:
                 ids[out + r] = u
         counts[o] = nt

@@ -8,6 +8,7 @@ weighted statistics over all ordered pairs of all runs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from netdp.errors import InputError, check
 from netdp.privacy import _walk_kernels as kernels
 from netdp.privacy import _walk_pld
 from netdp.privacy.accountants import kov_het_epsilon, kov_het_terms, opti
+from netdp.privacy.events import ApproxDP, DpEvent, Gaussian, Subsampled
 
 WALK_ACCOUNTANTS = ("kov", "rdp", "pld")
 # Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
@@ -164,6 +166,26 @@ def walk_losses(
     return PairLosses(
         accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
     )
+
+
+def entry_event(accountant: str, m: int, c: int, n: int, eps0: float, delta: float,
+                z: float) -> DpEvent:
+    """The privacy event of one entry of a pair: a return of the token to the observer after
+    ``m`` steps, in which the node is attributable ``c`` times (0, 1 or 2).
+
+    ``kov`` (the reference method) sees each contribution's Gaussian as ``(ε0/√m, δ)``-DP;
+    ``rdp`` and ``pld`` see the Gaussian itself, of std ``z √m`` in units of the
+    sensitivity. A non-attributable entry is Poisson-subsampled at ``1 - (1 - 1/n)^m``.
+    The kernels of :mod:`~netdp.privacy._walk_kernels` compose these events with the
+    compiled twins of the accountants (:mod:`~netdp.privacy._compiled`); the tests compose
+    them with the accountants themselves and compare.
+    """
+    q = -math.expm1(m * math.log1p(-1.0 / n))
+    if accountant == "kov":
+        release: DpEvent = ApproxDP(max(c, 1) * eps0 / math.sqrt(m), delta)
+    else:
+        release = Gaussian(z * math.sqrt(m), float(max(c, 1)))
+    return release if c > 0 else Subsampled(release, min(q, 1.0))
 
 
 def observer_view(trace: Trace, coalition: Sequence[int] | None):

@@ -69,8 +69,8 @@ class SumConfig(Section):
                   "accountant", f"{name} accounts Gaussian noise; use --accountant kov with "
                   f"{self.mechanism}")
         if self.mechanism == "gaussian" and self.calibration == "classic":
-            check(config.epsilon <= 1, "calibration", "classic calibration holds for "
-                  f"epsilon <= 1 only (got {config.epsilon:g}); use analytic")
+            check(config.epsilon <= 1, "epsilon", f"must be <= 1 with --calibration classic "
+                  f"(got {config.epsilon:g}); use --calibration analytic")
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,7 +100,7 @@ class SumUtility(Utility):
             noise += f" -> scale={mech['scale']:.4g}"
         else:
             noise += " (report replaces the value, at every hop)"
-        widths = (12, 12, 12, 12, 12, 12)
+        widths = (10, 12, 12, 12, 12, 12)
         lines = [f"  noise   {noise}; range [{section.low:g}, {section.high:g}]", "",
                  row(("", "estimate", "truth", "abs error", "theory std", "run std"), widths),
                  row(("mean", *map(fmt, (self.estimate, self.truth, self.abs_error,

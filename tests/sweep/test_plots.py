@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from netdp.cli import main
-from netdp.tasks import make_config
-from netdp.errors import InputError
 from netdp.api import simulate
+from netdp.cli import main
+from netdp.errors import InputError
 from netdp.sweep import plots
 from netdp.sweep.table import flatten
+from netdp.tasks import make_config
 from netdp.topology import complete, from_networkx, ring
 
 # --------------------------------------------------------------------------- fixtures

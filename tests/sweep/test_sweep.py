@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from netdp.cli import main
 from netdp.api import simulate
+from netdp.cli import main
 from netdp.sweep.run import _dask_client, estimate_cost, plan_batches, run_sweep
 from netdp.sweep.spec import load_spec, parse_spec
 from netdp.sweep.table import ResultTable, flatten, read_table

@@ -8,10 +8,9 @@ import math
 import pandas as pd
 import pytest
 
-from netdp.cli import main
-from netdp.tasks import make_config
-from netdp.errors import InputError
 from netdp.api import simulate
+from netdp.cli import main
+from netdp.errors import InputError
 from netdp.sweep.spec import config_hash, parse_spec
 from netdp.sweep.table import (
     MANIFEST,
@@ -22,6 +21,7 @@ from netdp.sweep.table import (
     parquet_available,
     read_table,
 )
+from netdp.tasks import make_config
 
 
 @pytest.fixture(scope="module")
