@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import signal
 
 from netdp.privacy._arrays import geometric_bins
 from netdp.privacy.accountants import PldAccountant, _gauss_log_terms, gaussian_epsilon
@@ -92,6 +91,8 @@ def _exact_delta(lower, probs, inf, h, mu, eps) -> np.ndarray:
 
 
 def _epsilon_one_side(pmf, mu: np.ndarray, delta: float, eps_max: np.ndarray) -> np.ndarray:
+    from scipy import signal
+
     lower, probs, inf, h = _dense(pmf)
     out = np.full(mu.size, np.inf)
     if inf >= delta:

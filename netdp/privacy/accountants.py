@@ -29,7 +29,6 @@ from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special
 
 from netdp.privacy._arrays import _check, _f, _out
 from netdp.privacy.amplification import subsampled_delta, subsampled_epsilon
@@ -196,6 +195,8 @@ def kov_het_epsilon(
 
 def _gauss_log_terms(mu: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(log delta(eps), log(e^eps Phi(-eps/mu - mu/2)))`` for ``mu > 0``, finite eps."""
+    from scipy import special
+
     a = special.log_ndtr(-eps / mu + mu / 2.0)
     b = eps + special.log_ndtr(-eps / mu - mu / 2.0)
     with np.errstate(divide="ignore"):
@@ -244,6 +245,8 @@ def gaussian_epsilon(mu: npt.ArrayLike, delta: npt.ArrayLike) -> np.ndarray | np
     delta : array_like
         In ``(0, 1]``.
     """
+    from scipy import special
+
     mu, delta = np.broadcast_arrays(_f(mu), _f(delta))
     _check(mu >= 0, "mu must be >= 0")
     _check((delta > 0) & (delta <= 1), "delta must be in (0, 1]")
@@ -323,6 +326,8 @@ def rdp_subsampled_gaussian(
     ndarray
         Shape ``broadcast(q, sigma).shape + (len(orders),)``.
     """
+    from scipy import special
+
     a = _orders(orders)
     _check((a == np.floor(a)) & (a >= 2), "rdp_subsampled_gaussian needs integer orders >= 2")
     q, sigma = np.broadcast_arrays(_f(q), _f(sigma))
@@ -443,6 +448,8 @@ def _kov_exact_log_delta(eps0: float, k: int, eps: float) -> float:
     spec's sum rewritten with binomial pmfs. Terms more than 40 standard deviations
     below ``min(l*, kq)`` are negligible (below ``e^-800`` relative) and skipped.
     """
+    from scipy import special
+
     if k == 0 or eps0 == 0.0 or eps >= k * eps0:
         return -math.inf
     lstar = min(math.ceil((k * eps0 - eps) / (2.0 * eps0)) - 1, k)
@@ -468,6 +475,8 @@ def _kov_exact_log_delta(eps0: float, k: int, eps: float) -> float:
 
 
 def _kov_exact_eps_scalar(eps0: float, k: int, delta: float) -> float:
+    from scipy import optimize
+
     if k == 0 or eps0 == 0.0:
         return 0.0
 

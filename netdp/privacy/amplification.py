@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from netdp.privacy._arrays import _check, _f, _out
 
@@ -323,6 +322,8 @@ def _pairwise_apply(func, *arrays: np.ndarray, last: np.ndarray) -> np.ndarray:
 @functools.lru_cache(maxsize=64)
 def _fmt_c_grid(eps0: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
     """Central range of ``C ~ Bin(n-1, e^-eps0)``, its pmf, and the dropped tail mass."""
+    from scipy import stats
+
     m = n - 1
     pc = math.exp(-eps0)
     if m == 0:
@@ -351,6 +352,8 @@ def _fmt_delta_1d(eps0: float, n: int, eps: np.ndarray) -> np.ndarray:
     but ``FMT_TAIL`` mass per side and the dropped mass is added (sound). The pair is
     symmetric (``P`` reflected is ``Q``), so one direction suffices.
     """
+    from scipy import stats
+
     c, w, dropped = _fmt_c_grid(eps0, n)
     out = np.full(eps.shape, dropped)
     al = 1.0 / (1.0 + math.exp(-eps0))
@@ -462,6 +465,8 @@ def _fmt_epsilon_1d(
 
 @functools.lru_cache(maxsize=64)
 def _binary_rr_tables(eps0: float, n: int, ones: int) -> tuple[_HockeyStick, _HockeyStick]:
+    from scipy import stats
+
     p = 1.0 / (1.0 + math.exp(-eps0))  # probability of reporting the true bit
     zeros = n - 1 - ones
     s = stats.binom.pmf(np.arange(zeros + 1), zeros, 1.0 - p)

@@ -18,7 +18,6 @@ import numpy as np
 from netdp.engine.trace import Trace
 from netdp.errors import InputError, check
 from netdp.privacy import _walk_kernels as kernels
-from netdp.privacy import _walk_pld
 from netdp.privacy.accountants import kov_het_epsilon, kov_het_terms, opti
 from netdp.privacy.events import ApproxDP, DpEvent, Gaussian, Subsampled
 
@@ -204,6 +203,8 @@ def observer_view(trace: Trace, coalition: Sequence[int] | None):
 
 def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):
     """Base and corrected losses by PLD, from the pairs' Gaussian parts ``mu2``."""
+    from netdp.privacy import _walk_pld
+
     start, pos = kernels.group_by_holder(holders, n_ids)
     owner = np.repeat(np.arange(n_ids), np.diff(start))
     same = (owner[1:] == owner[:-1]) & (pos[1:] // steps == pos[:-1] // steps)

@@ -21,18 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
 import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from netdp import __version__
 from netdp.config import ACCOUNTANTS
 from netdp.errors import InputError
-from netdp.files import atomic
-
-FORMATS = (".png", ".pdf", ".svg")
+from netdp.figures import FORMATS, save  # noqa: F401 (re-exported)
 
 #: Okabe-Ito, colour-blind safe (its pale yellow replaced by wine, visible on white).
 COLORS = ("#000000", "#E69F00", "#0072B2", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
@@ -759,19 +755,3 @@ def graph_distances(topo, node: int, role: str = "observer") -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- saving
-
-
-def save(fig: Figure, path: str | Path, dpi: int = 150) -> Path:
-    """Write ``fig`` to ``path`` (format from the extension: .png, .pdf, .svg) through a
-    temporary file in the same folder and an atomic rename."""
-    path = Path(path)
-    fmt = path.suffix.lower()
-    if fmt not in FORMATS:
-        raise InputError("out", f"unknown image format {path.suffix or '(none)'!r}; "
-                         f"allowed: {', '.join(FORMATS)}")
-    meta = {".png": {"Software": f"netdp {__version__}"},
-            ".pdf": {"Creator": f"netdp {__version__}", "CreationDate": None},
-            ".svg": {"Creator": f"netdp {__version__}", "Date": None}}[fmt]
-    with atomic(path) as fh, matplotlib.rc_context({"svg.hashsalt": "netdp"}):
-        fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=meta)
-    return path

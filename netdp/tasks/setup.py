@@ -8,13 +8,15 @@ randomizer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from netdp import seeding
 from netdp.config import SimulationConfig
-from netdp.topology import Topology
+
+if TYPE_CHECKING:
+    from netdp.topology import Topology
 
 
 @dataclass(frozen=True, eq=False)

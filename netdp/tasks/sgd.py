@@ -277,7 +277,7 @@ def write_curves(report: Report, paths: Sequence[Path]) -> None:
     """``PREFIX.csv`` (objective and test score against steps, per regime) and ``PREFIX.png``."""
     from netdp.files import write_atomic
     from netdp.learning.curves import curves_csv, curves_figure
-    from netdp.sweep.plots import save
+    from netdp.figures import save
 
     write_atomic(paths[0], curves_csv(report))
     save(curves_figure(report), paths[1], dpi=120)

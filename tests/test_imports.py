@@ -1,0 +1,129 @@
+"""The package's shape: no import cycle anywhere (function-level imports count), and the
+commands load heavy libraries only where they use them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "netdp"
+HEAVY = ("numba", "scipy", "networkx", "dask", "distributed", "matplotlib", "pandas", "simpy",
+         "dp_accounting", "tqdm", "statsmodels")
+
+
+def module_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """``{module: modules of the package it imports}``, from every import statement
+    (top-level, in functions, under ``TYPE_CHECKING``); a module importing its own parent
+    package is not an edge."""
+    modules = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name and not name.startswith(target + "."):
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle():
+    found = cycles(module_graph())
+    assert not found, "import cycles: " + "; ".join(" -> ".join(c) for c in found)
+
+
+def test_the_cycle_finder_finds_a_planted_cycle(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from pkg.sub import b\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text("from .. import a\n")
+    (pkg / "c.py").write_text("import pkg\n")  # a child importing its package: no edge
+    assert cycles(module_graph(pkg)) == [["pkg.a", "pkg.sub.b"]]
+
+
+def _loaded(code: str) -> list[str]:
+    """The heavy libraries a fresh interpreter has loaded after running ``code``."""
+    probe = (f"import sys\n{code}\nimport json\n"
+             f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & "
+             f"set({list(HEAVY)!r}))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, cwd=PACKAGE.parent)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["simulate", "--help"],
+                                  ["sweep", "--help"], ["plot", "--help"]])
+def test_help_loads_no_heavy_library(argv):
+    code = (f"from netdp.cli import main\nimport contextlib, io\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    main({argv!r})")
+    assert _loaded(code) == []
+
+
+def test_import_netdp_loads_no_heavy_library():
+    assert _loaded("import netdp") == []
+
+
+def test_the_default_simulation_loads_only_what_it_uses():
+    code = ("from netdp.cli import main\nimport contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['simulate', '-n', '20'])")
+    loaded = set(_loaded(code))
+    assert loaded <= {"numba", "scipy"}, loaded  # the tracker's kernels, the Gaussian's sigma
+    assert "numba" in loaded  # the probe itself can fail
