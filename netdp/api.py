@@ -73,7 +73,7 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
         records.append(RunRecord(r, task.record(outcome), trace.hops,
                                  time.perf_counter() - start))
     return Report(config=config, version=__version__, engine=config.engine,
-                  topology=topo.describe(), mechanism=task.describe_mechanism(setup),
+                  topology=topo, mechanism=task.describe_mechanism(setup),
                   runs=tuple(records), utility=task.utility(setup, outcomes),
                   privacy=tracker.report(), sections=task.sections(setup, outcomes),
                   pairs=tracker.matrix(), outcomes=tuple(outcomes))

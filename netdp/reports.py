@@ -12,12 +12,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from netdp.config import SimulationConfig
 from netdp.jsonable import jsonable
+
+if TYPE_CHECKING:
+    from netdp.topology import Topology
 
 SCHEMA = 2  # 1: wave 1 (unversioned); 2: typed reports, config of the task's parameters
 TIMING_FIELDS = ("runtime_s",)  # the only figures that differ between two runs of a seed
@@ -73,7 +76,7 @@ class Report:
     version, schema
         netdp's version and the JSON layout's.
     engine, topology
-        The engine that ran and the topology's one-line description.
+        The engine that ran and the graph (its one-line description in the JSON).
     mechanism
         The randomizer's parameters (``None`` where the task describes its noise itself).
     runs
@@ -91,7 +94,7 @@ class Report:
     config: SimulationConfig
     version: str
     engine: str
-    topology: str
+    topology: Topology
     mechanism: Mapping[str, Any] | None
     runs: tuple[RunRecord, ...]
     utility: Utility
@@ -120,7 +123,7 @@ class Report:
         """The result as plain Python values (infinite floats kept)."""
         out: dict[str, Any] = {"schema": self.schema, "version": self.version,
                                "seed": self.seed, "config": self.config.to_dict(),
-                               "engine": self.engine, "topology": self.topology}
+                               "engine": self.engine, "topology": self.topology.describe()}
         if self.mechanism is not None:
             out["mechanism"] = dict(self.mechanism)
         out.update(self.sections)
@@ -136,7 +139,8 @@ class Report:
     def text(self) -> str:
         """The short report ``netdp simulate`` prints."""
         cfg = self.config
-        lines = [f"netdp {self.version}: {cfg.task} on {self.topology}", self.walk_line()]
+        lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}",
+                 self.walk_line()]
         lines += self.utility.lines(self) + self.privacy.lines(self)
         lines += ["", f"  {self.hops:,} hops in {self.runtime_s:.3g} s; seed {self.seed} "
                       f"(rerun with --seed {self.seed})"]

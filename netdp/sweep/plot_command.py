@@ -269,12 +269,12 @@ def _simulate(args: argparse.Namespace):
     result = res.to_json()
     if res.pairs is None:
         cfg = res.config
-        if setup.topology.kind == "graph":
+        if res.topology.kind == "graph":
             raise InputError("topology", f"{cfg.topology!r}: task {cfg.task} tracks "
                              "pairwise losses on the ring and the complete graph only "
                              "(choose ring or complete, or --task sgd)")
         raise InputError("task", f"this run ({cfg.task}) has no pairwise matrix")
-    return res.pairs, result, setup.topology
+    return res.pairs, result, res.topology
 
 
 def _load_pairs(args: argparse.Namespace):
