@@ -88,7 +88,27 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
     ]
     for name, text in pages.items():
         out += [f"## {name}", "", "```text", text, "```", ""]
-    return "\n".join(out)
+    return "\n".join(out + JSON_NOTES)
+
+
+#: What changed in the ``--json`` object, schema by schema (appended to the page).
+JSON_NOTES = [
+    "## JSON output",
+    "",
+    "`netdp simulate --json` prints one object; its `schema` field numbers the layout.",
+    "",
+    "- **schema 2** (netdp 0.2): `schema` is new. `config` holds the common parameters",
+    "  and those of the run's task only: a `sum` run no longer lists `domain`, `dataset`,",
+    "  `lr`, ... (the other tasks' parameters), and an `sgd` run no longer lists `mechanism`",
+    "  (its noise is Gaussian by construction). No other key was renamed or removed: `seed`,",
+    "  `engine`, `topology`, `mechanism`, `hops`, `runtime_s`, `utility`, `privacy` (with",
+    "  `empirical`, `ldp`, `theory`, `note`, `coalitions`), `runs`, and for sgd `dataset`,",
+    "  `model`, `curves` and `curves_files` keep their names and meaning; the numbers of a",
+    "  seed are those of schema 1 (`tests/test_golden.py` checks 27 commands to 1e-12).",
+    "- **schema 1** (netdp 0.1, no `schema` field): `config` listed every parameter of every",
+    "  task.",
+    "",
+]
 
 
 def structure(text: str) -> dict[str, list[str]]:

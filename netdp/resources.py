@@ -64,6 +64,10 @@ def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
 def check_footprint(task: Task, config: SimulationConfig) -> None:
     """Raise :class:`InputError` when the run would not fit in :func:`memory_limit`."""
     n, steps = planned_size(task, config)
+    if config.topology not in ("ring", "complete"):
+        from netdp.topology import check_size
+
+        check_size(config.topology, config.nodes)  # the graph's own limits, named first
     parts = task.footprint(config, n, steps)
     total = sum(size for size, _ in parts.values())
     limit = memory_limit()

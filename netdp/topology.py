@@ -39,14 +39,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import networkx as nx
 import numpy as np
-from scipy import sparse
-from scipy.sparse import csgraph
 
 from netdp.errors import InputError, check
+
+if TYPE_CHECKING:
+    import networkx as nx
+    from scipy import sparse
 
 Kind = Literal["ring", "complete", "graph"]
 BUILTIN = ("ring", "complete")
@@ -144,6 +145,9 @@ def from_networkx(graph: nx.Graph, name: str = "graph") -> Topology:
     kept in :attr:`Topology.labels`. Graphs beyond :data:`MAX_GRAPH_NODES` nodes or
     :data:`MAX_GRAPH_EDGES` edges are refused.
     """
+    import networkx as nx
+    from scipy import sparse
+
     check(isinstance(graph, nx.Graph), "topology",
           f"{name}: expected a networkx graph (got {type(graph).__name__})")
     n = graph.number_of_nodes()
@@ -169,6 +173,8 @@ def read_edgelist(path: str | Path, directed: bool = False) -> Topology:
     Every non-blank line holds exactly two labels (integers or names); a line with another
     number of columns (a weight, say) is refused with its line number.
     """
+    import networkx as nx
+
     path = Path(path)
     graph = nx.DiGraph() if directed else nx.Graph()
     for lineno, u, v in _edge_lines(path):
@@ -300,6 +306,8 @@ def _check_nodes(n: int, param: str = "nodes", what: str | None = None) -> int:
 
 def _check_connected(topo: Topology, adj: sparse.csr_array) -> None:
     """A walk must be able to reach every node from every node."""
+    from scipy.sparse import csgraph
+
     n_comp, _ = csgraph.connected_components(adj, directed=topo.directed, connection="strong")
     if n_comp == 1:
         return
@@ -495,6 +503,8 @@ def _toml_type(value) -> str:
 
 def _generator(name: str, label: str):
     """The networkx graph generator called ``name``; nothing else of networkx."""
+    import networkx as nx
+
     gen = getattr(nx.generators, name, None) if name.isidentifier() else None
     module = getattr(gen, "__module__", None) or ""
     ok = (not name.startswith("_") and callable(gen) and not isinstance(gen, type)
@@ -666,6 +676,8 @@ def _close_pair_probability(r: float) -> float:
 
 def _generate(plan: _Plan, seed: np.random.SeedSequence | int | None) -> nx.Graph:
     """Run the spec's generator; any failure of networkx becomes an :class:`InputError`."""
+    import networkx as nx
+
     name = plan.spec["generator"]
     gen = _generator(name, plan.label)
     params = dict(plan.params or {})

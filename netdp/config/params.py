@@ -49,6 +49,9 @@ class Param:
     pair
         Two fields given by one flag (``low`` and ``high`` by ``--range LOW HIGH``): the
         flag's name; both fields declare it.
+    expects
+        What the error messages say is expected, where the kind alone says too little
+        (``a name or a file path``).
     """
 
     help: str
@@ -65,9 +68,12 @@ class Param:
     group: str = ""
     default_text: str | None = None
     pair: str | None = None
+    expects: str | None = None
 
     def allowed(self) -> str:
         """The allowed values, as the error messages state them."""
+        if self.expects is not None:
+            return self.expects
         if self.choices is not None:
             return f"one of {', '.join(self.choices)}"
         if self.kind is bool:

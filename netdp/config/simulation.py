@@ -41,7 +41,7 @@ class SimulationConfig:
                       metavar="TASK")
     topology: str = param("complete", "ring, complete, a named topology (list them with "
                           "`netdp topologies`), an edge-list file or a TOML topology spec",
-                          group=RUN, metavar="NAME|FILE")
+                          group=RUN, metavar="NAME|FILE", expects="a name or a file path")
     nodes: int | None = param(None, "number of nodes", kind=int, low=2, short=("-n",),
                               metavar="N", group=RUN,
                               default_text="100, or the topology's, data's or task's own")
