@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import tomllib
 from pathlib import Path
-
-import numpy as np
 
 from netdp import __version__
 from netdp.config import (
@@ -25,6 +22,7 @@ from netdp.data import GENERATORS
 from netdp.engine import ENGINES
 from netdp.errors import InputError
 from netdp.files import write_atomic
+from netdp.jsonable import jsonable
 from netdp.learning.models import MODELS
 from netdp.protocols import TASKS
 from netdp.protocols.sgd import SCHEDULES
@@ -319,50 +317,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _bounds(args: argparse.Namespace) -> int:
-    from netdp.privacy.bounds import CURVES
+    from netdp.privacy.bounds import bounds_table
 
-    if not (args.eps0 > 0 and math.isfinite(args.eps0)):
-        raise InputError("eps0", f"must be a finite number > 0 (got {args.eps0})")
-    if not 0 < args.delta < 1:
-        raise InputError("delta", f"must lie in (0, 1) (got {args.delta})")
-    if not 2 <= args.n_min <= args.n_max:
-        raise InputError("n-min", f"needs 2 <= n-min <= n-max (got {args.n_min}, "
-                         f"{args.n_max})")
-    if args.points < 1 or args.rounds < 1 or args.steps_per_node <= 0:
-        raise InputError("points", "points and rounds must be >= 1, steps-per-node > 0")
-    names = args.curve or list(CURVES)
-    for name in names:
-        if name not in CURVES:
-            raise InputError("curve", f"unknown curve {name!r}; choose from "
-                             f"{', '.join(CURVES)}")
-    n = np.unique(np.round(np.geomspace(args.n_min, args.n_max, args.points)))
-    table = {}
-    for name in names:
-        params = {"n": n, "eps0": args.eps0, "delta": args.delta,
-                  "T": args.steps_per_node * n, "K": args.rounds}
-        table[name] = np.asarray(CURVES[name](**params), dtype=float) * np.ones_like(n)
+    table = bounds_table(eps0=args.eps0, delta=args.delta, steps_per_node=args.steps_per_node,
+                         rounds=args.rounds, n_min=args.n_min, n_max=args.n_max,
+                         points=args.points, curves=args.curve)
     if args.json:
-        print(json.dumps(jsonable({"eps0": args.eps0, "delta": args.delta,
-                                   "steps_per_node": args.steps_per_node,
-                                   "rounds": args.rounds, "n": n.tolist(),
-                                   "curves": {k: v.tolist() for k, v in table.items()},
-                                   "descriptions": {k: CURVES[k].description
-                                                    for k in names}}), indent=2))
-    elif args.csv:
-        print("n,curve,epsilon")
-        for name, eps in table.items():
-            for x, e in zip(n, eps, strict=True):
-                print(f"{x:.0f},{name},{e:.10g}")
+        print(json.dumps(table.to_json(), indent=2))
     else:
-        print(f"theoretical epsilon; eps0 = {args.eps0:g}, delta = {args.delta:g}, "
-              f"T = {args.steps_per_node:g} n (complete), K = {args.rounds} (ring)")
-        print(f"{'n':>12}  " + "  ".join(f"{k:>{max(len(k), 10)}}" for k in table))
-        for i, x in enumerate(n):
-            print(f"{x:>12.4g}  " + "  ".join(f"{table[k][i]:>{max(len(k), 10)}.4g}"
-                                              for k in table))
-        print()
-        for name in names:
-            print(f"  {name}: {CURVES[name].description}")
+        print(table.csv() if args.csv else table.text())
     return 0
 
 
@@ -398,14 +361,3 @@ def _check_writable(path: Path, flag: str = "out") -> None:
         raise InputError(flag, f"{str(path)!r} is a directory; give a file name")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise InputError(flag, f"cannot write into {str(parent)!r}: no such writable folder")
-
-
-def jsonable(obj):
-    """Strict JSON: infinite losses (an exposed node) become the string ``"inf"``."""
-    if isinstance(obj, dict):
-        return {k: jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
-    return obj
