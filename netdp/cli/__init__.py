@@ -7,6 +7,7 @@ runs: ``netdp --help`` loads nothing heavier than argparse.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -43,6 +44,29 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[no-untyped-def]
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def integer(text: str) -> int:
+    """An integer, also written as ``1e6`` or ``1_000_000`` (but not ``1.5``)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}")
+    return int(value)
+
+
+def number(text: str) -> float:
+    """A number (``nan`` and ``inf`` pass: the parameter's check names them)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
 
 
 def build_parser(only: str | None = "*") -> argparse.ArgumentParser:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
 
+from netdp.cli import integer, number
 from netdp.config.params import Param
 from netdp.errors import InputError
 
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             if spec.pair not in pairs:
                 pairs.add(spec.pair)
                 lows = [o for o in owners if o[2] is not None]
-                group.add_argument(f"--{spec.pair}", nargs=2, type=_float, dest=spec.pair,
+                group.add_argument(f"--{spec.pair}", nargs=2, type=number, dest=spec.pair,
                                    metavar=("LOW", "HIGH"),
                                    help=f"{spec.help} (default: {spec.default_text}; "
                                    f"{', '.join(t for t, _, _ in lows)})")
@@ -109,7 +109,7 @@ def _add(group: argparse._ArgumentGroup, name: str, spec: Param, text: str,
         group.add_argument("--no-tracking", dest=name, action="store_const", const=(),
                            help="skip pairwise privacy tracking (utility only; faster)")
     else:
-        kind = {int: _int, float: _float}.get(spec.kind, str)
+        kind = {int: integer, float: number}.get(spec.kind, str)
         group.add_argument(*flags, dest=name, type=kind, metavar=metavar, help=text)
 
 
@@ -127,28 +127,6 @@ def _help(name: str, owners: list[tuple[str, Param, Any]]) -> str:
         tasks = [t for t, _, _ in owners if t]
         return next(iter(texts)) + (f" [--task {' or '.join(tasks)}]" if tasks else "")
     return "; ".join(f"{task}: {one(spec, default)}" for task, spec, default in owners)
-
-
-def _int(text: str) -> int:
-    """An integer, also written as ``1e6`` or ``1_000_000`` (but not ``1.5``)."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
-    if not math.isfinite(value) or value != int(value):
-        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}")
-    return int(value)
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
 
 
 def parameters(args: argparse.Namespace) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numba as nb
 import numpy as np
 import numpy.typing as npt
 
@@ -429,6 +430,14 @@ def fmt_numeric_epsilon(
     eps0, n = _fmt_args(eps0, n)
     delta = _f(delta)
     _check((delta > 0) & (delta <= 1), "delta must be in (0, 1]")
+    e0b, nb_, db = (a.ravel() for a in np.broadcast_arrays(eps0, n, delta))
+    pairs = np.stack([e0b, nb_], axis=1)
+    if e0b.size and np.unique(pairs, axis=0).shape[0] == e0b.size:  # each (eps0, n) once
+        res = np.empty(e0b.size)
+        for e0 in np.unique(e0b):
+            sel = np.flatnonzero(e0b == e0)
+            res[sel] = _fmt_epsilon_many(float(e0), nb_[sel].astype(np.int64), db[sel], rtol)
+        return _out(res.reshape(np.broadcast_shapes(eps0.shape, n.shape, delta.shape)))
     res = _pairwise_apply(
         lambda e0, nn: functools.partial(_fmt_epsilon_1d, float(e0), int(nn), rtol=rtol),
         eps0, n, last=delta,
@@ -456,6 +465,180 @@ def _fmt_epsilon_1d(
         hi[todo] = np.where(ok, mid, hi[todo])
         lo[todo] = np.where(ok, lo[todo], mid)
     return hi
+
+
+#: Most values of ``c`` the screening recurrence covers from one exact anchor.
+FMT_SCREEN_STRIDE = 4096
+#: Error assumed for the screening evaluation, relative to its ``scale`` (the recurrence
+#: is measured at about 1e-13 of it; tests/privacy/test_bounds_table.py checks this).
+FMT_SCREEN_RTOL = 1e-10
+_FMT_BATCH = 2_000_000  # grid entries per batch of n (bounds the memory)
+
+
+def _fmt_epsilon_many(eps0: float, n: np.ndarray, delta: np.ndarray, rtol: float) -> np.ndarray:
+    """``_fmt_epsilon_1d(eps0, n[i], delta[i:i+1], rtol)`` for every ``i``, the same values.
+
+    The bisections of all ``n`` run together. A step needs only the side of ``delta`` on
+    which ``_fmt_delta_1d(eps0, n, mid)`` lies: :func:`_fmt_screen` evaluates it cheaply
+    with an error bound and decides whenever the bound allows; the exact
+    ``_fmt_delta_1d`` decides the rest. Every step, hence every result, is that of the
+    scalar bisection.
+    """
+    out = np.empty(n.size)
+    batch: list[int] = []
+    grids: list[tuple[np.ndarray, np.ndarray, float]] = []
+    entries = 0
+    for i in np.argsort(n, kind="stable"):  # ascending n: the scalar loop's error first
+        grid = _fmt_c_grid(eps0, int(n[i]))
+        if delta[i] <= grid[2]:
+            raise ValueError(f"delta must exceed the truncated binomial mass {grid[2]:.3g}")
+        batch.append(i)
+        grids.append(grid)
+        entries += grid[0].size
+        if entries >= _FMT_BATCH:
+            out[batch] = _fmt_bisect(eps0, n[batch], delta[batch], grids, rtol)
+            batch, grids, entries = [], [], 0
+    if batch:
+        out[batch] = _fmt_bisect(eps0, n[batch], delta[batch], grids, rtol)
+    return out
+
+
+def _fmt_bisect(eps0: float, n: np.ndarray, delta: np.ndarray, grids: list,
+                rtol: float) -> np.ndarray:
+    """The loop of ``_fmt_epsilon_1d``, element by element, over all ``n`` at once."""
+    clo = np.array([int(g[0][0]) for g in grids], dtype=np.int64)
+    size = np.array([g[0].size for g in grids], dtype=np.int64)
+    w = np.concatenate([g[1] for g in grids])
+    goff = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
+    dropped = np.array([g[2] for g in grids])
+    grid = (n, clo, size, w, goff, dropped)
+
+    lo = np.zeros(n.size)
+    hi = np.full(n.size, eps0)
+    done = _fmt_below(eps0, grid, np.arange(n.size), lo, delta)
+    hi = np.where(done, 0.0, hi)
+    for _ in range(200):
+        todo = np.flatnonzero(hi - lo > rtol * np.maximum(hi, 1e-3))
+        if todo.size == 0:
+            break
+        mid = 0.5 * (lo[todo] + hi[todo])
+        ok = _fmt_below(eps0, grid, todo, mid, delta[todo])
+        hi[todo] = np.where(ok, mid, hi[todo])
+        lo[todo] = np.where(ok, lo[todo], mid)
+    return hi
+
+
+def _fmt_below(eps0: float, grid: tuple, idx: np.ndarray, eps: np.ndarray,
+               delta: np.ndarray) -> np.ndarray:
+    """``_fmt_delta_1d(eps0, n[i], eps[j:j+1])[0] <= delta[j]`` for ``i = idx[j]``."""
+    n, clo, size, w, goff, dropped = grid
+    approx, scale, exact = _fmt_screen(eps0, clo[idx], size[idx], w, goff[idx], eps)
+    approx = np.minimum(dropped[idx] + approx, 1.0)
+    exact |= np.abs(approx - delta) <= FMT_SCREEN_RTOL * scale + 1e-200
+    ok = approx <= delta
+    for j in np.flatnonzero(exact):
+        ok[j] = _fmt_delta_1d(eps0, int(n[idx[j]]), eps[j : j + 1])[0] <= delta[j]
+    return ok
+
+
+def _fmt_screen(eps0: float, clo: np.ndarray, size: np.ndarray, w: np.ndarray,
+                goff: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cheap ``sum_c w_c max(val_c, 0)`` of ``_fmt_delta_1d`` (without ``dropped``).
+
+    ``S(k; c) = P[Bin(c, 1/2) > k]`` is exact (scipy, as in ``_fmt_delta_1d``) at anchors
+    and follows ``S(j; c+1) = S(j; c) + b_c(j)/2``, ``S(j+1; c) = S(j; c) - b_c(j+1)``
+    (``b_c``: the pmf, by its ratios) in between, along ``k_c = t_c - 2``. Anchors are
+    close enough that ``S`` falls by at most ``e^2`` between two (the fall rate is the
+    Chernoff exponent ``KL(beta || 1/2)``); anchors whose Chernoff bound is below
+    ``e^-600`` are zero. Returns the sum, its error scale
+    ``sum_c w_c (coef_p - coef_q) S(k_c; c)``, and where the exact evaluation is needed.
+    """
+    from scipy import special, stats
+
+    al = 1.0 / (1.0 + math.exp(-eps0))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        e = np.exp(eps)
+        coef_p = al - e * (1.0 - al)
+        coef_q = (1.0 - al) - e * al
+        r_star = (e * al - (1.0 - al)) / coef_p
+        beta = r_star / (1.0 + r_star)
+        exact = ~((eps < eps0) & (beta >= 0.5) & (beta < 1.0))
+        beta = np.where(exact, 0.5, beta)
+        rate = special.xlogy(beta, 2.0 * beta) + special.xlogy(1.0 - beta, 2.0 - 2.0 * beta)
+        stride = np.minimum(2.0 / np.maximum(rate, 1e-300), FMT_SCREEN_STRIDE)
+    stride = np.maximum(np.minimum(stride, np.maximum(clo, 64)), 1).astype(np.int64)
+    # anchors: c = 0 alone, then every `stride` values of c
+    zero = (clo == 0).astype(np.int64)
+    count = zero + -(-(size - zero) // stride)
+    owner = np.repeat(np.arange(clo.size), count)
+    ptr = np.concatenate([[0], np.cumsum(count)]).astype(np.int64)
+    j = np.arange(owner.size) - ptr[owner]
+    z = zero[owner]
+    c = np.where((z == 1) & (j == 0), 0, clo[owner] + z + (j - z) * stride[owner])
+    c = c.astype(np.float64)
+    k = np.floor(beta[owner] * (c + 1.0)) + 1.0 - 2.0
+    x = (k + 1.0) / np.maximum(c, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chernoff = c * (special.xlogy(x, 2.0 * x) + special.xlogy(1.0 - x, 2.0 - 2.0 * x))
+    live = ~((c >= 1) & (x > 0.5) & (chernoff > 600.0))
+    a_s, b_s, p_s = (np.zeros(c.size) for _ in range(3))
+    a_s[live] = stats.binom.sf(k[live], c[live], 0.5)
+    b_s[live] = stats.binom.sf(k[live] + 1.0, c[live], 0.5)
+    p_s[live] = stats.binom.pmf(k[live] + 1.0, c[live], 0.5)
+    total = np.zeros(clo.size)
+    scale = np.zeros(clo.size)
+    flag = exact.copy()
+    _fmt_screen_kernel(clo, size, w, goff, beta, coef_p, coef_q, ptr, c.astype(np.int64), k,
+                       a_s, b_s, p_s, total, scale, flag)
+    return total, scale, flag
+
+
+@nb.njit(cache=True)
+def _fmt_screen_kernel(clo, size, w, goff, beta, cp, cq, ptr, anchor_c, anchor_k, anchor_a,
+                       anchor_b, anchor_p, total, scale, flag):  # pragma: no cover (numba)
+    """The recurrence of :func:`_fmt_screen`, one grid at a time."""
+    for i in range(clo.size):
+        if flag[i]:
+            continue
+        end = clo[i] + size[i]
+        acc = 0.0
+        sc = 0.0
+        for b in range(ptr[i], ptr[i + 1]):
+            c = anchor_c[b]
+            k = anchor_k[b]
+            a = anchor_a[b]
+            s = anchor_b[b]
+            p = anchor_p[b]
+            stop = anchor_c[b + 1] if b + 1 < ptr[i + 1] else end
+            while True:
+                wc = w[goff[i] + c - clo[i]]
+                val = cp[i] * a + cq[i] * s
+                if val > 0.0:
+                    acc += wc * val
+                sc += wc * (cp[i] - cq[i]) * a
+                if c + 1 >= stop:
+                    break
+                kn = math.floor(beta[i] * (c + 2.0)) - 1.0
+                if c < 1 or k < 0.0 or k > c - 1.0:
+                    flag[i] = True
+                    break
+                if kn == k:  # S(k; c+1) = S(k; c) + b_c(k)/2
+                    a += 0.5 * p * (k + 1.0) / (c - k)
+                    s += 0.5 * p
+                    p = p * (c + 1.0) / (2.0 * (c - k))
+                elif kn == k + 1.0:  # S(k+1; c+1) = S(k+1; c) + b_c(k+1)/2
+                    a = s + 0.5 * p
+                    s -= 0.5 * p * (c - k - 1.0) / (k + 2.0)
+                    p = p * (c + 1.0) / (2.0 * (k + 2.0))
+                    k = kn
+                else:
+                    flag[i] = True
+                    break
+                c += 1
+            if flag[i]:
+                break
+        total[i] = acc
+        scale[i] = sc
 
 
 # ---------------------------------------------------------------------------------------

@@ -6,6 +6,9 @@ one-line description, the keyword names it needs) so a CLI can print a table::
 
     table = curve_table(np.logspace(0, 10, 11), T_per_node=100, eps0=0.1, delta=1e-7)
 
+:func:`bounds_table` is the table of ``netdp bounds``: validated parameters, the grid of
+``n``, every curve, and its text, CSV and JSON renderings (:class:`BoundsTable`).
+
 Delta bookkeeping (the spec's curves use one ``delta`` for two things; we keep that, and
 say here what the resulting guarantee is):
 
@@ -22,14 +25,25 @@ say here what the resulting guarantee is):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import math
+import numbers
+import reprlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from netdp.errors import InputError
+from netdp.jsonable import jsonable
 from netdp.privacy._arrays import _check, _f, _out
-from netdp.privacy.accountants import drv_epsilon, opti  # noqa: F401 (re-exported)
+from netdp.privacy.accountants import (  # noqa: F401 (drv_epsilon re-exported)
+    drv_epsilon,
+    kov_het_epsilon,
+    kov_het_terms,
+    opti,
+)
 
 __all__ = [
     "contributions_chernoff",
@@ -43,11 +57,10 @@ __all__ = [
     "Curve",
     "CURVES",
     "curve_table",
+    "histogram_ring",
+    "BoundsTable",
+    "bounds_table",
 ]
-
-
-
-
 
 
 def _nTd(n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike):
@@ -219,16 +232,38 @@ def _complete(kind: str, bound: str) -> Callable[..., np.ndarray | np.float64]:
     return curve
 
 
-def histogram_ring(*, n, K, eps0, delta):
+def histogram_ring(
+    *, n: npt.ArrayLike, K: npt.ArrayLike, eps0: npt.ArrayLike, delta: npt.ArrayLike
+) -> np.ndarray | np.float64:
     """Ring histogram with GRR reports: K windows of n - 1 shuffled reports (FMT numeric),
-    composed with KOV; every pair, given n - 1 dummies at each end."""
-    from netdp.privacy.shuffle_tracker import ring_histogram_theory
+    composed with KOV; every pair, given n - 1 dummies at each end.
 
-    n, K, eps0, delta = np.broadcast_arrays(_f(n), _f(K), _f(eps0), _f(delta))
-    out = np.array([ring_histogram_theory(int(a), int(b), float(c), float(d))
-                    for a, b, c, d in zip(n.ravel(), K.ravel(), eps0.ravel(), delta.ravel(),
-                                          strict=True)])
-    return _out(out.reshape(n.shape))
+    Vectorized: one shuffle evaluation per ``(eps0, delta)`` over all window sizes, then
+    KOV over the rounds; the values are those of
+    :func:`~netdp.privacy.shuffle_tracker.ring_histogram_theory` for each element
+    (``int(n)``, ``int(K)``).
+    """
+    from netdp.privacy.shuffle_tracker import shuffled_epsilon
+
+    arrays = np.broadcast_arrays(_f(n), _f(K), _f(eps0), _f(delta))
+    shape = arrays[0].shape
+    n, K, eps0, delta = (a.ravel() for a in arrays)
+    out = np.empty(n.size)
+    setting = np.stack([eps0, delta], axis=1)
+    for e0, d in np.unique(setting, axis=0):
+        sel = np.flatnonzero((eps0 == e0) & (delta == d))
+        reports = np.trunc(n[sel]) - 1.0
+        eps_s = shuffled_epsilon("fmt-numeric", float(e0), reports, float(d))
+        out[sel] = _kov_rounds(eps_s, np.trunc(K[sel]), float(d))
+    return _out(out.reshape(shape))
+
+
+def _kov_rounds(eps_s: np.ndarray, K: np.ndarray, delta: float) -> np.ndarray:
+    """KOV of ``K`` releases of ``eps_s`` each, ``delta~ = min(K delta, 1)`` (0 for K = 0)."""
+    steps = np.maximum(K, 1.0)
+    terms = [steps * t for t in kov_het_terms(eps_s)]
+    eps = kov_het_epsilon(*terms, np.minimum(steps * delta, 1.0))
+    return np.where(K > 0, eps, 0.0)
 
 
 _CG = ("n", "T", "eps0", "delta")
@@ -323,3 +358,179 @@ def curve_table(
             continue
         out[name] = _f(curve(**p))
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# The table of `netdp bounds`
+# ---------------------------------------------------------------------------------------
+
+#: Allowed ranges of :func:`bounds_table` (beyond them the curves overflow, lose all
+#: precision or need absurd work).
+EPS0_RANGE = (1e-6, 100.0)
+DELTA_MIN = 1e-300
+#: ``histogram-ring`` needs more: the FMT numeric bound drops up to ``2e-17`` of binomial
+#: tail mass, and its delta must exceed that.
+HISTOGRAM_DELTA_MIN = 1e-15
+STEPS_PER_NODE_MAX = 1e12
+ROUNDS_MAX = 10**9
+N_RANGE = (2.0, 1e15)
+POINTS_MAX = 10_000
+
+
+@dataclass(frozen=True, eq=False)
+class BoundsTable:
+    """Theoretical epsilon of each curve over a grid of ``n`` (see :func:`bounds_table`).
+
+    Attributes
+    ----------
+    eps0, delta, steps_per_node, rounds
+        The setting: LDP level of one contribution, delta, ``T / n`` on the complete
+        graph, ``K`` turns on the ring.
+    n
+        The grid (distinct integers, ascending, as floats).
+    curves
+        Epsilon per curve name, one value per ``n``.
+    descriptions
+        One line per curve name.
+    """
+
+    eps0: float
+    delta: float
+    steps_per_node: float
+    rounds: int
+    n: np.ndarray
+    curves: dict[str, np.ndarray] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of ``netdp bounds --json`` (infinite values as ``"inf"``)."""
+        return jsonable({
+            "eps0": self.eps0,
+            "delta": self.delta,
+            "steps_per_node": self.steps_per_node,
+            "rounds": self.rounds,
+            "n": self.n.tolist(),
+            "curves": {k: v.tolist() for k, v in self.curves.items()},
+            "descriptions": dict(self.descriptions),
+        })
+
+    def rows(self) -> list[tuple[float, str, float]]:
+        """Tidy rows ``(n, curve, epsilon)``, curve by curve."""
+        return [(float(x), name, float(e)) for name, eps in self.curves.items()
+                for x, e in zip(self.n, eps, strict=True)]
+
+    def csv(self) -> str:
+        """The tidy CSV of ``netdp bounds --csv`` (header ``n,curve,epsilon``)."""
+        lines = ["n,curve,epsilon"]
+        lines += [f"{x:.0f},{name},{e:.10g}" for x, name, e in self.rows()]
+        return "\n".join(lines)
+
+    def text(self) -> str:
+        """The table ``netdp bounds`` prints: one row per ``n``, then the descriptions."""
+        widths = {k: max(len(k), 10) for k in self.curves}
+        lines = [
+            f"theoretical epsilon; eps0 = {self.eps0:g}, delta = {self.delta:g}, "
+            f"T = {self.steps_per_node:g} n (complete), K = {self.rounds} (ring)",
+            f"{'n':>12}  " + "  ".join(f"{k:>{w}}" for k, w in widths.items()),
+        ]
+        for i, x in enumerate(self.n):
+            lines.append(f"{x:>12.4g}  " + "  ".join(f"{self.curves[k][i]:>{w}.4g}"
+                                                     for k, w in widths.items()))
+        lines.append("")
+        lines += [f"  {name}: {text}" for name, text in self.descriptions.items()]
+        return "\n".join(lines)
+
+
+def _show(x: float, whole: bool = False) -> str:
+    """``x`` briefly: ``1e+13``, ``0.1``, ``1e-320`` (the shorter exact form)."""
+    if whole and math.isfinite(x) and x == math.floor(x):
+        return str(int(x))
+    short = f"{x:g}"
+    return short if math.isnan(x) or (float(short) == x and len(short) <= len(repr(x))) else (
+        repr(x))
+
+
+def _number(param: str, value: Any, lo: float, hi: float, *, lo_open: bool = False,
+            hi_open: bool = False, whole: bool = False) -> float:
+    """``value`` as a float, or :class:`InputError` naming ``param``, the range and the value."""
+    try:
+        x = float(value)
+        shown = _show(x, whole) if isinstance(value, numbers.Real) else reprlib.repr(value)
+    except (TypeError, ValueError, OverflowError):
+        x, shown = math.nan, reprlib.repr(value)
+    ok = (lo < x if lo_open else lo <= x) and (x < hi if hi_open else x <= hi)
+    if ok and (not whole or x == math.floor(x)):
+        return x
+    kind = "a whole number" if whole else "a number"
+    raise InputError(param, f"must be {kind} with {_show(lo, whole)} {'<' if lo_open else '<='} "
+                            f"{param} {'<' if hi_open else '<='} {_show(hi, whole)} "
+                            f"(got {shown})")
+
+
+def bounds_table(
+    eps0: float = 0.1,
+    delta: float = 1e-7,
+    steps_per_node: float = 100.0,
+    rounds: int = 1,
+    n_min: float = 10.0,
+    n_max: float = 1e10,
+    points: int = 10,
+    curves: Iterable[str] | None = None,
+) -> BoundsTable:
+    """Evaluate the :data:`CURVES` over ``points`` log-spaced values of ``n``.
+
+    Parameters
+    ----------
+    eps0
+        LDP level of one contribution, in ``[1e-6, 100]``.
+    delta
+        Delta, in ``[1e-300, 1)`` (``[1e-15, 1)`` with ``histogram-ring``).
+    steps_per_node
+        Complete graph: ``T = steps_per_node * n``, in ``(0, 1e12]``.
+    rounds
+        Ring: turns ``K``, a whole number in ``[1, 1e9]``.
+    n_min, n_max
+        Range of ``n``, ``2 <= n_min <= n_max <= 1e15``; the grid is
+        ``unique(round(geomspace(n_min, n_max, points)))``.
+    points
+        Number of log-spaced values, a whole number in ``[1, 10000]``.
+    curves
+        Curve names (default, or empty: all, in registry order).
+
+    Raises
+    ------
+    InputError
+        Naming the parameter as the CLI flag (``eps0``, ``delta``, ``steps-per-node``,
+        ``rounds``, ``n-min``, ``n-max``, ``points``, ``curve``) with the allowed range
+        and the value given.
+    """
+    eps0 = _number("eps0", eps0, *EPS0_RANGE)
+    delta = _number("delta", delta, DELTA_MIN, 1.0, hi_open=True)
+    steps_per_node = _number("steps-per-node", steps_per_node, 0.0, STEPS_PER_NODE_MAX,
+                             lo_open=True)
+    rounds = int(_number("rounds", rounds, 1, ROUNDS_MAX, whole=True))
+    n_min = _number("n-min", n_min, *N_RANGE)
+    n_max = _number("n-max", n_max, n_min, N_RANGE[1])
+    points = int(_number("points", points, 1, POINTS_MAX, whole=True))
+    if isinstance(curves, str):
+        curves = [curves]
+    names = list(dict.fromkeys(curves or CURVES))  # in order, each once
+    for name in names:
+        if name not in CURVES:
+            raise InputError("curve", f"unknown curve {name!r}; choose from "
+                                      f"{', '.join(CURVES)}")
+    if "histogram-ring" in names and delta < HISTOGRAM_DELTA_MIN:
+        raise InputError("delta", f"must be a number with {_show(HISTOGRAM_DELTA_MIN)} <= delta "
+                                  f"< 1 for the histogram-ring curve (got {_show(delta)}); the "
+                                  f"other curves take delta >= {_show(DELTA_MIN)}")
+
+    n = np.unique(np.round(np.geomspace(n_min, n_max, points)))
+    table = {}
+    for name in names:
+        params = {"n": n, "eps0": eps0, "delta": delta, "T": steps_per_node * n, "K": rounds}
+        eps = np.asarray(CURVES[name](**params), dtype=float) * np.ones_like(n)
+        eps.setflags(write=False)
+        table[name] = eps
+    n.setflags(write=False)
+    return BoundsTable(eps0, delta, steps_per_node, rounds, n, table,
+                       {name: CURVES[name].description for name in names})
