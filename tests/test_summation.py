@@ -32,7 +32,7 @@ def test_ring_noise_schedule(n, steps):
 def test_ring_sum_unbiased_with_the_theoretical_std(n, rounds):
     est, res = _estimates(topology="ring", nodes=n, rounds=rounds)
     truth, std = res.outcomes[0].truth, res.outcomes[0].theoretical_std
-    sigma = res.mechanism.sigma
+    sigma = res.mechanism["sigma"]
     draws = ring_noise_mask(n, rounds * n).sum()
     assert draws <= rounds * n // (n - 1) + 2  # the paper's count, plus the two edges
     assert std == pytest.approx(math.sqrt(draws) * sigma / (rounds * n))
@@ -41,7 +41,7 @@ def test_ring_sum_unbiased_with_the_theoretical_std(n, rounds):
     ldp, res_ldp = _estimates(topology="ring", nodes=n, rounds=rounds, noise_every_hop=True)
     ldp_std = res_ldp.outcomes[0].theoretical_std
     assert ldp_std == pytest.approx(math.sqrt(rounds * n) * sigma / (rounds * n))
-    assert res.ldp_std == pytest.approx(ldp_std)
+    assert res.utility.ldp_std == pytest.approx(ldp_std)
     assert_mean(ldp, truth, ldp_std)
     assert_std_gaussian(ldp, ldp_std)
 

@@ -30,6 +30,7 @@ SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 DATA = ("uniform", "constant", "normal", "zipf")
 GROUP = "summation and histograms"
 MAX_DOMAIN = 10**8
+MAX_EPSILON = 700.0  # e^700 ~ 1e304: the oracles' probabilities stay finite
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,10 @@ class HistogramConfig(Section):
               f"applies to the ring only (the topology is {config.topology})")
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
-        check(math.isfinite(self.local_epsilon(config.epsilon)), "epsilon",
-              "the level of one report must be finite")
+        eps0 = self.local_epsilon(config.epsilon)
+        check(eps0 <= MAX_EPSILON, "epsilon" if self.gamma is None else "gamma",
+              f"one report's level must be <= {MAX_EPSILON} (e^epsilon must stay finite; "
+              f"got {eps0:g})")
 
     def local_epsilon(self, epsilon: float) -> float:
         """ε0 of one report: from ``gamma`` for γ-RR, else ``epsilon``."""
