@@ -109,7 +109,8 @@ def test_bad_value_exits_2_with_one_line(label, argv, tmp_path, capsys):
     lines = err.strip().splitlines()
     assert code == 2, (label, code, err)
     assert len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith(("netdp simulate: error: --", "netdp simulate: error: argument ")), err
+    assert lines[0].startswith(("netdp simulate: error: --",
+                                "netdp simulate: error: argument ")), err
     assert not list(tmp_path.iterdir())  # nothing written
 
 

@@ -110,7 +110,7 @@ class SgdRun:
 
     @cached_property
     def coefficients(self) -> np.ndarray:
-        """``C[u, v] = Σ 1/j`` over u's updates (see :func:`~netdp.privacy.sgd.pair_coefficients`)."""
+        """``C[u, v] = Σ 1/j`` over u's updates (:func:`netdp.privacy.sgd.pair_coefficients`)."""
         from netdp.privacy.sgd import pair_coefficients
 
         return pair_coefficients(self.holders, self.n)
@@ -275,9 +275,9 @@ def _no_losses(*args: Any) -> Any:  # pragma: no cover - sgd's tracker is SgdTra
 
 def write_curves(report: Report, paths: Sequence[Path]) -> None:
     """``PREFIX.csv`` (objective and test score against steps, per regime) and ``PREFIX.png``."""
+    from netdp.figures import save
     from netdp.files import write_atomic
     from netdp.learning.curves import curves_csv, curves_figure
-    from netdp.figures import save
 
     write_atomic(paths[0], curves_csv(report))
     save(curves_figure(report), paths[1], dpi=120)

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import assert_mean, assert_std_gaussian
 from scipy import stats
 
 from netdp import simulate
@@ -15,7 +16,6 @@ from netdp.errors import InputError
 from netdp.tasks import TASKS, get_task, make_config
 from netdp.tasks.fraction import keep_probability
 from netdp.tasks.setup import Streams
-from conftest import assert_mean, assert_std_gaussian
 
 RUNS = 400
 
