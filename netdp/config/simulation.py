@@ -66,7 +66,10 @@ class SimulationConfig:
                          "target)", low=0.0, high=1.0, low_open=True, high_open=True,
                          short=("-d",), metavar="DELTA", group=PRIVACY)
     accountants: tuple[str, ...] | None = param(
-        None, "how pairwise losses are composed; repeat for several", kind=tuple,
+        None, "how pairwise losses are composed: kov (the reference tracker: KOV composition "
+        "of per-cycle losses), rdp (Renyi DP of the same Gaussian entries, tighter) or pld "
+        "(privacy loss distributions, tightest; about 15 ms per node, so up to a few "
+        "thousand nodes); repeat for several", kind=tuple,
         choices=ACCOUNTANTS, flag="accountant", metavar="NAME", group=TRACKING,
         default_text="the task's (see the table below)")
     coalition: str | None = param(None, "nodes observing as one, e.g. 3,7,9, or C random "
