@@ -25,7 +25,8 @@ HASHED = ("cms", "hcms", "rappor")  # public hash functions, drawn per run from 
 __all__ = ["BLH", "CMS", "FREQUENCY", "GRR", "HASHED", "HCMS", "NUMERIC", "OLH", "OUE",
            "RAPPOR", "SHE", "SUE", "THE", "AdditiveNoise", "Duchi", "FrequencyOracle",
            "Gaussian", "HadamardResponse", "Hybrid", "Laplace", "Mechanism", "Piecewise",
-           "additive", "analytic_sigma", "classic_sigma", "frequency_oracle", "numeric"]
+           "additive", "analytic_sigma", "classic_sigma", "frequency_oracle", "numeric",
+           "oracle_memory_bytes"]
 
 
 def additive(name: str, epsilon: float, delta: float, sensitivity: float,
@@ -47,6 +48,33 @@ def numeric(name: str, epsilon: float, delta: float = 0.0) -> Mechanism:
     return NUMERIC[name](epsilon)
 
 
+def _rappor_options(domain: int, options: dict) -> dict:
+    """RAPPOR's defaults here: a Bloom filter of at least 32 bits and 2 bits per item."""
+    options = dict(options)
+    options.setdefault("bloom", max(32, 1 << (2 * domain - 1).bit_length()))
+    return options
+
+
+def oracle_memory_bytes(name: str, epsilon: float, domain: int, reports: int,
+                        hash_seed: int = 0, **options) -> int:
+    """Upper estimate (bytes) of the peak memory of a histogram run of ``reports`` reports
+    with ``frequency_oracle(name, epsilon, domain, hash_seed, **options)``, without
+    building it (:meth:`FrequencyOracle.memory_bound`).
+
+    Cheap: no table is built (RAPPOR hashes its items and finds its blocks, O(d h + bloom)
+    memory); an unknown name or bad parameter raises the :class:`InputError` that
+    :func:`frequency_oracle` would.
+    """
+    if name not in FREQUENCY:
+        raise InputError("mechanism", f"a histogram needs one of {', '.join(FREQUENCY)} "
+                         f"(got {name!r})")
+    if name == "rappor":
+        options = _rappor_options(domain, options)
+    if name in HASHED:
+        options["hash_seed"] = hash_seed
+    return FREQUENCY[name].memory_bound(epsilon, domain, reports, **options)
+
+
 def frequency_oracle(name: str, epsilon: float, domain: int, hash_seed: int = 0,
                      **options) -> FrequencyOracle:
     """A frequency oracle by its CLI name; ``hash_seed`` picks the public hash functions of
@@ -57,7 +85,7 @@ def frequency_oracle(name: str, epsilon: float, domain: int, hash_seed: int = 0,
     if name == "rappor":
         # a Bloom filter of at least 32 bits and 2 bits per item, and hash functions whose
         # design has full rank (linear decoding needs it): the next seeds are tried
-        options.setdefault("bloom", max(32, 1 << (2 * domain - 1).bit_length()))
+        options = _rappor_options(domain, options)
         for attempt in range(100):
             try:
                 return RAPPOR.from_epsilon(epsilon, domain, hash_seed=hash_seed + attempt,

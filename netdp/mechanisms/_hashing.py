@@ -27,6 +27,18 @@ def hash_values(keys: np.ndarray, x: np.ndarray, g: int) -> np.ndarray:
     return (keys[..., 0] * x + keys[..., 1]) % PRIME % g
 
 
+def hash_range(key: np.ndarray, size: int, g: int) -> np.ndarray:
+    """``h_key(x)`` for every ``x`` in ``[0, size)``: an int64 array (size,), computed in
+    place (one array of ``size`` entries; same values as :func:`hash_values`)."""
+    a, b = (int(v) for v in np.asarray(key, dtype=np.int64)[:2])
+    out = np.arange(size, dtype=np.int64)
+    out *= a
+    out += b
+    out %= PRIME
+    out %= g
+    return out
+
+
 def collision_probability(g: int) -> float:
     """Exact ``P[h(x) = h(y)]`` for ``x != y`` in ``[0, P)`` under a random key, into [g].
 
@@ -45,8 +57,16 @@ def public_hashes(hash_seed: int, count: int, domain: int,
     """``count`` public hash functions into [g], drawn from ``default_rng(hash_seed)``.
 
     Returns their keys (int64, shape (count, 2)) and the table ``table[l, i] = h_l(i)`` of
-    every item ``i < domain`` (intp, shape (count, domain)).
+    every item ``i < domain``, shape (count, domain): int32 (hash values lie below
+    ``P < 2^31``), built one row at a time.
     """
-    keys = draw_keys(np.random.default_rng(hash_seed), count)
-    table = hash_values(keys[:, None, :], np.arange(domain)[None, :], g)
-    return keys, table.astype(np.intp)
+    keys = public_keys(hash_seed, count)
+    table = np.empty((count, domain), dtype=np.int32)
+    for row, key in enumerate(keys):
+        table[row] = hash_range(key, domain, g)
+    return keys, table
+
+
+def public_keys(hash_seed: int, count: int) -> np.ndarray:
+    """The keys of :func:`public_hashes`, without the table: int64 (count, 2)."""
+    return draw_keys(np.random.default_rng(hash_seed), count)

@@ -98,11 +98,12 @@ def check_reports(reports: np.ndarray, width: int, what: str,
 
 
 def check_aggregate(aggregate: np.ndarray, length: int) -> np.ndarray:
-    """``aggregate`` as a float array whose last axis has ``length`` entries."""
+    """``aggregate`` as a float array whose last axis has ``length`` entries (not copied
+    when it already is one: do not write to it)."""
     agg = np.asarray(aggregate)
     check(agg.ndim >= 1 and agg.shape[-1] == length, "aggregate",
           f"must have {length} entries along its last axis (got shape {agg.shape})")
-    return agg.astype(float)
+    return agg.astype(float, copy=False)
 
 
 def row_chunks(n: int, width: int, itemsize: int = 8) -> Iterator[slice]:
@@ -131,6 +132,85 @@ def random_bytes(rng: np.random.Generator, size: int) -> np.ndarray:
     if isinstance(rng.bit_generator, _RAW64):
         return rng.bit_generator.random_raw(-(-size // 8)).view(np.uint8)[:size]
     return rng.integers(0, 256, size, dtype=np.uint8)
+
+
+def streams_raw(rng: np.random.Generator) -> bool:
+    """Whether ``rng`` hands out raw 64-bit words, so that :class:`BernoulliStream` can
+    replay its byte draws piece by piece."""
+    return isinstance(rng.bit_generator, _RAW64)
+
+
+def bit_generator_at(bitgen: np.random.BitGenerator, state: dict) -> np.random.BitGenerator:
+    """A new bit generator of the type of ``bitgen``, set to ``state``."""
+    other = type(bitgen)(0)
+    other.state = state
+    return other
+
+
+class RawBytes:
+    """The bytes of one ``random_bytes(rng, size)`` call, read in consecutive pieces.
+
+    Reads whole raw words and keeps the (< 8) bytes of a word that a piece leaves for the
+    next one, so the pieces put together are the bytes of the single call (whose last
+    word's extra bytes are dropped). Needs a 64-bit bit generator (:func:`streams_raw`).
+    """
+
+    def __init__(self, bit_generator: np.random.BitGenerator) -> None:
+        self._bitgen = bit_generator
+        self._left = np.empty(0, dtype=np.uint8)
+
+    def read(self, size: int) -> np.ndarray:
+        """The next ``size`` bytes, as a fresh writable uint8 array."""
+        have = self._left.size
+        if size <= have:
+            out, self._left = self._left[:size].copy(), self._left[size:]
+            return out
+        need = size - have
+        raw = self._bitgen.random_raw(-(-need // 8)).view(np.uint8)
+        out = np.concatenate([self._left, raw[:need]]) if have else raw[:need]
+        self._left = raw[need:].copy()
+        return out
+
+
+class BernoulliStream:
+    """The draws of one ``bernoulli(rng, prob, size)`` call, handed out piece by piece in
+    O(piece) memory.
+
+    That call draws every byte, then one double per tie (:func:`threshold_bytes`). So the
+    bytes are read twice: once here, in pieces of ``piece`` bytes, to count the ties and
+    leave ``rng`` where the single call leaves it; then by :meth:`read`, from copies of
+    the bit generator at the first byte and at the first tie double. Needs a 64-bit bit
+    generator (:func:`streams_raw`). Costs one extra pass of random bytes.
+    """
+
+    def __init__(self, rng: np.random.Generator, prob: float, size: int, piece: int) -> None:
+        scaled = 256.0 * float(prob)
+        self.level, self._frac = int(scaled), scaled - int(scaled)
+        if self.level >= 256:
+            return
+        bitgen = rng.bit_generator
+        first_byte = bitgen.state
+        reader, ties = RawBytes(bitgen), 0
+        piece = max(8, int(piece))
+        for start in range(0, size, piece):
+            ties += int(np.count_nonzero(reader.read(min(piece, size - start)) == self.level))
+        first_tie = bitgen.state
+        words = max(1, piece // 8)  # skip the tie doubles, one raw word each
+        for start in range(0, ties, words):
+            bitgen.random_raw(min(words, ties - start))
+        self._bytes = RawBytes(bit_generator_at(bitgen, first_byte))
+        self._ties = np.random.Generator(bit_generator_at(bitgen, first_tie))
+
+    def read(self, count: int) -> np.ndarray:
+        """The next ``count`` draws, a uint8 array of 0s and 1s."""
+        if self.level >= 256:
+            return np.ones(count, dtype=np.uint8)
+        byte = self._bytes.read(count)
+        ties = np.flatnonzero(byte == self.level)
+        hit = self._ties.random(ties.size) < self._frac
+        np.less(byte, self.level, out=byte.view(bool))
+        byte[ties] = hit
+        return byte
 
 
 def threshold_bytes(rng: np.random.Generator, prob: float,
@@ -181,8 +261,12 @@ def column_counts(bits: np.ndarray) -> np.ndarray:
 
 
 def pure_counts(support: np.ndarray, n: int, p_star: float, q_star: float) -> np.ndarray:
-    """``(C_i - n q*) / (p* - q*)``: unbiased counts from the support counts ``C_i``."""
-    return (np.asarray(support, dtype=float) - n * q_star) / (p_star - q_star)
+    """``(C_i - n q*) / (p* - q*)``: unbiased counts from the support counts ``C_i``
+    (a new float array; one temporary of the size of ``support``)."""
+    out = np.array(support, dtype=float)
+    out -= n * q_star
+    out /= p_star - q_star
+    return out
 
 
 def pure_variance(frequencies: np.ndarray, n: int, p_star: float,
@@ -196,7 +280,10 @@ def pure_variance(frequencies: np.ndarray, n: int, p_star: float,
     check_count(n)
     f = np.asarray(frequencies, dtype=float)
     gap = p_star - q_star
-    return q_star * (1 - q_star) / (n * gap**2) + f * (1 - p_star - q_star) / (n * gap)
+    out = f * (1 - p_star - q_star)
+    out /= n * gap
+    out += q_star * (1 - q_star) / (n * gap**2)
+    return out
 
 
 class PureOracle(FrequencyOracle):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 import numpy as np
 
@@ -60,6 +61,12 @@ class AdditiveNoise(Mechanism):
         return np.full(np.shape(values), self.std**2)
 
 
+def memory_total(*parts: int) -> int:
+    """The sum of the estimated parts of a run's memory, plus a quarter of slack (numpy's
+    small temporaries, rounding of the block sizes)."""
+    return int(1.25 * sum(parts))
+
+
 class FrequencyOracle(ABC):
     """An ε-LDP randomizer for a category in ``{0..d-1}`` with an additive aggregate.
 
@@ -67,6 +74,9 @@ class FrequencyOracle(ABC):
     reports to a fixed-length vector that adds up over disjoint groups of reports
     (``aggregate(a ++ b) == aggregate(a) + aggregate(b)``), so a token can carry the
     running aggregate through a protocol; :meth:`estimate_counts` debiases it.
+    :meth:`perturb_aggregate` does both without holding more than about
+    :attr:`budget_bytes` of reports at once, and :meth:`memory_bytes` (or, before
+    building the oracle, :meth:`memory_bound`) says how much memory a run takes.
 
     Subclasses are frozen dataclasses with ``epsilon`` and ``domain`` (d) fields.
     """
@@ -75,6 +85,16 @@ class FrequencyOracle(ABC):
     epsilon: float
     domain: int
     delta: float = 0.0
+
+    #: Working set (bytes) of the reports randomized and aggregated at once.
+    budget_bytes: ClassVar[int] = 128 << 20
+    #: Reports the histogram protocols hand to :meth:`perturb_aggregate` per call; the
+    #: draws of a call are those of one :meth:`perturb` of its values.
+    call_rows: ClassVar[int] = 1 << 16
+    #: Bytes per report that a call holds besides the reports' blocks (values, indices).
+    _row_overhead: ClassVar[int] = 32
+    #: Fixed slack of :meth:`memory_bytes` (small arrays, interpreter noise).
+    _fixed_bytes: ClassVar[int] = 1 << 20
 
     @abstractmethod
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -100,3 +120,71 @@ class FrequencyOracle(ABC):
         """Unbiased frequency of each category (never clipped or renormalised)."""
         n = len(reports)
         return self.estimate_counts(self.aggregate(reports), n) / n
+
+    # -- memory ------------------------------------------------------------------------
+
+    def report_bytes(self) -> int:
+        """Peak bytes per report of :meth:`perturb` then :meth:`aggregate`: the report and
+        the temporaries that scale with it."""
+        return 64
+
+    def block_rows(self) -> int:
+        """Reports randomized at once by :meth:`perturb_aggregate`: as many as fit
+        :attr:`budget_bytes` (at least one)."""
+        return max(1, self.budget_bytes // max(1, self.report_bytes()))
+
+    def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``aggregate(perturb(values, rng))`` in blocks of :meth:`block_rows` reports.
+
+        A single block (the values fit the budget) gives exactly the draws of one
+        :meth:`perturb` call. Oracles whose reports are large override this with a
+        blocked version that keeps those draws whatever the block size; here the blocks
+        are separate :meth:`perturb` calls, so the draws depend on the block size.
+        """
+        values = np.asarray(values)
+        rows = self.block_rows()
+        total = None
+        for start in range(0, max(1, values.size), rows):
+            part = self.aggregate(self.perturb(values[start:start + rows], rng))
+            if total is None:
+                total = part
+            else:
+                total += part
+        return total
+
+    def table_bytes(self) -> int:
+        """Bytes of the oracle's own tables (hash tables, decoders); 0 when it has none."""
+        return 0
+
+    def vector_bytes(self) -> int:
+        """Peak bytes of the vectors of length ~d that a run holds at once: the running
+        aggregate and a part of it, the estimate and the temporaries of
+        :meth:`estimate_counts` and :meth:`variance`."""
+        return 4 * 8 * self.domain
+
+    def working_bytes(self, rows: int) -> int:
+        """Peak bytes of one :meth:`perturb_aggregate` call on ``rows`` values, besides
+        the vectors of :meth:`vector_bytes`."""
+        rows = max(0, int(rows))
+        return min(rows, self.block_rows()) * self.report_bytes() + rows * self._row_overhead
+
+    def memory_bytes(self, reports: int) -> int:
+        """Upper estimate (bytes) of the peak memory of a histogram run of ``reports``
+        reports with this oracle.
+
+        Counts the oracle's tables, one :meth:`perturb_aggregate` call of at most
+        :attr:`call_rows` values (as ``histogram.aggregate_reports`` makes them), the
+        running aggregate, :meth:`estimate_counts` and :meth:`variance`. Not counted: the
+        caller's own arrays (the categories, the true frequencies, copies of the
+        aggregate). Cheap: nothing is allocated.
+        """
+        rows = min(max(0, int(reports)), self.call_rows)
+        return memory_total(self.table_bytes(), self.vector_bytes(), self.working_bytes(rows),
+                            self._fixed_bytes)
+
+    @classmethod
+    def memory_bound(cls, epsilon: float, domain: int, reports: int, **options) -> int:
+        """:meth:`memory_bytes` of ``cls(epsilon, domain, **options)``, without building
+        its tables (construction is cheap for every oracle but RAPPOR, which overrides
+        this)."""
+        return cls(epsilon, domain, **options).memory_bytes(reports)

@@ -119,9 +119,10 @@ class HadamardResponse(FrequencyOracle):
         if len(reports):
             check(j.min() >= 0 and j.max() < self.m and bool(np.all(np.abs(bit) == 1)),
                   "reports", f"need 0 <= j < {self.m} and bit in {{-1, +1}}")
-        plus = np.bincount(j[bit > 0], minlength=self.m)
-        total = np.bincount(j, minlength=self.m)
-        return (2 * plus - total).astype(np.int64)
+        out = np.bincount(j[bit > 0], minlength=self.m).astype(np.int64, copy=False)
+        out *= 2
+        out -= np.bincount(j, minlength=self.m)
+        return out
 
     def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
         """``c_ε fwht(S)[i+1]`` for each category i (n only checked; not needed).
@@ -137,6 +138,15 @@ class HadamardResponse(FrequencyOracle):
         check_count(n)
         f = np.asarray(frequencies, dtype=float)
         return (self.c_eps**2 - f) / n
+
+    def report_bytes(self) -> int:
+        """A report is two int64; drawing it (the Hadamard entry) holds about eight more."""
+        return 96
+
+    def vector_bytes(self) -> int:
+        """The aggregate and a part of it (m each), the transform and its half-size
+        temporary, the estimate and the variance (d each)."""
+        return 8 * (4 * self.m + 3 * self.domain)
 
     def describe(self) -> dict:
         return {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,

@@ -17,15 +17,18 @@ from scipy import optimize
 from netdp.errors import check
 from netdp.mechanisms._oracle import (
     PureOracle,
+    RawBytes,
+    bit_generator_at,
     check_categories,
     check_domain,
     check_epsilon,
     check_reports,
     column_counts,
     random_bytes,
+    streams_raw,
 )
 from netdp.mechanisms.base import FrequencyOracle
-from netdp.mechanisms.unary import unary_bits
+from netdp.mechanisms.unary import unary_bits, unary_perturb_aggregate
 
 
 def laplace_noise(rng: np.random.Generator, scale: float, size: int) -> np.ndarray:
@@ -33,14 +36,56 @@ def laplace_noise(rng: np.random.Generator, scale: float, size: int) -> np.ndarr
     fair random bit.
 
     Draws, in order: ``size`` exponentials (numpy's ziggurat, a third of the cost of the
-    logarithm in ``rng.laplace``), then the signs, eight per random byte.
+    logarithm in ``rng.laplace``), then the signs, eight per random byte (the first byte's
+    high bit is the first sign).
     """
     out = rng.standard_exponential(size)
     signs = np.unpackbits(random_bytes(rng, -(-size // 8)))[:size]
-    magnitude = out.view(np.uint64)
-    magnitude ^= np.left_shift(signs, np.uint64(63), dtype=np.uint64)  # the sign bit
+    np.negative(out, out=out, where=signs.view(bool))  # flips the sign bit only
     out *= scale
     return out
+
+
+class _LaplaceStream:
+    """The draws of one ``laplace_noise(rng, scale, size)`` call, handed out piece by
+    piece in O(piece) memory.
+
+    That call draws every exponential, then the sign bytes. The exponentials are drawn
+    once here, in pieces of ``piece``, and dropped, to find the first sign byte and leave
+    ``rng`` after the signs (as the single call does); :meth:`read` then replays them from
+    a copy of the bit generator at the first exponential, and reads the signs from a copy
+    at the first sign byte. Needs a 64-bit bit generator. Costs one extra pass of
+    exponentials.
+    """
+
+    def __init__(self, rng: np.random.Generator, scale: float, size: int, piece: int) -> None:
+        bitgen = rng.bit_generator
+        first = bitgen.state
+        piece = max(1, int(piece))
+        buffer = np.empty(min(piece, size))
+        for start in range(0, size, piece):
+            rng.standard_exponential(out=buffer[:min(piece, size - start)])
+        del buffer
+        first_sign = bitgen.state
+        sign_bytes = -(-size // 8)
+        words = -(-sign_bytes // 8)  # what random_bytes(rng, sign_bytes) draws
+        for start in range(0, words, piece):
+            bitgen.random_raw(min(piece, words - start))
+        self._exponentials = np.random.Generator(bit_generator_at(bitgen, first))
+        self._signs = RawBytes(bit_generator_at(bitgen, first_sign))
+        self._scale = scale
+        self._bits = np.empty(0, dtype=np.uint8)
+
+    def read(self, count: int) -> np.ndarray:
+        """The next ``count`` Laplace draws (float64)."""
+        out = self._exponentials.standard_exponential(count)
+        have = self._bits.size
+        fresh = np.unpackbits(self._signs.read(-(-max(0, count - have) // 8)))
+        bits = np.concatenate([self._bits, fresh]) if have else fresh
+        self._bits = bits[count:].copy()
+        np.negative(out, out=out, where=bits[:count].view(bool))
+        out *= self._scale
+        return out
 
 
 def _noisy_histograms(values: np.ndarray, domain: int, scale: float,
@@ -50,6 +95,26 @@ def _noisy_histograms(values: np.ndarray, domain: int, scale: float,
     out = laplace_noise(rng, scale, values.size * domain).reshape(values.size, domain)
     out[np.arange(values.size), values] += 1.0
     return out
+
+
+def noisy_histogram_sums(values: np.ndarray, domain: int, scale: float,
+                         rng: np.random.Generator, rows: int) -> np.ndarray:
+    """``_noisy_histograms(values, domain, scale, rng).sum(axis=0)`` with the same draws
+    and the same float additions (row by row, in order), made ``rows`` reports at a time.
+    """
+    n = values.size
+    rows = max(1, int(rows))
+    noise = _LaplaceStream(rng, scale, n * domain, rows * domain)
+    total = None
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        block = noise.read((stop - start) * domain).reshape(stop - start, domain)
+        block[np.arange(stop - start), values[start:stop]] += 1.0
+        if total is not None:
+            block[0] += total  # numpy sums axis 0 row after row: keep that order
+        total = block.sum(axis=0, dtype=float)
+        del block  # before the next block is drawn
+    return total
 
 
 @dataclass(frozen=True)
@@ -89,6 +154,22 @@ class SHE(FrequencyOracle):
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
         reports = check_reports(reports, self.domain, "noisy histograms", dtype="any")
         return reports.sum(axis=0, dtype=float)
+
+    def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``aggregate(perturb(values, rng))``, the same draws and sums, in blocks of
+        :meth:`block_rows` reports (:func:`noisy_histogram_sums`; with a bit generator that
+        is not 64-bit, an over-budget call is split into separate ``perturb`` calls)."""
+        v = check_categories(values, self.domain)
+        rows = self.block_rows()
+        if v.size <= rows:
+            return self.aggregate(self.perturb(v, rng))
+        if not streams_raw(rng):
+            return super().perturb_aggregate(v, rng)
+        return noisy_histogram_sums(v, self.domain, self.scale, rng, rows)
+
+    def report_bytes(self) -> int:
+        """A report is d doubles; drawing it holds d sign bits (bytes) more."""
+        return 10 * self.domain + 16
 
     def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
         return np.asarray(aggregate, dtype=float)
@@ -175,6 +256,15 @@ class THE(PureOracle):
 
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
         return column_counts(check_reports(reports, self.domain, "bits", dtype="any"))
+
+    def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``aggregate(perturb(values, rng))``, the same draws, in blocks of
+        :meth:`block_rows` reports (:func:`~netdp.mechanisms.unary.unary_perturb_aggregate`)."""
+        return unary_perturb_aggregate(self, self.p_star, self.q_star, values, rng)
+
+    def report_bytes(self) -> int:
+        """A report is d bytes; drawing it holds about d more (the tie test)."""
+        return 2 * self.domain + 16
 
     def describe(self) -> dict:
         return {"name": self.name, "epsilon": float(self.epsilon), "delta": 0.0,

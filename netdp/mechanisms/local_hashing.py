@@ -37,9 +37,11 @@ def support_counts(keys: np.ndarray, y: np.ndarray, domain: int, g: int,
                    chunk_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
     """``C_i = sum_j 1[H_j(i) = y_j]`` for every category ``i`` in ``[0, domain)``.
 
-    Hashes a chunk of reports against all categories at once; chunks hold about
-    ``chunk_elements`` (rows x domain) entries, so each int64 temporary stays near
-    ``8 * chunk_elements`` bytes.
+    Hashes a block of reports against a block of categories at once; a block holds at
+    most ``chunk_elements`` (reports x categories) entries (one report against
+    ``chunk_elements`` categories when the domain is larger), hashed in place in one
+    int64 buffer, so the memory stays near ``9 * chunk_elements`` bytes whatever the
+    domain.
 
     Parameters
     ----------
@@ -50,20 +52,41 @@ def support_counts(keys: np.ndarray, y: np.ndarray, domain: int, g: int,
     domain, g
         Number of categories and size of the hash range.
     chunk_elements
-        Target size of one (rows x domain) temporary.
+        Largest size of one (reports x categories) block.
 
     Returns
     -------
     numpy.ndarray
         int64 array (domain,) of support counts.
     """
-    items = np.arange(domain, dtype=np.int64)
     counts = np.zeros(domain, dtype=np.int64)
-    rows = max(1, chunk_elements // domain)
-    for start in range(0, len(y), rows):
-        hashed = hash_values(keys[start:start + rows, None, :], items, g)
-        counts += np.count_nonzero(hashed == y[start:start + rows, None], axis=0)
+    n = len(y)
+    if n == 0:
+        return counts
+    width = min(domain, max(1, chunk_elements))
+    rows = min(n, max(1, chunk_elements // width))
+    buffer = np.empty(rows * width, dtype=np.int64)
+    a, b = keys[:, 0, None], keys[:, 1, None]
+    for lo in range(0, domain, width):
+        items = np.arange(lo, min(domain, lo + width), dtype=np.int64)
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            hashed = buffer[:(stop - start) * items.size].reshape(stop - start, items.size)
+            np.multiply(a[start:stop], items, out=hashed)  # (a x + b) mod P mod g
+            hashed += b[start:stop]
+            hashed %= PRIME
+            hashed %= g
+            counts[lo:lo + items.size] += np.count_nonzero(hashed == y[start:stop, None],
+                                                           axis=0)
     return counts
+
+
+def support_bytes(reports: int, domain: int, chunk_elements: int = CHUNK_ELEMENTS) -> int:
+    """Peak bytes of :func:`support_counts` besides its result: the int64 block and its
+    boolean comparison."""
+    width = min(domain, max(1, chunk_elements))
+    rows = min(max(1, reports), max(1, chunk_elements // width))
+    return 9 * rows * width + 8 * width
 
 
 @dataclass(frozen=True)
@@ -127,6 +150,14 @@ class _LocalHashing(PureOracle):
                   and y.min() >= 0 and y.max() < self.g, "reports",
                   f"need 1 <= a < {PRIME}, 0 <= b < {PRIME} and 0 <= y < {self.g}")
         return support_counts(reports[:, :2], reports[:, 2], self.domain, self.g)
+
+    def report_bytes(self) -> int:
+        """A report is three int64; drawing it holds about seven more."""
+        return 96
+
+    def working_bytes(self, rows: int) -> int:
+        """A call's reports, plus the hashing block of :func:`support_counts`."""
+        return super().working_bytes(rows) + support_bytes(rows, self.domain)
 
     def describe(self) -> dict:
         return {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,

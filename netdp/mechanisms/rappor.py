@@ -22,6 +22,13 @@ and ``N̂ = argmin ||design^T N - t̂||² = W t̂``, ``W = pinv(design^T)`` (d x
 unbiased when ``design`` has full row rank d (checked; needs ``d <= bloom``). Larger domains
 need the regularised (LASSO) decoding of the paper, which is left out.
 
+Memory. Up to :data:`DENSE_DESIGN` entries the design and W are dense d x bloom arrays.
+Beyond, W is never formed: items and bits split into the connected blocks of the
+bipartite graph "item x sets bit b" (a few items each when ``bloom >= 2d``), the least
+squares separate over the blocks, and each block's own pseudo-inverse is kept (blocks of
+one shape are stacked): O(d h + bloom) memory instead of O(d bloom), the same W up to
+rounding.
+
 Variance (exact). Given the values the bits of one report are independent, and reports
 are independent, so ``Cov(c) = diag(v)`` with
 ``v_b = t_b q*(1-q*) + (n - t_b) p*(1-p*)`` (no cross-bit covariance: it would only arise
@@ -32,14 +39,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, sparse
+from scipy.sparse import csgraph
 
 from netdp.errors import check
 from netdp.mechanisms import _oracle as oracle
-from netdp.mechanisms._hashing import hash_values, public_hashes
-from netdp.mechanisms.base import FrequencyOracle
+from netdp.mechanisms._hashing import public_hashes
+from netdp.mechanisms.base import FrequencyOracle, memory_total
+
+#: Largest design (d x bloom entries) decoded as one dense matrix; larger ones are decoded
+#: block by block (module doc).
+DENSE_DESIGN = 1 << 21
 
 
 def rappor_probabilities(f: float, p: float, q: float) -> tuple[float, float]:
@@ -58,6 +71,73 @@ def rappor_epsilon(f: float, p: float, q: float, hashes: int) -> float:
 def rappor_permanent_epsilon(f: float, hashes: int) -> float:
     """ε of the memoised permanent response: ``2h ln((1 - f/2)/(f/2))``."""
     return 2 * hashes * math.log((1 - f / 2) / (f / 2))
+
+
+def design_blocks(bits: np.ndarray, domain: int,
+                  bloom: int) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """The connected blocks of the design, grouped by shape.
+
+    Parameters
+    ----------
+    bits
+        ``bits[t, x] = h_t(x)``, shape (hashes, domain).
+    domain, bloom
+        Number of items and of Bloom bits.
+
+    Returns
+    -------
+    groups
+        One ``(items, used)`` pair per block shape (c items, k bits): intp arrays (G, c)
+        and (G, k), one row per block, items and bits in increasing order.
+    local
+        intp array (bloom,): the position of each used bit in its block's row of ``used``.
+    """
+    hashes = bits.shape[0]
+    item_ids = np.tile(np.arange(domain), hashes)
+    graph = sparse.coo_matrix(
+        (np.ones(item_ids.size, dtype=np.int8), (item_ids, domain + bits.ravel())),
+        shape=(domain + bloom, domain + bloom))
+    count, labels = csgraph.connected_components(graph, directed=False)
+    del graph, item_ids
+    used = np.unique(bits)
+    item_label, bit_label = labels[:domain], labels[domain + used]
+    n_items = np.bincount(item_label, minlength=count)
+    n_bits = np.bincount(bit_label, minlength=count)
+    item_order = np.argsort(item_label, kind="stable")
+    bit_order = used[np.argsort(bit_label, kind="stable")]
+    item_start = np.cumsum(n_items) - n_items
+    bit_start = np.cumsum(n_bits) - n_bits
+    local = np.zeros(bloom, dtype=np.intp)
+    local[bit_order] = np.arange(used.size) - bit_start[labels[domain + bit_order]]
+    blocks = np.flatnonzero(n_items)
+    shape = n_items[blocks] * (bloom + 1) + n_bits[blocks]
+    groups = []
+    for key in np.unique(shape):
+        members = blocks[shape == key]
+        c, k = divmod(int(key), bloom + 1)
+        groups.append((item_order[item_start[members, None] + np.arange(c)],
+                       bit_order[bit_start[members, None] + np.arange(k)]))
+    return groups, local
+
+
+def block_design(bits: np.ndarray, items: np.ndarray, used: np.ndarray,
+                 local: np.ndarray) -> np.ndarray:
+    """The stacked design blocks of one shape, float (G, c, k): ``[g, i, j] = 1`` when item
+    ``items[g, i]`` sets bit ``used[g, j]``."""
+    count, c = items.shape
+    out = np.zeros((count, c, used.shape[1]))
+    group, row = np.repeat(np.arange(count), c), np.tile(np.arange(c), count)
+    for hashed in bits:
+        out[group, row, local[hashed[items.ravel()]]] = 1.0
+    return out
+
+
+def _group_bytes(groups: list[tuple[np.ndarray, np.ndarray]]) -> tuple[int, int]:
+    """Bytes of the stacked block decoders with their indices, and of the largest group's
+    decoder (what one pseudo-inverse works on)."""
+    sizes = [items.size * used.shape[1] * 8 for items, used in groups]
+    index = sum(8 * (items.size + used.size) for items, used in groups)
+    return sum(sizes) + index, max(sizes, default=0)
 
 
 @dataclass(frozen=True)
@@ -88,8 +168,18 @@ class RAPPOR(FrequencyOracle):
         ε of the permanent memo, the bound for a user observed forever.
     p_star, q_star
         ``P[S_b = 1 | B_b = 0]`` and ``P[S_b = 1 | B_b = 1]``.
+    bits
+        ``bits[t, x] = h_t(x)``: the Bloom bits of every item, int32 (hashes, d).
+    dense
+        Whether the design is decoded as one dense matrix (at most :data:`DENSE_DESIGN`
+        entries) or block by block (module doc).
     design
-        ``design[x, b] = 1`` when item x sets bit b, shape (d, bloom).
+        ``design[x, b] = 1`` when item x sets bit b, uint8 (d, bloom): kept when the
+        design is dense (:data:`DENSE_DESIGN`), else built on demand (up to
+        :attr:`budget_bytes`).
+    decoder
+        ``W = pinv(design^T)``, float (d, bloom): kept when the design is dense, else built
+        on demand from the blocks (up to :attr:`budget_bytes`).
     """
 
     domain: int
@@ -104,8 +194,8 @@ class RAPPOR(FrequencyOracle):
     p_star: float = field(init=False)
     q_star: float = field(init=False)
     keys: np.ndarray = field(init=False, repr=False, compare=False)
-    design: np.ndarray = field(init=False, repr=False, compare=False)
-    decoder: np.ndarray = field(init=False, repr=False, compare=False)
+    bits: np.ndarray = field(init=False, repr=False, compare=False)
+    dense: bool = field(init=False, repr=False, compare=False)
     name = "rappor"
 
     def __post_init__(self) -> None:
@@ -120,9 +210,14 @@ class RAPPOR(FrequencyOracle):
         check(0 <= self.p < 1, "p", f"must lie in [0, 1) (got {self.p})")
         check(self.p < self.q <= 1, "q", f"must lie in (p, 1] = ({self.p}, 1] (got {self.q})")
         keys, bits = public_hashes(self.hash_seed, self.hashes, self.domain, self.bloom)
-        design = np.zeros((self.domain, self.bloom), dtype=np.uint8)
-        design[np.arange(self.domain)[None, :], bits] = 1
-        rank = int(np.linalg.matrix_rank(design.astype(float)))
+        object.__setattr__(self, "keys", keys)
+        object.__setattr__(self, "bits", bits)
+        object.__setattr__(self, "dense", self.domain * self.bloom <= DENSE_DESIGN)
+        if self.dense:
+            design = self._dense_design()
+            rank = int(np.linalg.matrix_rank(design.astype(float)))
+        else:
+            rank = self._decode_blocks()
         check(rank == self.domain, "hash_seed",
               f"the Bloom design (domain x bloom) has rank {rank} < domain = {self.domain}: "
               "items are not linearly separable; pick another hash_seed or a larger bloom")
@@ -132,9 +227,44 @@ class RAPPOR(FrequencyOracle):
         object.__setattr__(self, "epsilon", rappor_epsilon(self.f, self.p, self.q, self.hashes))
         object.__setattr__(self, "epsilon_permanent",
                            rappor_permanent_epsilon(self.f, self.hashes))
-        object.__setattr__(self, "keys", keys)
-        object.__setattr__(self, "design", design)
-        object.__setattr__(self, "decoder", np.linalg.pinv(design.T.astype(float)))
+        if self.dense:
+            object.__setattr__(self, "design", design)
+            object.__setattr__(self, "decoder", np.linalg.pinv(design.T.astype(float)))
+
+    def _dense_design(self) -> np.ndarray:
+        design = np.zeros((self.domain, self.bloom), dtype=np.uint8)
+        design[np.arange(self.domain)[None, :], self.bits] = 1
+        return design
+
+    def _decode_blocks(self) -> int:
+        """Pseudo-invert the design block by block (kept as ``_blocks``); its rank."""
+        groups, local = design_blocks(self.bits, self.domain, self.bloom)
+        designs = [block_design(self.bits, items, used, local) for items, used in groups]
+        rank = sum(int(np.linalg.matrix_rank(design).sum()) for design in designs)
+        if rank == self.domain:
+            blocks = []
+            for items, used in groups:  # each design block is dropped once inverted
+                design = designs.pop(0)
+                blocks.append((items, used, np.linalg.pinv(design.transpose(0, 2, 1))))
+            object.__setattr__(self, "_blocks", blocks)
+        return rank
+
+    @cached_property
+    def design(self) -> np.ndarray:
+        """``design[x, b] = 1`` when item x sets bit b: uint8 (d, bloom)."""
+        check(self.domain * self.bloom <= self.budget_bytes, "domain",
+              f"the dense design would take {self.domain * self.bloom} bytes: use the bits")
+        return self._dense_design()
+
+    @cached_property
+    def decoder(self) -> np.ndarray:
+        """``W = pinv(design^T)``: float (d, bloom), assembled from the blocks."""
+        check(8 * self.domain * self.bloom <= self.budget_bytes, "domain",
+              f"the dense decoder would take {8 * self.domain * self.bloom} bytes")
+        out = np.zeros((self.domain, self.bloom))
+        for items, used, decoder in self._blocks:
+            out[items[:, :, None], used[:, None, :]] = decoder
+        return out
 
     @classmethod
     def from_epsilon(cls, epsilon: float, domain: int, *, p: float = 0.5, q: float = 0.75,
@@ -167,7 +297,9 @@ class RAPPOR(FrequencyOracle):
     def bit_probabilities(self, value: int) -> np.ndarray:
         """``P[S_b = 1 | value]`` for every bit b (the bits are independent)."""
         oracle.check_categories(np.array([value]), self.domain)
-        return np.where(self.design[value] == 1, self.q_star, self.p_star)
+        ones = np.zeros(self.bloom, dtype=bool)
+        ones[self.bits[:, value]] = True
+        return np.where(ones, self.q_star, self.p_star)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Reports as a uint8 array (n, bloom) of reported bits.
@@ -182,15 +314,79 @@ class RAPPOR(FrequencyOracle):
         x = oracle.check_categories(values, self.domain)
         out = np.empty((x.size, self.bloom), dtype=np.uint8)
         for s in oracle.row_chunks(x.size, self.bloom, itemsize=1):
-            rows = s.stop - s.start
-            block = oracle.bernoulli(rng, self.p_star, rows * self.bloom).reshape(rows, -1)
-            # the item's Bloom bits h_t(x), t < h (a bit set by two hashes is drawn twice;
-            # the second draw stands, still a Bernoulli(q*))
-            bits = hash_values(self.keys[:, None, :], x[s][None, :], self.bloom)
-            block[np.arange(rows), bits] = oracle.bernoulli(rng, self.q_star, bits.size
-                                                            ).reshape(bits.shape)
-            out[s] = block
+            out[s] = self._draw(x[s], rng)
         return out
+
+    def _draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One block of reports of the items ``x``: uint8 (len(x), bloom)."""
+        rows = x.size
+        block = oracle.bernoulli(rng, self.p_star, rows * self.bloom).reshape(rows, -1)
+        # the item's Bloom bits h_t(x), t < h (a bit set by two hashes is drawn twice;
+        # the second draw stands, still a Bernoulli(q*))
+        bits = self.bits[:, x]
+        block[np.arange(rows), bits] = oracle.bernoulli(rng, self.q_star, bits.size
+                                                        ).reshape(bits.shape)
+        return block
+
+    def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``aggregate(perturb(values, rng))``, the same draws, counting one block of
+        :meth:`perturb` at a time (never all n x bloom bits)."""
+        x = oracle.check_categories(values, self.domain)
+        counts = np.zeros(self.bloom, dtype=np.int64)
+        for s in oracle.row_chunks(x.size, self.bloom, itemsize=1):
+            counts += oracle.column_counts(self._draw(x[s], rng))
+        return counts
+
+    def block_rows(self) -> int:
+        """Reports drawn at once: the blocks of :meth:`perturb`, fixed by bloom (8 MB)."""
+        return next(oracle.row_chunks(1 << 62, self.bloom, itemsize=1)).stop
+
+    def report_bytes(self) -> int:
+        """A report is bloom bytes; drawing it holds about bloom more (the tie test)."""
+        return 2 * self.bloom + 16 * self.hashes + 16
+
+    def table_bytes(self) -> int:
+        """The bits, and the dense design and decoder or the block decoders."""
+        return self._table_bytes(self.domain, self.bloom, self.hashes,
+                                 None if self.dense else _group_bytes(
+                                     [(items, used) for items, used, _ in self._blocks]))
+
+    @staticmethod
+    def _table_bytes(domain: int, bloom: int, hashes: int,
+                     blocks: tuple[int, int] | None) -> int:
+        """Tables (see :meth:`table_bytes`) and the peak of building them: the dense
+        design's pseudo-inverse, or the block graph and the largest group's one."""
+        base = 4 * hashes * domain
+        if blocks is None:
+            dense = domain * bloom
+            return base + 9 * dense + 8 * (5 * dense + domain * domain)
+        kept, largest = blocks
+        graph = 48 * hashes * domain + 40 * bloom + 32 * domain
+        return base + kept + max(graph, 6 * largest)
+
+    def vector_bytes(self) -> int:
+        """The aggregate and a part of it, the bit estimates, v and t (bloom each), the
+        estimate, the variance and their temporaries (d each)."""
+        return 8 * (6 * self.bloom + 5 * self.domain)
+
+    @classmethod
+    def memory_bound(cls, epsilon: float, domain: int, reports: int, **options) -> int:
+        """:meth:`memory_bytes` of ``RAPPOR.from_epsilon(epsilon, domain, **options)``,
+        from its hash table and block shapes only (no decoder is built: O(d h + bloom))."""
+        hashes, bloom = options.get("hashes", 2), options.get("bloom", 32)
+        oracle.check_int(bloom, "bloom", 1)
+        oracle.check_domain(domain, bloom)
+        oracle.check_int(hashes, "hashes", 1)
+        blocks = None
+        if domain * bloom > DENSE_DESIGN:
+            bits = public_hashes(options.get("hash_seed", 0), hashes, domain, bloom)[1]
+            blocks = _group_bytes(design_blocks(bits, domain, bloom)[0])
+        shell = object.__new__(cls)  # the per-report figures need only these fields
+        for name, value in (("domain", domain), ("bloom", bloom), ("hashes", hashes)):
+            object.__setattr__(shell, name, value)
+        rows = min(max(0, int(reports)), cls.call_rows)
+        return memory_total(cls._table_bytes(domain, bloom, hashes, blocks),
+                            shell.vector_bytes(), shell.working_bytes(rows), cls._fixed_bytes)
 
     def _check_reports(self, reports: np.ndarray) -> np.ndarray:
         reports = oracle.check_reports(reports, self.bloom, "Bloom-filter bits", dtype="bits")
@@ -221,7 +417,13 @@ class RAPPOR(FrequencyOracle):
         Unbiased since the design has full rank. ``aggregate`` may be stacked along
         leading axes (one row per run).
         """
-        return self.bit_estimates(aggregate, n) @ self.decoder.T
+        t = self.bit_estimates(aggregate, n)
+        if self.dense:
+            return t @ self.decoder.T
+        out = np.empty(t.shape[:-1] + (self.domain,))
+        for items, used, decoder in self._blocks:
+            out[..., items] = (decoder @ t[..., used][..., None])[..., 0]
+        return out
 
     def variance(self, frequencies: np.ndarray, n: int) -> np.ndarray:
         """Exact variance of each estimated frequency: ``sum_b W[i,b]² v_b / (n (q*-p*))²``.
@@ -233,10 +435,24 @@ class RAPPOR(FrequencyOracle):
         check(f.shape == (self.domain,), "frequencies",
               f"must have one entry per item ({self.domain}) (got shape {f.shape})")
         counts = f * n
-        t = self.design.T.astype(float) @ counts
+        if self.dense:
+            t = self.design.T.astype(float) @ counts
+        else:  # design^T counts: each item's distinct bits
+            first = np.ones(self.bits.shape, dtype=bool)
+            for later in range(1, self.hashes):
+                first[later] = np.all(self.bits[later] != self.bits[:later], axis=0)
+            weights = np.broadcast_to(counts, self.bits.shape)[first]
+            t = np.bincount(self.bits[first], weights=weights, minlength=self.bloom)
         total = counts.sum()
         v = t * self.q_star * (1 - self.q_star) + (total - t) * self.p_star * (1 - self.p_star)
-        return self.decoder**2 @ v / ((self.q_star - self.p_star) * max(n, 1)) ** 2
+        scale = ((self.q_star - self.p_star) * max(n, 1)) ** 2
+        if self.dense:
+            return self.decoder**2 @ v / scale
+        out = np.empty(self.domain)
+        for items, used, decoder in self._blocks:
+            out[items] = (decoder**2 @ v[used][..., None])[..., 0]
+        out /= scale
+        return out
 
     def describe(self) -> dict:
         return {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,

@@ -65,12 +65,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from netdp.errors import check
 from netdp.mechanisms._hadamard import fwht, hadamard_entry
-from netdp.mechanisms._hashing import PRIME, collision_probability, public_hashes
+from netdp.mechanisms._hashing import (
+    PRIME,
+    collision_probability,
+    hash_range,
+    hash_values,
+    public_hashes,
+    public_keys,
+)
 from netdp.mechanisms._kernels import signs_below, sketch_row_sums
 from netdp.mechanisms._oracle import (
     check_categories,
@@ -107,8 +115,12 @@ class _CountMeanSketch(FrequencyOracle):
     -----------------
     rho
         Exact collision probability of the hash family into [m].
+    keys
+        The k hash keys, int64 (k, 2).
     hash_table
-        ``hash_table[l, i] = h_l(i)``, shape (k, d).
+        ``hash_table[l, i] = h_l(i)``, int32 (k, d), built on first use (k d 4 bytes):
+        the oracle itself hashes a row or the reports' items when it needs them, and
+        keeps the table only when it is small (:attr:`table_limit`).
     """
 
     epsilon: float
@@ -120,7 +132,9 @@ class _CountMeanSketch(FrequencyOracle):
     c_eps: float = field(init=False)
     rho: float = field(init=False)
     keys: np.ndarray = field(init=False, repr=False, compare=False)
-    hash_table: np.ndarray = field(init=False, repr=False, compare=False)
+
+    #: Largest hash table (bytes) the oracle builds and keeps for its own use.
+    table_limit = 1 << 24
 
     # privacy budget of one randomized coordinate (ε/2 for CMS, ε for HCMS)
     def _coordinate_epsilon(self) -> float:
@@ -136,12 +150,40 @@ class _CountMeanSketch(FrequencyOracle):
         self._check_m()
         check_int(self.hash_seed, "hash_seed", 0)
         e = self._coordinate_epsilon()
-        keys, table = public_hashes(self.hash_seed, self.k, self.domain, self.m)
         object.__setattr__(self, "p", 1.0 / (1.0 + math.exp(-e)))
         object.__setattr__(self, "c_eps", 1.0 / math.tanh(e / 2))
         object.__setattr__(self, "rho", collision_probability(self.m))
-        object.__setattr__(self, "keys", keys)
-        object.__setattr__(self, "hash_table", table)
+        object.__setattr__(self, "keys", public_keys(self.hash_seed, self.k))
+
+    @cached_property
+    def hash_table(self) -> np.ndarray:
+        """``hash_table[l, i] = h_l(i)``: int32 (k, d), built on first use."""
+        return public_hashes(self.hash_seed, self.k, self.domain, self.m)[1]
+
+    def _keeps_table(self) -> bool:
+        return "hash_table" in self.__dict__ or 4 * self.k * self.domain <= self.table_limit
+
+    def hash_row(self, row: int) -> np.ndarray:
+        """``h_row(i)`` for every item i: an intp array (d,) (from the table when it is
+        kept, else hashed afresh)."""
+        if self._keeps_table():
+            return self.hash_table[row].astype(np.intp)
+        return hash_range(self.keys[row], self.domain, self.m)
+
+    def hash_items(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """``h_rows[u](items[u])`` for every u (intp, broadcast), without the table."""
+        return hash_values(self.keys[np.asarray(rows, dtype=np.intp)], items, self.m)
+
+    def table_bytes(self) -> int:
+        """The int32 hash table when the oracle keeps it (:attr:`table_limit`), else 0."""
+        return 4 * self.k * self.domain if self._keeps_table() else 0
+
+    def vector_bytes(self) -> int:
+        """The sketches (k m entries: aggregate, part, sums), and the ~d vectors of the
+        estimate and of :meth:`collision_sums` (with its bucket-pair counts, m² or a sort)."""
+        d, m = self.domain, self.m
+        pairs = 8 * m * m if 8 * m * m <= max(8 * d, self.table_limit) else 48 * d
+        return 8 * 6 * self.k * m + 8 * 12 * d + pairs
 
     @property
     def q(self) -> float:
@@ -182,8 +224,13 @@ class _CountMeanSketch(FrequencyOracle):
         """
         check_count(n, 0)
         sk = self.sketch(aggregate)
-        mean = np.take_along_axis(sk, self.hash_table, axis=1).mean(axis=0)
-        return self.m / (self.m - 1) * (mean - n / self.m)
+        mean = sk[0][self.hash_row(0)]  # the row sum in row order, as mean(axis=0) adds
+        for row in range(1, self.k):
+            mean += sk[row][self.hash_row(row)]
+        mean /= self.k
+        mean -= n / self.m
+        mean *= self.m / (self.m - 1)
+        return mean
 
     # -- moments -------------------------------------------------------------------------
 
@@ -217,7 +264,7 @@ class _CountMeanSketch(FrequencyOracle):
         the explicit collision matrix, O(k d²), whichever is cheaper.
         """
         counts = np.asarray(counts, dtype=float)
-        k, m, d, table = self.k, self.m, self.domain, self.hash_table
+        k, m, d = self.k, self.m, self.domain
         if k * max(1.0, math.log2(d)) / 2 >= d:
             s1, s2 = np.empty(d), np.empty(d)
             for s in row_chunks(d, k * d):
@@ -225,13 +272,20 @@ class _CountMeanSketch(FrequencyOracle):
                 s1[s], s2[s] = pi @ counts, pi**2 @ counts
             return s1, s2
         same = np.zeros(d)  # sum over rows l of the mass in bucket h_l(d)
-        for row in table:
-            same += np.bincount(row, weights=counts, minlength=m)[row]
+        for row in range(k):
+            bucket = self.hash_row(row)
+            same += np.bincount(bucket, weights=counts, minlength=m)[bucket]
         both = np.zeros(d)  # sum over pairs l < l' of the mass in both buckets
-        for a in range(k):
+        direct = 8 * m * m <= max(8 * d, self.table_limit)  # bucket pairs by index
+        for a in range(k - 1):
+            first = self.hash_row(a)
+            first *= m
             for b in range(a + 1, k):
-                _, inv = np.unique(table[a] * m + table[b], return_inverse=True)
-                both += np.bincount(inv, weights=counts)[inv]
+                pair = self.hash_row(b)
+                pair += first
+                if not direct:
+                    pair = np.unique(pair, return_inverse=True)[1]
+                both += np.bincount(pair, weights=counts)[pair]
         return same / k, (same + 2 * both) / k**2
 
     def expected_counts_given_keys(self, counts: np.ndarray) -> np.ndarray:
@@ -322,19 +376,48 @@ class CMS(_CountMeanSketch):
         m).
         """
         x = check_categories(values, self.domain)
-        n, m = x.size, self.m
-        j = rng.integers(0, self.k, n)
-        col = self.hash_table[j, x]
-        out = np.empty((n, 1 + m), dtype=self.report_dtype)
-        out[:, 0] = j
-        for s in row_chunks(n, m, itemsize=1):
-            rows = s.stop - s.start
-            byte, level, ties, hit = threshold_bytes(rng, self.q, rows * m)
-            block = out[s]
-            signs_below(byte, level, block)  # ṽ = +1 where the -1 of v flips, else -1
-            block[ties // m, 1 + ties % m] = np.where(hit, 1, -1)
-            block[np.arange(rows), 1 + col[s]] *= -1  # at h_j(x), where v = +1
+        j = rng.integers(0, self.k, x.size)
+        col = self.hash_items(j, x)
+        out = np.empty((x.size, 1 + self.m), dtype=self.report_dtype)
+        for s in row_chunks(x.size, self.m, itemsize=1):
+            self._fill(out[s], j[s], col[s], rng)
         return out
+
+    def _fill(self, block: np.ndarray, j: np.ndarray, col: np.ndarray,
+              rng: np.random.Generator) -> None:
+        """Draw one block of reports into ``block`` (rows, 1 + m): the rows ``j`` and the
+        flips of the signs of items hashed to ``col``."""
+        rows, m = len(j), self.m
+        block[:, 0] = j
+        byte, level, ties, hit = threshold_bytes(rng, self.q, rows * m)
+        signs_below(byte, level, block)  # ṽ = +1 where the -1 of v flips, else -1
+        block[ties // m, 1 + ties % m] = np.where(hit, 1, -1)
+        block[np.arange(rows), 1 + col] *= -1  # at h_j(x), where v = +1
+
+    def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``aggregate(perturb(values, rng))``, the same draws, drawing and summing one
+        block of :meth:`perturb` at a time (never all n x (1 + m) reports)."""
+        x = check_categories(values, self.domain)
+        j = rng.integers(0, self.k, x.size)
+        col = self.hash_items(j, x)
+        counts = np.zeros(self.k, dtype=np.int64)
+        sums = np.zeros((self.k, self.m), dtype=np.int64)
+        block = np.empty((min(x.size, self.block_rows()), 1 + self.m), dtype=self.report_dtype)
+        for s in row_chunks(x.size, self.m, itemsize=1):
+            part = block[:s.stop - s.start]
+            self._fill(part, j[s], col[s], rng)
+            block_counts, block_sums, _ = sketch_row_sums(part, self.k)
+            counts += block_counts
+            sums += block_sums
+        return self._sketch(counts, sums)
+
+    def block_rows(self) -> int:
+        """Reports drawn at once: the blocks of :meth:`perturb`, fixed by m (about 8 MB)."""
+        return next(row_chunks(1 << 62, self.m, itemsize=1)).stop
+
+    def report_bytes(self) -> int:
+        """A report is 1 + m bytes; drawing it holds about 2 m more (bytes, tie test)."""
+        return 3 * self.m + 32
 
     def _check_reports(self, reports: np.ndarray) -> np.ndarray:
         reports = check_reports(reports, 1 + self.m, "a row index and m signs")
@@ -354,6 +437,10 @@ class CMS(_CountMeanSketch):
         check(bad == 0, "reports",
               f"need 0 <= j < {self.k} in column 0 and signs in {{-1, +1}} elsewhere "
               f"({bad} reports are not)")
+        return self._sketch(counts, sums)
+
+    def _sketch(self, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        """The flattened sketch from the reports per row and their sign sums per row."""
         sk = self.k * (self.c_eps / 2 * sums + counts[:, None] / 2)
         return sk.ravel()
 
@@ -368,7 +455,7 @@ class CMS(_CountMeanSketch):
         reports = self._check_reports(reports)
         check_categories(np.array([value]), self.domain)
         j = reports[:, 0].astype(np.intp)
-        hit = self.hash_table[j, value]
+        hit = self.hash_items(j, value)
         agree = np.count_nonzero(reports[:, 1:] == -1, axis=1)  # ṽ = v where v = -1 ...
         top = reports[np.arange(len(reports)), 1 + hit]
         agree = agree - (top == -1) + (top == 1)  # ... except at h_j(value), where v = +1
@@ -416,11 +503,15 @@ class HCMS(_CountMeanSketch):
         j = rng.integers(0, self.k, n)
         ell = rng.integers(0, self.m, n)
         flip = rng.random(n) < self.q
-        bit = hadamard_entry(ell, self.hash_table[j, x])
+        bit = hadamard_entry(ell, self.hash_items(j, x))
         out = np.empty((n, 3), dtype=np.int64)
         out[:, 0], out[:, 1] = j, ell
         out[:, 2] = np.where(flip, -bit, bit)
         return out
+
+    def report_bytes(self) -> int:
+        """A report is three int64; drawing it (hash, Hadamard entry) holds about 16 more."""
+        return 160
 
     def _check_reports(self, reports: np.ndarray) -> np.ndarray:
         reports = check_reports(reports, 3, "(j, l, bit)")
@@ -453,7 +544,7 @@ class HCMS(_CountMeanSketch):
         reports = self._check_reports(reports)
         check_categories(np.array([value]), self.domain)
         j, ell, bit = reports.T
-        true = hadamard_entry(ell, self.hash_table[j.astype(np.intp), value])
+        true = hadamard_entry(ell, self.hash_items(j, value))
         log_p, log_q = self._log_pq()
         return -math.log(self.k * self.m) + np.where(bit == true, log_p, log_q)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from netdp.mechanisms._oracle import (
+    BernoulliStream,
     DirectSupport,
     bernoulli,
     check_categories,
@@ -22,7 +23,9 @@ from netdp.mechanisms._oracle import (
     check_epsilon,
     check_reports,
     column_counts,
+    streams_raw,
 )
+from netdp.mechanisms.base import FrequencyOracle
 
 
 def unary_bits(values: np.ndarray, domain: int, p: float, q: float,
@@ -36,6 +39,48 @@ def unary_bits(values: np.ndarray, domain: int, p: float, q: float,
     out = bernoulli(rng, q, n * domain).reshape(n, domain)
     out[np.arange(n), values] = bernoulli(rng, p, n)
     return out
+
+
+def unary_counts(values: np.ndarray, domain: int, p: float, q: float,
+                 rng: np.random.Generator, rows: int) -> np.ndarray:
+    """``column_counts(unary_bits(values, domain, p, q, rng))`` with the same draws, made
+    ``rows`` reports at a time: O(rows x domain) memory instead of O(n x domain).
+
+    The Bernoulli(q) bits come from a :class:`~netdp.mechanisms._oracle.BernoulliStream`
+    (which leaves ``rng`` after them, as one call does), then the n true bits are drawn,
+    then the blocks are replayed and counted. Needs a 64-bit bit generator
+    (:func:`~netdp.mechanisms._oracle.streams_raw`).
+    """
+    n = values.size
+    rows = max(1, int(rows))
+    noise = BernoulliStream(rng, q, n * domain, rows * domain)
+    true = bernoulli(rng, p, n)
+    counts = np.zeros(domain, dtype=np.int64)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        block = noise.read((stop - start) * domain).reshape(stop - start, domain)
+        block[np.arange(stop - start), values[start:stop]] = true[start:stop]
+        counts += column_counts(block)
+        del block  # before the next block is drawn
+    return counts
+
+
+def unary_perturb_aggregate(oracle: FrequencyOracle, p: float, q: float, values: np.ndarray,
+                            rng: np.random.Generator) -> np.ndarray:
+    """``oracle.aggregate(oracle.perturb(values, rng))`` for a one-hot oracle with bit
+    probabilities (p, q), in blocks of ``oracle.block_rows()`` reports.
+
+    The draws are those of one ``perturb`` call whatever the block size, except with a
+    bit generator that is not 64-bit (MT19937), whose over-budget calls are split into
+    separate ``perturb`` calls.
+    """
+    v = check_categories(values, oracle.domain)
+    rows = oracle.block_rows()
+    if v.size <= rows:
+        return column_counts(unary_bits(v, oracle.domain, p, q, rng))
+    if not streams_raw(rng):
+        return FrequencyOracle.perturb_aggregate(oracle, v, rng)
+    return unary_counts(v, oracle.domain, p, q, rng, rows)
 
 
 @dataclass(frozen=True)
@@ -70,6 +115,15 @@ class _UnaryEncoding(DirectSupport):
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
         """Column sums of the bit vectors: int64 support count of each category."""
         return column_counts(check_reports(reports, self.domain, "bits", dtype="any"))
+
+    def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``aggregate(perturb(values, rng))``, the same draws, in blocks of
+        :meth:`block_rows` reports (:func:`unary_perturb_aggregate`)."""
+        return unary_perturb_aggregate(self, self.p, self.q, values, rng)
+
+    def report_bytes(self) -> int:
+        """A report is d bytes; drawing it holds about d more (the tie test)."""
+        return 2 * self.domain + 16
 
     def describe(self) -> dict:
         return {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,

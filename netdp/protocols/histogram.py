@@ -17,7 +17,9 @@ import numpy as np
 from netdp.engine.trace import Trace
 from netdp.mechanisms.base import FrequencyOracle
 
-CHUNK = 1 << 16  # reports randomized and aggregated at a time (bounds memory for n·d)
+# Reports handed to the oracle per call (the unit of its draws); each call keeps its
+# working set near ``oracle.budget_bytes`` (FrequencyOracle.perturb_aggregate).
+CHUNK = FrequencyOracle.call_rows
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,11 +57,19 @@ class HistOutcome:
 
 def aggregate_reports(oracle: FrequencyOracle, categories: np.ndarray,
                       rng: np.random.Generator) -> np.ndarray | float:
-    """Sum of the aggregates of fresh reports of ``categories``, in chunks (0 if none)."""
+    """Sum of the aggregates of fresh reports of ``categories``, in chunks (0 if none).
+
+    Each chunk of :data:`CHUNK` reports is one ``oracle.perturb_aggregate`` call (the draws
+    of one ``perturb``, made in blocks that fit the oracle's budget); the running total is
+    a float vector, added to in place.
+    """
     total = 0.0
     for start in range(0, categories.size, CHUNK):
-        part = oracle.aggregate(oracle.perturb(categories[start:start + CHUNK], rng))
-        total = total + part
+        part = oracle.perturb_aggregate(categories[start:start + CHUNK], rng)
+        if start == 0:
+            total = total + part
+        else:
+            total += part
     return total
 
 
