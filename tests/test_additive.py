@@ -7,7 +7,7 @@ from scipy import integrate, stats
 
 from netdp.errors import InputError
 from netdp.mechanisms import Gaussian, Laplace, additive
-from netdp.mechanisms.additive import analytic_sigma, classic_sigma, gaussian_delta
+from netdp.mechanisms.noise import analytic_sigma, classic_sigma, gaussian_delta
 
 
 def _hockey_stick(sigma: float, eps: float, sens: float) -> float:

@@ -7,7 +7,7 @@ from _stats import agrees
 from conftest import Z, assert_mean
 
 from netdp.errors import InputError
-from netdp.mechanisms.numeric import HYBRID_THRESHOLD, Duchi, Hybrid, Piecewise
+from netdp.mechanisms.bounded import HYBRID_THRESHOLD, Duchi, Hybrid, Piecewise
 from netdp.privacy import audit
 
 XS = np.array([-1.0, -0.4, 0.0, 0.7, 1.0])

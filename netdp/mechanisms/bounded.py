@@ -1,4 +1,5 @@
-"""ε-LDP randomizers for one number in ``[-1, 1]``: Duchi et al., Piecewise, Hybrid.
+"""Bounded numeric randomizers (Duchi, Piecewise, Hybrid): a report replaces the value; built
+by name with :func:`netdp.mechanisms.numeric`.
 
 All three are unbiased (the report is its own estimate) and pure (δ = 0). See
 ``mechanisms.md`` and Wang et al., "Collecting and Analyzing Multidimensional Data with

@@ -1,4 +1,5 @@
-"""Additive-noise randomizers for numbers: Gaussian and Laplace."""
+"""Additive-noise randomizers for numbers: Gaussian and Laplace (built by name with
+:func:`netdp.mechanisms.additive`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
 
 from netdp.errors import check
 from netdp.mechanisms.base import AdditiveNoise
@@ -17,6 +17,8 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
     ``Φ(Δ/(2σ) - εσ/Δ) - e^ε Φ(-Δ/(2σ) - εσ/Δ)``, evaluated in log space.
     """
+    from scipy import special
+
     mu = sensitivity / sigma
     a = special.log_ndtr(mu / 2 - epsilon / mu)
     b = epsilon + special.log_ndtr(-mu / 2 - epsilon / mu)
@@ -25,6 +27,7 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ whose Gaussian mechanism is (ε, δ)-DP, exact for every ε > 0."""
+    from scipy import optimize
 
     def excess(log_sigma: float) -> float:
         return math.log(max(gaussian_delta(math.exp(log_sigma), epsilon, sensitivity),
