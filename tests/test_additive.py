@@ -69,3 +69,21 @@ def test_noise_is_unbiased_with_the_closed_form_variance(mech, kurtosis):
         assert var == pytest.approx(2 * (mech.sensitivity / mech.epsilon) ** 2)
     se = var * math.sqrt((kurtosis - 1) / n)  # SE of a sample variance
     assert abs(err.var() - var) <= Z * se
+
+
+def test_log_ndtr_matches_scipy_in_both_tails():
+    from scipy import special
+
+    from netdp.mechanisms.noise import log_ndtr
+
+    xs = np.concatenate([-np.geomspace(1e-3, 1e4, 3000), np.geomspace(1e-3, 8.0, 1000)])
+    want = special.log_ndtr(xs)
+    got = np.array([log_ndtr(float(x)) for x in xs])
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("epsilon,delta", [(1.0, 1e-6), (0.5, 1e-6), (0.05, 1e-9), (8.0, 1e-5)])
+def test_analytic_sigma_is_the_smallest_safe_float(epsilon, delta):
+    sigma = analytic_sigma(epsilon, delta)
+    assert gaussian_delta(sigma, epsilon) <= delta
+    assert gaussian_delta(np.nextafter(sigma, 0.0), epsilon) > delta

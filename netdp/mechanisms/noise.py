@@ -12,22 +12,44 @@ from netdp.errors import check
 from netdp.mechanisms.base import AdditiveNoise
 
 
+def log_ndtr(x: float) -> float:
+    """``log Φ(x)``, the log of the standard normal CDF, accurate in both tails.
+
+    ``erfc`` where it is representable; below ``x = -35`` the asymptotic series
+    ``Φ(x) = φ(x) / |x| · Σ_k (-1)^k (2k-1)!! / x^(2k)``, whose terms fall below 1e-17 of
+    the first by ``k = 8`` there. (Plain ``math``: the default run loads no scipy.)
+    """
+    if x > 0.0:
+        return math.log1p(-0.5 * math.erfc(x / _SQRT2))
+    if x > -35.0:
+        return math.log(0.5 * math.erfc(-x / _SQRT2))
+    inv2, term, total = 1.0 / (x * x), 1.0, 1.0
+    for k in range(1, 12):
+        term *= -(2 * k - 1) * inv2
+        total += term
+    return -0.5 * x * x - math.log(-x) - 0.5 * math.log(2.0 * math.pi) + math.log(total)
+
+
+_SQRT2 = math.sqrt(2.0)
+
+
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
     """Exact δ(ε) of the Gaussian mechanism (Balle & Wang 2018, Theorem 8).
 
     ``Φ(Δ/(2σ) - εσ/Δ) - e^ε Φ(-Δ/(2σ) - εσ/Δ)``, evaluated in log space.
     """
-    from scipy import special
-
     mu = sensitivity / sigma
-    a = special.log_ndtr(mu / 2 - epsilon / mu)
-    b = epsilon + special.log_ndtr(-mu / 2 - epsilon / mu)
+    a = log_ndtr(mu / 2 - epsilon / mu)
+    b = epsilon + log_ndtr(-mu / 2 - epsilon / mu)
     return float(math.exp(a) * -math.expm1(b - a)) if b < a else 0.0
 
 
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest σ whose Gaussian mechanism is (ε, δ)-DP, exact for every ε > 0."""
-    from scipy import optimize
+    """Smallest σ whose Gaussian mechanism is (ε, δ)-DP, exact for every ε > 0.
+
+    δ(σ) falls with σ: bisection on ``log σ`` down to adjacent floats, then the first σ
+    on the safe side.
+    """
 
     def excess(log_sigma: float) -> float:
         return math.log(max(gaussian_delta(math.exp(log_sigma), epsilon, sensitivity),
@@ -38,8 +60,12 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
         lo -= 10.0
     while excess(hi) > 0:
         hi += 10.0
-    log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
-    sigma = math.exp(log_sigma)
+    while True:  # excess(lo) >= 0 > excess(hi)
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        lo, hi = (mid, hi) if excess(mid) >= 0 else (lo, mid)
+    sigma = math.exp(hi)
     while gaussian_delta(sigma, epsilon, sensitivity) > delta:  # land on the safe side
         sigma = np.nextafter(sigma, np.inf)
     return float(sigma)
