@@ -64,10 +64,13 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
             break
-        lo, hi = (mid, hi) if excess(mid) >= 0 else (lo, mid)
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
     sigma = math.exp(hi)
     while gaussian_delta(sigma, epsilon, sensitivity) > delta:  # land on the safe side
-        sigma = np.nextafter(sigma, np.inf)
+        sigma = float(np.nextafter(sigma, np.inf))
+    while gaussian_delta(below := float(np.nextafter(sigma, 0.0)), epsilon,
+                         sensitivity) <= delta:  # and on its first float
+        sigma = below
     return float(sigma)
 
 
