@@ -10,11 +10,11 @@ from netdp.errors import InputError
 from netdp.mechanisms.base import AdditiveNoise, FrequencyOracle, Mechanism
 
 if TYPE_CHECKING:
-    from netdp.mechanisms.noise import Gaussian, Laplace, analytic_sigma, classic_sigma
+    from netdp.mechanisms.bounded import Duchi, Hybrid, Piecewise
     from netdp.mechanisms.hadamard_response import HadamardResponse
     from netdp.mechanisms.histogram_encoding import SHE, THE
     from netdp.mechanisms.local_hashing import BLH, OLH
-    from netdp.mechanisms.bounded import Duchi, Hybrid, Piecewise
+    from netdp.mechanisms.noise import Gaussian, Laplace, analytic_sigma, classic_sigma
     from netdp.mechanisms.randomized_response import GRR
     from netdp.mechanisms.rappor import RAPPOR
     from netdp.mechanisms.sketch import CMS, HCMS
