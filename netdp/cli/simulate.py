@@ -170,15 +170,17 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             check_writable(path, name)
     report = simulate(config, keep_pairs=pairs_out is not None)
-    result = report.to_json()
     for output, paths in outputs:
         output.write(report, paths)
-        result[f"{output.flag}_files"] = [str(p) for p in paths]
-    text = json.dumps(result, indent=2, allow_nan=False)
     if pairs_out is not None:
         write_atomic(pairs_out, report.pairs, binary=True)
-    if out is not None:
-        write_atomic(out, text + "\n")
+    if out is not None or "json" in args:  # the JSON text only where it is asked for
+        result = report.to_json()
+        for output, paths in outputs:
+            result[f"{output.flag}_files"] = [str(p) for p in paths]
+        text = json.dumps(result, indent=2, allow_nan=False)
+        if out is not None:
+            write_atomic(out, text + "\n")
     if "json" in args:
         print(text)
     else:

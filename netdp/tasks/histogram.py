@@ -288,9 +288,16 @@ class HistogramTask(Task):
                   steps: int) -> dict[str, tuple[float, str]]:
         sec = config.section
         assert isinstance(sec, HistogramConfig)
+        from netdp.mechanisms import oracle_memory_bytes
+        from netdp.protocols.histogram import CHUNK
+
+        reports = min(config.tokens * steps, CHUNK)
+        oracle = oracle_memory_bytes(sec.mechanism, sec.local_epsilon(config.epsilon),
+                                     sec.domain, max(reports, 1))
         out = {**super().footprint(config, nodes, steps),
                "the categories": (8.0 * nodes, "nodes"),
-               "the aggregates": (64.0 * sec.domain, "domain")}
+               "the frequency oracle": (float(oracle), "domain"),
+               "the estimates over runs": (8.0 * sec.domain * (config.runs + 6), "domain")}
         if config.topology == "ring":
             dummies = sec.dummies if sec.dummies is not None else nodes
             out["the dummy reports"] = (16.0 * dummies, "dummies")
