@@ -128,8 +128,9 @@ def test_the_default_simulation_loads_only_what_it_uses():
     assert loaded <= {"numba", "scipy"}, loaded  # the tracker's kernels (numba loads scipy)
     assert "numba" in loaded  # the probe itself can fail
     ours = ("scipy.special", "scipy.optimize", "scipy.stats", "scipy.sparse", "scipy.signal")
-    probe = (f"import sys, contextlib, io\nfrom netdp.cli import main\n"
-             f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['simulate', '-n', '20'])\n"
+    probe = ("import sys, contextlib, io\nfrom netdp.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    main(['simulate', '-n', '20'])\n"
              f"print([m for m in {ours!r} if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, cwd=PACKAGE.parent)
