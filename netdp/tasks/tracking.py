@@ -56,7 +56,8 @@ class Tracking:
     summary
         What the tracker does, for ``--help`` and the docs table.
     losses
-        ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``.
+        ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``; ``None``
+        where the task builds its own :class:`Tracker` (sgd).
     accountants
         The accountants it supports.
     mechanisms
@@ -70,7 +71,7 @@ class Tracking:
 
     topology: str
     summary: str
-    losses: LossesFn
+    losses: LossesFn | None
     accountants: tuple[str, ...] = ("kov",)
     mechanisms: tuple[str, ...] | None = None
     theory: Callable[[Setup], dict[str, float]] | None = None
@@ -157,6 +158,7 @@ class PairwiseTracker(Tracker):
                 self.ldp.append(ldp_losses(trace, self.epsilon0, setup.config.delta))
         if tracking is None:
             return
+        assert tracking.losses is not None, "a Tracking without losses needs its own Tracker"
         for name, runs in self.losses.items():
             runs.append(tracking.losses(setup, trace, name, coalition, self.keep_pairs))
         if self.keep_pairs:
