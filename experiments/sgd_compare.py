@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import time
 from pathlib import Path
 
 import numpy as np
 
-from netdp.config import SimulationConfig
+from netdp import simulate
 from netdp.learning.curves import curves_figure
-from netdp.simulate import simulate
 
 REGIMES = ("local", "network", "central", "nonprivate")
 
@@ -43,10 +43,10 @@ def main() -> None:
     for lr in args.lr:
         for seed in range(args.seeds):
             start = time.perf_counter()
-            res = simulate(SimulationConfig(
-                task="sgd", nodes=args.nodes, steps=args.steps, epsilon=args.epsilon,
-                delta=args.delta, lipschitz=args.lipschitz, lr=lr, regimes=REGIMES,
-                seed=seed, accountants=()))
+            res = simulate({
+                "task": "sgd", "nodes": args.nodes, "steps": args.steps,
+                "epsilon": args.epsilon, "delta": args.delta, "lipschitz": args.lipschitz,
+                "lr": lr, "regimes": REGIMES, "seed": seed, "accountants": ()})
             util = res.to_dict()["utility"]
             for regime in REGIMES:
                 rows.append({"lr": lr, "seed": seed, "regime": regime,
@@ -83,11 +83,16 @@ def main() -> None:
         print(f"{'':6} central < network < local: {ok}; (local - network) / "
               f"(network - central) = {ratio:.1f}; optimum {by[lr, 'local', 0]['optimum']:.5f}")
     # learning curves of the first lr, mean over seeds (and their optima)
-    res = first[0]
-    res.outcomes = [o for r in first for o in r.outcomes]
-    res.optimum = {key: float(np.mean([r.optimum[key] for r in first]))
-                   for key in ("objective", "score")}
-    fig = curves_figure(res, suffix=f", lr = {args.lr[0]:g}, mean of {len(first)} seeds")
+    curves = dict(first[0].sections["curves"])
+    for regime in REGIMES:
+        curves[regime] = {key: np.mean([r.sections["curves"][regime][key] for r in first],
+                                       axis=0).tolist() for key in ("objective", "score")}
+    optimum = {**first[0].utility.optimum,
+               **{key: float(np.mean([r.utility.optimum[key] for r in first]))
+                  for key in ("objective", "score")}}
+    merged = dataclasses.replace(first[0], sections={**first[0].sections, "curves": curves},
+                                 utility=dataclasses.replace(first[0].utility, optimum=optimum))
+    fig = curves_figure(merged, suffix=f", lr = {args.lr[0]:g}, mean of {len(first)} seeds")
     fig.savefig(args.out / "sgd_compare.png", dpi=120)
     print(f"wrote {args.out / 'sgd_compare.csv'} and {args.out / 'sgd_compare.png'}")
 
