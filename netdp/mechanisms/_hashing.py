@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 PRIME = (1 << 31) - 1
 
@@ -20,7 +21,7 @@ def draw_keys(rng: np.random.Generator, size: int) -> np.ndarray:
     return keys
 
 
-def hash_values(keys: np.ndarray, x: np.ndarray, g: int) -> np.ndarray:
+def hash_values(keys: np.ndarray, x: npt.ArrayLike, g: int) -> np.ndarray:
     """``h_key(x)`` in ``[0, g)``, broadcasting ``keys[..., 0:2]`` against ``x``."""
     keys = np.asarray(keys, dtype=np.int64)
     x = np.asarray(x, dtype=np.int64)

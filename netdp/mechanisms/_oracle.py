@@ -10,9 +10,11 @@ wires both into the :class:`~netdp.mechanisms.base.FrequencyOracle` interface.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 from netdp.errors import check
 from netdp.mechanisms.base import FrequencyOracle
@@ -22,7 +24,7 @@ from netdp.mechanisms.base import FrequencyOracle
 CHUNK_ELEMENTS = 1 << 20
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int | np.integer]:
     """A Python or numpy integer, not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
@@ -39,11 +41,11 @@ def check_epsilon(epsilon: float) -> None:
           f"must be a finite number > 0 (got {epsilon!r})")
 
 
-def check_int(value: int, param: str, low: int, high: int | None = None) -> None:
+def check_int(value: object, param: str, low: int, high: int | None = None) -> None:
     """Raise unless ``value`` is an integer in ``[low, high]`` (no upper bound if None)."""
     ok = is_int(value) and value >= low and (high is None or value <= high)
     where = f">= {low}" if high is None else f"in [{low}, {high}]"
-    check(ok, param, f"must be an integer {where} (got {value!r})")
+    check(bool(ok), param, f"must be an integer {where} (got {value!r})")
 
 
 def check_domain(domain: int, upper: int | None = None) -> None:
@@ -97,7 +99,7 @@ def check_reports(reports: np.ndarray, width: int, what: str,
     return arr
 
 
-def check_aggregate(aggregate: np.ndarray, length: int) -> np.ndarray:
+def check_aggregate(aggregate: npt.ArrayLike, length: int) -> np.ndarray:
     """``aggregate`` as a float array whose last axis has ``length`` entries (not copied
     when it already is one: do not write to it)."""
     agg = np.asarray(aggregate)
@@ -140,7 +142,8 @@ def streams_raw(rng: np.random.Generator) -> bool:
     return isinstance(rng.bit_generator, _RAW64)
 
 
-def bit_generator_at(bitgen: np.random.BitGenerator, state: dict) -> np.random.BitGenerator:
+def bit_generator_at(bitgen: np.random.BitGenerator,
+                     state: Mapping[str, Any]) -> np.random.BitGenerator:
     """A new bit generator of the type of ``bitgen``, set to ``state``."""
     other = type(bitgen)(0)
     other.state = state
@@ -229,8 +232,8 @@ def threshold_bytes(rng: np.random.Generator, prob: float,
     if level >= 256:
         return np.zeros(size, dtype=np.uint8), 256, np.empty(0, np.intp), np.empty(0, bool)
     byte = random_bytes(rng, size)
-    ties = [np.flatnonzero(byte[s] == level) + s.start for s in row_chunks(size, 1, 1)]
-    ties = np.concatenate(ties) if ties else np.empty(0, dtype=np.intp)
+    parts = [np.flatnonzero(byte[s] == level) + s.start for s in row_chunks(size, 1, 1)]
+    ties = np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
     return byte, level, ties, rng.random(ties.size) < scaled - level
 
 
@@ -293,14 +296,20 @@ class PureOracle(FrequencyOracle):
     generic ones.
     """
 
-    p_star: float
-    q_star: float
+    if TYPE_CHECKING:
+        # Read-only here: subclasses make them dataclass fields or properties. Declared for
+        # the type checker only, since a property on this class would shadow the fields.
+        @property
+        def p_star(self) -> float: ...
+
+        @property
+        def q_star(self) -> float: ...
 
     def support_probabilities(self) -> tuple[float, float]:
         """``(p*, q*)`` of the pure-LDP framework."""
         return self.p_star, self.q_star
 
-    def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+    def estimate_counts(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         """``(C_i - n q*) / (p* - q*)``; ``aggregate`` may be stacked along leading axes."""
         check_count(n)
         agg = check_aggregate(aggregate, self.domain)

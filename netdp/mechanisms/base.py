@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 
 class Mechanism(ABC):
@@ -105,7 +107,7 @@ class FrequencyOracle(ABC):
         """The additive summary of a set of reports (a float or int vector)."""
 
     @abstractmethod
-    def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+    def estimate_counts(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         """Unbiased count of each category from the aggregate of ``n`` reports."""
 
     @abstractmethod
@@ -143,13 +145,14 @@ class FrequencyOracle(ABC):
         """
         values = np.asarray(values)
         rows = self.block_rows()
-        total = None
+        total: np.ndarray | None = None
         for start in range(0, max(1, values.size), rows):
             part = self.aggregate(self.perturb(values[start:start + rows], rng))
             if total is None:
                 total = part
             else:
                 total += part
+        assert total is not None  # the loop runs at least once
         return total
 
     def table_bytes(self) -> int:
@@ -187,4 +190,5 @@ class FrequencyOracle(ABC):
         """:meth:`memory_bytes` of ``cls(epsilon, domain, **options)``, without building
         its tables (construction is cheap for every oracle but RAPPOR, which overrides
         this)."""
-        return cls(epsilon, domain, **options).memory_bytes(reports)
+        build: Callable[..., FrequencyOracle] = cls  # a concrete subclass's constructor
+        return build(epsilon, domain, **options).memory_bytes(reports)

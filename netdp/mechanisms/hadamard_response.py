@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from netdp.errors import check
 from netdp.mechanisms._hadamard import fwht, hadamard_entry, next_power_of_two
@@ -124,7 +125,7 @@ class HadamardResponse(FrequencyOracle):
         out -= np.bincount(j, minlength=self.m)
         return out
 
-    def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+    def estimate_counts(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         """``c_ε fwht(S)[i+1]`` for each category i (n only checked; not needed).
 
         ``aggregate`` may be stacked along leading axes.

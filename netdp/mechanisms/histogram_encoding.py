@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize
 
 from netdp.errors import check
@@ -98,14 +99,15 @@ def _noisy_histograms(values: np.ndarray, domain: int, scale: float,
 
 
 def noisy_histogram_sums(values: np.ndarray, domain: int, scale: float,
-                         rng: np.random.Generator, rows: int) -> np.ndarray:
+                         rng: np.random.Generator, rows: int) -> np.ndarray | None:
     """``_noisy_histograms(values, domain, scale, rng).sum(axis=0)`` with the same draws
-    and the same float additions (row by row, in order), made ``rows`` reports at a time.
+    and the same float additions (row by row, in order), made ``rows`` reports at a time
+    (None when ``values`` is empty).
     """
     n = values.size
     rows = max(1, int(rows))
     noise = _LaplaceStream(rng, scale, n * domain, rows * domain)
-    total = None
+    total: np.ndarray | None = None
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         block = noise.read((stop - start) * domain).reshape(stop - start, domain)
@@ -165,13 +167,15 @@ class SHE(FrequencyOracle):
             return self.aggregate(self.perturb(v, rng))
         if not streams_raw(rng):
             return super().perturb_aggregate(v, rng)
-        return noisy_histogram_sums(v, self.domain, self.scale, rng, rows)
+        total = noisy_histogram_sums(v, self.domain, self.scale, rng, rows)
+        assert total is not None  # v.size > rows >= 1
+        return total
 
     def report_bytes(self) -> int:
         """A report is d doubles; drawing it holds d sign bits (bytes) more."""
         return 10 * self.domain + 16
 
-    def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+    def estimate_counts(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         return np.asarray(aggregate, dtype=float)
 
     def variance(self, frequencies: np.ndarray, n: int) -> np.ndarray:
@@ -232,12 +236,14 @@ class THE(PureOracle):
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
         check_domain(self.domain)
-        optimised = self.theta is None
-        if optimised:
-            object.__setattr__(self, "theta", the_optimal_theta(self.epsilon))
+        theta = self.theta
+        optimised = theta is None
+        if theta is None:
+            theta = the_optimal_theta(self.epsilon)
+            object.__setattr__(self, "theta", theta)
         else:
-            check(0 <= self.theta <= 1, "theta", f"must lie in [0, 1] (got {self.theta})")
-        p, q = the_probabilities(self.epsilon, self.theta)
+            check(0 <= theta <= 1, "theta", f"must lie in [0, 1] (got {theta})")
+        p, q = the_probabilities(self.epsilon, theta)
         object.__setattr__(self, "p_star", p)
         object.__setattr__(self, "q_star", q)
         object.__setattr__(self, "epsilon_exact",
@@ -267,6 +273,7 @@ class THE(PureOracle):
         return 2 * self.domain + 16
 
     def describe(self) -> dict:
+        assert self.theta is not None  # resolved by __post_init__
         return {"name": self.name, "epsilon": float(self.epsilon), "delta": 0.0,
                 "domain": int(self.domain), "theta": float(self.theta),
                 "theta_optimised": self.theta_optimised, "p_star": self.p_star,

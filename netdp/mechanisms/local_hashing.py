@@ -102,15 +102,22 @@ class _LocalHashing(PureOracle):
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
         check_domain(self.domain, PRIME)
-        g = self._resolve_g()
-        check_int(g, "g", 2, PRIME - 1)
-        g = int(g)
+        resolved = self._resolve_g()
+        check_int(resolved, "g", 2, PRIME - 1)
+        assert resolved is not None  # check_int raised otherwise
+        g = int(resolved)
         e = math.exp(self.epsilon)
         object.__setattr__(self, "g", g)
         object.__setattr__(self, "p", e / (e + g - 1))
         object.__setattr__(self, "q", 1 / (e + g - 1))
 
     def _resolve_g(self) -> int | None:
+        return self.g
+
+    @property
+    def _g(self) -> int:
+        """The size of the hash range, ``g``, as resolved by ``__post_init__``."""
+        assert self.g is not None
         return self.g
 
     @property
@@ -121,7 +128,7 @@ class _LocalHashing(PureOracle):
     @property
     def q_star(self) -> float:
         """Probability that a report supports a given other category: ``1/g``."""
-        return 1 / self.g
+        return 1 / self._g
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Reports as an int64 array (n, 3): hash key ``a``, ``b`` and perturbed hash ``y``.
@@ -133,12 +140,12 @@ class _LocalHashing(PureOracle):
         v = check_categories(values, self.domain)
         n = v.size
         keys = draw_keys(rng, n)
-        hashed = hash_values(keys, v, self.g)
+        hashed = hash_values(keys, v, self._g)
         keep = rng.random(n) < self.p
-        offset = rng.integers(1, self.g, n)
+        offset = rng.integers(1, self._g, n)
         out = np.empty((n, 3), dtype=np.int64)
         out[:, :2] = keys
-        out[:, 2] = np.where(keep, hashed, (hashed + offset) % self.g)
+        out[:, 2] = np.where(keep, hashed, (hashed + offset) % self._g)
         return out
 
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
@@ -149,7 +156,7 @@ class _LocalHashing(PureOracle):
             check(a.min() >= 1 and a.max() < PRIME and b.min() >= 0 and b.max() < PRIME
                   and y.min() >= 0 and y.max() < self.g, "reports",
                   f"need 1 <= a < {PRIME}, 0 <= b < {PRIME} and 0 <= y < {self.g}")
-        return support_counts(reports[:, :2], reports[:, 2], self.domain, self.g)
+        return support_counts(reports[:, :2], reports[:, 2], self.domain, self._g)
 
     def report_bytes(self) -> int:
         """A report is three int64; drawing it holds about seven more."""

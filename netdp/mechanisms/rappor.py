@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize, sparse
 from scipy.sparse import csgraph
 
@@ -196,6 +197,10 @@ class RAPPOR(FrequencyOracle):
     keys: np.ndarray = field(init=False, repr=False, compare=False)
     bits: np.ndarray = field(init=False, repr=False, compare=False)
     dense: bool = field(init=False, repr=False, compare=False)
+    #: The design's blocks ``(items, used, decoder)`` when it is not dense (set by
+    #: :meth:`_decode_blocks`; absent when the design is dense).
+    _blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        init=False, repr=False, compare=False)
     name = "rappor"
 
     def __post_init__(self) -> None:
@@ -404,13 +409,13 @@ class RAPPOR(FrequencyOracle):
         one = self.bit_probabilities(value)
         return np.where(reports, np.log(one), np.log1p(-one)).sum(axis=1)
 
-    def bit_estimates(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+    def bit_estimates(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         """Unbiased ``t̂_b = (c_b - n p*)/(q* - p*)``: users whose Bloom filter sets bit b."""
         oracle.check_count(n, 0)
         agg = oracle.check_aggregate(aggregate, self.bloom)
         return (agg - n * self.p_star) / (self.q_star - self.p_star)
 
-    def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+    def estimate_counts(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         """Least-squares counts ``argmin ||design^T N - t̂|| = W t̂``, with the decoder
         ``W = pinv(design^T)`` computed once at construction.
 

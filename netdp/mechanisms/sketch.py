@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import numpy.typing as npt
 
 from netdp.errors import check
 from netdp.mechanisms._hadamard import fwht, hadamard_entry
@@ -170,7 +171,7 @@ class _CountMeanSketch(FrequencyOracle):
             return self.hash_table[row].astype(np.intp)
         return hash_range(self.keys[row], self.domain, self.m)
 
-    def hash_items(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
+    def hash_items(self, rows: np.ndarray, items: npt.ArrayLike) -> np.ndarray:
         """``h_rows[u](items[u])`` for every u (intp, broadcast), without the table."""
         return hash_values(self.keys[np.asarray(rows, dtype=np.intp)], items, self.m)
 
@@ -202,13 +203,18 @@ class _CountMeanSketch(FrequencyOracle):
         """Probability that a report supports its own item."""
         return self.p
 
+    @property
+    def q_star(self) -> float:
+        """Probability, over the keys, that a report supports a given other item."""
+        raise NotImplementedError
+
     # -- estimate ------------------------------------------------------------------------
 
-    def sketch(self, aggregate: np.ndarray) -> np.ndarray:
+    def sketch(self, aggregate: npt.ArrayLike) -> np.ndarray:
         """The debiased k x m count sketch ``M`` from the aggregate."""
         raise NotImplementedError
 
-    def _unflatten(self, aggregate: np.ndarray) -> np.ndarray:
+    def _unflatten(self, aggregate: npt.ArrayLike) -> np.ndarray:
         """The flattened k x m aggregate as a float (k, m) array, after checking its size."""
         agg = np.asarray(aggregate, dtype=float)
         check(agg.shape == (self.k * self.m,), "aggregate",
@@ -216,7 +222,7 @@ class _CountMeanSketch(FrequencyOracle):
               f"(got shape {agg.shape})")
         return agg.reshape(self.k, self.m)
 
-    def estimate_counts(self, aggregate: np.ndarray, n: int) -> np.ndarray:
+    def estimate_counts(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         """``(m/(m-1)) ((1/k) sum_l M[l, h_l(d)] - n/m)`` for every item d.
 
         Unbiased over the draw of the hash keys; for fixed keys its mean is
@@ -444,7 +450,7 @@ class CMS(_CountMeanSketch):
         sk = self.k * (self.c_eps / 2 * sums + counts[:, None] / 2)
         return sk.ravel()
 
-    def sketch(self, aggregate: np.ndarray) -> np.ndarray:
+    def sketch(self, aggregate: npt.ArrayLike) -> np.ndarray:
         return self._unflatten(aggregate)
 
     def _variance_sum(self, n, s1, s2):
@@ -532,7 +538,7 @@ class HCMS(_CountMeanSketch):
         sums = np.bincount(flat, weights=reports[:, 2], minlength=self.k * self.m)
         return self.k * self.c_eps * sums
 
-    def sketch(self, aggregate: np.ndarray) -> np.ndarray:
+    def sketch(self, aggregate: npt.ArrayLike) -> np.ndarray:
         """``M H`` (rows transformed by :func:`fwht`, unnormalised): the count sketch."""
         return fwht(self._unflatten(aggregate))
 

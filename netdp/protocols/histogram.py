@@ -63,7 +63,7 @@ def aggregate_reports(oracle: FrequencyOracle, categories: np.ndarray,
     of one ``perturb``, made in blocks that fit the oracle's budget); the running total is
     a float vector, added to in place.
     """
-    total = 0.0
+    total: np.ndarray | float = 0.0
     for start in range(0, categories.size, CHUNK):
         part = oracle.perturb_aggregate(categories[start:start + CHUNK], rng)
         if start == 0:
