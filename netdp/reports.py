@@ -31,7 +31,11 @@ class Utility(ABC):
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
-        """The ``utility`` object of the JSON result."""
+        """The ``utility`` object of the JSON result (plain Python, floats may be inf)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The same, strict JSON."""
+        return jsonable(self.to_dict())
 
     @abstractmethod
     def lines(self, report: Report) -> list[str]:
@@ -43,7 +47,11 @@ class PrivacyReport(ABC):
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
-        """The ``privacy`` object of the JSON result."""
+        """The ``privacy`` object of the JSON result (plain Python, floats may be inf)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The same, strict JSON."""
+        return jsonable(self.to_dict())
 
     @abstractmethod
     def lines(self, report: Report) -> list[str]:
@@ -63,6 +71,10 @@ class RunRecord:
         """``{"run", <metrics>, "hops", "runtime_s"}``."""
         return {"run": self.run, **self.metrics, "hops": self.hops,
                 "runtime_s": self.runtime_s}
+
+    def to_json(self) -> dict[str, Any]:
+        """The same, strict JSON."""
+        return jsonable(self.to_dict())
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +151,8 @@ class Report:
     def text(self) -> str:
         """The short report ``netdp simulate`` prints."""
         cfg = self.config
-        lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}",
+        observer = f"; observer: the coalition {cfg.coalition}" if cfg.coalition else ""
+        lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}{observer}",
                  self.walk_line()]
         lines += self.utility.lines(self) + self.privacy.lines(self)
         lines += ["", f"  {self.hops:,} hops in {self.runtime_s:.3g} s; seed {self.seed} "
@@ -246,8 +259,6 @@ class PairwisePrivacy(PrivacyReport):
     def lines(self, report: Report) -> list[str]:
         head = f"  privacy: eps(u -> v) over ordered pairs; each contribution is " \
                f"eps0={self.epsilon0:g}-LDP"
-        if report.config.coalition is not None:
-            head += f"; observer: the coalition {report.config.coalition}"
         widths = (14,) + (10,) * 6
         lines = ["", head, row(("", "mean", "min", "max", "q50", "q90", "q99"), widths)
                  + "  delta"]
