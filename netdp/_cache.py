@@ -29,6 +29,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:
@@ -139,7 +140,7 @@ def configure_numba_cache(version: str) -> str:
     if path is None:
         return ""
     chosen = os.environ["NUMBA_CACHE_DIR"] = str(path)
-    config = sys.modules.get("numba.core.config")
+    config: Any = sys.modules.get("numba.core.config")  # numba's settings, set by name
     if config is not None:
         config.CACHE_DIR = chosen
     return chosen

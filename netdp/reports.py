@@ -189,7 +189,7 @@ class PairSummary:
     def from_dict(cls, d: Mapping[str, Any]) -> PairSummary:
         """From the summary dict of :func:`netdp.privacy.tracker.summarize`."""
         fixed = ("accountant", "delta", "pairs", "unprotected", "mean", "min", "max")
-        return cls(*(d[k] for k in fixed),
+        return cls(**{k: d[k] for k in fixed},
                    quantiles={k: v for k, v in d.items() if k not in fixed})
 
     def to_dict(self) -> dict[str, Any]:

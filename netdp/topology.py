@@ -35,17 +35,19 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 import numpy as np
 
 from netdp.errors import InputError, check
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     import networkx as nx
     from scipy import sparse
 
@@ -107,6 +109,7 @@ class Topology:
             return np.ones(self.n, dtype=np.int64)
         if self.kind == "complete":
             return np.full(self.n, self.n if self.self_moves else self.n - 1, dtype=np.int64)
+        assert self.indptr is not None  # a graph has its CSR arrays
         return np.diff(self.indptr)
 
     @property
@@ -124,6 +127,7 @@ class Topology:
         if self.kind == "complete":
             moves = "self-moves allowed" if self.self_moves else "no self-moves"
             return f"complete graph (n={self.n}, {moves})"
+        assert self.indptr is not None  # a graph has its CSR arrays
         m = int(self.indptr[-1]) // (1 if self.directed else 2)
         return f"{self.name} ({'directed, ' if self.directed else ''}n={self.n}, {m} edges)"
 
@@ -226,10 +230,12 @@ def build(spec: str, n: int | None = None, *, self_moves: bool = True,
     if kind == "complete":
         return complete(100 if n is None else n, self_moves=self_moves)
     if kind == "file":
+        assert isinstance(where, Path)
         topo = read_edgelist(where, directed=directed)
         check(n is None or n == topo.n, "nodes",
               f"{where.name} has {topo.n} nodes; omit --nodes or pass --nodes {topo.n}")
         return topo
+    assert isinstance(where, tuple)  # kind == "spec"
     plan = _plan(*where, n)
     _check_plan(plan)
     graph = _generate(plan, seed)
@@ -261,7 +267,9 @@ def expected_size(spec: str, n: int | None = None) -> tuple[int, int | None]:
         n = 100 if n is None else n
         return n, (n if kind == "ring" else n * (n - 1) // 2)
     if kind == "file":
+        assert isinstance(where, Path)
         return _count_edgelist(where)
+    assert isinstance(where, tuple)  # kind == "spec"
     plan = _plan(*where, n)
     if plan.n is None:
         graph = _generate(plan, None)
@@ -280,10 +288,12 @@ def check_size(spec: str, n: int | None = None) -> None:
     kind, where = _resolve(spec)
     n = None if n is None else _check_nodes(n)
     if kind == "file":
+        assert isinstance(where, Path)
         size = _count_edgelist(where)[0]
         check(n is None or n == size, "nodes",
               f"{where.name} has {size} nodes; omit --nodes or pass --nodes {size}")
     elif kind == "spec":
+        assert isinstance(where, tuple)
         plan = _plan(*where, n)
         _check_plan(plan)
         if plan.n is None and n is not None:
@@ -346,7 +356,7 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _spec_dir():
+def _spec_dir() -> Traversable:
     """The named specs: package data when installed, ``topologies/`` in a source tree."""
     try:
         return resources.files("netdp.topologies")
@@ -356,7 +366,11 @@ def _spec_dir():
 
 # --------------------------------------------------------------------------- files
 
-def _resolve(spec) -> tuple[str, object]:
+#: What a spec names for :func:`_plan`: ``(source, name, label, named)``.
+_SpecRef = tuple["Traversable", str, str, bool]
+
+
+def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
     """What ``spec`` names: ``("ring"|"complete", None)``, ``("spec", (source, name,
     label, named))`` or ``("file", path)``; refuses what is neither."""
     if isinstance(spec, os.PathLike):
@@ -568,6 +582,7 @@ def _check_plan(plan: _Plan) -> None:
         about = "about " if plan.spec.get("random") else ""
         has = "" if edges is None else f" has {about}{edges} edges"
         raise InputError("nodes", f"{plan.label} with n = {n} nodes{has}; {_limits()}")
+    assert plan.params is not None  # evaluated for every n within the limits
     _check_params(plan)
     prob = plan.params.get("p")
     if gen in _GNP and _is_real(prob) and 0 < prob < 1:
@@ -587,6 +602,7 @@ _ANY_GNP = _GNP | {"fast_gnp_random_graph"}
 def _check_params(plan: _Plan) -> None:
     """Check the parameters of the generators networkx would refuse, against n."""
     gen, n, params, raw = plan.spec["generator"], plan.n, plan.params, plan.spec.get("params", {})
+    assert params is not None  # see _check_plan
 
     def shown(key: str) -> str:
         value = raw[key]
@@ -618,17 +634,17 @@ def _check_params(plan: _Plan) -> None:
                  "must be an integer >= 1")
 
 
-def _is_int(x) -> bool:
+def _is_int(x) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_real(x) -> bool:
+def _is_real(x) -> TypeGuard[int | float]:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _expected_edges(gen: str, args: tuple, params: dict) -> int | None:
     """Edges (expected, for random generators) of ``gen(*args, **params)``; None: unknown."""
-    get = params.get
+    get: Callable[..., Any] = params.get  # a missing key gives None: TypeError below
     try:
         if gen == "hypercube_graph":
             (d,) = args
@@ -698,8 +714,9 @@ def _generate(plan: _Plan, seed: np.random.SeedSequence | int | None) -> nx.Grap
 
 # --------------------------------------------------------------------------- expressions
 
-_FUNCTIONS = {"log": (math.log, 1, 2), "sqrt": (math.sqrt, 1, 1), "min": (min, 2, None),
-              "max": (max, 2, None), "ceil": (math.ceil, 1, 1), "floor": (math.floor, 1, 1)}
+_FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
+    "log": (math.log, 1, 2), "sqrt": (math.sqrt, 1, 1), "min": (min, 2, None),
+    "max": (max, 2, None), "ceil": (math.ceil, 1, 1), "floor": (math.floor, 1, 1)}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
               ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv,

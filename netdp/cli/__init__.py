@@ -11,6 +11,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from netdp import __version__
 from netdp.errors import InputError
@@ -35,14 +36,14 @@ class Parser(argparse.ArgumentParser):
     """argparse, but errors are one line (no usage dump) and exit with status 2, and
     negative numbers in scientific notation (``--range -1e3 1e3``) are values."""
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         import re
 
         self._negative_number_matcher = re.compile(
             r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
 
-    def error(self, message: str):  # type: ignore[no-untyped-def]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 

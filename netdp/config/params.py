@@ -13,7 +13,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from netdp.errors import InputError
 
@@ -164,6 +164,8 @@ class Section:
     """
 
     task: ClassVar[str] = ""
+    if TYPE_CHECKING:  # every concrete section is a dataclass (for dataclasses.replace)
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def __post_init__(self) -> None:
         for name, spec, _ in params_of(self):

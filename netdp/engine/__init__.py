@@ -45,10 +45,10 @@ def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.
          service_time: float = 0.0) -> Trace:
     """Run the named engine (``event`` or ``vector``) and return its trace."""
     if engine == "event":
-        from netdp.engine import events as module
+        from netdp.engine.events import run
     else:
-        from netdp.engine import vector as module
-    return module.run(router, steps, walk_rngs, latency, latency_rngs, service_time)
+        from netdp.engine.vector import run
+    return run(router, steps, walk_rngs, latency, latency_rngs, service_time)
 
 
 def __getattr__(name: str) -> Any:

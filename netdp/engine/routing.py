@@ -8,7 +8,7 @@ at once, follow the same path from the same seed.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -34,7 +34,7 @@ def resolve_walk(topology: Topology, walk: str = "auto") -> Walk:
         raise InputError("walk", f"must be auto, simple or metropolis (got {walk!r})")
     if walk == "metropolis" and topology.directed:
         raise InputError("walk", "metropolis needs an undirected graph; use --walk simple")
-    return walk
+    return cast(Walk, walk)  # one of the two, checked above
 
 
 class Router:
@@ -54,6 +54,7 @@ class Router:
         self.width = 2 if (walk == "metropolis" and topology.kind == "graph") else 1
         self.dtype = holder_dtype(topology.n)
         if topology.kind == "graph":  # plain lists: the per-hop kernel is pure Python
+            assert topology.indptr is not None and topology.indices is not None
             self._indptr = topology.indptr.tolist()
             self._indices = topology.indices.tolist()
 

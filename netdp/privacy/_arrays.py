@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import numpy.typing as npt
+
+_Scalar = TypeVar("_Scalar", bound=np.generic)
 
 
 def _f(x: npt.ArrayLike) -> np.ndarray:
@@ -11,7 +15,7 @@ def _f(x: npt.ArrayLike) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
-def _out(x: np.ndarray) -> np.ndarray | np.float64:
+def _out(x: npt.NDArray[_Scalar]) -> npt.NDArray[_Scalar] | _Scalar:
     """A numpy scalar for 0-d results, the array otherwise."""
     return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 

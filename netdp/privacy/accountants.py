@@ -725,8 +725,9 @@ class KovAccountant(Accountant):
         if not dt > 0:
             return math.inf
         e, s1, s2 = kov_het_terms(eps)
-        sums = [math.fsum(cnt * t) for t in (e, s1, s2)]  # fsum: same total as 'basic'
-        return float(kov_het_epsilon(*sums, min(dt, 1.0)))
+        # fsum: same total as 'basic'
+        sum_e, sum_1, sum_2 = (math.fsum(cnt * t) for t in (e, s1, s2))
+        return float(kov_het_epsilon(sum_e, sum_1, sum_2, min(dt, 1.0)))
 
 
 class KovExactAccountant(Accountant):

@@ -63,7 +63,9 @@ __all__ = [
 ]
 
 
-def _nTd(n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike):
+def _nTd(
+    n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     n, T, delta = np.broadcast_arrays(_f(n), _f(T), _f(delta))
     _check(n >= 1, "n must be >= 1")
     _check(T >= 0, "T must be >= 0")
@@ -261,8 +263,8 @@ def histogram_ring(
 def _kov_rounds(eps_s: np.ndarray, K: np.ndarray, delta: float) -> np.ndarray:
     """KOV of ``K`` releases of ``eps_s`` each, ``delta~ = min(K delta, 1)`` (0 for K = 0)."""
     steps = np.maximum(K, 1.0)
-    terms = [steps * t for t in kov_het_terms(eps_s)]
-    eps = kov_het_epsilon(*terms, np.minimum(steps * delta, 1.0))
+    sum_eps, s1, s2 = kov_het_terms(eps_s)
+    eps = kov_het_epsilon(steps * sum_eps, steps * s1, steps * s2, np.minimum(steps * delta, 1.0))
     return np.where(K > 0, eps, 0.0)
 
 
@@ -527,7 +529,8 @@ def bounds_table(
     n = np.unique(np.round(np.geomspace(n_min, n_max, points)))
     table = {}
     for name in names:
-        params = {"n": n, "eps0": eps0, "delta": delta, "T": steps_per_node * n, "K": rounds}
+        params: dict[str, npt.ArrayLike] = {"n": n, "eps0": eps0, "delta": delta,
+                                            "T": steps_per_node * n, "K": rounds}
         eps = np.asarray(CURVES[name](**params), dtype=float) * np.ones_like(n)
         eps.setflags(write=False)
         table[name] = eps

@@ -85,7 +85,7 @@ class PairLosses:
         )
         check(self.nodes is not None or self.split, "pairs-out",
               "losses computed without keep_pairs")
-        check(np.all(self.observers >= 0), "pairs-out", "a coalition has no pair matrix")
+        check(bool(np.all(self.observers >= 0)), "pairs-out", "a coalition has no pair matrix")
         if self.split:
             upper = np.triu(np.ones((self.n, self.n), bool), 1)  # u < v
             out = np.where(upper, self.base[self.n:][None, :], self.base[: self.n][None, :])
@@ -359,22 +359,22 @@ def _weighted_quantile(base: np.ndarray, cum: np.ndarray, values: np.ndarray, ra
 
 
 def _coalition(members: Sequence[int], n: int) -> np.ndarray:
-    members = np.unique(np.asarray(members, dtype=np.int64))
+    ids = np.unique(np.asarray(members, dtype=np.int64))
     check(
-        members.size >= 1 and members.min() >= 0 and members.max() < n,
+        ids.size >= 1 and ids.min() >= 0 and ids.max() < n,
         "coalition",
         f"members must be node ids in 0..{n - 1}",
     )
-    check(members.size < n, "coalition", "a coalition of every node leaves no one to protect")
-    return members
+    check(ids.size < n, "coalition", "a coalition of every node leaves no one to protect")
+    return ids
 
 
 def _kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarray:
     """KOV-het for ``k`` identical ε0 entries with δ̃ = k δ, vectorized over k (0 for k = 0)."""
     k = np.asarray(k, dtype=float)
     steps = np.maximum(k, 1.0)
-    terms = [steps * t for t in kov_het_terms(eps0)]
-    eps = kov_het_epsilon(*terms, np.minimum(steps * delta, 1.0))
+    sum_eps, s1, s2 = kov_het_terms(eps0)
+    eps = kov_het_epsilon(steps * sum_eps, steps * s1, steps * s2, np.minimum(steps * delta, 1.0))
     return np.where(k > 0, eps, 0.0)
 
 
@@ -404,11 +404,11 @@ def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
     take_node = order[np.arange(take_owner.size) - start]
     key = take_owner * (n + 1) + take_node
     mine = np.flatnonzero(losses.observers >= 0)
-    excluded = [owner_of_value * (n + 1) + losses.nodes,
-                mine * (n + 1) + losses.observers[mine]]
+    parts = [owner_of_value * (n + 1) + losses.nodes,
+             mine * (n + 1) + losses.observers[mine]]
     if coalition is not None:  # one observer, index 0: its members are not pairs
-        excluded.append(_coalition(coalition, n))
-    excluded = np.concatenate(excluded)
+        parts.append(_coalition(coalition, n))
+    excluded = np.concatenate(parts)
     keep = ~np.isin(key, excluded)
     take_owner, take_node = take_owner[keep], take_node[keep]
     weight = losses.weight - np.bincount(take_owner, minlength=losses.observers.size)

@@ -121,6 +121,7 @@ def randomized_sum(trace: Trace, values: np.ndarray, mechanism: Mechanism,
             total += float(mechanism.perturb(scaled[trace.holders[k, lo:lo + CHUNK]], rng).sum())
         sums[k] = total
     per_node = mechanism.variance(scaled)
+    std: float | None
     if topology.kind == "ring":
         counts = np.bincount(trace.holders[0], minlength=trace.n)
         std = math.sqrt(_weighted_sum(counts, per_node)) / steps
@@ -151,9 +152,9 @@ def walk_sum_std(topology: Topology, walk: str, values: np.ndarray, steps: int,
     uniform_law = walk == "metropolis" or (topology.is_regular and not topology.directed)
     if topology.kind != "graph" or not uniform_law or n > SPECTRAL_LIMIT:
         return None
-    lam, vecs = np.linalg.eigh(_transition(topology, walk))
+    eigvals, vecs = np.linalg.eigh(_transition(topology, walk))
     coef = vecs.T @ (values - values.mean())
-    data = float(np.sum(coef**2 * _lag_sum(lam, steps))) / n
+    data = float(np.sum(coef**2 * _lag_sum(eigvals, steps))) / n
     return math.sqrt(max(data, 0.0) + noise) / steps
 
 
@@ -170,6 +171,7 @@ def _lag_sum(lam, steps: int):
 def _transition(topology: Topology, walk: str) -> np.ndarray:
     """Dense transition matrix of the walk on a (small) graph."""
     n, indptr, indices = topology.n, topology.indptr, topology.indices
+    assert indptr is not None and indices is not None  # a graph has its CSR arrays
     deg = np.diff(indptr).astype(float)
     rows = np.repeat(np.arange(n), np.diff(indptr))
     p = np.zeros((n, n))
