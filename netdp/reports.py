@@ -26,12 +26,12 @@ SCHEMA = 2  # 1: wave 1 (unversioned); 2: typed reports, config of the task's pa
 TIMING_FIELDS = ("runtime_s",)  # the only figures that differ between two runs of a seed
 
 
-class Utility(ABC):
-    """What a task's runs achieved (estimates and errors against their closed forms)."""
+class Part(ABC):
+    """A section of the report: its JSON object and its lines of the text report."""
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
-        """The ``utility`` object of the JSON result (plain Python, floats may be inf)."""
+        """Its object of the JSON result (plain Python, floats may be inf)."""
 
     def to_json(self) -> dict[str, Any]:
         """The same, strict JSON."""
@@ -39,23 +39,16 @@ class Utility(ABC):
 
     @abstractmethod
     def lines(self, report: Report) -> list[str]:
-        """The task's part of the text report."""
+        """Its part of the text report."""
 
 
-class PrivacyReport(ABC):
-    """What the privacy tracker measured over the runs."""
+class Utility(Part):
+    """What a task's runs achieved (estimates and errors against their closed forms): the
+    ``utility`` object."""
 
-    @abstractmethod
-    def to_dict(self) -> dict[str, Any]:
-        """The ``privacy`` object of the JSON result (plain Python, floats may be inf)."""
 
-    def to_json(self) -> dict[str, Any]:
-        """The same, strict JSON."""
-        return jsonable(self.to_dict())
-
-    @abstractmethod
-    def lines(self, report: Report) -> list[str]:
-        """The privacy part of the text report."""
+class PrivacyReport(Part):
+    """What the privacy tracker measured over the runs: the ``privacy`` object."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
 GROUP = "fraction (--task fraction)"
@@ -109,18 +109,12 @@ class FractionTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp import seeding
-        from netdp.data import read_column
 
         section = config.section
         assert isinstance(section, FractionConfig) and config.seed is not None
-        bits, nodes = None, config.nodes
-        if section.data_file is not None:
-            bits = read_column(section.data_file, section.column)
-            check(bool(np.all((bits == 0) | (bits == 1))), "data-file",
-                  f"{section.data_file} must hold bits 0 or 1")
-            check(nodes is None or nodes == bits.size, "nodes", f"{section.data_file} holds "
-                  f"{bits.size} bits; omit --nodes or pass --nodes {bits.size}")
-            nodes = bits.size
+        bits, nodes = values_from_file(config)
+        check(bits is None or bool(np.all((bits == 0) | (bits == 1))), "data-file",
+              f"{section.data_file} must hold bits 0 or 1")
         topo = build_topology(config, nodes)
         if bits is None:
             bits = seeding.generator(config.seed, "data").random(topo.n) < section.share

@@ -21,7 +21,7 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
@@ -174,17 +174,11 @@ class HistogramTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp import seeding
-        from netdp.data import categories, check_categories, read_column
+        from netdp.data import categories, check_categories
 
         sec = config.section
         assert isinstance(sec, HistogramConfig) and config.seed is not None
-        values, nodes = None, config.nodes
-        if sec.data_file is not None:
-            values = read_column(sec.data_file, sec.column)
-            check(nodes is None or nodes == values.size, "nodes",
-                  f"{sec.data_file} holds {values.size} values; omit --nodes or pass "
-                  f"--nodes {values.size}")
-            nodes = values.size
+        values, nodes = values_from_file(config)
         topo = build_topology(config, nodes)
         if values is None:
             values = categories(sec.data, topo.n, sec.domain,

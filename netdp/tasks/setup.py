@@ -94,6 +94,21 @@ def with_seed(config: SimulationConfig) -> SimulationConfig:
     return config if config.seed is not None else config.replace(seed=seeding.fresh_seed())
 
 
+def values_from_file(config: SimulationConfig) -> tuple[np.ndarray | None, int | None]:
+    """The nodes' values from the section's ``data_file`` (column ``column``), and so the
+    number of nodes; ``(None, config.nodes)`` without a file."""
+    from netdp.data import read_column
+    from netdp.errors import check
+
+    path = config.get("data_file")
+    if path is None:
+        return None, config.nodes
+    values = read_column(path, config.get("column"))
+    check(config.nodes is None or config.nodes == values.size, "nodes",
+          f"{path} holds {values.size} values; omit --nodes or pass --nodes {values.size}")
+    return values, values.size
+
+
 def build_topology(config: SimulationConfig, nodes: int | None) -> Topology:
     """The config's graph on ``nodes`` nodes (``None``: the topology's own size)."""
     from netdp.topology import build

@@ -21,7 +21,7 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.reports import Report, Utility, fmt, row
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
 ADDITIVE = ("gaussian", "laplace")
@@ -169,17 +169,11 @@ class SumTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp import mechanisms, seeding
-        from netdp.data import check_range, read_column, synthetic
+        from netdp.data import check_range, synthetic
 
         section = config.section
         assert isinstance(section, SumConfig) and config.seed is not None
-        values, nodes = None, config.nodes
-        if section.data_file is not None:
-            values = read_column(section.data_file, section.column)
-            check(nodes is None or nodes == values.size, "nodes",
-                  f"{section.data_file} holds {values.size} values; omit --nodes or pass "
-                  f"--nodes {values.size}")
-            nodes = values.size
+        values, nodes = values_from_file(config)
         topo = build_topology(config, nodes)
         if values is None:
             values = synthetic(section.data, topo.n, seeding.generator(config.seed, "data"),
