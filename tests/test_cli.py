@@ -169,10 +169,15 @@ def test_module_entry_point_and_help(tmp_path):
 
 
 def test_readme_test_command_is_what_ci_runs():
+    """CI runs the README's test command (its install, then its pytest), with the lint and
+    the type check in between."""
     root = Path(__file__).resolve().parents[1]
     readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
-    command = "python -m pip install '.[test]' && python -m pytest -q"
-    assert command in readme and command in ci
+    install, tests = "python -m pip install '.[test]'", "python -m pytest -q"
+    assert f"{install} && {tests}" in readme
+    steps = [ci.index(install), ci.index("python -m ruff check ."), ci.index("python -m mypy"),
+             ci.index(tests)]
+    assert steps == sorted(steps)
 
 
 def test_privacy_section(capsys):
