@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from netdp.errors import InputError
@@ -91,8 +93,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     res.set_defaults(handler=_results)
 
 
+def report_positionals(handler: Callable[[argparse.Namespace], int]):
+    """Print an :class:`InputError` on a positional argument as ``netdp COMMAND: error:
+    DIR: message`` and return 2 (``netdp.cli.main`` shows every ``param`` as ``--param``;
+    once it prints ``exc.line(command)`` this wrapper changes nothing)."""
+
+    @functools.wraps(handler)
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except InputError as exc:
+            if not exc.positional:
+                raise
+            print(exc.line(args.command), file=sys.stderr)
+            return 2
+
+    return wrapped
+
+
+@report_positionals
 def _sweep(args: argparse.Namespace) -> int:
-    from netdp.sweep.run import RunFailed, pending_runs, run_sweep
+    from netdp.sweep.run import WORKERS_PER_CORE, RunFailed, max_workers, pending_runs, run_sweep
     from netdp.sweep.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -106,6 +127,9 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and (backend != "dask" or args.scheduler is not None):
         raise InputError("workers", "sizes the local dask cluster; not with --backend "
                          "serial or --scheduler")
+    if args.workers is not None and args.workers > max_workers():
+        raise InputError("workers", f"at most {max_workers()} on this machine "
+                         f"({WORKERS_PER_CORE} per core; got {args.workers})")
     todo, skipped = pending_runs(spec, args.out)
     if args.dry_run:
         axes = ", ".join(f"{k} ({len(v)})" for k, v in spec.grid.items()) or "none"
@@ -121,13 +145,14 @@ def _sweep(args: argparse.Namespace) -> int:
               "the command to resume)", file=sys.stderr)
         return 1
     print(report.line())
-    if report.errors:
-        print(f"netdp sweep: {report.errors} runs stopped on an input error (status "
-              f"'error' in the table; see `netdp results {args.out}`)", file=sys.stderr)
-        return 1
+    if report.errors:  # a failed run is a result: reported, exit status 0
+        print(f"netdp sweep: {report.errors} run{'s' if report.errors != 1 else ''} ended "
+              f"with an error (status 'error' in the table), e.g. {report.first_error}; "
+              f"see `netdp results {args.out}`", file=sys.stderr)
     return 0
 
 
+@report_positionals
 def _results(args: argparse.Namespace) -> int:
     from netdp.sweep.table import ResultTable, export_csv, export_parquet, parquet_available
 
@@ -137,9 +162,9 @@ def _results(args: argparse.Namespace) -> int:
     for flag, target in (("csv", args.csv), ("parquet", args.parquet)):
         if target is not None and target != "-":
             _check_writable(Path(target), flag)
-    table = ResultTable(args.dir)
+    table = ResultTable(args.dir, param="DIR")
     if not table.path.is_dir() or table.manifest() is None:
-        raise InputError("dir", f"{args.dir!r} is not a sweep folder (no sweep.json); make "
+        raise InputError("DIR", f"{args.dir!r} is not a sweep folder (no sweep.json); make "
                          "one with `netdp sweep SPEC.toml --out DIR`")
     frame = table.dataframe()
     if args.csv is not None:
@@ -178,8 +203,14 @@ def summary(frame, manifest: dict) -> str:
     metrics += [c for c in ok.columns if c.endswith("_mean") and c not in metrics
                 and c not in ("ldp_mean",) and not c.startswith("theory")][:3]
     metrics.append("runtime_s")
+    errors = frame[frame["status"] != "ok"]
+    if not errors.empty and "error" in errors.columns:
+        note = (f"{len(errors)} run{'s' if len(errors) != 1 else ''} ended with an error, "
+                f"e.g. {errors['error'].iloc[0]}")
+    else:
+        note = ""
     if ok.empty:
-        return "\n".join(lines)
+        return "\n".join(lines + ([note] if note else []))
     keys = axes or ["config_hash"]
     grouped = ok.groupby(keys, sort=True, dropna=False)
     table = grouped[metrics].mean()
@@ -189,16 +220,18 @@ def summary(frame, manifest: dict) -> str:
     lines.append(text)
     if len(table) > SUMMARY_ROWS:
         lines.append(f"... {len(table) - SUMMARY_ROWS} more; every row: --csv FILE")
-    errors = frame[frame["status"] != "ok"]
-    if not errors.empty and "error" in errors.columns:
-        lines.append(f"{len(errors)} runs stopped on an input error, e.g. "
-                     f"{errors['error'].iloc[0]}")
+    if note:
+        lines.append(note)
     return "\n".join(lines)
 
 
 def _check_writable(path: Path, flag: str) -> None:
+    """Refuse up front a file that cannot be written (what the write finds later, a full
+    disk, is refused then, as one line too)."""
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise InputError(flag, f"{str(path)!r} is a folder; give a file name")
     if not parent.is_dir():
         raise InputError(flag, f"cannot write into {str(parent)!r}: no such folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(flag, f"cannot write into {str(parent)!r}: not writable")
