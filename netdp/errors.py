@@ -9,15 +9,41 @@ class InputError(ValueError):
     Parameters
     ----------
     param
-        The parameter's name as the user wrote it (``nodes``, ``epsilon``, ...).
+        The parameter's name as the user wrote it (``nodes``, ``epsilon``, ...), or a
+        positional argument's name as the usage shows it (``DIR``, ``SPEC.toml``).
     message
         What is allowed, and what was given.
+    positional
+        Whether ``param`` is a positional argument, shown as it is (``DIR: ...``) rather
+        than as a flag (``--nodes: ...``). Default: a name that starts with an uppercase
+        letter or ``<`` is positional.
     """
 
-    def __init__(self, param: str, message: str) -> None:
+    def __init__(self, param: str, message: str, positional: bool | None = None) -> None:
         self.param = param
         self.message = message
+        self.positional = is_positional(param) if positional is None else positional
         super().__init__(f"{param}: {message}")
+
+    @property
+    def label(self) -> str:
+        """The parameter as the command line shows it: ``--flag-name`` or ``DIR``."""
+        if self.positional:
+            return self.param
+        return f"--{self.param.replace('_', '-')}"
+
+    def line(self, command: str) -> str:
+        """The one-line report: ``netdp COMMAND: error: --PARAM: MESSAGE`` (``PARAM:``
+        alone for a positional argument)."""
+        return f"netdp {command}: error: {self.label}: {self.message}"
+
+    def __reduce__(self):  # pickles whole (dask sends exceptions between processes)
+        return type(self), (self.param, self.message, self.positional)
+
+
+def is_positional(param: str) -> bool:
+    """Whether ``param`` names a positional argument: ``DIR``, ``SPEC.toml``, ``<file>``."""
+    return param[:1].isupper() or param.startswith("<")
 
 
 def check(condition: bool, param: str, message: str) -> None:

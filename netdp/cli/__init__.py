@@ -91,13 +91,6 @@ def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     return parser
 
 
-def flag(param: str) -> str:
-    """How an error names a parameter: ``--nodes``; positionals (``DIR``) as they are."""
-    if param[:1].isupper() or param[:1] == "<" or param.startswith("-"):
-        return param
-    return "--" + param.replace("_", "-")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -115,8 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args))
     except InputError as exc:
-        print(f"netdp {args.command}: error: {flag(exc.param)}: {exc.message}",
-              file=sys.stderr)
+        print(exc.line(args.command), file=sys.stderr)
         return 2
     except MemoryError:
         print(f"netdp {args.command}: error: ran out of memory; lower the sizes (--nodes, "

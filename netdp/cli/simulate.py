@@ -173,14 +173,14 @@ def run(args: argparse.Namespace) -> int:
     for output, paths in outputs:
         output.write(report, paths)
     if pairs_out is not None:
-        write_atomic(pairs_out, report.pairs, binary=True)
+        write_atomic(pairs_out, report.pairs, binary=True, param="pairs-out")
     if out is not None or "json" in args:  # the JSON text only where it is asked for
         result = report.to_json()
         for output, paths in outputs:
             result[f"{output.flag}_files"] = [str(p) for p in paths]
         text = json.dumps(result, indent=2, allow_nan=False)
         if out is not None:
-            write_atomic(out, text + "\n")
+            write_atomic(out, text + "\n", param="out")
     if "json" in args:
         print(text)
     else:

@@ -92,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from netdp.sweep.run import RunFailed, pending_runs, run_sweep
+    from netdp.sweep.run import WORKERS_PER_CORE, RunFailed, max_workers, pending_runs, run_sweep
     from netdp.sweep.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -106,6 +106,9 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and (backend != "dask" or args.scheduler is not None):
         raise InputError("workers", "sizes the local dask cluster; not with --backend "
                          "serial or --scheduler")
+    if args.workers is not None and args.workers > max_workers():
+        raise InputError("workers", f"at most {max_workers()} on this machine "
+                         f"({WORKERS_PER_CORE} per core; got {args.workers})")
     todo, skipped = pending_runs(spec, args.out)
     if args.dry_run:
         axes = ", ".join(f"{k} ({len(v)})" for k, v in spec.grid.items()) or "none"
@@ -121,10 +124,10 @@ def _sweep(args: argparse.Namespace) -> int:
               "the command to resume)", file=sys.stderr)
         return 1
     print(report.line())
-    if report.errors:
-        print(f"netdp sweep: {report.errors} runs stopped on an input error (status "
-              f"'error' in the table; see `netdp results {args.out}`)", file=sys.stderr)
-        return 1
+    if report.errors:  # a failed run is a result: reported, exit status 0
+        print(f"netdp sweep: {report.errors} run{'s' if report.errors != 1 else ''} ended "
+              f"with an error (status 'error' in the table), e.g. {report.first_error}; "
+              f"see `netdp results {args.out}`", file=sys.stderr)
     return 0
 
 
@@ -137,9 +140,9 @@ def _results(args: argparse.Namespace) -> int:
     for flag, target in (("csv", args.csv), ("parquet", args.parquet)):
         if target is not None and target != "-":
             _check_writable(Path(target), flag)
-    table = ResultTable(args.dir)
+    table = ResultTable(args.dir, param="DIR")
     if not table.path.is_dir() or table.manifest() is None:
-        raise InputError("dir", f"{args.dir!r} is not a sweep folder (no sweep.json); make "
+        raise InputError("DIR", f"{args.dir!r} is not a sweep folder (no sweep.json); make "
                          "one with `netdp sweep SPEC.toml --out DIR`")
     frame = table.dataframe()
     if args.csv is not None:
@@ -158,8 +161,9 @@ def _results(args: argparse.Namespace) -> int:
     return 0
 
 
-def summary(frame, manifest: dict) -> str:
+def summary(frame, manifest: dict | None) -> str:
     """A short text summary: counts, then the mean of the main figures per grid point."""
+    manifest = manifest or {}
     total = manifest.get("runs", 0)
     lines = [f"{manifest.get('spec_file') or 'sweep'}: {len(frame)} of {total} runs in the "
              "table"]
@@ -178,8 +182,14 @@ def summary(frame, manifest: dict) -> str:
     metrics += [c for c in ok.columns if c.endswith("_mean") and c not in metrics
                 and c not in ("ldp_mean",) and not c.startswith("theory")][:3]
     metrics.append("runtime_s")
+    errors = frame[frame["status"] != "ok"]
+    if not errors.empty and "error" in errors.columns:
+        note = (f"{len(errors)} run{'s' if len(errors) != 1 else ''} ended with an error, "
+                f"e.g. {errors['error'].iloc[0]}")
+    else:
+        note = ""
     if ok.empty:
-        return "\n".join(lines)
+        return "\n".join(lines + ([note] if note else []))
     keys = axes or ["config_hash"]
     grouped = ok.groupby(keys, sort=True, dropna=False)
     table = grouped[metrics].mean()
@@ -189,16 +199,18 @@ def summary(frame, manifest: dict) -> str:
     lines.append(text)
     if len(table) > SUMMARY_ROWS:
         lines.append(f"... {len(table) - SUMMARY_ROWS} more; every row: --csv FILE")
-    errors = frame[frame["status"] != "ok"]
-    if not errors.empty and "error" in errors.columns:
-        lines.append(f"{len(errors)} runs stopped on an input error, e.g. "
-                     f"{errors['error'].iloc[0]}")
+    if note:
+        lines.append(note)
     return "\n".join(lines)
 
 
 def _check_writable(path: Path, flag: str) -> None:
+    """Refuse up front a file that cannot be written (what the write finds later, a full
+    disk, is refused then, as one line too)."""
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise InputError(flag, f"{str(path)!r} is a folder; give a file name")
     if not parent.is_dir():
         raise InputError(flag, f"cannot write into {str(parent)!r}: no such folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(flag, f"cannot write into {str(parent)!r}: not writable")

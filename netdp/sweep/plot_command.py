@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 from netdp.errors import InputError
@@ -117,13 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    try:
-        path = _run(args)
-    except InputError as exc:
-        if exc.param not in ("DIR", "dir"):
-            raise
-        print(f"netdp plot: error: DIR: {exc.message}", file=sys.stderr)
-        return 2
+    path = _run(args)
     print(f"wrote {path}")
     return 0
 
@@ -133,8 +126,9 @@ def _run(args: argparse.Namespace) -> Path:
 
     out = Path(args.out) if args.out else Path(_default_name(args))
     _check_out(out)
-    if args.bins < 1:
-        raise InputError("bins", f"must be >= 1 (got {args.bins})")
+    if not 1 <= args.bins <= plots.MAX_BINS:
+        raise InputError("bins", f"must be an integer in 1..{plots.MAX_BINS} (got "
+                         f"{args.bins})")
     if args.preset in ("pairs", "distance"):
         if args.dir is not None:
             raise InputError("DIR", f"--preset {args.preset} plots one run, not a table: "
@@ -164,9 +158,12 @@ def _check_out(out: Path) -> None:
         raise InputError("out", f"unknown image format {out.suffix or '(none)'!r} in "
                          f"{str(out)!r}; allowed: {', '.join(FORMATS)}")
     parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
+    if out.is_dir() or not parent.is_dir():
         raise InputError("out", f"cannot write {str(out)!r}: give a file in an existing "
                          "folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError("out", f"cannot write {str(out)!r}: {str(parent)!r} is not "
+                         "writable")
 
 
 def _no_run_flags(args: argparse.Namespace) -> None:
@@ -245,15 +242,15 @@ def _simulate(args: argparse.Namespace):
     from netdp.resources import check_footprint
     from netdp.tasks import get_task
     from netdp.tasks.setup import with_seed
+    from netdp.tasks.tracking import MATRIX_LIMIT
 
     config = with_seed(_config(args))
+    if config.nodes is not None and config.nodes > MATRIX_LIMIT:  # before building a graph
+        raise InputError("nodes", f"the pairwise matrix is offered up to n = {MATRIX_LIMIT} "
+                         f"(got {config.nodes})")
     if config.accountants == ():
         raise InputError("accountant", "pairwise tracking is off (accountants = []); "
                          "give one, e.g. --set accountants=['kov']")
-    mechanism = config.get("mechanism") if config.task == "sum" else None
-    if mechanism not in (None, "gaussian", "laplace"):
-        raise InputError("mechanism", f"{mechanism}: pairwise losses are "
-                         "tracked for additive noise (gaussian, laplace) only")
     if config.coalition is not None:
         raise InputError("coalition", "a coalition observes as one: there is no pairwise "
                          "matrix; drop it for --preset pairs/distance")
@@ -280,13 +277,25 @@ def _simulate(args: argparse.Namespace):
 def _load_pairs(args: argparse.Namespace):
     import numpy as np
 
-    try:
-        matrix = np.load(args.pairs, allow_pickle=False)
+    from netdp.privacy.tracker import MATRIX_LIMIT
+
+    try:  # mapped first: the shape is checked before anything is read
+        matrix = np.load(args.pairs, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise InputError("pairs", f"cannot read a .npy matrix from {args.pairs!r}: "
                          f"{exc}") from None
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2:
-        raise InputError("pairs", f"expects a square n x n matrix (got shape {matrix.shape})")
+    if (not isinstance(matrix, np.ndarray) or matrix.ndim != 2
+            or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2):
+        raise InputError("pairs", f"expects a square n x n matrix (got shape "
+                         f"{getattr(matrix, 'shape', None)})")
+    if matrix.shape[0] > MATRIX_LIMIT:
+        raise InputError("pairs", f"the matrix has n = {matrix.shape[0]}; at most "
+                         f"{MATRIX_LIMIT}")
+    try:
+        matrix = np.array(matrix, dtype=float)
+    except (OSError, ValueError, TypeError) as exc:
+        raise InputError("pairs", f"cannot read a .npy matrix from {args.pairs!r}: "
+                         f"{exc}") from None
     result = None
     if args.result:
         try:

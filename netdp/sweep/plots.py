@@ -30,6 +30,12 @@ from netdp.config import ACCOUNTANTS
 from netdp.errors import InputError
 from netdp.figures import FORMATS, save  # noqa: F401 (re-exported)
 
+#: Most groups of runs (lines) and categories (x ticks) a table figure draws, and most
+#: histogram bins: beyond them a figure takes minutes and reads as noise.
+MAX_GROUPS = 100
+MAX_CATEGORIES = 200
+MAX_BINS = 10_000
+
 #: Okabe-Ito, colour-blind safe (its pale yellow replaced by wine, visible on white).
 COLORS = ("#000000", "#E69F00", "#0072B2", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
           "#882255")
@@ -339,12 +345,20 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     if df.empty:
         raise InputError("DIR", "no rows to plot")
     categorical = not pd.api.types.is_numeric_dtype(df[x])
+    keys, groups = _groups(df, x, hue)
+    if len(groups) > MAX_GROUPS:
+        raise InputError("hue" if hue in keys else "where", f"{len(groups)} groups of runs "
+                         f"to draw (one per value of {', '.join(keys)}); at most {MAX_GROUPS}: "
+                         "keep fewer rows with --where, or choose another --hue")
+    ticks: list = sorted(df[x].astype(str).unique()) if categorical else []
+    if len(ticks) > MAX_CATEGORIES:
+        raise InputError("x", f"{x!r} holds {len(ticks)} distinct non-numeric values; at "
+                         f"most {MAX_CATEGORIES} (keep fewer rows with --where)")
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.subplots()
-    keys, groups = _groups(df, x, hue)
-    ticks: list = sorted(df[x].astype(str).unique()) if categorical else []
     split = len(groups) > 1 and len(series) > 1
-    drawn_groups, drawn_series = [], []
+    drawn_groups: list[tuple[int, tuple]] = []
+    drawn_series: list[Series] = []
     for i, (values, sub) in enumerate(groups):
         color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
         glabel = _group_label(keys, values) if keys else ""
@@ -640,6 +654,8 @@ def pairs_figure(matrix: np.ndarray, *, refs: dict[str, float] | None = None,
     """Distribution of the pairwise losses of one run: histogram and ECDF of the
     off-diagonal entries, with reference values (``{"LDP": ..., "theory ...": ...}``)
     as vertical lines; infinite losses (exposed pairs) are counted in the title."""
+    if not (isinstance(bins, int | np.integer) and 1 <= bins <= MAX_BINS):
+        raise InputError("bins", f"must be an integer in 1..{MAX_BINS} (got {bins!r})")
     values = off_diagonal(matrix)
     values = values[~np.isnan(values)]
     exposed = int(np.isinf(values).sum())

@@ -18,10 +18,19 @@ with ``serial``), a run too big for that alone in its batch. Results come back a
 complete and each batch is written at once (:meth:`ResultTable.write_batch`), so a kill
 loses only the batches in flight. Each run's seed comes from the spec: the values of a
 sweep do not depend on the backend, the batching or the order of completion.
+
+A run that fails (an :class:`~netdp.errors.InputError` only a run can find, a library
+error, a bug, ``MemoryError``) is a result: its row has status ``"error"`` and the error
+in ``error``, and the sweep goes on; a rerun does not redo it. On dask, the runs of a task
+whose worker process died (a crash, a kill for memory: ``KilledWorker``) run again at the
+end, one at a time alone on the cluster; a run that kills its worker then gets an error
+row, the others their results. ``KeyboardInterrupt``
+stops the sweep; what was written stays.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -29,6 +38,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from netdp.errors import InputError, check
 from netdp.sweep.spec import Run, SweepSpec
@@ -42,8 +52,13 @@ BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                 "GOTO_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
+ERROR_CHARS = 1000  # longest error message kept in a row
+WORKERS_PER_CORE = 4  # most local dask workers per core (--workers)
+
+
 class RunFailed(RuntimeError):
-    """A run raised something other than an :class:`InputError` (a bug, out of memory)."""
+    """The sweep could not go on for a reason outside the runs (a dask task failed before
+    or after its runs: netdp missing on a worker, a lost scheduler)."""
 
 
 @dataclass
@@ -59,14 +74,16 @@ class SweepReport:
     backend: str
     workers: int
     seconds: float
+    first_error: str = ""
 
     def line(self) -> str:
-        """One-line summary."""
+        """One-line summary (the error rows counted)."""
+        errors = f"; {self.errors} with status error" if self.errors else ""
         if not self.done:
-            return (f"sweep: nothing to run: all {self.total} runs are already in the table "
-                    f"-> {self.out}")
+            return (f"sweep: nothing to run: all {self.total} runs are already in the table"
+                    f"{errors} -> {self.out}")
         return (f"sweep: {self.done} runs done, {self.skipped} already in the table, "
-                f"{self.total} in the spec; {self.batches} batches on {self.backend} "
+                f"{self.total} in the spec{errors}; {self.batches} batches on {self.backend} "
                 f"({self.workers} worker{'s' if self.workers != 1 else ''}) in "
                 f"{self.seconds:.1f} s -> {self.out}")
 
@@ -77,6 +94,11 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """Most workers a local dask cluster may have here: :data:`WORKERS_PER_CORE` per core."""
+    return WORKERS_PER_CORE * default_workers()
 
 
 def estimate_cost(config) -> float:
@@ -123,34 +145,66 @@ def plan_batches(runs: Sequence[Run], workers: int, batch_size: int | None = Non
 
 def run_batch(batch: Sequence[Run], numba_threads: int | None = None,
               on_run: Callable[[], None] | None = None) -> list[dict]:
-    """Run a batch and return its rows (also the dask task). An :class:`InputError` gives
-    a row of status ``"error"``; anything else raises :class:`RunFailed`."""
+    """Run a batch and return its rows (also the dask task). A run that raises an
+    :class:`Exception` (an :class:`InputError`, a bug, ``MemoryError``) gives a row of
+    status ``"error"``; ``KeyboardInterrupt`` and ``SystemExit`` go through."""
     from netdp.api import simulate
 
     if numba_threads is not None:
         import numba
 
-        numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
+        numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]  # numba's config is set at run time
     rows = []
     for run in batch:
-        config = run.config.replace(seed=run.seed, runs=1)
         start = time.perf_counter()
+        config = run.config
         try:
+            config = run.config.replace(seed=run.seed, runs=1)
             result = simulate(config, progress=False)
-        except InputError as exc:
-            rows.append(error_row(config.to_dict(), run.seed, run.config_hash,
-                                  f"--{exc.param.replace('_', '-')}: {exc.message}",
-                                  time.perf_counter() - start))
-        except Exception as exc:
-            raise RunFailed(f"run config_hash={run.config_hash} seed={run.seed} failed: "
-                            f"{type(exc).__name__}: {exc}") from exc
-        else:
             row = flatten(result.to_dict(), config_hash=run.config_hash)
+        except Exception as exc:  # a failed run is a result, not a crash
+            rows.append(error_row(_config_dict(config, run), run.seed, run.config_hash,
+                                  describe(exc), time.perf_counter() - start))
+        else:
             row["runtime_s"] = time.perf_counter() - start
             rows.append(row)
         if on_run is not None:
             on_run()
     return rows
+
+
+def describe(exc: BaseException) -> str:
+    """What an error row says: ``--param: message`` for an :class:`InputError`, else
+    ``Type: message`` (one line, at most :data:`ERROR_CHARS` characters)."""
+    if isinstance(exc, InputError):
+        text = f"{exc.label}: {exc.message}"
+    else:
+        message = " ".join(_text(exc).split())
+        text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return text if len(text) <= ERROR_CHARS else text[:ERROR_CHARS - 3] + "..."
+
+
+def failed_rows(batch: Sequence[Run], message: str) -> list[dict]:
+    """Error rows for every run of a batch that did not come back (its worker died)."""
+    return [error_row(_config_dict(run.config, run), run.seed, run.config_hash, message, None)
+            for run in batch]
+
+
+def _config_dict(config, run: Run) -> dict:
+    """The config of an error row, seed set (even when ``replace`` itself failed)."""
+    try:
+        out = config.to_dict()
+    except Exception:  # the row must still be written
+        out = {}
+    out["seed"], out["runs"] = run.seed, 1
+    return out
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose __str__ fails
+        return ""
 
 
 def pending_runs(spec: SweepSpec, out: str | Path) -> tuple[list[Run], int]:
@@ -201,8 +255,9 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "dask",
         check(workers is None, "workers", "sizes the local dask cluster; not with "
               "--backend serial")
     if workers is not None:
-        check(isinstance(workers, int) and workers >= 1, "workers",
-              f"must be an integer >= 1 (got {workers!r})")
+        check(isinstance(workers, int) and 1 <= workers <= max_workers(), "workers",
+              f"must be an integer in 1..{max_workers()} ({WORKERS_PER_CORE} per core here; "
+              f"got {workers!r})")
         check(scheduler is None and client is None, "workers", "sizes a local cluster; an "
               "existing cluster (--scheduler) keeps its own workers")
     if batch_size is None:
@@ -214,8 +269,9 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "dask",
     todo, skipped = pending_runs(spec, out)
     if not todo:
         ResultTable.open(out, spec).close()  # records the spec (e.g. a compatible edit)
-        return SweepReport(out, spec.n_runs, skipped, 0, _errors(out), 0, backend, 0,
-                           time.perf_counter() - start)
+        errors, first = _errors(out)
+        return SweepReport(out, spec.n_runs, skipped, 0, errors, 0, backend, 0,
+                           time.perf_counter() - start, first)
     if backend == "serial":
         n_workers = 1
         batches = plan_batches(todo, 1, batch_size, BATCHES_PER_WORKER["serial"])
@@ -228,31 +284,76 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "dask",
             batches = plan_batches(todo, n_workers, batch_size, BATCHES_PER_WORKER["dask"])
             with ResultTable.open(out, spec) as table, _bar(spec, skipped, progress) as bar:
                 _run_dask(dask_client, batches, table, bar, numba_threads)
-    return SweepReport(out, spec.n_runs, skipped, len(todo), _errors(out), len(batches),
-                       backend, n_workers, time.perf_counter() - start)
+    errors, first = _errors(out)
+    return SweepReport(out, spec.n_runs, skipped, len(todo), errors, len(batches), backend,
+                       n_workers, time.perf_counter() - start, first)
 
 
-def _errors(out: Path) -> int:
-    return sum(1 for r in ResultTable(out).rows() if r.get("status") != "ok")
+def _errors(out: Path) -> tuple[int, str]:
+    """Rows of ``out`` whose status is not ok, and the first one's error."""
+    bad = [r for r in ResultTable(out).rows() if r.get("status") != "ok"]
+    return len(bad), str(bad[0].get("error", "")) if bad else ""
 
 
 def _run_dask(client, batches: list[list[Run]], table: ResultTable, bar,
               numba_threads: int | None) -> None:
-    from distributed import as_completed
+    """Submit every batch, write each as it completes. A batch whose worker process died
+    (``KilledWorker``: every task on a dying worker is blamed, the innocent ones too) is
+    run again at the end, one run at a time alone on the cluster, so that a death then is
+    that run's own: it gets an error row, the others their results."""
+    from distributed import as_completed, wait
 
     tag = f"{os.getpid()}-{time.time_ns()}"
-    futures = [client.submit(run_batch, batch, numba_threads, key=f"netdp-batch-{tag}-{i}",
-                             priority=len(batches) - i, pure=False)
-               for i, batch in enumerate(batches)]
-    try:
-        for future in as_completed(futures):
-            rows = future.result()
+    count = itertools.count()
+    pending: dict = {}  # future -> its batch
+    suspects: list[Run] = []
+
+    def submit(batch: list[Run], priority: int):
+        future = client.submit(run_batch, batch, numba_threads, priority=priority,
+                               key=f"netdp-batch-{tag}-{next(count)}", pure=False)
+        pending[future] = batch
+        return future
+
+    def finish(future) -> None:
+        batch = pending.pop(future)
+        if _killed(future):
+            suspects.extend(batch)
+        else:
+            rows = future.result()  # raises what failed outside the runs
             table.write_batch(rows)
             bar.update(len(rows))
-            future.release()
+        future.release()
+
+    try:
+        for future in as_completed([submit(batch, len(batches) - i)
+                                    for i, batch in enumerate(batches)]):
+            finish(future)
+        for run in suspects:
+            future = submit([run], 0)
+            wait([future])
+            if _killed(future):
+                pending.pop(future)
+                table.write_batch(failed_rows([run], "KilledWorker: the dask worker process "
+                                              "died running this run (a crash, or killed "
+                                              "for memory)"))
+                bar.update(1)
+            else:
+                finish(future)
     except BaseException:
-        client.cancel(futures)
+        client.cancel(list(pending))
         raise
+
+
+def _killed(future) -> bool:
+    """Whether a finished task failed because its worker process died."""
+    from distributed.scheduler import KilledWorker
+
+    if future.status != "error":
+        return False
+    exc = future.exception()
+    if isinstance(exc, KilledWorker):
+        return True
+    raise RunFailed(f"a dask task failed outside its runs: {describe(exc)}") from exc
 
 
 class _dask_client:
@@ -263,7 +364,7 @@ class _dask_client:
                  numba_threads: int | None = 1) -> None:
         self.scheduler, self.workers, self.client = scheduler, workers, client
         self.env = {} if numba_threads is None else {"NUMBA_NUM_THREADS": str(numba_threads)}
-        self.cluster = None
+        self.cluster: Any = None  # a distributed.LocalCluster once started
         self.own = client is None
 
     def __enter__(self):

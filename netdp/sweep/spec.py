@@ -3,7 +3,9 @@
 A spec expands to the list of runs (one :class:`SimulationConfig` and one seed each).
 Every grid point is built as a config, and so validated, before any run starts: a bad
 key or value gives the same one-line :class:`~netdp.errors.InputError` as ``simulate``,
-with the grid point that holds it. See ``docs/sweeps.md`` for the format::
+with the grid point that holds it. The number of runs is counted from the spec before
+anything is expanded: at most :data:`MAX_RUNS` runs and :data:`MAX_POINTS` grid points.
+See ``docs/sweeps.md`` for the format::
 
     description = "Figure 1b"        # optional, free text
     seeds = 10                       # N seeds derived from base_seed, or a list [1, 2, 3]
@@ -38,6 +40,13 @@ from netdp.config import Param, SimulationConfig, coerce
 from netdp.errors import InputError, check
 
 TOP_KEYS = ("description", "seeds", "base_seed", "backend", "batch_size", "fixed", "grid")
+#: Most runs (grid points x seeds) a spec may hold: counted before anything is expanded.
+MAX_RUNS = 1_000_000
+#: Most grid points: each is built and validated as a config (about 0.1 ms and 2 kB each).
+MAX_POINTS = 100_000
+#: The spec file as the usage of ``netdp sweep`` names it (a positional argument).
+SPEC = "SPEC.toml"
+SCALARS = (str, int, float, bool)
 BACKENDS = ("dask", "serial")
 RANGE_KEYS = ("start", "stop", "num", "logspace")
 RESERVED = {"seed": "a sweep sets each run's seed itself: use seeds = N (and base_seed) "
@@ -113,22 +122,23 @@ def load_spec(path: str | Path) -> SweepSpec:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise InputError("spec", f"cannot read {str(path)!r}: {exc.strerror}") from None
+        raise InputError(SPEC, f"cannot read {str(path)!r}: {exc.strerror}") from None
     except UnicodeDecodeError:
-        raise InputError("spec", f"{path} is not a text (TOML) file") from None
+        raise InputError(SPEC, f"{path} is not a text (TOML) file") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError("spec", f"{path} is not valid TOML: {exc}") from None
+        raise InputError(SPEC, f"{path} is not valid TOML: {exc}") from None
     return parse_spec(data, str(path), text)
 
 
 def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
     """Expand and validate a spec given as a dict (a parsed TOML document)."""
     unknown = sorted(set(data) - set(TOP_KEYS))
-    check(not unknown, unknown[0] if unknown else "",
-          f"unknown sweep key; allowed: {', '.join(TOP_KEYS)} (simulation parameters go "
-          f"in [fixed] or [grid]){_at(path)}")
+    if unknown:
+        raise InputError(unknown[0], f"unknown sweep key; allowed: {', '.join(TOP_KEYS)} "
+                         f"(simulation parameters go in [fixed] or [grid]){_at(path)}",
+                         positional=False)
     fixed = {k.replace("-", "_"): v for k, v in _table(data, "fixed", path).items()}
     grid_in = {k.replace("-", "_"): v for k, v in _table(data, "grid", path).items()}
     hints = _field_types()
@@ -137,13 +147,22 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
         for key in keys:
             if key in RESERVED:
                 raise InputError(key, RESERVED[key] + _at(path, section))
-            check(key in allowed, key, "unknown parameter; allowed: "
-                  f"{', '.join(sorted(set(hints) - set(RESERVED)))}{_at(path, section)}")
+            if key not in allowed:
+                raise InputError(key, "unknown parameter; allowed: "
+                                 f"{', '.join(sorted(set(hints) - set(RESERVED)))}"
+                                 f"{_at(path, section)}", positional=False)
+    for key, value in fixed.items():
+        _check_value(key, value, _at(path, "[fixed]"))
     both = sorted(set(fixed) & set(grid_in))
     check(not both, both[0] if both else "", f"is both in [fixed] and in [grid]{_at(path)}")
     if "range" in fixed:
         fixed.update(_split_range(fixed.pop("range"), path))
     fixed = {k: _coerce(k, v, hints) for k, v in fixed.items()}
+    n_seeds = _count_seeds(data, path)
+    for axis, spec in grid_in.items():
+        _check_axis(axis, spec, hints, path)
+    _check_size({axis: _axis_length(spec) for axis, spec in grid_in.items()}, n_seeds,
+                path)
     grid = {axis: _axis(axis, spec, hints, path) for axis, spec in grid_in.items()}
 
     points, hashes = [], []
@@ -227,9 +246,10 @@ def _config(params: dict, where: str) -> SimulationConfig:
     try:
         return make_config({**params, "runs": 1})
     except InputError as exc:
-        raise InputError(exc.param, exc.message + where) from None
-    except TypeError as exc:  # e.g. a list where a name is expected
-        raise InputError("spec", f"bad value: {exc}{where}") from None
+        raise InputError(exc.param, exc.message + where, exc.positional) from None
+    except Exception as exc:  # e.g. a list where a name is expected
+        raise InputError(SPEC, f"bad value ({type(exc).__name__}: {_one_line(exc)})"
+                         f"{where}") from None
 
 
 @functools.cache
@@ -246,19 +266,66 @@ def _coerce(name: str, value, hints: dict):
     return coerce(hints[name], value) if name in hints else value
 
 
-def _axis(name: str, spec, hints: dict, path: str) -> list:
+def _check_value(name: str, value, where: str, kind: str = "value") -> None:
+    """A parameter's value is a TOML string, number or boolean, or a list of them."""
+    if isinstance(value, SCALARS):
+        return
+    if isinstance(value, list):
+        bad = [v for v in value if not isinstance(v, SCALARS)]
+        if not bad:
+            return
+        what = f"a list holding {_toml_type(bad[0])}"
+    else:
+        what = _toml_type(value)
+    raise InputError(name, f"a {kind} must be a string, a number, a boolean or a list of "
+                     f"them (got {what}: {_brief(value)}){where}")
+
+
+def _check_axis(name: str, spec, hints: dict, path: str) -> None:
+    """A grid axis is a non-empty list of values, or a range ``{start, stop, num}``."""
     where = _at(path, "[grid]")
     if isinstance(spec, dict):
-        values = _range(name, spec, hints, where)
-    else:
-        check(isinstance(spec, list), name, "a grid axis takes a list of values or a range "
-              f"{{start, stop, num}}; put single values in [fixed]{where}")
-        values = spec
-    check(len(values) > 0, name, f"empty grid axis: give at least one value{where}")
+        _check_range(name, spec, hints, where)
+        return
+    check(isinstance(spec, list), name, "a grid axis takes a list of values or a range "
+          f"{{start, stop, num}}; put single values in [fixed]{where}")
+    check(len(spec) > 0, name, f"empty grid axis: give at least one value{where}")
+    for value in spec:
+        _check_value(name, value, where, "grid value")
+
+
+def _axis_length(spec) -> int:
+    """Values of a checked axis, counted without expanding it (a range: at most ``num``)."""
+    return spec["num"] if isinstance(spec, dict) else len(spec)
+
+
+def _check_size(lengths: dict[str, int], n_seeds: int, path: str) -> None:
+    """Refuse a spec with more than :data:`MAX_POINTS` grid points or :data:`MAX_RUNS` runs,
+    counted from the axis lengths and the seeds alone."""
+    points = math.prod(lengths.values())
+    runs = points * n_seeds
+    axes = " x ".join(f"{k} {n}" for k, n in lengths.items())
+    if points > MAX_POINTS:
+        biggest = max(reversed(lengths), key=lengths.__getitem__)
+        raise InputError(biggest, f"the grid has {points} points ({axes}); at most "
+                         f"{MAX_POINTS}{_at(path, '[grid]')}")
+    if runs > MAX_RUNS:
+        grid = f"{points} grid point{'s' if points != 1 else ''}"
+        if lengths:
+            grid += f" = {axes}"
+        param = "seeds" if n_seeds > 1 or not lengths else max(reversed(lengths),
+                                                              key=lengths.__getitem__)
+        raise InputError(param, f"the sweep has {runs} runs ({grid} x {n_seeds} seed"
+                         f"{'s' if n_seeds != 1 else ''}); at most {MAX_RUNS}{_at(path)}")
+
+
+def _axis(name: str, spec, hints: dict, path: str) -> list:
+    """The values of a checked axis."""
+    values = _range(name, spec, hints) if isinstance(spec, dict) else spec
     return [_coerce(name, v, hints) for v in values]
 
 
-def _range(name: str, spec: dict, hints: dict, where: str) -> list:
+def _check_range(name: str, spec: dict, hints: dict, where: str) -> None:
     bad = sorted(set(spec) - set(RANGE_KEYS))
     check(not bad, name, f"unknown range key {bad[0] if bad else ''!r}; a range is "
           f"{{start, stop, num}} with optional logspace = true{where}")
@@ -272,12 +339,19 @@ def _range(name: str, spec: dict, hints: dict, where: str) -> list:
     log = spec.get("logspace", False)
     check(_is_num(start) and _is_num(stop), name,
           f"range start and stop must be finite numbers (got {start!r}, {stop!r}){where}")
-    check(_is_int(num) and num >= 1, name, f"range num must be an integer >= 1 (got "
-          f"{num!r}){where}")
+    check(_is_int(num) and 1 <= num <= MAX_POINTS, name, f"range num must be an integer "
+          f"in 1..{MAX_POINTS} (got {num!r}){where}")
     check(isinstance(log, bool), name, f"range logspace must be true or false{where}")
     if log:
         check(start > 0 and stop > 0, name, f"a log-spaced range needs start, stop > 0 (got "
               f"{start}, {stop}){where}")
+
+
+def _range(name: str, spec: dict, hints: dict) -> list:
+    """The values of a checked range (integer parameters: rounded, duplicates out)."""
+    kinds = {hints[name].kind} if name in hints else set()
+    start, stop, num = spec["start"], spec["stop"], spec["num"]
+    if spec.get("logspace", False):
         values = np.geomspace(start, stop, num)
     else:
         values = np.linspace(start, stop, num)
@@ -294,6 +368,19 @@ def _split_range(value, path: str) -> dict:
     low, high = value
     return {"low": float(low) if _is_int(low) else low,
             "high": float(high) if _is_int(high) else high}
+
+
+def _count_seeds(data: dict, path: str) -> int:
+    """How many seeds the spec asks for, without deriving them (an integral float such as
+    ``1e9`` counts as what it says, so that a huge one is reported by its size first)."""
+    seeds = data.get("seeds", 1)
+    if isinstance(seeds, list):
+        return len(seeds)
+    if isinstance(seeds, float) and math.isfinite(seeds) and seeds.is_integer() and seeds > 0:
+        return int(seeds)
+    check(_is_int(seeds) and seeds >= 1, "seeds", f"must be an integer >= 1 or a list of "
+          f"integer seeds (got {seeds!r}){_at(path)}")
+    return seeds
 
 
 def _seeds(data: dict, path: str) -> tuple[int, ...]:
@@ -331,6 +418,25 @@ def _canonical(obj) -> str:
 
 def _show(value) -> str:
     return json.dumps(_hashable(value))
+
+
+def _brief(value, limit: int = 60) -> str:
+    """A TOML value as JSON, cut to ``limit`` characters."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _toml_type(value) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return f"a TOML {type(value).__name__}"  # datetime, date, time
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _is_int(x) -> bool:

@@ -29,10 +29,11 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 from netdp import __version__
 from netdp.errors import InputError
-from netdp.files import atomic, write_atomic
+from netdp.files import atomic, cannot_write, write_atomic
 
 FORMAT = 1
 MANIFEST = "sweep.json"
@@ -101,8 +102,9 @@ def flatten(result: dict, config_hash: str | None = None) -> dict:
 
 
 def error_row(config: dict, seed: int, config_hash: str, message: str,
-              runtime_s: float) -> dict:
-    """The row of a run that stopped on an :class:`InputError` (status ``"error"``)."""
+              runtime_s: float | None) -> dict:
+    """The row of a run that failed (status ``"error"``): its config, and in ``error`` what
+    stopped it (``--param: message`` for an :class:`InputError`, else ``Type: message``)."""
     row = {"config_hash": config_hash, "seed": seed, "status": "error",
            "version": __version__, "runtime_s": runtime_s}
     for key, value in config.items():
@@ -153,10 +155,11 @@ def _scalars(row: dict, data: dict, prefix: str, section: str) -> None:
 class ResultTable:
     """A sweep's output folder. Open with :meth:`open` (writing) or :func:`read_table`."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, param: str = "out") -> None:
         self.path = Path(path)
         self.rows_dir = self.path / "rows"
-        self._lock = None
+        self.param = param  # how errors name the folder: --out (sweep) or DIR (results)
+        self._lock: IO[str] | None = None
 
     # -- writing
     @classmethod
@@ -168,16 +171,26 @@ class ResultTable:
         """
         table = cls(path)
         table.check_compatible(spec)
-        table.path.mkdir(parents=True, exist_ok=True)
-        table._acquire()
+        made = [p for p in (table.path, *table.path.parents) if not p.exists()]
+        made += [p for p in (table.path / name for name in (".lock", "rows", MANIFEST,
+                                                             "spec.toml")) if not p.exists()]
+        locking = False
         try:
+            table.path.mkdir(parents=True, exist_ok=True)
+            locking = True
+            table._acquire()
+            locking = False
             table.check_compatible(spec)  # again, now that we hold the lock
             table.rows_dir.mkdir(exist_ok=True)
             for tmp in table.rows_dir.glob(".tmp-*"):
                 tmp.unlink(missing_ok=True)  # left by a killed writer
             table._write_manifest(spec)
-        except BaseException:
+        except BaseException as exc:
+            if not (locking and isinstance(exc, InputError)):  # not another sweep's files
+                _remove(made)  # what this call made: a refused folder is left as it was
             table.close()
+            if isinstance(exc, OSError):
+                raise cannot_write(table.path, exc, table.param) from exc
             raise
         return table
 
@@ -185,19 +198,25 @@ class ResultTable:
         """Refuse (:class:`InputError` on ``out``) a folder this spec may not write into."""
         path = self.path
         if path.exists() and not path.is_dir():
-            raise InputError("out", f"{str(path)!r} is a file; give a folder for the table")
+            raise InputError(self.param, f"{str(path)!r} is a file; give a folder for the "
+                             "table")
         if not path.exists():
             parent = path.parent
-            while not parent.exists():
+            while not parent.exists() and parent != parent.parent:
                 parent = parent.parent
-            if not os.access(parent, os.W_OK):
-                raise InputError("out", f"cannot create {str(path)!r}: {str(parent)!r} is "
-                                 "not writable")
+            if not parent.is_dir():
+                raise InputError(self.param, f"cannot create {str(path)!r}: {str(parent)!r} "
+                                 "is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise InputError(self.param, f"cannot create {str(path)!r}: {str(parent)!r} "
+                                 "is not writable")
             return
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(self.param, f"cannot write into {str(path)!r}: not writable")
         manifest = self.manifest()
         if manifest is None:
             if any(p.name != ".lock" for p in path.iterdir()):
-                raise InputError("out", f"{str(path)!r} is not empty and holds no sweep "
+                raise InputError(self.param, f"{str(path)!r} is not empty and holds no sweep "
                                  f"({MANIFEST} missing); give a new or empty folder")
             return
         old = manifest["identity"]
@@ -207,7 +226,7 @@ class ResultTable:
         if lost_cfg or lost_seeds:
             what = (f"{len(lost_cfg)} of its {len(old['configs'])} configs"
                     if lost_cfg else f"{len(lost_seeds)} of its {len(old['seeds'])} seeds")
-            raise InputError("out", f"{str(path)!r} holds a sweep of another spec "
+            raise InputError(self.param, f"{str(path)!r} holds a sweep of another spec "
                              f"({manifest.get('spec_file') or 'see spec.toml there'}): "
                              f"{what} are not in this one; give a new --out (resuming needs "
                              "the same spec, or one that only adds grid values or seeds)")
@@ -222,8 +241,8 @@ class ResultTable:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             fh.close()
-            raise InputError("out", f"{str(self.path)!r} is in use by another running "
-                             "sweep") from None
+            raise InputError(self.param, f"{str(self.path)!r} is in use by another "
+                             "running sweep") from None
         self._lock = fh
 
     def close(self) -> None:
@@ -252,16 +271,22 @@ class ResultTable:
                              for k, vals in spec.grid.items()},
                     "fixed": {k: _json_value(v) for k, v in spec.fixed.items()},
                     "identity": identity, "history": history}
-        write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+        write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=1) + "\n",
+                     param=self.param)
         if spec.text:
-            write_atomic(self.path / "spec.toml", spec.text)
+            write_atomic(self.path / "spec.toml", spec.text, param=self.param)
 
     def write_batch(self, rows: list[dict]) -> Path:
-        """Write one finished batch as its own part file, atomically."""
+        """Write one finished batch as its own part file, atomically (a failed write is an
+        :class:`InputError` that says the batches written before are kept)."""
         name = f"part-{time.time_ns():020d}-{os.getpid()}-{_counter()}.jsonl"
         text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
         target = self.rows_dir / name
-        write_atomic(target, text, tmp_prefix=".tmp-")
+        try:
+            write_atomic(target, text, tmp_prefix=".tmp-", param=self.param)
+        except InputError as exc:
+            raise InputError(exc.param, f"{exc.message}; the batches written before are "
+                             "kept: rerun the command to resume", exc.positional) from exc
         _fsync_dir(self.rows_dir)
         return target
 
@@ -275,7 +300,7 @@ class ResultTable:
             data = json.loads(path.read_text())
             data["identity"]["configs"], data["identity"]["seeds"]  # noqa: B018
         except (OSError, ValueError, KeyError, TypeError):
-            raise InputError("out", f"{path} is not a netdp sweep manifest") from None
+            raise InputError(self.param, f"{path} is not a netdp sweep manifest") from None
         return data
 
     def parts(self) -> list[Path]:
@@ -293,8 +318,8 @@ class ResultTable:
                 lines = part.read_text().splitlines()
                 rows = [json.loads(line) for line in lines]
             except (OSError, ValueError) as exc:
-                raise InputError("dir", f"{part} cannot be read ({exc}); delete it and rerun "
-                                 "the sweep to redo its runs") from None
+                raise InputError(self.param, f"{part} cannot be read ({exc}); delete it and "
+                                 "rerun the sweep to redo its runs") from None
             for row in rows:
                 key = (row.get("config_hash"), row.get("seed"))
                 if key not in seen:
@@ -333,9 +358,9 @@ class ResultTable:
 
 def read_table(path: str | Path):
     """The table of a sweep folder as a DataFrame; :class:`InputError` if not one."""
-    table = ResultTable(path)
+    table = ResultTable(path, param="DIR")
     if not table.path.is_dir() or table.manifest() is None:
-        raise InputError("dir", f"{str(path)!r} is not a sweep folder (no {MANIFEST}); "
+        raise InputError("DIR", f"{str(path)!r} is not a sweep folder (no {MANIFEST}); "
                          "make one with `netdp sweep SPEC.toml --out DIR`")
     return table.dataframe()
 
@@ -355,20 +380,21 @@ def _tidy(frame):
 
 # --------------------------------------------------------------------------- export
 
-def export_csv(frame, path: str) -> None:
-    """Write the table as CSV (``"-"``: stdout); files are written atomically."""
+def export_csv(frame, path: str, param: str = "csv") -> None:
+    """Write the table as CSV (``"-"``: stdout); files are written atomically (a failed
+    write is an :class:`InputError` on ``param``)."""
     if path == "-":
         frame.to_csv(sys.stdout, index=False)
         return
-    write_atomic(Path(path), frame.to_csv(index=False))
+    write_atomic(Path(path), frame.to_csv(index=False), param=param)
 
 
-def export_parquet(frame, path: str) -> None:
+def export_parquet(frame, path: str, param: str = "parquet") -> None:
     """Write the table as Parquet through pandas (needs pyarrow or fastparquet)."""
     if not parquet_available():
         raise InputError("parquet", "writing Parquet needs pyarrow (or fastparquet): "
                          "pip install pyarrow")
-    with atomic(path) as fh:
+    with atomic(path, param=param) as fh:
         frame.to_parquet(fh, index=False)
 
 
@@ -380,6 +406,16 @@ def parquet_available() -> bool:
 
 
 # --------------------------------------------------------------------------- files
+
+def _remove(paths: list[Path]) -> None:
+    """Remove these files and empty folders (the deepest first), quietly."""
+    for path in sorted(paths, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()  # only when empty
+            else:
+                path.unlink()
+
 
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):  # not every platform opens folders

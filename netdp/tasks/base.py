@@ -125,7 +125,7 @@ class Task(ABC):
                   f"composes with {', '.join(chosen.accountants)} (got {', '.join(extra)})")
         note = None if chosen else self.untracked_note(setup)
         return PairwiseTracker(setup, chosen, self.epsilon0(setup), note, keep_pairs,
-                               self.privacy_details(setup))
+                               self.privacy_details(setup), self.tracking)
 
     def untracked_note(self, setup: Setup) -> str:
         """Why no pairwise tracker covers this setup."""

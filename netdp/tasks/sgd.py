@@ -275,8 +275,8 @@ def write_curves(report: Report, paths: Sequence[Path]) -> None:
     from netdp.files import write_atomic
     from netdp.learning.curves import curves_csv, curves_figure
 
-    write_atomic(paths[0], curves_csv(report))
-    save(curves_figure(report), paths[1], dpi=120)
+    write_atomic(paths[0], curves_csv(report), param="curves")
+    save(curves_figure(report), paths[1], dpi=120, param="curves")
 
 
 class SgdTask(Task):

@@ -17,7 +17,7 @@ import numpy as np
 
 from netdp.config import parse_coalition
 from netdp.engine.trace import Trace
-from netdp.errors import check
+from netdp.errors import InputError, check
 from netdp.reports import LdpSummary, PairSummary, PairwisePrivacy, PrivacyReport
 from netdp.tasks.setup import Setup, Streams
 
@@ -107,11 +107,14 @@ class PairwiseTracker(Tracker):
         Also keep the mean ``n x n`` matrix of the first accountant.
     details
         Figures the task adds to the report (the histogram's shuffle bound).
+    tracked_by
+        The task's declarations, to say what is missing when ``keep_pairs`` finds none.
     """
 
     def __init__(self, setup: Setup, tracking: Tracking | None, epsilon0: float,
                  note: str | None = None, keep_pairs: bool = False,
-                 details: dict[str, Any] | None = None) -> None:
+                 details: dict[str, Any] | None = None,
+                 tracked_by: Sequence[Tracking] = ()) -> None:
         self.setup, self.tracking, self.epsilon0 = setup, tracking, epsilon0
         self.note, self.keep_pairs, self.details = note, keep_pairs, details or {}
         accountants = setup.config.accountants or ()
@@ -127,7 +130,10 @@ class PairwiseTracker(Tracker):
                   "a coalition observes as one: no matrix")
             check(bool(accountants), "pairs-out", "the matrix comes from pairwise "
                   "tracking: drop --no-tracking")
-            check(tracking is not None, "topology", note or "no pairwise tracking here")
+            if tracking is None:  # what is missing: a tracker for the mechanism, or the graph
+                kinds = {t.topology for t in tracked_by}
+                raise InputError("mechanism" if setup.topology.kind in kinds else "topology",
+                                 note or "no pairwise tracking here")
 
     def coalition(self, run: int) -> list[int] | None:
         """The run's coalition: the given nodes, or ``random:C`` drawn from its stream."""

@@ -156,7 +156,8 @@ def test_cli_rejects_bad_specs_before_writing(case, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["sweep", str(spec), "--out", str(out), "--backend", "serial"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("netdp sweep: error: --") and err.count("\n") == 1
+    assert err.startswith(("netdp sweep: error: --", "netdp sweep: error: SPEC.toml: "))
+    assert err.count("\n") == 1
     assert not out.exists()
     out.mkdir()  # an existing empty folder stays empty
     assert main(["sweep", str(spec), "--out", str(out)]) == 2
