@@ -116,18 +116,36 @@ class SgdRun:
         return pair_coefficients(self.holders, self.n)
 
 
+@dataclass(frozen=True)
+class RegimeUtility:
+    """One regime's noise and where its model ended (means over runs)."""
+
+    sigma: float
+    epsilon: float
+    delta: float
+    accountant: str
+    final_objective: float
+    final_accuracy: float
+    max_contributions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``utility.<regime>``."""
+        return dict(self.__dict__)
+
+
 @dataclass(frozen=True, eq=False)
 class SgdUtility(Utility):
     """Final objective and test score per regime, beside the non-private optimum."""
 
     metric: str
     optimum: dict[str, Any]
-    regimes: dict[str, dict[str, Any]]
+    regimes: dict[str, RegimeUtility]
     curves: dict[str, Any]
     calibrations: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "optimum": self.optimum, **self.regimes}
+        return {"metric": self.metric, "optimum": self.optimum,
+                **{name: regime.to_dict() for name, regime in self.regimes.items()}}
 
     def curve_rows(self) -> list[dict[str, Any]]:
         """The curves as tidy rows: regime, step, objective, score, sigma, epsilon."""
@@ -150,12 +168,34 @@ class SgdUtility(Utility):
             f"  target  eps = {cfg.epsilon:g}, delta = {cfg.delta:g} for every regime", "",
             f"  {'regime':12}{'sigma':>10} {'objective':>11} {'test ' + metric:>14}  accountant"]
         for regime, u in self.regimes.items():
-            lines.append(f"  {regime:12}{fmt(u['sigma']):>10} {fmt(u['final_objective']):>11} "
-                         f"{fmt(u['final_accuracy']):>14}  {u['accountant']}")
+            lines.append(f"  {regime:12}{fmt(u.sigma):>10} {fmt(u.final_objective):>11} "
+                         f"{fmt(u.final_accuracy):>14}  {u.accountant}")
         opt = self.optimum
         lines.append(f"  {'optimum':12}{'':>10} {fmt(opt['objective']):>11} "
                      f"{fmt(opt['score']):>14}  {opt['solver']}")
         return lines
+
+
+@dataclass(frozen=True)
+class RegimeLosses:
+    """The pairwise ε of one regime over all ordered pairs of all runs, and the nodes'
+    own (local) losses, at the target δ."""
+
+    regime: str
+    delta: float
+    pairs: int
+    mean: float
+    min: float
+    max: float
+    quantiles: dict[str, float]
+    above_target: float
+    ldp: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row of ``privacy.empirical`` (accountant ``rdp``)."""
+        return {"regime": self.regime, "accountant": "rdp", "delta": self.delta,
+                "pairs": self.pairs, "mean": self.mean, "min": self.min, "max": self.max,
+                **self.quantiles, "above_target": self.above_target, "ldp": dict(self.ldp)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,7 +205,7 @@ class SgdPrivacy(PrivacyReport):
     delta: float
     target_epsilon: float
     calibration: dict[str, Any]
-    empirical: tuple[dict[str, Any], ...]
+    empirical: tuple[RegimeLosses, ...]
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,7 +214,7 @@ class SgdPrivacy(PrivacyReport):
                                                for r, c in self.calibration.items()}}
         if self.note is not None:
             out["note"] = self.note
-        out["empirical"] = list(self.empirical)
+        out["empirical"] = [row.to_dict() for row in self.empirical]
         if self.empirical:
             out["method"] = METHOD
         return out
@@ -187,9 +227,11 @@ class SgdPrivacy(PrivacyReport):
                  f"  {'regime':12}{'mean':>9}{'q50':>9}{'q90':>9}{'q99':>9}{'max':>9}"
                  f"{'> target':>10}{'local mean':>12}"]
         for row in self.empirical:
-            cells = "".join(f" {fmt(row[k]):>8}" for k in ("mean", "q50", "q90", "q99", "max"))
-            lines.append(f"  {row['regime']:12}{cells}{row['above_target']:>10.1%}"
-                         f"{fmt(row['ldp']['mean']):>12}")
+            values = (row.mean, row.quantiles["q50"], row.quantiles["q90"],
+                      row.quantiles["q99"], row.max)
+            cells = "".join(f" {fmt(v):>8}" for v in values)
+            lines.append(f"  {row.regime:12}{cells}{row.above_target:>10.1%}"
+                         f"{fmt(row.ldp['mean']):>12}")
         return lines
 
 
@@ -251,7 +293,7 @@ class SgdTracker(Tracker):
         n = self.setup.topology.n
         off = ~np.eye(n, dtype=bool)
         clip, delta = cfg.get("lipschitz"), cfg.delta
-        empirical = []
+        empirical: list[RegimeLosses] = []
         for regime, cal in calibrations.items():
             if regime not in ("local", "network"):  # central and nonprivate have no walk view
                 continue
@@ -259,13 +301,12 @@ class SgdTracker(Tracker):
                                   for c, _ in self.tracked])
             ldp = np.concatenate([_pair_epsilons(k.astype(float), cal.sigma, clip, delta)
                                   for _, k in self.tracked])
-            empirical.append({
-                "regime": regime, "accountant": "rdp", "delta": delta, "pairs": int(eps.size),
-                "mean": float(eps.mean()), "min": float(eps.min()), "max": float(eps.max()),
-                **{f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in QUANTILES},
-                "above_target": float(np.mean(eps > cfg.epsilon)),
-                "ldp": {"mean": float(ldp.mean()), "min": float(ldp.min()),
-                        "max": float(ldp.max())}})
+            empirical.append(RegimeLosses(
+                regime, delta, int(eps.size), float(eps.mean()), float(eps.min()),
+                float(eps.max()),
+                {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in QUANTILES},
+                float(np.mean(eps > cfg.epsilon)),
+                {"mean": float(ldp.mean()), "min": float(ldp.min()), "max": float(ldp.max())}))
         return SgdPrivacy(delta, cfg.epsilon, calibrations, tuple(empirical))
 
 
@@ -370,17 +411,16 @@ class SgdTask(Task):
 
         cfg, data = setup.config, setup.data
         split, model = data.split, data.model
-        regimes: dict[str, dict[str, Any]] = {}
+        regimes: dict[str, RegimeUtility] = {}
         calibrations = setup.memo["calibrations"]
         for regime in cfg.get("regimes"):
             outs = [o.curves[regime] for o in outcomes]
             cal = calibrations[regime]
-            regimes[regime] = {
-                "sigma": cal.sigma, "epsilon": cal.epsilon, "delta": cal.delta,
-                "accountant": cal.accountant,
-                "final_objective": float(np.mean([o.final_objective for o in outs])),
-                "final_accuracy": float(np.mean([o.final_score for o in outs])),
-                "max_contributions": int(max(o.contributions.max() for o in outs))}
+            regimes[regime] = RegimeUtility(
+                cal.sigma, cal.epsilon, cal.delta, cal.accountant,
+                float(np.mean([o.final_objective for o in outs])),
+                float(np.mean([o.final_score for o in outs])),
+                int(max(o.contributions.max() for o in outs)))
         w_opt, f_opt = solve(model, split.X, split.y)
         optimum = {"objective": f_opt,
                    "score": float(model.score(w_opt, split.X_test, split.y_test)),
