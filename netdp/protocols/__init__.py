@@ -1,3 +1,2 @@
-"""What a holder does with the token: one module per task."""
-
-TASKS = ("sum", "histogram", "sgd")
+"""What the holders do with the token along a trace: the vectorized protocols of the tasks
+(:mod:`netdp.tasks` declares which applies where)."""

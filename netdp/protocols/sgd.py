@@ -22,7 +22,6 @@ import numpy as np
 from netdp.learning.datasets import Split
 from netdp.learning.models import Model
 
-SCHEDULES = ("constant", "inv-sqrt", "inv")
 CHUNK = 1 << 16
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
+from netdp.learning.models import MODELS
 from netdp.reports import PrivacyReport, Report, Utility, fmt
 from netdp.tasks.base import Output, Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
@@ -27,7 +28,6 @@ from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
 
 REGIMES = ("local", "network", "central", "nonprivate")
 SCHEDULES = ("constant", "inv-sqrt", "inv")
-MODELS = ("logistic", "linear")
 DEFAULT_NODES = 2000
 GROUP = "decentralized SGD (--task sgd)"
 QUANTILES = (0.5, 0.9, 0.99)
