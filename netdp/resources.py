@@ -74,6 +74,8 @@ def check_footprint(task: Task, config: SimulationConfig) -> None:
     if total <= limit:
         return
     what, (size, param) = max(parts.items(), key=lambda item: item[1][0])
+    tokens = f" x {config.tokens:,} tokens" if config.tokens > 1 else ""
     raise InputError(param, f"this run would hold about {human(total)} ({what}: "
-                            f"{human(size)}; n = {n:,}, {steps:,} steps per token), more than "
-                            f"the {human(limit)} this machine allows (NETDP_MEMORY_LIMIT)")
+                            f"{human(size)}; n = {n:,}, {steps:,} steps per token{tokens}), "
+                            f"more than the {human(limit)} this machine allows "
+                            f"(NETDP_MEMORY_LIMIT)")

@@ -147,8 +147,9 @@ class Task(ABC):
 
         The default counts the trace and the pairwise tables; tasks add their data.
         """
-        drive = "rounds" if config.topology == "ring" else "steps"
         tokens = config.tokens
+        drive = "tokens" if tokens > steps else ("rounds" if config.topology == "ring"
+                                                 else "steps")
         out = {"the walk's trace": (12.0 * tokens * steps, drive)}
         if config.accountants != ():
             out["the pairwise tables"] = (24.0 * tokens * steps + 64.0 * nodes, drive)
