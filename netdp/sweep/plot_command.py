@@ -264,13 +264,8 @@ def _simulate(args: argparse.Namespace):
             raise InputError("nodes", exc.message) from None
         raise
     result = res.to_json()
-    if res.pairs is None:
-        cfg = res.config
-        if res.topology.kind == "graph":
-            raise InputError("topology", f"{cfg.topology!r}: task {cfg.task} tracks "
-                             "pairwise losses on the ring and the complete graph only "
-                             "(choose ring or complete, or --task sgd)")
-        raise InputError("task", f"this run ({cfg.task}) has no pairwise matrix")
+    if res.pairs is None:  # the task's tracker says where it applies (keep_pairs refuses)
+        raise InputError("task", f"this run ({res.config.task}) has no pairwise matrix")
     return res.pairs, result, res.topology
 
 
