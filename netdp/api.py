@@ -1,6 +1,6 @@
 """What a notebook calls: ``simulate(config) -> Report``, the one run loop of every task.
 
-    config -> task.prepare -> (engine -> trace -> task.run + tracker.add) x runs
+    config -> task.prepare -> (task.trace (the engine) -> task.run + tracker.add) x runs
            -> task.utility + tracker.report -> Report
 
 The loop knows nothing of any task: everything task-specific is a method of the task
@@ -17,7 +17,7 @@ from netdp import __version__
 from netdp.config import SimulationConfig
 from netdp.reports import Report, RunRecord
 from netdp.resources import check_footprint
-from netdp.tasks import get_task, make_config
+from netdp.tasks import make_config, task_of
 from netdp.tasks.setup import Setup, Streams, with_seed
 
 
@@ -44,7 +44,7 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
         anything is built).
     """
     config = with_seed(make_config(config))
-    task = get_task(config.task)
+    task = task_of(config)
     check_footprint(task, config)
     setup = task.prepare(config)
     return run(setup, progress, keep_pairs)
@@ -52,22 +52,15 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
 
 def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) -> Report:
     """The run loop over a prepared setup (see :func:`simulate`)."""
-    from netdp import engine
-    from netdp.engine.routing import Router
-
     config, topo = setup.config, setup.topology
-    task = get_task(config.task)
+    task = task_of(config)
     tracker = task.tracker(setup, keep_pairs)
-    router = Router(topo, config.walk)  # type: ignore[arg-type]
-    latency = engine.parse_latency(config.latency)
     outcomes, records = [], []
     for r in _progress(config.runs, progress):
         start = time.perf_counter()
-        walk_rngs = [Streams(setup.seed, r).generator("walk", k) for k in range(config.tokens)]
-        lat_rngs = [Streams(setup.seed, r).generator("latency", k) for k in range(config.tokens)]
-        trace = engine.walk(config.engine, router, setup.steps, walk_rngs, latency, lat_rngs,
-                            config.service_time)
-        outcome = task.run(setup, trace, Streams(setup.seed, r))
+        streams = Streams(setup.seed, r)
+        trace = task.trace(setup, streams)
+        outcome = task.run(setup, trace, streams)
         tracker.add(r, trace, outcome)
         outcomes.append(outcome)
         records.append(RunRecord(r, task.record(outcome), trace.hops,

@@ -44,7 +44,7 @@ NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out")
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``simulate``, its flags generated from the declarations."""
     from netdp.config import SimulationConfig, params_of
-    from netdp.tasks import TASKS, tracking_table
+    from netdp.tasks import TASKS, names, tracking_table
 
     epilog = (EXAMPLES + "\ntasks, and where pairwise privacy is tracked "
               "(topology: accountants; method):\n" + "\n".join(tracking_table()) + "\n")
@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         declared.setdefault(name, []).append(("", spec, default))
     for task in TASKS.values():
         for name, spec, default in params_of(task.section):
-            declared.setdefault(name, []).append((task.name, spec, default))
+            declared.setdefault(name, []).append((task.label, spec, default))
     groups: dict[str, argparse._ArgumentGroup] = {}
     pairs: set[str] = set()
     for name, owners in declared.items():
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         group = groups.get(spec.group) or groups.setdefault(
             spec.group, sim.add_argument_group(spec.group or "options"))
         if name == "task":
-            _add(group, name, spec, _help(name, owners), choices=tuple(TASKS))
+            _add(group, name, spec, _help(name, owners), choices=names())
         elif spec.pair is not None:
             if spec.pair not in pairs:
                 pairs.add(spec.pair)
@@ -91,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for task in TASKS.values():
         for output in task.outputs:
             out.add_argument(f"--{output.flag}", metavar=output.metavar,
-                             help=f"--task {task.name}: {output.help}")
+                             help=f"--task {task.label}: {output.help}")
     sim.set_defaults(handler=run)
 
 
@@ -147,17 +147,17 @@ def run(args: argparse.Namespace) -> int:
     """Parse -> config -> ``netdp.simulate`` -> write the files -> print."""
     from netdp.api import simulate
     from netdp.files import write_atomic
-    from netdp.tasks import TASKS, make_config
+    from netdp.tasks import TASKS, make_config, task_of
 
     params = parameters(args)
     config = make_config(params)
-    task = TASKS[config.task]
+    task = task_of(config)
     outputs = []
     for other in TASKS.values():
         for output in other.outputs:
             prefix = getattr(args, output.flag, None)
             if prefix is not None and other is not task:
-                raise InputError(output.flag, f"applies to --task {other.name} only")
+                raise InputError(output.flag, f"applies to --task {other.label} only")
             if other is task and prefix is None and output.default and output.when \
                     and output.when(params):
                 prefix = output.default

@@ -160,10 +160,11 @@ class Section:
 
     A section validates its own fields on construction (types and ranges from the
     declarations, then :meth:`validate` for the checks that involve several fields).
-    ``task`` names the task that reads it.
+    ``task`` and ``protocol`` name the task that reads it.
     """
 
     task: ClassVar[str] = ""
+    protocol: ClassVar[str] = "walk"
     if TYPE_CHECKING:  # every concrete section is a dataclass (for dataclasses.replace)
         __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 

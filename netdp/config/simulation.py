@@ -20,6 +20,7 @@ from netdp.errors import InputError, check
 ENGINES = ("auto", "event", "vector")
 WALKS = ("auto", "simple", "metropolis")
 ACCOUNTANTS = ("kov", "rdp", "pld")
+PROTOCOLS = ("walk", "gossip")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 
 RUN, PRIVACY, TRACKING, TIME, OUTPUT = ("what to run", "local randomizer",
@@ -39,6 +40,9 @@ class SimulationConfig:
 
     task: str = param("sum", "the computation (see the task table below)", group=RUN,
                       metavar="TASK")
+    protocol: str = param("walk", "how information moves: walk (a token visits one node at a "
+                          "time) or gossip (every node averages with its neighbours, "
+                          "synchronously; --task sum)", choices=PROTOCOLS, group=RUN)
     topology: str = param("complete", "ring, complete, a named topology (list them with "
                           "`netdp topologies`), an edge-list file or a TOML topology spec",
                           group=RUN, metavar="NAME|FILE", expects="a name or a file path")
@@ -96,8 +100,9 @@ class SimulationConfig:
         check(self.section is not None and isinstance(self.section, Section), "task",
               "a config needs its task's section: build it with netdp.tasks.make_config")
         assert self.section is not None
-        check(self.section.task == self.task, "task", f"the section belongs to task "
-              f"{self.section.task!r}, not {self.task!r}")
+        check(self.section.task == self.task and self.section.protocol == self.protocol,
+              "task", f"the section belongs to task {self.section.task!r} on "
+              f"{self.section.protocol!r}, not {self.task!r} on {self.protocol!r}")
         self._validate_topology()
         self.section.validate(self)
 

@@ -240,7 +240,7 @@ def _simulate(args: argparse.Namespace):
     """Run the one-run config with pairs kept: (matrix, result dict, topology)."""
     from netdp.api import run
     from netdp.resources import check_footprint
-    from netdp.tasks import get_task
+    from netdp.tasks import task_of
     from netdp.tasks.setup import with_seed
     from netdp.tasks.tracking import MATRIX_LIMIT
 
@@ -254,7 +254,7 @@ def _simulate(args: argparse.Namespace):
     if config.coalition is not None:
         raise InputError("coalition", "a coalition observes as one: there is no pairwise "
                          "matrix; drop it for --preset pairs/distance")
-    task = get_task(config.task)
+    task = task_of(config)
     check_footprint(task, config)
     setup = task.prepare(config)
     try:
@@ -374,13 +374,13 @@ def _distance(args: argparse.Namespace):
     import numpy as np
 
     from netdp.sweep import plots
-    from netdp.tasks import get_task
+    from netdp.tasks import task_of
     from netdp.tasks.setup import with_seed
 
     if args.pairs:
         matrix, result = _load_pairs(args)
         config = with_seed(_config(args, nodes=matrix.shape[0]))
-        topo = get_task(config.task).prepare(config).topology
+        topo = task_of(config).prepare(config).topology
     else:
         matrix, result, topo = _simulate(args)
     if not 0 <= args.node < topo.n:

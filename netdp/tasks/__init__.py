@@ -18,8 +18,9 @@ from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.sgd import SgdTask
 from netdp.tasks.sum import SumTask
 
-#: The registry: task name -> task. Adding a task is one module plus one line here.
-TASKS: dict[str, Task] = {task.name: task for task in (
+#: The registry: ``task`` (``task/protocol`` off the walk) -> task. Adding a task, or a
+#: protocol of one, is one module plus one line here.
+TASKS: dict[str, Task] = {task.key: task for task in (
     SumTask(),
     HistogramTask(),
     SgdTask(),
@@ -27,19 +28,34 @@ TASKS: dict[str, Task] = {task.name: task for task in (
 )}
 
 __all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",
-           "tracking_table"]
+           "task_of", "tracking_table"]
 
 
-def get_task(name: str) -> Task:
-    """The registered task ``name``."""
-    check(isinstance(name, str) and name in TASKS, "task",
-          f"must be one of {', '.join(TASKS)} (got {name!r})")
-    return TASKS[name]
+def names() -> tuple[str, ...]:
+    """The ``--task`` names."""
+    return tuple(dict.fromkeys(task.name for task in TASKS.values()))
 
 
-def section_fields(task: str) -> tuple[str, ...]:
+def get_task(name: str, protocol: str = "walk") -> Task:
+    """The registered task ``name`` on ``protocol``."""
+    check(isinstance(name, str) and name in names(), "task",
+          f"must be one of {', '.join(names())} (got {name!r})")
+    key = name if protocol == "walk" else f"{name}/{protocol}"
+    if key not in TASKS:
+        offered = [t.protocol for t in TASKS.values() if t.name == name]
+        raise InputError("protocol", f"--task {name} runs on {' or '.join(offered)} "
+                                     f"(got {protocol!r})")
+    return TASKS[key]
+
+
+def task_of(config: SimulationConfig) -> Task:
+    """The task that runs ``config``."""
+    return get_task(config.task, config.protocol)
+
+
+def section_fields(task: Task) -> tuple[str, ...]:
     """The names of a task's own parameters."""
-    return tuple(name for name, _, _ in params_of(get_task(task).section))
+    return tuple(name for name, _, _ in params_of(task.section))
 
 
 def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
@@ -57,20 +73,20 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     check(params is None or isinstance(params, Mapping), "config", f"expected a mapping of "
           f"parameters (got {type(params).__name__})")
     data = flat_params({**(params or {}), **more})
-    task = get_task(data.get("task", "sum"))
+    task = get_task(data.get("task", "sum"), data.get("protocol", "walk"))
     for name, spec in aliases(task).items():  # a flag's name as a key: accountant, compare
         if name in data:
             check(spec not in data, name, f"is given twice (also as {spec})")
             data[spec] = data.pop(name)
-    own: tuple[str, ...] = section_fields(task.name)
+    own: tuple[str, ...] = section_fields(task)
     common = common_fields()
     for key in data:
         if key in common or key in own:
             continue
-        owners = [t.name for t in TASKS.values() if key in section_fields(t.name)]
+        owners = [t.label for t in TASKS.values() if key in section_fields(t)]
         if owners:
             raise InputError(key, f"applies to --task {' or '.join(owners)} only (this run's "
-                                  f"task is {task.name})")
+                                  f"task is {task.label})")
         allowed = sorted(set(common) | set(own))
         raise InputError(key or "config", f"unknown parameter; allowed: {', '.join(allowed)}")
     specs = {name: spec for name, spec, _ in params_of(task.section)}
@@ -80,7 +96,7 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     values = {k: coerce(common_specs[k], v) for k, v in data.items() if k in common}
     config = SimulationConfig(**values, section=section)
     extra = [a for a in config.accountants or () if a not in task.accountants()]
-    check(not extra, "accountant", f"the {task.name} tracker composes with "
+    check(not extra, "accountant", f"the {task.label} tracker composes with "
           f"{', '.join(task.accountants()) or 'no accountant'} (got {', '.join(extra)})")
     return config
 
@@ -108,7 +124,7 @@ def tracking_table() -> list[str]:
     """Lines of the task table: each task, where pairwise tracking applies and how."""
     lines = []
     for task in TASKS.values():
-        lines.append(f"  {task.name:10} {task.summary}")
+        lines.append(f"  {task.label:10} {task.summary}")
         kinds = {t.topology for t in task.tracking}
         for t in task.tracking:
             mechs = f" ({', '.join(t.mechanisms)})" if t.mechanisms else ""

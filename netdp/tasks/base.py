@@ -62,6 +62,7 @@ class Task(ABC):
     """A computation the token (or gossip) carries out. See the module docstring."""
 
     name: ClassVar[str]
+    protocol: ClassVar[str] = "walk"
     summary: ClassVar[str]
     section: ClassVar[type[Section]]
     tracking: ClassVar[tuple[Tracking, ...]] = ()
@@ -69,12 +70,38 @@ class Task(ABC):
     default_nodes: ClassVar[int] = 100
     steps_per_node: ClassVar[int] = 100
 
+    @property
+    def key(self) -> str:
+        """The registry key: the name, and the protocol where it is not the walk."""
+        return self.name if self.protocol == "walk" else f"{self.name}/{self.protocol}"
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``sum``, ``sum --protocol gossip``."""
+        return self.name if self.protocol == "walk" else f"{self.name} --protocol {self.protocol}"
+
     @abstractmethod
     def prepare(self, config: SimulationConfig) -> Setup:
         """Load the data, build the graph, pick the randomizer; resolve the config.
 
         ``config.seed`` is set. Raises :class:`~netdp.errors.InputError` on bad input.
         """
+
+    def trace(self, setup: Setup, streams: Streams) -> Trace:
+        """The engine's record of one run: here the walk of ``config.tokens`` tokens (a
+        protocol that is not a walk asks its own engine)."""
+        from netdp import engine
+        from netdp.engine.routing import Router
+
+        config = setup.config
+        if "router" not in setup.memo:
+            setup.memo["router"] = Router(setup.topology, config.walk)  # type: ignore[arg-type]
+            setup.memo["latency"] = engine.parse_latency(config.latency)
+        tokens = range(config.tokens)
+        return engine.walk(config.engine, setup.memo["router"], setup.steps,
+                           [streams.generator("walk", k) for k in tokens],
+                           setup.memo["latency"], [streams.generator("latency", k) for k in tokens],
+                           config.service_time)
 
     @abstractmethod
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
@@ -121,7 +148,7 @@ class Task(ABC):
         chosen = next((t for t in self.tracking if t.covers(kind, mechanism)), None)
         if chosen is not None:
             extra = [a for a in setup.config.accountants or () if a not in chosen.accountants]
-            check(not extra, "accountant", f"the {self.name} tracker on {KIND_NAMES[kind]} "
+            check(not extra, "accountant", f"the {self.label} tracker on {KIND_NAMES[kind]} "
                   f"composes with {', '.join(chosen.accountants)} (got {', '.join(extra)})")
         note = None if chosen else self.untracked_note(setup)
         return PairwiseTracker(setup, chosen, self.epsilon0(setup), note, keep_pairs,

@@ -7,13 +7,13 @@ import pytest
 
 from netdp import engine
 from netdp.engine.routing import Router
-from netdp.tasks import get_task, make_config
+from netdp.tasks import make_config, task_of
 from netdp.tasks.setup import Streams, with_seed
 
 
 def _run_and_view(observer: int, **params):
     config = with_seed(make_config(seed=5, **params))
-    task = get_task(config.task)
+    task = task_of(config)
     setup = task.prepare(config)
     streams = Streams(setup.seed, 0)
     tokens = config.tokens
