@@ -12,6 +12,33 @@ import numpy as np
 
 
 @dataclass(frozen=True, eq=False)
+class GossipRounds:
+    """Gossip: at every step ``t = 0..steps`` each directed edge ``src -> dst`` carries
+    the state of ``src`` (synchronous rounds).
+
+    Attributes
+    ----------
+    src, dst
+        The directed edges that carry messages (both directions of each undirected edge).
+    steps
+        Averaging steps after the initial state: messages go out at ``t = 0..steps``.
+    arrivals
+        ``(steps + 1, edges)`` time at which each message arrived (event engine), or
+        ``None`` when every round takes one time unit.
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    steps: int
+    arrivals: np.ndarray | None = None
+
+    @property
+    def messages(self) -> int:
+        """Messages delivered over all rounds."""
+        return (self.steps + 1) * int(self.src.size)
+
+
+@dataclass(frozen=True, eq=False)
 class Trace:
     """Holders and hop times of every token.
 
@@ -30,6 +57,9 @@ class Trace:
         Time per hop when ``times`` is ``None``.
     engine
         ``"vector"`` or ``"event"``: which engine recorded it.
+    gossip
+        The rounds of a gossip run (optional; ``None`` for a walk, whose ``holders`` say
+        everything). A gossip trace has no token: ``holders`` has shape ``(0, 0)``.
     """
 
     n: int
@@ -37,6 +67,7 @@ class Trace:
     times: np.ndarray | None = None
     period: float = 1.0
     engine: str = "vector"
+    gossip: GossipRounds | None = None
 
     @property
     def tokens(self) -> int:
@@ -50,8 +81,8 @@ class Trace:
 
     @property
     def hops(self) -> int:
-        """Contributions over all tokens."""
-        return self.holders.size
+        """Contributions over all tokens (a gossip run: its messages)."""
+        return self.holders.size + (self.gossip.messages if self.gossip is not None else 0)
 
     def hop_times(self) -> np.ndarray:
         """``(tokens, steps)`` times, materialized if the trace stores a period only."""
