@@ -79,7 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    help=f"{spec.help} (default: {spec.default_text}; "
                                    f"{', '.join(t for t, _, _ in lows)})")
         else:
-            _add(group, name, spec, _help(name, owners))
+            union = tuple(dict.fromkeys(c for _, sp, _ in owners for c in (sp.choices or ())))
+            _add(group, name, spec, _help(name, owners), choices=union or None)
     out = sim.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object instead of "
                      "the table")
@@ -122,11 +123,14 @@ def _help(name: str, owners: list[tuple[str, Param, Any]]) -> str:
             return spec.help
         return f"{spec.help} (default: {shown})"
 
-    texts = {one(spec, default) for _, spec, default in owners}
-    if len(texts) == 1:
-        tasks = [t for t, _, _ in owners if t]
-        return next(iter(texts)) + (f" [--task {' or '.join(tasks)}]" if tasks else "")
-    return "; ".join(f"{task}: {one(spec, default)}" for task, spec, default in owners)
+    by_text: dict[str, list[str]] = {}
+    for task, spec, default in owners:
+        by_text.setdefault(one(spec, default), []).append(task)
+    if len(by_text) == 1:
+        text, tasks = next(iter(by_text.items()))
+        tasks = [t for t in tasks if t]
+        return text + (f" [--task {' or '.join(tasks)}]" if tasks else "")
+    return "; ".join(f"{' or '.join(tasks)}: {text}" for text, tasks in by_text.items())
 
 
 def parameters(args: argparse.Namespace) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from netdp.config.params import Section
 from netdp.errors import InputError, check
 from netdp.tasks.base import Task
 from netdp.tasks.fraction import FractionTask
+from netdp.tasks.gossip_sum import GossipSumTask
 from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.sgd import SgdTask
 from netdp.tasks.sum import SumTask
@@ -22,6 +23,7 @@ from netdp.tasks.sum import SumTask
 #: protocol of one, is one module plus one line here.
 TASKS: dict[str, Task] = {task.key: task for task in (
     SumTask(),
+    GossipSumTask(),
     HistogramTask(),
     SgdTask(),
     FractionTask(),

@@ -74,7 +74,8 @@ class View:
     observer
         The observing node.
     token, step
-        For each visit, the token and its step at which the observer takes it.
+        For each visit, the token and its step at which the observer takes it (gossip: for
+        each message, its sender and the step).
     received
         ``(visits, ...)``: the token's content on arrival (a partial sum, an aggregate,
         a model), before the observer's own contribution.

@@ -1,0 +1,403 @@
+"""Gossip averaging (Muffliato, Cyffers, Even, Bellet, Massoulié, NeurIPS 2022): the mean
+of the nodes' values, by ``--task sum --protocol gossip``.
+
+Every node adds ``N(0, σ²Δ²)`` to its value once, then all nodes run ``T`` synchronous
+steps ``x ← W x`` (or Chebyshev-accelerated steps) with a symmetric, doubly stochastic
+gossip matrix ``W``; every node ends near the mean. A node ``v`` sees the state of each of
+its neighbours at every step: the pairwise loss of ``u`` towards ``v`` sums, over the
+steps and those messages, ``(A_t)_{wu}² / ‖(A_t)_{w,:}‖²`` with ``A_t`` the polynomial
+actually applied (:mod:`netdp.privacy.gossip`), capped at the LDP level.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from netdp.config import Section, SimulationConfig, param
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.reports import LdpSummary, PairSummary, PrivacyReport, Report, Utility, fmt, row
+from netdp.tasks.base import Task
+from netdp.tasks.setup import Setup, Streams, View, build_topology, values_from_file
+from netdp.tasks.sum import DATA
+from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
+
+GROUP = "gossip (--protocol gossip)"
+DATA_GROUP = "summation and histograms"
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+@dataclass(frozen=True)
+class GossipSumConfig(Section):
+    """Parameters of ``--task sum --protocol gossip``."""
+
+    task = "sum"
+    protocol = "gossip"
+
+    sigma: float | None = param(None, "std of the noise every node adds once, in units of the "
+                                "sensitivity (the range's width)", kind=float, low=0.0,
+                                low_open=True, metavar="S", group=GROUP,
+                                default_text="calibrated to --epsilon, --delta (analytic "
+                                "Gaussian)")
+    gossip_matrix: str = param("metropolis", "the gossip matrix W: metropolis "
+                               "(1/(1 + max(d_u, d_v)) on edges), lazy (1/(2 d_max) on "
+                               "edges) or a file (.npy, or 'u v w' lines)",
+                               metavar="metropolis|lazy|FILE", group=GROUP)
+    accelerated: bool = param(False, "Chebyshev acceleration (the accounting uses the "
+                              "polynomial actually applied)", group=GROUP)
+    rdp_order: float | None = param(None, "also report the Renyi divergences at this order "
+                                    "(unconverted, capped at the LDP level), as the papers "
+                                    "plot them", kind=float, low=1.0, low_open=True,
+                                    high=1e6, metavar="A", group=GROUP)
+    sources: int | None = param(None, "sampled sources for the pairwise accounting of large "
+                                "graphs", kind=int, low=1, metavar="K", group=GROUP,
+                                default_text="every source up to a few thousand nodes")
+    data: str = param("uniform", "synthetic values: uniform on the range, constant "
+                      "(midpoint) or normal (clipped)", choices=DATA, group=DATA_GROUP)
+    data_file: str | None = param(None, "take the values from a CSV file with a header row "
+                                  "(one row per node)", kind=str, metavar="CSV",
+                                  group=DATA_GROUP)
+    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
+                               metavar="NAME|INDEX", group=DATA_GROUP,
+                               default_text="the first")
+    low: float = param(0.0, "range of the values; its width is the sensitivity",
+                       pair="range", metavar="LOW", group=DATA_GROUP, default_text="0 1")
+    high: float = param(1.0, "range of the values; its width is the sensitivity",
+                        pair="range", metavar="HIGH", group=DATA_GROUP, default_text="0 1")
+
+    def validate(self, config: Any) -> None:
+        check(self.low < self.high and math.isfinite(self.high - self.low), "range",
+              f"needs finite LOW < HIGH (got {self.low:g} {self.high:g})")
+        check(self.column is None or self.data_file is not None, "column",
+              "picks a column of --data-file; give the file")
+        check(config.topology != "ring", "topology", "gossip needs undirected edges; the ring "
+              "is directed (try --topology cycle)")
+        check(config.tokens == 1, "tokens", "gossip moves no token (leave --tokens out)")
+        check(config.walk == "auto", "walk", "gossip has no walk rule (leave --walk out)")
+        check(config.service_time == 0, "service-time", "gossip nodes keep no token")
+        check(config.coalition is None, "coalition", "coalitions are not tracked for gossip "
+              "yet")
+
+
+@dataclass(frozen=True)
+class GossipRun:
+    """One run: every node's final state, and the true mean."""
+
+    final: np.ndarray
+    truth: float
+
+    @property
+    def errors(self) -> np.ndarray:
+        """``|x_T[v] - mean|`` per node."""
+        return np.abs(self.final - self.truth)
+
+
+@dataclass(frozen=True, eq=False)
+class GossipUtility(Utility):
+    """Every node's estimate of the mean, beside its closed-form error."""
+
+    estimate: float
+    truth: float
+    abs_error: float
+    max_error: float
+    theoretical_rmse: float | None
+    ldp_std: float
+    steps: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantity": "mean, at every node", "estimate": self.estimate,
+                "truth": self.truth, "abs_error": self.abs_error, "max_error": self.max_error,
+                "theoretical_rmse": self.theoretical_rmse, "ldp_std": self.ldp_std,
+                "steps": self.steps}
+
+    def lines(self, report: Report) -> list[str]:
+        widths = (10, 12, 12, 12, 12, 14)
+        return ["", row(("", "mean est.", "truth", "mean |err|", "max |err|", "theory rmse"),
+                        widths),
+                row(("nodes", *map(fmt, (self.estimate, self.truth, self.abs_error,
+                                         self.max_error, self.theoretical_rmse))), widths),
+                f"  LDP baseline (every node's noisy value, averaged): std {fmt(self.ldp_std)}"]
+
+
+@dataclass(frozen=True)
+class DistanceRow:
+    """The losses of the pairs at one hop distance."""
+
+    distance: int
+    pairs: int
+    mean: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{distance, pairs, mean, min, max}``."""
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True, eq=False)
+class GossipPrivacy(PrivacyReport):
+    """Pairwise (ε, δ) of gossip averaging from the exact Muffliato sum, by distance."""
+
+    epsilon0: float
+    delta0: float
+    sigma: float
+    ldp: LdpSummary
+    theory: dict[str, float]
+    empirical: tuple[PairSummary, ...]
+    by_distance: tuple[DistanceRow, ...]
+    method: str
+    renyi: dict[str, Any] | None = None
+    note: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for emp in self.empirical:
+            entry = {**emp.to_dict(), "by_distance": [r.to_dict() for r in self.by_distance]}
+            if self.renyi is not None:
+                entry["renyi"] = self.renyi
+            rows.append(entry)
+        out: dict[str, Any] = {"epsilon0": self.epsilon0, "delta0": self.delta0,
+                               "sigma": self.sigma, "ldp": self.ldp.to_dict(), **self.details,
+                               "theory": dict(self.theory), "method": self.method}
+        if self.note is not None:
+            out["note"] = self.note
+        out["empirical"] = rows
+        return out
+
+    def lines(self, report: Report) -> list[str]:
+        widths = (14,) + (10,) * 6
+        lines = ["", f"  privacy: eps(u -> v) over ordered pairs; each node adds noise once "
+                     f"(sigma = {self.sigma:.4g}, eps0 = {self.epsilon0:.4g}-LDP)",
+                 row(("", "mean", "min", "max", "q50", "q90", "q99"), widths) + "  delta"]
+        for emp in self.empirical:
+            cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
+            lines.append(row((f"{emp.accountant} (gossip)", *map(fmt, cells)), widths)
+                         + f"  {emp.delta:.2g}")
+        lines.append(row(("LDP baseline", fmt(self.ldp.mean), fmt(self.ldp.min),
+                          fmt(self.ldp.max)), widths))
+        if self.by_distance:
+            lines += ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"]
+            lines += [f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9} {fmt(r.min):>9} "
+                      f"{fmt(r.max):>9}" for r in self.by_distance[:12]]
+            if len(self.by_distance) > 12:
+                lines.append(f"  {'...':>10}  ({len(self.by_distance) - 12} more in --json)")
+        lines += [f"  theory {name}: {fmt(eps)}" for name, eps in self.theory.items()]
+        lines.append(f"  accounting: {self.method}")
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return lines
+
+
+def _section(setup: Setup) -> GossipSumConfig:
+    section = setup.config.section
+    assert isinstance(section, GossipSumConfig)
+    return section
+
+
+class GossipTracker(Tracker):
+    """The Muffliato accounting of the gossip that ran (deterministic for synchronous
+    rounds: it depends on W, T and σ, not on the noise drawn)."""
+
+    def __init__(self, setup: Setup, keep_pairs: bool) -> None:
+        from netdp.privacy import gossip
+
+        self.setup, self.keep_pairs = setup, keep_pairs
+        n = setup.topology.n
+        memo = setup.memo
+        if keep_pairs:
+            check(n <= MATRIX_LIMIT, "pairs-out",
+                  f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
+        self.tracking = bool(setup.config.accountants)
+        self.losses = None
+        if self.tracking or keep_pairs:
+            sec = _section(setup)
+            rng = Streams(setup.seed, 0).generator("coalition")  # the sampled sources
+            self.losses = gossip.pairwise_losses(
+                memo["W"], setup.steps, accelerated=sec.accelerated, gamma=memo["gamma"],
+                sources=sec.sources, rng=rng, transitive=memo["transitive"],
+                dense=keep_pairs)
+
+    def add(self, run: int, trace: Trace, outcome: Any) -> None:
+        check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
+
+    def matrix(self) -> np.ndarray | None:
+        if not self.keep_pairs or self.losses is None:
+            return None
+        return self.epsilons(np.asarray(self.losses.dense()))
+
+    def epsilons(self, coefficients: np.ndarray) -> np.ndarray:
+        """(ε, δ) of capped coefficients: the linear RDP ``α min(C, 1) / (2σ²)``."""
+        from netdp.privacy.sgd import epsilon_upper
+
+        sigma, delta = self.setup.memo["sigma"], self.setup.config.delta
+        return epsilon_upper(np.minimum(coefficients, 1.0) / (2.0 * sigma**2), delta)
+
+    def report(self) -> GossipPrivacy:
+        from netdp.privacy.sgd import epsilon
+        from netdp.privacy.tracker import QUANTILES as Q
+
+        setup, cfg = self.setup, self.setup.config
+        sigma, delta, n = setup.memo["sigma"], cfg.delta, setup.topology.n
+        rho_ldp = 1.0 / (2.0 * sigma**2)
+        eps_ldp = float(epsilon(rho_ldp, delta))
+        ldp = LdpSummary("one Gaussian release per node: RDP alpha / (2 sigma^2), converted",
+                         eps_ldp, eps_ldp, eps_ldp)
+        sec = _section(setup)
+        if self.losses is None:
+            return GossipPrivacy(eps_ldp, delta, sigma, ldp, {}, (), (), "none",
+                                 note="pairwise tracking skipped (no accountant)")
+        coef = self.losses.coefficients  # (sources, n): C[u, v] of the sources u accounted
+        off = self.losses.off_diagonal()
+        eps = self.epsilons(coef)[off]
+        quantiles = {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in Q}
+        pairs = int(eps.size * self.losses.weight)
+        summary = PairSummary("rdp", delta, pairs, 0, float(eps.mean()), float(eps.min()),
+                              float(eps.max()), quantiles)
+        distances = self.losses.distances()[off]
+        rows = tuple(DistanceRow(int(d), int(np.sum(distances == d) * self.losses.weight),
+                                 float(eps[distances == d].mean()),
+                                 float(eps[distances == d].min()),
+                                 float(eps[distances == d].max()))
+                     for d in np.unique(distances))
+        renyi = None
+        if sec.rdp_order is not None:
+            div = sec.rdp_order * np.minimum(coef, 1.0)[off] * rho_ldp
+            renyi = {"order": sec.rdp_order, "mean": float(div.mean()),
+                     "min": float(div.min()), "max": float(div.max()),
+                     "by_distance": [{"distance": int(d), "mean": float(div[distances == d].mean()),
+                                      "min": float(div[distances == d].min()),
+                                      "max": float(div[distances == d].max())}
+                                     for d in np.unique(distances)]}
+        raw = np.asarray(coef)[off]
+        theory = {"gossip-muffliato-uncapped-mean": float(np.mean(
+            self.epsilons_uncapped(raw)))}
+        note = self.losses.note
+        return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, (summary,), rows,
+                             self.losses.method, renyi, note,
+                             {"gossip_matrix": sec.gossip_matrix,
+                              "accelerated": sec.accelerated, "steps": setup.steps,
+                              "spectral_gap": setup.memo["gap"], "nodes": n})
+
+    def epsilons_uncapped(self, coefficients: np.ndarray) -> np.ndarray:
+        """The Muffliato sum converted without the LDP cap (what the paper reports)."""
+        from netdp.privacy.sgd import epsilon_upper
+
+        sigma, delta = self.setup.memo["sigma"], self.setup.config.delta
+        return epsilon_upper(coefficients / (2.0 * sigma**2), delta)
+
+
+class GossipSumTask(Task):
+    """Averaging by gossip: noise once per node, then ``T`` averaging steps."""
+
+    name = "sum"
+    protocol = "gossip"
+    summary = "the mean of real values by gossip averaging (Muffliato, NeurIPS 2022)"
+    section = GossipSumConfig
+    tracking = tuple(
+        Tracking(kind, "exact Muffliato sum over steps and neighbours' messages, per pair, "
+                 "capped at LDP; by distance" if kind == "graph" else "as on any graph",
+                 None, ("rdp",)) for kind in ("graph", "complete"))
+
+    def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import seeding
+        from netdp.data import check_range, synthetic
+        from netdp.engine import choose
+        from netdp.mechanisms.noise import analytic_sigma
+        from netdp.privacy import gossip
+
+        sec = config.section
+        assert isinstance(sec, GossipSumConfig) and config.seed is not None
+        values, nodes = values_from_file(config)
+        topo = build_topology(config, nodes)
+        if values is None:
+            values = synthetic(sec.data, topo.n, seeding.generator(config.seed, "data"),
+                               sec.low, sec.high)
+        check(values.size == topo.n, "nodes",
+              f"the data holds {values.size} values for {topo.n} nodes")
+        check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}")
+        W = gossip.gossip_matrix(topo, sec.gossip_matrix)
+        gap = gossip.spectral_gap(W)
+        sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
+                                                                       config.delta)
+        steps = config.steps or gossip.default_steps(gap, sigma, topo.n)
+        gamma = gossip.chebyshev_gamma(gap) if sec.accelerated else None
+        engine = choose(config.engine, 1, 0.0)
+        accountants = ("rdp",) if config.accountants is None else config.accountants
+        resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
+                                  accountants=tuple(accountants))
+        memo = {"W": W, "gap": gap, "sigma": sigma, "gamma": gamma,
+                "transitive": gossip.is_vertex_transitive(topo)}
+        return Setup(resolved, topo, steps, values, None, memo)
+
+    def trace(self, setup: Setup, streams: Streams) -> Trace:
+        from netdp.engine import gossip as engine
+        from netdp.engine.clock import parse_latency
+
+        cfg = setup.config
+        return engine.run(cfg.engine, setup.topology, setup.steps, parse_latency(cfg.latency),
+                          streams.generator("latency"))
+
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> GossipRun:
+        """Every node adds its noise once, then ``T`` averaging steps."""
+        states = self.states(setup, streams)
+        return GossipRun(states[-1], float(np.mean(setup.data)))
+
+    def states(self, setup: Setup, streams: Streams) -> np.ndarray:
+        """``(T + 1, n)``: the nodes' states ``x_0..x_T`` of the run."""
+        from netdp.privacy import gossip
+
+        sec, memo = _section(setup), setup.memo
+        width = sec.high - sec.low
+        noise = streams.generator("noise").standard_normal(setup.topology.n)
+        x0 = setup.data + memo["sigma"] * width * noise
+        return gossip.gossip(memo["W"], x0, setup.steps, accelerated=sec.accelerated,
+                             gamma=memo["gamma"])
+
+    def record(self, outcome: GossipRun) -> dict[str, float]:
+        return {"estimate": float(outcome.final.mean()),
+                "abs_error": float(outcome.errors.mean()),
+                "max_error": float(outcome.errors.max())}
+
+    def utility(self, setup: Setup, outcomes: Sequence[GossipRun]) -> GossipUtility:
+        from netdp.privacy import gossip
+
+        sec, memo = _section(setup), setup.memo
+        width, n = sec.high - sec.low, setup.topology.n
+        rmse = gossip.final_rmse(memo["W"], setup.data, setup.steps, memo["sigma"] * width,
+                                 accelerated=sec.accelerated, gamma=memo["gamma"])
+        return GossipUtility(
+            estimate=float(np.mean([o.final.mean() for o in outcomes])),
+            truth=outcomes[0].truth,
+            abs_error=float(np.mean([o.errors.mean() for o in outcomes])),
+            max_error=float(np.mean([o.errors.max() for o in outcomes])),
+            theoretical_rmse=rmse, ldp_std=memo["sigma"] * width / math.sqrt(n),
+            steps=setup.steps)
+
+    def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+        return GossipTracker(setup, keep_pairs)
+
+    def describe_mechanism(self, setup: Setup) -> dict[str, Any]:
+        sec = _section(setup)
+        return {"name": "gaussian", "sigma": setup.memo["sigma"] * (sec.high - sec.low),
+                "sigma_over_sensitivity": setup.memo["sigma"], "once_per_node": True}
+
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """The states of the observer's neighbours at every step (the messages it gets)."""
+        assert trace.gossip is not None
+        states = self.states(setup, streams)
+        senders = trace.gossip.src[trace.gossip.dst == observer]
+        steps = np.repeat(np.arange(setup.steps + 1), senders.size)
+        return View(observer, np.tile(senders, setup.steps + 1), steps,
+                    states[:, senders].reshape(-1), states[-1:])
+
+    def footprint(self, config: SimulationConfig, nodes: int,
+                  steps: int) -> dict[str, tuple[float, str]]:
+        dense = 8.0 * nodes * nodes * 4 if nodes <= 4096 else 0.0
+        return {"the states": (8.0 * nodes * 64, "nodes"),
+                "the dense accounting": (dense, "nodes")}
