@@ -39,16 +39,23 @@ def _bad_values(spec: Param) -> list[str]:
     return []
 
 
+def _records() -> list[tuple[str, list[str], type]]:
+    """(label, the flags that pick the task, the record of its parameters)."""
+    out: list[tuple[str, list[str], type]] = [("sum", ["--task", "sum"], SimulationConfig)]
+    for t in TASKS.values():
+        out.append((t.key, ["--task", t.name, "--protocol", t.protocol], t.section))
+    return out
+
+
 def _cases() -> list[tuple[str, list[str]]]:
     cases = []
-    records = [("sum", SimulationConfig)] + [(t.name, t.section) for t in TASKS.values()]
-    for task, record in records:
+    for label, picks, record in _records():
         for name, spec, _ in params_of(record):
-            if name in ("task",) or spec.pair:
+            if name in ("task", "protocol") or spec.pair:
                 continue
             flag = "--" + (spec.flag or name.replace("_", "-"))
             for value in _bad_values(spec):
-                cases.append((f"{task}:{flag}={value}", ["--task", task, flag, value]))
+                cases.append((f"{label}:{flag}={value}", [*picks, flag, value]))
     return cases
 
 
@@ -148,15 +155,15 @@ def _wrong_types(spec: Param) -> list:
 
 def _toml_cases() -> list[tuple[str, str]]:
     out = []
-    records = [("sum", SimulationConfig)] + [(t.name, t.section) for t in TASKS.values()]
-    for task, record in records:
+    for label, picks, record in _records():
         for name, spec, _ in params_of(record):
-            if name == "task":
+            if name in ("task", "protocol"):
                 continue
             for value in _wrong_types(spec):
                 key = spec.pair if spec.pair else name
-                text = f'task = "{task}"\n{key} = {_toml(value)}\n'
-                out.append((f"{task}:{key}={_toml(value)}", text))
+                head = f'task = "{picks[1]}"\n' + (
+                    f'protocol = "{picks[3]}"\n' if len(picks) > 2 else "")
+                out.append((f"{label}:{key}={_toml(value)}", f"{head}{key} = {_toml(value)}\n"))
     out.append(("binary", "\x00\xff\xfe"))
     out.append(("not-toml", "nodes = = 3"))
     out.append(("unknown-key", "vertices = 3"))
