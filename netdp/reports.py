@@ -272,6 +272,38 @@ class PairwisePrivacy(PrivacyReport):
         return lines
 
 
+@dataclass(frozen=True)
+class DistanceRow:
+    """The losses of the ordered pairs at one hop distance from ``u`` to ``v``."""
+
+    distance: int
+    pairs: int
+    mean: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{distance, pairs, mean, min, max}``."""
+        return {"distance": self.distance, "pairs": self.pairs, "mean": self.mean,
+                "min": self.min, "max": self.max}
+
+
+def by_distance(values: np.ndarray, distances: np.ndarray,
+                weight: float = 1.0) -> tuple[DistanceRow, ...]:
+    """Summaries of ``values`` grouped by ``distances`` (same shape; the pairs to count,
+    the diagonal left out by the caller). ``weight``: pairs each value stands for
+    (sampled sources)."""
+    values, distances = np.asarray(values).ravel(), np.asarray(distances).ravel()
+    order = np.argsort(distances, kind="stable")
+    values, distances = values[order], distances[order]
+    keys, start = np.unique(distances, return_index=True)
+    stop = np.append(start[1:], distances.size)
+    return tuple(DistanceRow(int(d), int(round((b - a) * weight)),
+                             float(values[a:b].mean()), float(values[a:b].min()),
+                             float(values[a:b].max()))
+                 for d, a, b in zip(keys, start, stop, strict=True))
+
+
 # --------------------------------------------------------------------------- text
 
 def fmt(x: Any, digits: int = 4) -> str:

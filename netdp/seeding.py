@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition", "hashes")
+COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition", "hashes",
+              "sources")
 
 
 def fresh_seed() -> int:

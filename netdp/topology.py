@@ -814,3 +814,28 @@ def _real(value) -> int | float:
     if abs(value) > _MAX_MAGNITUDE:
         raise _Refused(f"the value {_short(repr(value))} exceeds {_MAX_MAGNITUDE:g} in magnitude")
     return value
+
+
+def hop_distances(topology: Topology, sources: np.ndarray | None = None) -> np.ndarray:
+    """``(len(sources), n)`` hop distances from each source ``u`` to every node ``v``, along
+    the edges' directions (information flows from ``u`` to ``v``); all sources by default.
+
+    The ring: ``(v - u) mod n``; the complete graph: 1 (0 to itself); other graphs: BFS.
+    """
+    n = topology.n
+    sources = np.arange(n) if sources is None else np.asarray(sources, dtype=np.int64)
+    if topology.kind == "ring":
+        return (np.arange(n)[None, :] - sources[:, None]) % n
+    if topology.kind == "complete":
+        out = np.ones((sources.size, n), dtype=np.int64)
+        out[np.arange(sources.size), sources] = 0
+        return out
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    assert topology.indptr is not None and topology.indices is not None
+    adj = sparse.csr_array((np.ones(topology.indices.size), topology.indices, topology.indptr),
+                           shape=(n, n))
+    dist = csgraph.shortest_path(adj, directed=topology.directed, unweighted=True,
+                                 indices=sources)
+    return np.asarray(dist, dtype=np.int64)  # the graphs are connected: no inf

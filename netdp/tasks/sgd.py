@@ -10,7 +10,7 @@ walk that ran.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.learning.models import MODELS
-from netdp.reports import PrivacyReport, Report, Utility, fmt
+from netdp.reports import DistanceRow, PrivacyReport, Report, Utility, by_distance, fmt
 from netdp.tasks.base import Output, Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
@@ -190,12 +190,16 @@ class RegimeLosses:
     quantiles: dict[str, float]
     above_target: float
     ldp: dict[str, float]
+    by_distance: tuple[DistanceRow, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The row of ``privacy.empirical`` (accountant ``rdp``)."""
-        return {"regime": self.regime, "accountant": "rdp", "delta": self.delta,
-                "pairs": self.pairs, "mean": self.mean, "min": self.min, "max": self.max,
-                **self.quantiles, "above_target": self.above_target, "ldp": dict(self.ldp)}
+        out = {"regime": self.regime, "accountant": "rdp", "delta": self.delta,
+               "pairs": self.pairs, "mean": self.mean, "min": self.min, "max": self.max,
+               **self.quantiles, "above_target": self.above_target, "ldp": dict(self.ldp)}
+        if self.by_distance:
+            out["by_distance"] = [r.to_dict() for r in self.by_distance]
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,11 +211,14 @@ class SgdPrivacy(PrivacyReport):
     calibration: dict[str, Any]
     empirical: tuple[RegimeLosses, ...]
     note: str | None = None
+    theory: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"delta": self.delta, "target_epsilon": self.target_epsilon,
                                "calibration": {r: c.to_dict()
                                                for r, c in self.calibration.items()}}
+        if self.theory:
+            out["theory"] = dict(self.theory)
         if self.note is not None:
             out["note"] = self.note
         out["empirical"] = [row.to_dict() for row in self.empirical]
@@ -232,6 +239,8 @@ class SgdPrivacy(PrivacyReport):
             cells = "".join(f" {fmt(v):>8}" for v in values)
             lines.append(f"  {row.regime:12}{cells}{row.above_target:>10.1%}"
                          f"{fmt(row.ldp['mean']):>12}")
+        lines += [f"  theory {name} (network, mean over pairs): {fmt(eps)}"
+                  for name, eps in self.theory.items()]
         return lines
 
 
@@ -290,9 +299,13 @@ class SgdTracker(Tracker):
         if not self.tracking:
             return SgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (),
                               "pairwise tracking skipped (no accountant)")
+        from netdp.topology import hop_distances
+
         n = self.setup.topology.n
         off = ~np.eye(n, dtype=bool)
         clip, delta = cfg.get("lipschitz"), cfg.delta
+        distances = np.tile(hop_distances(self.setup.topology).astype(np.int32)[off],
+                            len(self.tracked))
         empirical: list[RegimeLosses] = []
         for regime, cal in calibrations.items():
             if regime not in ("local", "network"):  # central and nonprivate have no walk view
@@ -306,8 +319,33 @@ class SgdTracker(Tracker):
                 float(eps.max()),
                 {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in QUANTILES},
                 float(np.mean(eps > cfg.epsilon)),
-                {"mean": float(ldp.mean()), "min": float(ldp.min()), "max": float(ldp.max())}))
-        return SgdPrivacy(delta, cfg.epsilon, calibrations, tuple(empirical))
+                {"mean": float(ldp.mean()), "min": float(ldp.min()), "max": float(ldp.max())},
+                by_distance(eps, distances)))
+        theory = {}
+        if "network" in calibrations:
+            theory["graph-walk-icml2024"] = self.icml_mean(calibrations["network"].sigma)
+        return SgdPrivacy(delta, cfg.epsilon, calibrations, tuple(empirical), theory=theory)
+
+    def icml_mean(self, sigma: float) -> float:
+        """Mean over ordered pairs of the ICML 2024 closed-form ε (network regime), over all
+        sources up to :data:`~netdp.privacy.graph_walk.DENSE_LIMIT` nodes, else 256 sampled
+        sources (from the ``sources`` stream)."""
+        from netdp.privacy import graph_walk
+
+        setup, cfg = self.setup, self.setup.config
+        n = setup.topology.n
+        walk = "simple" if setup.topology.kind != "graph" else cfg.walk
+        P = graph_walk.transition_matrix(setup.topology, walk)
+        sources = None
+        if n > graph_walk.DENSE_LIMIT:
+            rng = Streams(setup.seed, 0).generator("sources")
+            sources = np.sort(rng.choice(n, size=256, replace=False))
+        coef = graph_walk.icml_coefficients(P, setup.steps, sources)
+        mask = np.ones(coef.shape, dtype=bool)
+        rows = np.arange(coef.shape[0])
+        mask[rows, rows if sources is None else sources] = False
+        eps = _pair_epsilons(coef[mask], sigma, cfg.get("lipschitz"), cfg.delta)
+        return float(eps.mean())
 
 
 def write_curves(report: Report, paths: Sequence[Path]) -> None:
