@@ -1,6 +1,7 @@
-"""Hops per second of both engines on the complete graph (issue: core simulator).
+"""Hops per second of both engines on one topology (issues: core simulator, 13).
 
-Usage: python experiments/bench_engines.py [--nodes 10000] [--steps 1000000] [--repeat 3]
+Usage: python experiments/bench_engines.py [--topology complete] [--nodes 10000]
+[--steps 1000000] [--repeat 3]
 
 Prints, for each engine, the median wall time of a whole walk and its hops per second,
 next to the floor of the vector engine: one numpy draw of T integers.

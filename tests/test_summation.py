@@ -88,7 +88,7 @@ def test_complete_closed_form_equals_the_spectral_form(self_moves):
 
 
 @pytest.mark.parametrize("topo,walk", [("karate", "metropolis"), ("barabasi-albert", "auto"),
-                                       ("hypercube", "auto")])
+                                       ("hypercube", "auto"), ("hypercube", "lazy")])
 def test_graph_walk_sum_unbiased_with_the_spectral_std(topo, walk):
     nodes = {"karate": None, "barabasi-albert": 60, "hypercube": 32}[topo]
     est, res = _estimates(topology=topo, nodes=nodes, steps=300, walk=walk)
@@ -98,8 +98,21 @@ def test_graph_walk_sum_unbiased_with_the_spectral_std(topo, walk):
     assert_std_gaussian(est, out.theoretical_std)
 
 
-def test_simple_walk_on_irregular_graph_has_no_std_claim():
-    res = simulate(make_config(topology="karate", walk="simple", steps=100, seed=1))
+def test_lazy_walk_sum_in_the_no_noise_limit():
+    # only the walk's sampling variance: the lazy walk's own matrix, not the simple one's
+    est, res = _estimates(topology="hypercube", nodes=32, steps=300, walk="lazy",
+                          epsilon=1e6, delta=0.5)
+    out = res.outcomes[0]
+    assert_mean(est, out.truth, out.theoretical_std)
+    assert_std_gaussian(est, out.theoretical_std)
+    simple = simulate(make_config(topology="hypercube", nodes=32, steps=300, walk="simple",
+                                  epsilon=1e6, delta=0.5, seed=1, accountants=()))
+    assert out.theoretical_std > 1.4 * simple.outcomes[0].theoretical_std
+
+
+@pytest.mark.parametrize("walk", ["simple", "lazy"])
+def test_simple_walk_on_irregular_graph_has_no_std_claim(walk):
+    res = simulate(make_config(topology="karate", walk=walk, steps=100, seed=1))
     assert res.outcomes[0].theoretical_std is None
 
 

@@ -18,7 +18,7 @@ from netdp.config.params import Section, check_value, param, params_of
 from netdp.errors import InputError, check
 
 ENGINES = ("auto", "event", "vector")
-WALKS = ("auto", "simple", "metropolis")
+WALKS = ("auto", "simple", "lazy", "metropolis")
 ACCOUNTANTS = ("kov", "rdp", "pld")
 PROTOCOLS = ("walk", "gossip")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
@@ -59,9 +59,9 @@ class SimulationConfig:
     self_moves: bool = param(True, "complete graph only: never forward the token to "
                              "oneself", flag="no-self-moves", group=RUN)
     walk: str = param("auto", "walk rule on graphs other than the ring and the complete "
-                      "graph: simple (uniform neighbour) or metropolis (uniform stationary "
-                      "law; auto takes it on irregular undirected graphs)", choices=WALKS,
-                      group=RUN)
+                      "graph: simple (uniform neighbour), lazy (stay w.p. 1/2, else a uniform "
+                      "neighbour) or metropolis (uniform stationary law; auto takes it on "
+                      "irregular undirected graphs)", choices=WALKS, group=RUN)
     directed: bool = param(False, "edge-list files only: read edges as one-way", group=RUN)
     epsilon: float = param(1.0, "LDP level of one noisy contribution or report (sgd: the "
                            "target of every regime)", low=0.0, low_open=True,
@@ -120,7 +120,7 @@ class SimulationConfig:
         if not self.self_moves and topology != "complete":
             raise InputError("no-self-moves", f"applies to the complete graph only (the "
                              f"topology is {topology})")
-        if self.walk == "metropolis" and topology in IMPLICIT:
+        if self.walk in ("metropolis", "lazy") and topology in IMPLICIT:
             raise InputError("walk", f"chooses the walk rule on other graphs; the {topology} "
                              "forwards the token uniformly (leave --walk out)")
         if self.directed and not _is_edge_list(topology):

@@ -3,7 +3,8 @@
 A walk's randomness is a stream of uniforms ``u`` in ``[0, 1)`` drawn from the token's
 own generator in chunks (``Generator.random`` is chunk-invariant), so the event engine,
 which moves tokens one hop at a time, and the vector engine, which moves a whole chunk
-at once, follow the same path from the same seed.
+at once, follow the same path from the same seed. On explicit graphs the hops run in one
+compiled loop (:func:`netdp.engine._kernels.graph_walk`, loaded with the first graph walk).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from netdp.engine.trace import holder_dtype
 from netdp.errors import InputError
 from netdp.topology import Topology
 
-Walk = Literal["simple", "metropolis"]
+Walk = Literal["simple", "metropolis", "lazy"]
+WALK_RULES = ("simple", "lazy", "metropolis")
 CHUNK = 1 << 18
 
 
@@ -26,15 +28,16 @@ def resolve_walk(topology: Topology, walk: str = "auto") -> Walk:
     ``metropolis`` proposes a uniform neighbour ``w`` and moves there with probability
     ``min(1, d_u / d_w)`` (else stays), so every step's holder is uniform when the start
     is: summation estimates stay unbiased on irregular graphs. It needs undirected edges;
-    on regular graphs both rules are the same walk.
+    on regular graphs it is the simple walk. ``lazy`` stays with probability 1/2, else
+    moves to a uniform neighbour (any graph; ``auto`` never picks it).
     """
     if walk == "auto":
         return "simple" if topology.directed or topology.is_regular else "metropolis"
-    if walk not in ("simple", "metropolis"):
-        raise InputError("walk", f"must be auto, simple or metropolis (got {walk!r})")
+    if walk not in WALK_RULES:
+        raise InputError("walk", f"must be auto, simple, lazy or metropolis (got {walk!r})")
     if walk == "metropolis" and topology.directed:
         raise InputError("walk", "metropolis needs an undirected graph; use --walk simple")
-    return cast(Walk, walk)  # one of the two, checked above
+    return cast(Walk, walk)  # one of the three, checked above
 
 
 class Router:
@@ -45,18 +48,31 @@ class Router:
     topology
         The graph.
     walk
-        ``simple`` (uniform out-neighbour) or ``metropolis``.
+        ``simple`` (uniform out-neighbour), ``lazy`` (graphs only) or ``metropolis``.
     """
 
     def __init__(self, topology: Topology, walk: Walk = "simple") -> None:
         self.topology = topology
         self.walk = walk
-        self.width = 2 if (walk == "metropolis" and topology.kind == "graph") else 1
         self.dtype = holder_dtype(topology.n)
-        if topology.kind == "graph":  # plain lists: the per-hop kernel is pure Python
-            assert topology.indptr is not None and topology.indices is not None
-            self._indptr = topology.indptr.tolist()
-            self._indices = topology.indices.tolist()
+        self.width = 1
+        if topology.kind != "graph":
+            if walk == "lazy":
+                raise InputError("walk", f"lazy applies to explicit graphs; the "
+                                 f"{topology.kind} forwards the token uniformly")
+            return
+        from netdp.engine import _kernels  # numba: only when a walk on a graph runs
+
+        assert topology.indptr is not None and topology.indices is not None
+        self._indptr = np.ascontiguousarray(topology.indptr, dtype=np.int64)
+        self._indices = np.ascontiguousarray(topology.indices, dtype=np.int64)
+        if np.diff(self._indptr).min() < 1:  # the kernel reads a neighbour of every holder
+            raise InputError("topology", f"{topology.name}: every node needs an out-neighbour")
+        if walk not in _kernels.RULES:
+            raise InputError("walk", f"must be simple, lazy or metropolis (got {walk!r})")
+        self._rule = _kernels.RULES[walk]
+        self._kernel = _kernels.graph_walk
+        self.width = 1 if walk == "simple" else 2
 
     def start(self, rng: np.random.Generator) -> int:
         """First holder: node 0 on the ring (public schedule), else uniform."""
@@ -80,20 +96,12 @@ class Router:
                 return (u[:, 0] * n).astype(self.dtype)
             steps = 1 + (u[:, 0] * (n - 1)).astype(np.int64)
             return ((current + np.cumsum(steps)) % n).astype(self.dtype)
-        return np.fromiter(self._graph_kernel(current, u), dtype=self.dtype, count=m)
-
-    def _graph_kernel(self, current: int, u: np.ndarray):
-        """Hop by hop on CSR lists: the one loop over steps, kept small."""
-        indptr, indices, h = self._indptr, self._indices, current
-        if self.width == 1:
-            for (x,) in u.tolist():
-                lo = indptr[h]
-                h = indices[lo + int(x * (indptr[h + 1] - lo))]
-                yield h
-            return
-        for x, accept in u.tolist():
-            lo, hi = indptr[h], indptr[h + 1]
-            w = indices[lo + int(x * (hi - lo))]
-            if accept * (indptr[w + 1] - indptr[w]) < hi - lo:  # accept w.p. min(1, d_h/d_w)
-                h = w
-            yield h
+        if not 0 <= current < n:
+            raise ValueError(f"holder {current} is not a node of {topo.name} (n = {n})")
+        if m == 0:
+            return np.empty(0, dtype=self.dtype)
+        if u.shape[1] != self.width:
+            raise ValueError(f"{self.walk} walk needs {self.width} uniform(s) per hop "
+                             f"(got shape {u.shape})")
+        return self._kernel(self._indptr, self._indices, int(current), u, self._rule,
+                            np.empty(m, dtype=self.dtype))

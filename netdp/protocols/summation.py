@@ -141,8 +141,9 @@ def walk_sum_std(topology: Topology, walk: str, values: np.ndarray, steps: int,
     ``Var(Σ_t x_{h_t}) = (1/n) Σ_k c_k² S(λ_k, T)`` over the eigenpairs of the (symmetric)
     transition matrix, with ``c_k`` the coordinates of the centred values and
     ``S(λ, T) = T + 2 Σ_{d<T} (T-d) λ^d``. Complete graph: one eigenvalue on centred
-    vectors, ``0`` (self-moves) or ``-1/(n-1)``. Returns ``None`` where the walk's law is
-    not uniform (simple walk on an irregular graph) or the graph is too large.
+    vectors, ``0`` (self-moves) or ``-1/(n-1)``. Returns ``None`` unless the matrix is
+    symmetric, so the law uniform (Metropolis; simple or lazy on a regular undirected
+    graph), or where the graph is too large.
     """
     n = topology.n
     noise = steps * noise_std**2
@@ -169,7 +170,11 @@ def _lag_sum(lam, steps: int):
 
 
 def _transition(topology: Topology, walk: str) -> np.ndarray:
-    """Dense transition matrix of the walk on a (small) graph."""
+    """Dense transition matrix of the walk on a (small) graph.
+
+    ``simple``: ``D^{-1} A``; ``lazy``: ``(I + D^{-1} A) / 2``; ``metropolis``: ``1 / max(d_u,
+    d_w)`` on edges, the rest of each row on its diagonal.
+    """
     n, indptr, indices = topology.n, topology.indptr, topology.indices
     assert indptr is not None and indices is not None  # a graph has its CSR arrays
     deg = np.diff(indptr).astype(float)
@@ -180,6 +185,9 @@ def _transition(topology: Topology, walk: str) -> np.ndarray:
         p[np.arange(n), np.arange(n)] += 1.0 - p.sum(axis=1)
     else:
         np.add.at(p, (rows, indices), 1.0 / deg[rows])
+        if walk == "lazy":
+            p *= 0.5
+            p[np.arange(n), np.arange(n)] += 0.5
     return p
 
 
