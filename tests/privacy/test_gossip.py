@@ -26,8 +26,8 @@ from netdp.privacy.sgd import epsilon as linear_rdp_epsilon
 EPS = np.finfo(float).eps
 AGREE = 1e-10
 
-# Six nodes: two triangles {0, 1, 2} and {3, 4, 5} joined by the edge 2 - 3, plus a leaf
-# would make seven; instead 5 - 0 is dropped so that degrees differ (1: 2, 2: 3, ...).
+# Six nodes: the triangles {0, 1, 2} and {3, 4, 5} joined by the edges 2 - 3 and 1 - 5;
+# degrees 2 (nodes 0, 4) and 3 (the others), diameter 3 (from 0 to 4).
 SIX_EDGES = [(0, 1), (0, 2), (1, 2), (2, 3), (3, 4), (3, 5), (4, 5), (1, 5)]
 
 
