@@ -69,7 +69,8 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
                   topology=topo, mechanism=task.describe_mechanism(setup),
                   runs=tuple(records), utility=task.utility(setup, outcomes),
                   privacy=tracker.report(), sections=task.sections(setup, outcomes),
-                  pairs=tracker.matrix(), outcomes=tuple(outcomes))
+                  pairs=tracker.matrix(), outcomes=tuple(outcomes),
+                  process=task.process_line(setup))
 
 
 def _progress(runs: int, progress: bool | None) -> Any:

@@ -94,6 +94,8 @@ class Report:
         The ``n x n`` pairwise matrix when asked for (not part of the JSON).
     outcomes
         The task's outcome of each run, for a closer look (not part of the JSON).
+    process
+        How the information moved, for the text report (default: the walk's line).
     """
 
     config: SimulationConfig
@@ -107,6 +109,7 @@ class Report:
     sections: Mapping[str, Any] = field(default_factory=dict)
     pairs: np.ndarray | None = None
     outcomes: tuple[Any, ...] = ()
+    process: str | None = None
     schema: int = SCHEMA
 
     @property
@@ -155,6 +158,9 @@ class Report:
     def walk_line(self) -> str:
         """How the token moved: turns or steps, engine, runs and seed."""
         cfg = self.config
+        if self.process is not None:
+            return (f"  {self.process}; engine {self.engine}; {len(self.runs)} run(s); "
+                    f"seed {self.seed}")
         if cfg.topology == "ring":
             walk = f"{cfg.rounds} turn(s) = {self.runs[0].hops:,} hops"
         else:

@@ -71,7 +71,7 @@ MAX_DENSE_NODES = 20000
 """Most nodes of the all-pairs paths (n × n float64 arrays: 3.2 GB each at the limit)."""
 RANK_TOL = 1e-12
 """Krylov directions whose residual is below this are treated as absent (:func:`joint`)."""
-TRANSITIVE_NAMES = frozenset({"hypercube"})
+TRANSITIVE_NAMES = frozenset({"hypercube", "cycle", "torus"})
 """Named topologies that are vertex-transitive (besides the complete graph)."""
 
 

@@ -134,6 +134,10 @@ class Task(ABC):
         """The ``mechanism`` object of the report."""
         return setup.mechanism.describe() if setup.mechanism is not None else None
 
+    def process_line(self, setup: Setup) -> str | None:
+        """How the information moves, for the text report (``None``: the walk's line)."""
+        return None
+
     def sections(self, setup: Setup, outcomes: Sequence[Any]) -> dict[str, Any]:
         """Task-specific top-level objects of the JSON result."""
         return {}

@@ -3,10 +3,14 @@ of the nodes' values, by ``--task sum --protocol gossip``.
 
 Every node adds ``N(0, σ²Δ²)`` to its value once, then all nodes run ``T`` synchronous
 steps ``x ← W x`` (or Chebyshev-accelerated steps) with a symmetric, doubly stochastic
-gossip matrix ``W``; every node ends near the mean. A node ``v`` sees the state of each of
-its neighbours at every step: the pairwise loss of ``u`` towards ``v`` sums, over the
-steps and those messages, ``(A_t)_{wu}² / ‖(A_t)_{w,:}‖²`` with ``A_t`` the polynomial
-actually applied (:mod:`netdp.privacy.gossip`), capped at the LDP level.
+gossip matrix ``W``; every node ends near the mean. A node ``v`` knows its own noisy value
+and sees the state of each of its neighbours at every step: a linear Gaussian view of the
+noisy values. Its exact Rényi loss about ``u`` is ``α Δ²/(2σ²) ‖Π_v e_u‖²`` (``Π_v`` the
+projection onto the view's row space; :func:`netdp.privacy.gossip.joint`), which is what
+the tracker reports. The paper's per-message sum ``Σ_t Σ_w (A_t)_{wu}² / ‖(A_t)_{w,:}‖²``
+(with ``A_t`` the polynomial actually applied) is reported beside it as theory; it is not
+an upper bound (the messages share their noise: ``tests/privacy/test_gossip.py`` shows
+pairs where it is below the exact loss).
 """
 
 from __future__ import annotations
@@ -21,13 +25,24 @@ import numpy as np
 from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
-from netdp.reports import LdpSummary, PairSummary, PrivacyReport, Report, Utility, fmt, row
+from netdp.reports import (
+    DistanceRow,
+    LdpSummary,
+    PairSummary,
+    PrivacyReport,
+    Report,
+    Utility,
+    fmt,
+    row,
+)
 from netdp.tasks.base import Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, values_from_file
 from netdp.tasks.sum import DATA
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
 
 GROUP = "gossip (--protocol gossip)"
+DENSE_NODES = 500  # every observer's exact loss up to here (about 1 s), sampled beyond
+SAMPLED = 64  # observers sampled by default beyond DENSE_NODES
 DATA_GROUP = "summation and histograms"
 QUANTILES = (0.5, 0.9, 0.99)
 
@@ -124,21 +139,6 @@ class GossipUtility(Utility):
                 f"  LDP baseline (every node's noisy value, averaged): std {fmt(self.ldp_std)}"]
 
 
-@dataclass(frozen=True)
-class DistanceRow:
-    """The losses of the pairs at one hop distance."""
-
-    distance: int
-    pairs: int
-    mean: float
-    min: float
-    max: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{distance, pairs, mean, min, max}``."""
-        return dict(self.__dict__)
-
-
 @dataclass(frozen=True, eq=False)
 class GossipPrivacy(PrivacyReport):
     """Pairwise (ε, δ) of gossip averaging from the exact Muffliato sum, by distance."""
@@ -201,95 +201,110 @@ def _section(setup: Setup) -> GossipSumConfig:
 
 
 class GossipTracker(Tracker):
-    """The Muffliato accounting of the gossip that ran (deterministic for synchronous
-    rounds: it depends on W, T and σ, not on the noise drawn)."""
+    """The exact loss of each observer's view of the gossip that ran (deterministic for
+    synchronous rounds: it depends on W, T and σ, not on the noise drawn).
+
+    All observers up to :data:`DENSE_NODES` nodes, one where the graph is
+    vertex-transitive, else ``--sources`` (default :data:`SAMPLED`) sampled observers from
+    the ``sources`` stream, with the standard error of the mean.
+    """
 
     def __init__(self, setup: Setup, keep_pairs: bool) -> None:
-        from netdp.privacy import gossip
-
         self.setup, self.keep_pairs = setup, keep_pairs
         n = setup.topology.n
-        memo = setup.memo
         if keep_pairs:
             check(n <= MATRIX_LIMIT, "pairs-out",
                   f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
         self.tracking = bool(setup.config.accountants)
-        self.losses = None
+        self.joint: Any = None
+        self.sum: Any = None
         if self.tracking or keep_pairs:
-            sec = _section(setup)
-            rng = Streams(setup.seed, 0).generator("coalition")  # the sampled sources
-            self.losses = gossip.pairwise_losses(
-                memo["W"], setup.steps, accelerated=sec.accelerated, gamma=memo["gamma"],
-                sources=sec.sources, rng=rng, transitive=memo["transitive"],
-                dense=keep_pairs)
+            self.joint, self.sum = self._account(dense=keep_pairs)
+
+    def _account(self, dense: bool) -> tuple[Any, Any]:
+        from netdp.privacy import gossip
+
+        setup, memo, sec = self.setup, self.setup.memo, _section(self.setup)
+        n = setup.topology.n
+        transitive = memo["transitive"] and not dense
+        samples = None
+        if not transitive and not dense and n > DENSE_NODES:
+            samples = min(sec.sources or SAMPLED, n)
+        elif sec.sources is not None and not dense and not transitive:
+            samples = min(sec.sources, n)
+        rng = Streams(setup.seed, 0).generator("sources")
+        joint = gossip.joint(memo["W"], memo["adj"], setup.steps, samples=samples, rng=rng,
+                             transitive=transitive)
+        rng = Streams(setup.seed, 0).generator("sources")
+        per_message = gossip.message_sum(memo["W"], memo["adj"], setup.steps,
+                                         accelerated=sec.accelerated, gamma=memo["gamma"],
+                                         samples=samples, rng=rng, transitive=transitive)
+        return joint, per_message
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
 
     def matrix(self) -> np.ndarray | None:
-        if not self.keep_pairs or self.losses is None:
+        if not self.keep_pairs or self.joint is None:
             return None
-        return self.epsilons(np.asarray(self.losses.dense()))
-
-    def epsilons(self, coefficients: np.ndarray) -> np.ndarray:
-        """(ε, δ) of capped coefficients: the linear RDP ``α min(C, 1) / (2σ²)``."""
         from netdp.privacy.sgd import epsilon_upper
 
-        sigma, delta = self.setup.memo["sigma"], self.setup.config.delta
-        return epsilon_upper(np.minimum(coefficients, 1.0) / (2.0 * sigma**2), delta)
+        coef = self.joint.matrix()
+        eps = np.full(coef.shape, np.nan)
+        off = ~np.isnan(coef)
+        eps[off] = epsilon_upper(coef[off] / (2.0 * self.setup.memo["sigma"]**2),
+                                 self.setup.config.delta)
+        return eps
 
     def report(self) -> GossipPrivacy:
+        from netdp.privacy import gossip
         from netdp.privacy.sgd import epsilon
         from netdp.privacy.tracker import QUANTILES as Q
 
-        setup, cfg = self.setup, self.setup.config
+        setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         sigma, delta, n = setup.memo["sigma"], cfg.delta, setup.topology.n
-        rho_ldp = 1.0 / (2.0 * sigma**2)
-        eps_ldp = float(epsilon(rho_ldp, delta))
+        eps_ldp = float(epsilon(1.0 / (2.0 * sigma**2), delta))
         ldp = LdpSummary("one Gaussian release per node: RDP alpha / (2 sigma^2), converted",
                          eps_ldp, eps_ldp, eps_ldp)
-        sec = _section(setup)
-        if self.losses is None:
+        details = {"gossip_matrix": sec.gossip_matrix, "accelerated": sec.accelerated,
+                   "steps": setup.steps, "spectral_gap": setup.memo["gap"]}
+        if self.joint is None:
             return GossipPrivacy(eps_ldp, delta, sigma, ldp, {}, (), (), "none",
-                                 note="pairwise tracking skipped (no accountant)")
-        coef = self.losses.coefficients  # (sources, n): C[u, v] of the sources u accounted
-        off = self.losses.off_diagonal()
-        eps = self.epsilons(coef)[off]
+                                 note="pairwise tracking skipped (no accountant)",
+                                 details=details)
+        joint = self.joint
+        mask = joint.pair_mask()
+        eps_all = joint.epsilon(sigma, delta)
+        eps = eps_all[mask]
         quantiles = {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in Q}
-        pairs = int(eps.size * self.losses.weight)
-        summary = PairSummary("rdp", delta, pairs, 0, float(eps.mean()), float(eps.min()),
-                              float(eps.max()), quantiles)
-        distances = self.losses.distances()[off]
-        rows = tuple(DistanceRow(int(d), int(np.sum(distances == d) * self.losses.weight),
-                                 float(eps[distances == d].mean()),
-                                 float(eps[distances == d].min()),
-                                 float(eps[distances == d].max()))
-                     for d in np.unique(distances))
+        summary = PairSummary("rdp", delta, n * (n - 1), 0, float(eps.mean()),
+                              float(eps.min()), float(eps.max()), quantiles)
+        distances = gossip.hop_distances(setup.memo["adj"], joint.nodes)
+        rows = tuple(DistanceRow(r["distance"], _pairs(r["pairs"], joint, n), r["mean"],
+                                 r["min"], r["max"])
+                     for r in gossip.by_distance(joint, distances, eps_all))
         renyi = None
         if sec.rdp_order is not None:
-            div = sec.rdp_order * np.minimum(coef, 1.0)[off] * rho_ldp
-            renyi = {"order": sec.rdp_order, "mean": float(div.mean()),
-                     "min": float(div.min()), "max": float(div.max()),
-                     "by_distance": [{"distance": int(d), "mean": float(div[distances == d].mean()),
-                                      "min": float(div[distances == d].min()),
-                                      "max": float(div[distances == d].max())}
-                                     for d in np.unique(distances)]}
-        raw = np.asarray(coef)[off]
-        theory = {"gossip-muffliato-uncapped-mean": float(np.mean(
-            self.epsilons_uncapped(raw)))}
-        note = self.losses.note
-        return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, (summary,), rows,
-                             self.losses.method, renyi, note,
-                             {"gossip_matrix": sec.gossip_matrix,
-                              "accelerated": sec.accelerated, "steps": setup.steps,
-                              "spectral_gap": setup.memo["gap"], "nodes": n})
+            div = joint.rdp(sec.rdp_order, sigma)
+            renyi = {"order": sec.rdp_order, "mean": float(div[mask].mean()),
+                     "min": float(div[mask].min()), "max": float(div[mask].max()),
+                     "by_distance": gossip.by_distance(joint, distances, div)}
+        method = (f"exact Renyi divergence of each observer's view (joint, {joint.method}"
+                  + (f", {joint.nodes.size} observers; mean +- {joint.stderr():.2g} "
+                     "(standard error of the coefficient)" if joint.method == "sampled"
+                     else "") + ")")
+        paper = self.sum.epsilon(sigma, delta)[self.sum.pair_mask()]
+        theory = {"gossip-message-sum": float(paper.mean())}
+        note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at LDP; "
+                "not an upper bound (messages share their noise), shown for comparison")
+        return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, (summary,), rows, method,
+                             renyi, note, details)
 
-    def epsilons_uncapped(self, coefficients: np.ndarray) -> np.ndarray:
-        """The Muffliato sum converted without the LDP cap (what the paper reports)."""
-        from netdp.privacy.sgd import epsilon_upper
 
-        sigma, delta = self.setup.memo["sigma"], self.setup.config.delta
-        return epsilon_upper(coefficients / (2.0 * sigma**2), delta)
+def _pairs(held: int, losses: Any, n: int) -> int:
+    """Pairs a distance row stands for: every pair when one node stands for all."""
+    return int(round(held * n / losses.nodes.size)) if losses.method in (
+        "transitive", "sampled") else int(held)
 
 
 class GossipSumTask(Task):
@@ -321,7 +336,10 @@ class GossipSumTask(Task):
         check(values.size == topo.n, "nodes",
               f"the data holds {values.size} values for {topo.n} nodes")
         check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}")
-        W = gossip.gossip_matrix(topo, sec.gossip_matrix)
+        builders = {"metropolis": gossip.metropolis, "lazy": gossip.lazy}
+        adj = gossip.adjacency(topo)
+        W = builders[sec.gossip_matrix](topo) if sec.gossip_matrix in builders else \
+            gossip.from_file(sec.gossip_matrix, topo)
         gap = gossip.spectral_gap(W)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)
@@ -330,9 +348,9 @@ class GossipSumTask(Task):
         engine = choose(config.engine, 1, 0.0)
         accountants = ("rdp",) if config.accountants is None else config.accountants
         resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
-                                  accountants=tuple(accountants))
-        memo = {"W": W, "gap": gap, "sigma": sigma, "gamma": gamma,
-                "transitive": gossip.is_vertex_transitive(topo)}
+                                  accountants=tuple(accountants), sigma=sigma)
+        memo = {"W": W, "adj": adj, "gap": gap, "sigma": sigma, "gamma": gamma,
+                "transitive": gossip.vertex_transitive(topo)}
         return Setup(resolved, topo, steps, values, None, memo)
 
     def trace(self, setup: Setup, streams: Streams) -> Trace:
@@ -369,8 +387,11 @@ class GossipSumTask(Task):
 
         sec, memo = _section(setup), setup.memo
         width, n = sec.high - sec.low, setup.topology.n
-        rmse = gossip.final_rmse(memo["W"], setup.data, setup.steps, memo["sigma"] * width,
-                                 accelerated=sec.accelerated, gamma=memo["gamma"])
+        norms = gossip.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
+                                 gamma=memo["gamma"])[-1]  # ‖(A_T)_{v,:}‖² per node
+        bias = gossip.gossip(memo["W"], setup.data, setup.steps, accelerated=sec.accelerated,
+                             gamma=memo["gamma"])[-1] - setup.data.mean()
+        rmse = math.sqrt(float(np.mean((memo["sigma"] * width) ** 2 * norms + bias**2)))
         return GossipUtility(
             estimate=float(np.mean([o.final.mean() for o in outcomes])),
             truth=outcomes[0].truth,
@@ -381,6 +402,12 @@ class GossipSumTask(Task):
 
     def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
         return GossipTracker(setup, keep_pairs)
+
+    def process_line(self, setup: Setup) -> str:
+        sec, memo = _section(setup), setup.memo
+        how = "Chebyshev-accelerated steps" if sec.accelerated else "steps of x <- W x"
+        return (f"gossip  {setup.steps} synchronous {how}, {sec.gossip_matrix} weights, "
+                f"spectral gap {memo['gap']:.4g}")
 
     def describe_mechanism(self, setup: Setup) -> dict[str, Any]:
         sec = _section(setup)

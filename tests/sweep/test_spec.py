@@ -72,7 +72,7 @@ def test_repeated_grid_points_run_once():
 
 @pytest.mark.parametrize("data, param, words", [
     ({"seedz": 3}, "seedz", "unknown sweep key; allowed: description, seeds"),
-    ({"fixed": {"nodez": 5}}, "nodez", "unknown parameter; allowed: accountants"),
+    ({"fixed": {"nodez": 5}}, "nodez", "unknown parameter; allowed: accelerated, accountants"),
     ({"grid": {"epsilonn": [1]}}, "epsilonn", "[grid]"),
     ({"grid": {"epsilon": [0.1, -1.0]}}, "epsilon", "must be a finite number > 0 (got -1.0)"),
     ({"grid": {"epsilon": [0.1, -1.0]}}, "epsilon", "grid point epsilon = -1.0"),

@@ -1,0 +1,108 @@
+"""Gossip averaging (--task sum --protocol gossip): the states follow W, every node's
+estimate has its closed-form error, and the privacy figures are the exact joint losses."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import assert_mean, assert_std_gaussian
+
+from netdp import simulate
+from netdp.cli import main
+from netdp.errors import InputError
+from netdp.privacy import gossip
+from netdp.tasks import make_config, task_of
+from netdp.tasks.setup import Streams, with_seed
+
+RUNS = 300
+
+
+@pytest.fixture(scope="module")
+def many_runs():
+    return simulate(make_config(task="sum", protocol="gossip", topology="torus", nodes=16,
+                                sigma=0.5, steps=6, runs=RUNS, accountants=(), seed=7))
+
+
+def test_every_node_ends_at_the_closed_form_law(many_runs):
+    """Node v's final state is Gaussian with mean (A_T x)_v and std σΔ ‖(A_T)_{v,:}‖."""
+    cfg = many_runs.config
+    task = task_of(cfg)
+    setup = task.prepare(cfg)
+    W, steps = setup.memo["W"], setup.steps
+    mean = gossip.gossip(W, setup.data, steps)[-1]
+    norms = gossip.row_norms(W, steps)[-1]
+    finals = np.array([o.final for o in many_runs.outcomes])
+    for v in (0, 5, 11):
+        std = 0.5 * np.sqrt(norms[v])
+        assert_mean(finals[:, v], mean[v], std)
+        assert_std_gaussian(finals[:, v], std)
+    rmse = np.sqrt(np.mean(0.25 * norms + (mean - setup.data.mean()) ** 2))
+    assert many_runs.utility.theoretical_rmse == pytest.approx(rmse, rel=1e-12)
+
+
+def test_a_run_is_the_gossip_of_its_noisy_values():
+    cfg = with_seed(make_config(task="sum", protocol="gossip", topology="karate", sigma=2.0,
+                                steps=5, seed=3, accelerated=True))
+    task = task_of(cfg)
+    setup = task.prepare(cfg)
+    streams = Streams(setup.seed, 0)
+    trace = task.trace(setup, streams)
+    outcome = task.run(setup, trace, streams)
+    noise = Streams(setup.seed, 0).generator("noise").standard_normal(setup.topology.n)
+    states = gossip.gossip(setup.memo["W"], setup.data + 2.0 * noise, 5, accelerated=True,
+                           gamma=setup.memo["gamma"])
+    np.testing.assert_allclose(outcome.final, states[-1], rtol=1e-12)
+    view = task.view(setup, trace, streams, observer=0)
+    neighbours = setup.memo["adj"].indices[setup.memo["adj"].indptr[0]:setup.memo["adj"].indptr[1]]
+    assert set(view.token) == set(neighbours.tolist())
+    np.testing.assert_allclose(view.received, states[view.step, view.token], rtol=1e-12)
+    assert trace.hops == (5 + 1) * 2 * 78  # every directed edge at every step
+
+
+def test_privacy_is_the_joint_loss_capped_at_ldp_and_summarised_by_distance():
+    report = simulate(make_config(task="sum", protocol="gossip", topology="hypercube",
+                                  nodes=32, sigma=1.0, seed=1), keep_pairs=True)
+    priv = report.privacy
+    (row,) = priv.empirical
+    assert row.max <= priv.ldp.max + 1e-12 and row.pairs == 32 * 31
+    matrix = report.pairs
+    off = ~np.isnan(matrix)
+    assert matrix[off].mean() == pytest.approx(row.mean, rel=1e-12)  # dense == transitive
+    assert sum(r.pairs for r in priv.by_distance) == 32 * 31
+    assert "joint" in priv.method and "gossip-message-sum" in priv.theory
+    assert report.config.sigma == 1.0 and report.config.steps > 0
+
+
+def test_sampled_observers_report_their_standard_error():
+    report = simulate(make_config(task="sum", protocol="gossip", topology="karate", sigma=1.0,
+                                  sources=8, seed=2))
+    assert "sampled, 8 observers" in report.privacy.method
+    assert report.privacy.empirical[0].pairs == 34 * 33
+
+
+@pytest.mark.parametrize(("params", "param"), [
+    ({"topology": "ring"}, "topology"),
+    ({"tokens": 2}, "tokens"),
+    ({"walk": "metropolis", "topology": "karate"}, "walk"),
+    ({"coalition": "1,2"}, "coalition"),
+    ({"accountants": ("kov",)}, "accountant"),
+])
+def test_what_gossip_does_not_use_is_refused(params, param):
+    with pytest.raises(InputError) as err:
+        make_config(task="sum", protocol="gossip", **params)
+    assert err.value.param == param
+
+
+def test_the_cli_runs_it_and_other_tasks_refuse_the_protocol(capsys, tmp_path):
+    assert main(["simulate", "--protocol", "gossip", "--topology", "cycle", "-n", "12",
+                 "--sigma", "1", "--rdp-order", "2", "--seed", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    renyi = out["privacy"]["empirical"][0]["renyi"]
+    assert renyi["order"] == 2.0 and renyi["by_distance"][0]["distance"] == 1
+    assert out["config"]["protocol"] == "gossip"
+    assert main(["simulate", "--task", "histogram", "--protocol", "gossip"]) == 2
+    assert "--protocol: --task histogram runs on walk" in capsys.readouterr().err
+    assert main(["simulate", "--sigma", "1"]) == 2
+    assert "applies to --task sum --protocol gossip only" in capsys.readouterr().err
