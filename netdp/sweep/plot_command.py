@@ -9,7 +9,8 @@ from pathlib import Path
 
 from netdp.errors import InputError
 
-PRESETS = ("privacy-vs-n", "pairs", "distance", "utility-vs-eps")
+PRESETS = ("privacy-vs-n", "pairs", "distance", "utility-vs-eps", "by-distance", "heatmap")
+ONE_RUN_PRESETS = ("pairs", "distance", "heatmap")
 TABLE_PRESETS = ("privacy-vs-n", "utility-vs-eps")
 ROLES = ("observer", "source")
 
@@ -26,6 +27,14 @@ examples:
   netdp plot --preset distance --topology ring --task histogram --set dummies=0 \\
       --nodes 200 --node 10 --epsilon 0.5 --seed 1 --out dist.png
   netdp plot --preset distance --config run.toml --node 3
+  netdp simulate --task sum --protocol gossip --topology hypercube -n 256 --sigma 1 \\
+      --rdp-order 2 --seed 1 --out g.json
+  netdp simulate --task sgd --topology hypercube -n 256 --seed 1 --out w.json
+  netdp plot --preset by-distance --result g.json --result w.json --logy --out bd.png
+  netdp plot --preset by-distance --result g.json --y renyi --out renyi.png
+  netdp plot --preset heatmap --task sum --protocol gossip --topology grid -n 100 \\
+      --set sigma=1 --node 0 --seed 1 --out heat.png
+  netdp plot --preset heatmap --pairs p.npy --node 10 --seed 1 --out heat.png
 
 Table plots (DIR: a folder written by `netdp sweep`, or a .csv/.parquet/.jsonl table):
 one point per x value and group of runs, the mean over seeds with a min/max band. Runs
@@ -41,12 +50,19 @@ Presets:
   utility-vs-eps  DIR; the task's error against eps0 per mechanism, log-log
   pairs           one run: histogram and ECDF of its n x n pairwise losses
   distance        one run: each node's loss against its shortest-path distance to --node
+  heatmap         one run: the n x n matrix, nodes ordered by hop distance from --node
+                  (ties by id), a block per distance, colour bar (cividis)
+  by-distance     --result FILE.json (repeatable): each run's pairwise loss against hop
+                  distance (privacy.empirical[].by_distance: mean line, min-max band),
+                  its LDP level (dotted) and any per-distance theory (dash-dot);
+                  --y renyi for the Renyi divergences of gossip runs with --rdp-order;
+                  linear x, --logy for a log y axis
 One-run presets simulate the config given by --config FILE.toml (the keys of `netdp
 simulate --config`), --set KEY=VALUE and the few flags below (flags win), or read a
 matrix written by `netdp simulate --pairs-out FILE.npy` (--pairs; --result FILE.json
 from the same run's --out adds the LDP and theory marks). A run has a pairwise matrix
 on the ring and the complete graph (sum with gaussian or laplace noise, histogram), and
-on any graph with --task sgd; never with a coalition.
+on any graph with --task sgd or --task sum --protocol gossip; never with a coalition.
 
 The image format follows the extension of --out (.png, .pdf, .svg); the file is written
 atomically. Bad input exits with status 2 and writes nothing.
@@ -71,7 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "T = steps, K = rounds, eps = epsilon); default nodes for privacy-vs-n, "
                      "eps0 for utility-vs-eps")
     tab.add_argument("--y", action="append", metavar="COLUMN|GROUP", help="y axis: privacy, "
-                     "utility, or a column (repeat for several columns)")
+                     "utility, or a column (repeat for several columns); by-distance: "
+                     "epsilon (default) or renyi")
     tab.add_argument("--hue", metavar="COLUMN", help="one colour and marker per value of this "
                      "column (default: eps0 for privacy-vs-n, mechanism for utility-vs-eps)")
     tab.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
@@ -79,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tab.add_argument("--logx", action=argparse.BooleanOptionalAction, default=None,
                      help="logarithmic x axis (presets: on)")
     tab.add_argument("--logy", action=argparse.BooleanOptionalAction, default=None,
-                     help="logarithmic y axis (presets: on)")
+                     help="logarithmic y axis (table presets: on; by-distance: off)")
     tab.add_argument("--accountant", action="append", metavar="NAME", help="privacy: only "
                      "these accountants (default: every one in the table)")
     tab.add_argument("--theory", action="append", metavar="CURVE", help="theoretical curves "
@@ -88,26 +105,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     tab.add_argument("--ldp", action=argparse.BooleanOptionalAction, default=None,
                      help="draw the LDP line (ldp_mean) with --y privacy (privacy-vs-n: on)")
 
-    one = p.add_argument_group("one-run presets (pairs, distance)")
+    one = p.add_argument_group("one-run presets (pairs, distance, heatmap, by-distance)")
     one.add_argument("--pairs", metavar="FILE.npy", help="a matrix from `netdp simulate "
                      "--pairs-out` instead of running a simulation")
-    one.add_argument("--result", metavar="FILE.json", help="the same run's JSON (`netdp "
-                     "simulate --out`): marks its LDP loss and theoretical curve")
+    one.add_argument("--result", action="append", metavar="FILE.json", help="the same "
+                     "run's JSON (`netdp simulate --out`): marks its LDP loss and theoretical "
+                     "curve; by-distance: the runs to draw (repeatable)")
     one.add_argument("--config", metavar="FILE.toml", help="simulation parameters (keys of "
                      "`netdp simulate --config`)")
     one.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="one simulation parameter, a TOML value (e.g. dummies=0, "
                      "accountants=['rdp']); repeatable")
     one.add_argument("--topology", help="as in simulate (default: complete)")
-    one.add_argument("--task", help="as in simulate: sum or histogram")
+    one.add_argument("--task", help="as in simulate: sum, histogram or sgd")
+    one.add_argument("--protocol", help="as in simulate (e.g. gossip, with --task sum)")
     one.add_argument("--nodes", "-n", type=int, metavar="N", help="number of nodes")
     one.add_argument("--epsilon", "-e", type=float, metavar="EPS", help="eps0 of one "
                      "contribution")
     one.add_argument("--seed", type=int, metavar="INT", help="seed of the run (default: "
                      "fresh, shown in the title)")
-    one.add_argument("--node", type=int, default=0, metavar="V", help="distance: the node "
-                     "distances are measured from (default: 0)")
-    one.add_argument("--role", choices=ROLES, default="observer", help="distance: observer "
+    one.add_argument("--node", type=int, default=0, metavar="V", help="distance, heatmap: "
+                     "the node distances are measured from (default: 0)")
+    one.add_argument("--role", choices=ROLES, default="observer", help="distance, heatmap: "
+                     "observer "
                      "(default; the loss of each node u towards V) or source (the loss of V "
                      "towards each observer)")
     one.add_argument("--bins", type=int, default=40, metavar="B", help="pairs: histogram "
@@ -129,16 +149,19 @@ def _run(args: argparse.Namespace) -> Path:
     if not 1 <= args.bins <= plots.MAX_BINS:
         raise InputError("bins", f"must be an integer in 1..{plots.MAX_BINS} (got "
                          f"{args.bins})")
-    if args.preset in ("pairs", "distance"):
+    if args.preset in ONE_RUN_PRESETS:
         if args.dir is not None:
             raise InputError("DIR", f"--preset {args.preset} plots one run, not a table: "
                              "drop DIR, give --pairs FILE.npy or simulation parameters")
-        fig = _pairs(args) if args.preset == "pairs" else _distance(args)
+        fig = {"pairs": _pairs, "distance": _distance, "heatmap": _heatmap}[args.preset](args)
+    elif args.preset == "by-distance":
+        fig = _by_distance(args)
     else:
         _no_run_flags(args)
         if args.dir is None:
             raise InputError("DIR", "give the results folder of `netdp sweep` (or a table "
-                             "file)" + ("" if args.preset else ", or --preset pairs|distance"))
+                             "file)" + ("" if args.preset else ", or --preset "
+                                        "pairs|distance|heatmap|by-distance"))
         df = plots.filter_rows(plots.read_results(args.dir), args.where)
         fig = _table(args, df)
     return plots.save(fig, out)
@@ -167,12 +190,12 @@ def _check_out(out: Path) -> None:
 
 
 def _no_run_flags(args: argparse.Namespace) -> None:
-    given = [name for name in ("pairs", "result", "config", "topology", "task", "nodes",
-                               "epsilon", "seed") if getattr(args, name) is not None]
+    given = [name for name in ("pairs", "result", "config", "topology", "task", "protocol",
+                               "nodes", "epsilon", "seed") if getattr(args, name) is not None]
     given += ["set"] if args.set else []
     if given:
-        raise InputError(given[0], "sets up one run: use it with --preset pairs or "
-                         "--preset distance")
+        raise InputError(given[0], "sets up one run: use it with --preset pairs, distance, "
+                         "heatmap (or --result with by-distance)")
 
 
 def _table(args: argparse.Namespace, df):
@@ -223,7 +246,7 @@ def _config(args: argparse.Namespace, nodes: int | None = None):
         except tomllib.TOMLDecodeError:
             value = value.strip()  # a bare word: a string
         params[key.strip().replace("-", "_")] = value
-    for name in ("topology", "task", "nodes", "epsilon", "seed"):
+    for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
     if nodes is not None:
@@ -293,14 +316,18 @@ def _load_pairs(args: argparse.Namespace):
                          f"{exc}") from None
     result = None
     if args.result:
+        if len(args.result) > 1:
+            raise InputError("result", f"--preset {args.preset} reads one run: give one "
+                             f"--result (got {len(args.result)})")
+        path = args.result[0]
         try:
-            result = json.loads(Path(args.result).read_text())
+            result = json.loads(Path(path).read_text())
             n = result["config"]["nodes"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError("result", f"cannot read a `netdp simulate --out` JSON from "
-                             f"{args.result!r}: {exc}") from None
+                             f"{path!r}: {exc}") from None
         if n != matrix.shape[0]:
-            raise InputError("result", f"{args.result} is a run on n = {n} nodes, the "
+            raise InputError("result", f"{path} is a run on n = {n} nodes, the "
                              f"matrix has n = {matrix.shape[0]}")
     return matrix, result
 
@@ -370,10 +397,9 @@ def _pairs(args: argparse.Namespace):
                               + (f"\n{desc}" if desc else ""))
 
 
-def _distance(args: argparse.Namespace):
-    import numpy as np
-
-    from netdp.sweep import plots
+def _one_run(args: argparse.Namespace):
+    """The matrix, result dict (or None) and topology of the one-run presets, and --node
+    checked against the graph."""
     from netdp.tasks import task_of
     from netdp.tasks.setup import with_seed
 
@@ -385,6 +411,15 @@ def _distance(args: argparse.Namespace):
         matrix, result, topo = _simulate(args)
     if not 0 <= args.node < topo.n:
         raise InputError("node", f"must lie in 0..{topo.n - 1} (got {args.node})")
+    return matrix, result, topo
+
+
+def _distance(args: argparse.Namespace):
+    import numpy as np
+
+    from netdp.sweep import plots
+
+    matrix, result, topo = _one_run(args)
     dist = plots.graph_distances(topo, args.node, args.role)
     losses = (matrix[:, args.node] if args.role == "observer" else matrix[args.node, :])
     losses = np.array(losses, dtype=float)
@@ -396,3 +431,86 @@ def _distance(args: argparse.Namespace):
                                  refs=_refs(result, args.theory),
                                  ylabel=f"ε (pairwise; {_accountant(result)})",
                                  title=args.title or what + (f"\n{desc}" if desc else ""))
+
+
+def _heatmap(args: argparse.Namespace):
+    from netdp.sweep import plots
+
+    if args.theory:
+        raise InputError("theory", "the heatmap draws no theory; drop --theory")
+    matrix, result, topo = _one_run(args)
+    dist = plots.graph_distances(topo, args.node, args.role)
+    desc = _describe(result)
+    title = args.title or (f"Pairwise losses ε(u → v), ordered by hops "
+                           f"{'to' if args.role == 'observer' else 'from'} node {args.node}"
+                           + (f"\n{desc}" if desc else ""))
+    return plots.heatmap_figure(matrix, dist, node=args.node, role=args.role,
+                                label=f"ε(u → v) ({_accountant(result)})", title=title)
+
+
+def _by_distance(args: argparse.Namespace):
+    from netdp.sweep import plots
+
+    if args.dir is not None:
+        raise InputError("DIR", "--preset by-distance reads result files: drop DIR, give "
+                         "--result FILE.json (repeatable)")
+    given = [name for name in ("pairs", "config", "topology", "task", "protocol", "nodes",
+                               "epsilon", "seed") if getattr(args, name) is not None]
+    given += ["set"] if args.set else []
+    if given:
+        raise InputError(given[0], "--preset by-distance runs nothing: it reads the runs "
+                         "given by --result")
+    if not args.result:
+        raise InputError("result", "give one or more `netdp simulate --out` files: "
+                         "--result FILE.json (repeatable)")
+    ys = args.y or ["epsilon"]
+    if len(ys) > 1 or ys[0] not in plots.MEASURES:
+        raise InputError("y", f"by-distance plots one of {', '.join(plots.MEASURES)} (got "
+                         f"{', '.join(ys)})")
+    found = []
+    deltas = set()
+    orders = set()
+    for path in args.result:
+        result = _read_result(path)
+        found.append((path, plots.distance_series(result, y=ys[0], source=path,
+                                                  theory=args.theory)))
+        priv = result.get("privacy") or {}
+        for row in priv.get("empirical") or []:
+            if isinstance(row, dict) and row.get("delta") is not None:
+                deltas.add(float(row["delta"]))
+            if isinstance(row, dict) and isinstance(row.get("renyi"), dict):
+                orders.add(row["renyi"].get("order"))
+    series = _unique_labels(found)
+    if ys[0] == "renyi":
+        alpha = f"α = {orders.pop():g}" if len(orders) == 1 else "α as labelled"
+        ylabel = f"Rényi divergence D_α(u → v) (nats, {alpha})"
+        title = "Pairwise Rényi divergence against hop distance"
+    else:
+        delta = f", δ = {deltas.pop():g}" if len(deltas) == 1 else ""
+        ylabel = f"ε(u → v) (pairwise{delta})"
+        title = "Pairwise privacy loss against hop distance"
+    return plots.by_distance_figure(series, logy=bool(args.logy), ylabel=ylabel,
+                                    title=args.title or title)
+
+
+def _read_result(path: str) -> dict:
+    try:
+        result = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError("result", f"cannot read a `netdp simulate --out` JSON from "
+                         f"{path!r}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(result, dict):
+        raise InputError("result", f"{path}: expected a JSON object (a `netdp simulate "
+                         "--out` file)")
+    return result
+
+
+def _unique_labels(found: list[tuple[str, list]]) -> list:
+    """The series of every file, the file's name appended to labels that two runs share
+    (e.g. two seeds of one setting)."""
+    import dataclasses
+    from collections import Counter
+
+    counts = Counter(s.label for _, series in found for s in series)
+    return [dataclasses.replace(s, label=f"{s.label} [{Path(path).name}]")
+            if counts[s.label] > 1 else s for path, series in found for s in series]

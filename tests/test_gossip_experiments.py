@@ -1,0 +1,125 @@
+"""Smoke tests of the gossip experiments (``experiments/muffliato_hypercube.py``,
+``muffliato_grid.py``, ``walk_vs_gossip.py``) on tiny graphs, with the identities their
+tables rely on."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from netdp import topology
+from netdp.privacy import gossip as G
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(f"experiment_{name}", EXPERIMENTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def assert_png(path: Path) -> None:
+    img = imread(path)[..., :3]
+    assert img.shape[0] > 300 and img.shape[1] > 400
+    assert img.reshape(-1, 3).std(axis=0).max() > 0.05
+    assert np.all(img > 0.95, axis=2).mean() < 0.97
+
+
+def test_muffliato_hypercube_small(tmp_path, capsys):
+    exp = load("muffliato_hypercube")
+    result = exp.main(["--dim", "5", "--out", str(tmp_path)])
+    assert "(a) joint (exact)" in capsys.readouterr().out
+    assert result["steps"] >= 5  # the rule: T >= d, so the closed form holds
+    for row in result["rows"]:
+        k = row["distance"]
+        assert row["joint"] == pytest.approx(min(1.0, 5 / math.comb(5, k)) if k < 5 else 1.0,
+                                             abs=1e-9)
+        assert row["closed_form"] == pytest.approx(row["joint"], abs=1e-9)
+        # the off-by-one drops the t = 0 term: 1 on the source's neighbours, else 0
+        assert row["sum_1_to_T_raw"] == pytest.approx(row["sum_raw"] - (k == 1), abs=1e-12)
+        assert row["accel_wt"] == row["sum"]  # W^t in place of P_t: the plain figure
+        assert row["sum_0_to_Tm1_raw"] <= row["sum_raw"]
+    table = rows(tmp_path / "muffliato_hypercube.csv")
+    assert [r["distance"] for r in table] == ["1", "2", "3", "4", "5", "all"]
+    assert float(table[-1]["pairs_per_node"]) == 31
+    assert_png(tmp_path / "muffliato_hypercube.png")
+
+
+@pytest.mark.parametrize("corner", ["exact", "sample"])
+def test_muffliato_grid_small_matches_all_observers(tmp_path, capsys, corner):
+    """The orbit shortcut gives the column of the dense joint matrix (every observer);
+    the message sum's row is the dense one's."""
+    exp = load("muffliato_grid")
+    side = 7
+    result = exp.main(["--side", str(side), "--steps", "4", "--centre", "exact",
+                       "--corner", corner, "--out", str(tmp_path)])
+    assert "source centre (3, 3) = node 24" in capsys.readouterr().out
+    topo = topology.build("grid", side * side)
+    W, adj = G.metropolis(topo), G.adjacency(topo)
+    joint = G.joint(W, adj, 4).matrix()  # sources on rows
+    msum = G.message_sum(W, adj, 4).matrix()
+    for name, u in result["sources"].items():
+        dist = G.hop_distances(adj, [u])[0]
+        label = "joint" if name == "centre" or corner == "exact" else "joint (sampled)"
+        for r in result["rows"][(name, label)]:
+            at = (dist == r["distance"])
+            expect = joint[u, at]
+            if label == "joint":
+                assert r["observers"] == at.sum()
+                assert r["mean"] == pytest.approx(expect.mean(), abs=1e-9)
+            assert expect.min() - 1e-9 <= r["min"] <= r["max"] <= expect.max() + 1e-9
+        for r in result["rows"][(name, "sum")]:
+            at = dist == r["distance"]
+            assert r["mean"] == pytest.approx(msum[u, at].mean(), abs=1e-12)
+    assert result["computed"]["centre"] < side * side - 1  # the symmetry saved work
+    table = rows(tmp_path / "muffliato_grid.csv")
+    assert {r["source"] for r in table} == {"centre", "corner"}
+    assert_png(tmp_path / "muffliato_grid.png")
+
+
+def test_grid_orbits_are_the_symmetries_fixing_the_source():
+    exp = load("muffliato_grid")
+    rep = exp.orbits(5, (2, 2))  # the centre: 8 symmetries
+    assert len(np.unique(rep)) == 6  # (0,0) (0,1) (0,2) (1,1) (1,2) (2,2) up to symmetry
+    rep = exp.orbits(5, (0, 0))  # the corner: the diagonal reflection only
+    assert len(np.unique(rep)) == 15  # 5 on the diagonal + 20 / 2 off it
+    assert rep[1 * 5 + 3] == rep[3 * 5 + 1] and rep[1 * 5 + 3] != rep[3 * 5 + 2]
+
+
+def test_walk_vs_gossip_small(tmp_path, capsys):
+    exp = load("walk_vs_gossip")
+    result = exp.main(["--nodes", "40", "--walks", "4", "--extra-steps", "3",
+                       "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "crossing, gossip joint vs walk:" in out
+    assert set(result["runs"]) == {result["steps"], 3}
+    for run in result["runs"].values():
+        for k, r in run["rows"]["joint"].items():
+            assert 0 <= r["min"] <= r["mean"] <= r["max"] <= 1 + 1e-12
+            assert run["rows"]["walk"][k]["pairs"] == r["pairs"]
+    table = rows(tmp_path / "walk_vs_gossip.csv")
+    assert {int(r["steps"]) for r in table} == {result["steps"], 3}
+    assert_png(tmp_path / "walk_vs_gossip.png")
+
+
+def test_crossing_is_interpolated_in_log_space():
+    exp = load("walk_vs_gossip")
+    at, text = exp.crossing({1: 1.0, 2: 0.1, 3: 0.001}, {1: 0.1, 2: 0.01, 3: 0.01})
+    assert at == pytest.approx(2.5) and "between distances 2 and 3" in text
+    assert exp.crossing({1: 1.0, 2: 1.0}, {1: 0.5, 2: 0.1})[0] is None
+    assert "above" in exp.crossing({1: 1.0, 2: 1.0}, {1: 0.5, 2: 0.1})[1]
+    assert "below" in exp.crossing({1: 0.1}, {1: 0.5})[1]
