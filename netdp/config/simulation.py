@@ -42,7 +42,7 @@ class SimulationConfig:
                       metavar="TASK")
     protocol: str = param("walk", "how information moves: walk (a token visits one node at a "
                           "time) or gossip (every node averages with its neighbours, "
-                          "synchronously; --task sum)", choices=PROTOCOLS, group=RUN)
+                          "synchronously; --task sum or sgd)", choices=PROTOCOLS, group=RUN)
     topology: str = param("complete", "ring, complete, a named topology (list them with "
                           "`netdp topologies`), an edge-list file or a TOML topology spec",
                           group=RUN, metavar="NAME|FILE", expects="a name or a file path")
@@ -50,8 +50,10 @@ class SimulationConfig:
                               metavar="N", group=RUN,
                               default_text="100, or the topology's, data's or task's own")
     steps: int | None = param(None, "random-walk steps per token (not on the ring: it runs "
-                              "--rounds)", kind=int, low=1, short=("-T",), metavar="T",
-                              group=RUN, default_text="100 n (sgd: 10 n)")
+                              "--rounds); gossip: averaging steps (sum) or rounds of gradient "
+                              "descent (sgd)", kind=int, low=1, short=("-T",), metavar="T",
+                              group=RUN, default_text="100 n (sgd: 10 n; gossip: Muffliato's "
+                              "T for sum, 1000 rounds for sgd)")
     rounds: int = param(1, "ring only: full turns of the token", low=1, short=("-K",),
                         metavar="K", group=RUN)
     tokens: int = param(1, "tokens walking at once, averaged at the end", low=1,

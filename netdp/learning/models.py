@@ -51,6 +51,33 @@ class Model:
         coef = -y * _sigmoid(-y * margin) if self.name == "logistic" else margin - y
         return coef @ X / max(len(y), 1) + self.l2 * w
 
+    def node_gradients(self, w: np.ndarray, X: np.ndarray, y: np.ndarray,
+                       indptr: np.ndarray) -> np.ndarray:
+        """:meth:`gradient` of every node's own objective at its own model, at once.
+
+        ``w (n, d)``: node u's model is ``w[u]`` and its rows are
+        ``X[indptr[u]:indptr[u + 1]]``. Returns ``(n, d)``; a node without rows gets its
+        ridge term only.
+        """
+        sizes = np.diff(indptr)
+        margin = np.einsum("ij,ij->i", X, np.repeat(w, sizes, axis=0))
+        if self.name == "logistic":  # -y sigmoid(-y m) = -y / (1 + e^(y m)), 0 on overflow
+            with np.errstate(over="ignore"):
+                coef = -y / (1.0 + np.exp(y * margin))
+        else:
+            coef = margin - y
+        out = self.l2 * w
+        held = sizes > 0
+        out[held] += (np.add.reduceat(coef[:, None] * X, indptr[:-1][held], axis=0)
+                      / sizes[held, None])
+        return out
+
+    def smoothness(self, X: np.ndarray) -> float:
+        """A smoothness constant β of every node's objective: ``max ||x||²/4`` (logistic)
+        or ``max ||x||²`` (least squares), plus λ."""
+        top = float(np.max(np.einsum("ij,ij->i", X, X))) if len(X) else 0.0
+        return (top / 4.0 if self.name == "logistic" else top) + self.l2
+
     def score(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Accuracy (logistic) or R² (linear) of ``w (d,)`` or ``w (k, d)``."""
         margin = np.asarray(w) @ X.T

@@ -69,7 +69,9 @@ MAX_COMPLETE_NODES = 4096
 """Most nodes of a complete gossip graph (its matrices have n² entries)."""
 MAX_DENSE_NODES = 20000
 """Most nodes of the all-pairs paths (n × n float64 arrays: 3.2 GB each at the limit)."""
-RANK_TOL = 1e-12
+RANK_TOL = 1e-12  # singular values of a view below this fraction of its largest: rounding
+CLEAN_CUT = 1e-14  # the largest dropped singular value (relative) of a certified cut ...
+GAP = 1e3  # ... and the smallest kept one at least GAP x RANK_TOL: else the rank is unsure
 """Krylov directions whose residual is below this are treated as absent (:func:`joint`)."""
 TRANSITIVE_NAMES = frozenset({"hypercube", "cycle", "torus"})
 """Named topologies that are vertex-transitive (besides the complete graph)."""
@@ -439,8 +441,12 @@ class GossipLosses:
         Chebyshev parameter, ``None`` for plain gossip (the joint loss does not depend
         on it).
     margin
-        Joint only: ``(smallest kept, largest dropped)`` Krylov residual; a dropped one
-        far above rounding (1e-15) would mean a lost direction, i.e. a loss too low.
+        Joint only: ``(smallest kept, largest dropped)`` singular value of the views,
+        relative to each view's largest.
+    uncertified
+        Joint only: observers whose view's rank floating point could not certify (no
+        clean gap at the cut); their rows hold the sound value, 1 for every node within
+        ``T + 1`` hops.
     """
 
     values: np.ndarray
@@ -451,6 +457,7 @@ class GossipLosses:
     steps: int
     gamma: float | None = None
     margin: tuple[float, float] | None = None
+    uncertified: int = 0
 
     @property
     def n(self) -> int:
@@ -696,47 +703,65 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
     else:
         nodes_run = nodes
     values = np.empty((len(nodes_run), n))
-    kept, dropped = math.inf, 0.0
+    kept, dropped, unsure = math.inf, 0.0, 0
     for i, v in enumerate(nodes_run):
         values[i], lo, hi = _krylov_diag(W, adj, int(v), steps, tol)
         kept, dropped = min(kept, lo), max(dropped, hi)
+        unsure += int(hi > CLEAN_CUT or lo < tol * GAP)
     if method == "transitive":
         _check_same_rows(values[0], values[1], int(nodes_run[0]), int(nodes_run[1]))
         values = values[:1]
+    if method == "transitive":
+        unsure = min(unsure, 1)
     return GossipLosses(values, nodes, "observer", "joint", method, steps, None,
-                        (kept, dropped))
+                        (kept, dropped), unsure)
 
 
 def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int,
                  tol: float) -> tuple[np.ndarray, float, float]:
-    """``(‖Π_v e_u‖²)_u`` and the smallest kept / largest dropped residual."""
+    """``(‖Π_v e_u‖²)_u`` and the smallest kept / largest dropped singular value of the
+    view, relative to its largest.
+
+    The view's rows are ``e_v`` and ``(W^t)_{w,:}`` for ``w ∈ N(v)``, ``t <= T``; they
+    vanish exactly beyond ``T + 1`` hops of v, so the rows are built on that ball only
+    (``W`` restricted to it, row by row: ``R_{t+1} = R_t W``), which keeps rounding from
+    ever reaching a node the view cannot depend on. The row space then comes from one SVD
+    of the stacked rows with a cut relative to the largest singular value (``tol``), not
+    from normalised Krylov residuals, whose small denominators amplified rounding.
+    """
+    from scipy.sparse import csgraph
+
     n = W.shape[0]
-    closed = np.union1d(adj.indices[adj.indptr[v]:adj.indptr[v + 1]], [v])
+    neighbours = adj.indices[adj.indptr[v]:adj.indptr[v + 1]]
+    closed = np.union1d(neighbours, [v])
     if len(closed) == n:  # v sees every z_w at t = 0 (complete graph)
         return np.ones(n), math.inf, 0.0
-    basis = _units(n, closed)  # orthonormal already
-    block = basis
-    kept, dropped = math.inf, 0.0
+    hops = csgraph.shortest_path(adj, unweighted=True, directed=False, indices=v)
+    ball = np.flatnonzero(hops <= steps + 1)
+    local = sparse.csr_array(W)[ball][:, ball]
+    where = np.searchsorted(ball, neighbours)
+    rows = np.zeros((neighbours.size, ball.size))
+    rows[np.arange(neighbours.size), where] = 1.0
+    blocks = [np.eye(1, ball.size, int(np.searchsorted(ball, v))), rows]
     for _ in range(steps):
-        if basis.shape[1] >= n:
-            break
-        Y = W @ block
-        for _ in range(2):
-            Y -= basis @ (basis.T @ Y)
-        U, s, _ = np.linalg.svd(Y, full_matrices=False)
-        keep = s > tol
-        if (~keep).any():
-            dropped = max(dropped, float(s[~keep].max()))
-        if not keep.any():
-            break  # K_v is invariant: later steps add nothing
-        kept = min(kept, float(s[keep].min()))
-        block = U[:, keep]
-        block -= basis @ (basis.T @ block)  # small residuals lose orthogonality: once more
-        block, _ = np.linalg.qr(block)
-        basis = np.hstack([basis, block])
-    if basis.shape[1] >= n:
-        return np.ones(n), kept, dropped
-    return np.einsum("ij,ij->i", basis, basis), kept, dropped
+        rows = np.asarray((local.T @ rows.T).T)  # the rows of W^t, restricted to the ball
+        blocks.append(rows)
+    _, sv, vt = np.linalg.svd(np.vstack(blocks), full_matrices=False)
+    cut = sv[0] * tol
+    keep = sv > cut
+    kept = float(sv[keep].min() / sv[0])
+    dropped = float(sv[~keep].max() / sv[0]) if (~keep).any() else 0.0
+    out = np.zeros(n)
+    if dropped > CLEAN_CUT or kept < tol * GAP:
+        # No clean gap at the cut: floating point cannot certify the view's rank, and in
+        # exact arithmetic the missing directions may be there (a generic graph's view
+        # reaches full rank on the ball once (T + 1) d_v >= its size, exposing every
+        # node in it). Sound: every node within reach at the local level.
+        out[ball] = 1.0
+        return out, kept, dropped
+    out[ball] = np.einsum("ij,ij->j", vt[keep], vt[keep])
+    out[closed] = 1.0  # seen in the clear at t = 0 (exactly 1, not 1 - rounding)
+    return np.minimum(out, 1.0), kept, dropped
 
 
 # ---------------------------------------------------------------------------------------

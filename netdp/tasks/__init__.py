@@ -17,6 +17,7 @@ from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
 from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.sgd import SgdTask
+from netdp.tasks.sgd_gossip import GossipSgdTask
 from netdp.tasks.sum import SumTask
 
 #: The registry: ``task`` (``task/protocol`` off the walk) -> task. Adding a task, or a
@@ -26,6 +27,7 @@ TASKS: dict[str, Task] = {task.key: task for task in (
     GossipSumTask(),
     HistogramTask(),
     SgdTask(),
+    GossipSgdTask(),
     FractionTask(),
 )}
 

@@ -41,8 +41,8 @@ from netdp.tasks.sum import DATA
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
 
 GROUP = "gossip (--protocol gossip)"
-DENSE_NODES = 500  # every observer's exact loss up to here (about 1 s), sampled beyond
-SAMPLED = 64  # observers sampled by default beyond DENSE_NODES
+DENSE_NODES = 200  # every observer's exact loss up to here, sampled beyond
+SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
 DATA_GROUP = "summation and histograms"
 QUANTILES = (0.5, 0.9, 0.99)
 
@@ -219,27 +219,7 @@ class GossipTracker(Tracker):
         self.joint: Any = None
         self.sum: Any = None
         if self.tracking or keep_pairs:
-            self.joint, self.sum = self._account(dense=keep_pairs)
-
-    def _account(self, dense: bool) -> tuple[Any, Any]:
-        from netdp.privacy import gossip
-
-        setup, memo, sec = self.setup, self.setup.memo, _section(self.setup)
-        n = setup.topology.n
-        transitive = memo["transitive"] and not dense
-        samples = None
-        if not transitive and not dense and n > DENSE_NODES:
-            samples = min(sec.sources or SAMPLED, n)
-        elif sec.sources is not None and not dense and not transitive:
-            samples = min(sec.sources, n)
-        rng = Streams(setup.seed, 0).generator("sources")
-        joint = gossip.joint(memo["W"], memo["adj"], setup.steps, samples=samples, rng=rng,
-                             transitive=transitive)
-        rng = Streams(setup.seed, 0).generator("sources")
-        per_message = gossip.message_sum(memo["W"], memo["adj"], setup.steps,
-                                         accelerated=sec.accelerated, gamma=memo["gamma"],
-                                         samples=samples, rng=rng, transitive=transitive)
-        return joint, per_message
+            self.joint, self.sum = coefficients(setup, setup.steps, dense=keep_pairs)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
@@ -280,7 +260,7 @@ class GossipTracker(Tracker):
         summary = PairSummary("rdp", delta, n * (n - 1), 0, float(eps.mean()),
                               float(eps.min()), float(eps.max()), quantiles)
         distances = gossip.hop_distances(setup.memo["adj"], joint.nodes)
-        rows = tuple(DistanceRow(r["distance"], _pairs(r["pairs"], joint, n), r["mean"],
+        rows = tuple(DistanceRow(r["distance"], pair_count(r["pairs"], joint, n), r["mean"],
                                  r["min"], r["max"])
                      for r in gossip.by_distance(joint, distances, eps_all))
         renyi = None
@@ -297,11 +277,61 @@ class GossipTracker(Tracker):
         theory = {"gossip-message-sum": float(paper.mean())}
         note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at LDP; "
                 "not an upper bound (messages share their noise), shown for comparison")
+        if joint.uncertified:
+            note += (f"; {joint.uncertified} of {joint.nodes.size} observers' views could "
+                     "not be certified in floating point (no gap at the rank cut): their "
+                     "pairs within T + 1 hops are at the local level, which is sound (in "
+                     "exact arithmetic such a view can reach full rank and expose every "
+                     "node it reaches)")
         return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, (summary,), rows, method,
                              renyi, note, details)
 
 
-def _pairs(held: int, losses: Any, n: int) -> int:
+def coefficients(setup: Setup, steps: int, dense: bool) -> tuple[Any, Any]:
+    """The exact joint coefficients (:func:`netdp.privacy.gossip.joint`) and the paper's
+    per-message sums (:func:`netdp.privacy.gossip.message_sum`) of one gossip phase of
+    ``steps`` steps, for the observers (sources) a setup's size allows: every one up to
+    :data:`DENSE_NODES` nodes or with ``dense``, one on a vertex-transitive graph, else
+    ``sources`` (default :data:`SAMPLED`) drawn from the ``sources`` stream. Reads the
+    section's ``sources`` and ``accelerated`` and the memo's ``W``, ``adj``, ``gamma``,
+    ``transitive`` (the gossip tasks share them)."""
+    from netdp.privacy import gossip
+
+    memo, cfg = setup.memo, setup.config
+    n, sources = setup.topology.n, cfg.get("sources")
+    transitive = memo["transitive"] and not dense
+    samples = None
+    if not transitive and not dense and n > DENSE_NODES:
+        samples = min(sources or SAMPLED, n)
+    elif sources is not None and not dense and not transitive:
+        samples = min(sources, n)
+    rng = Streams(setup.seed, 0).generator("sources")
+    joint = gossip.joint(memo["W"], memo["adj"], steps, samples=samples, rng=rng,
+                         transitive=transitive)
+    rng = Streams(setup.seed, 0).generator("sources")
+    per_message = gossip.message_sum(memo["W"], memo["adj"], steps,
+                                     accelerated=cfg.get("accelerated"), gamma=memo["gamma"],
+                                     samples=samples, rng=rng, transitive=transitive)
+    return joint, per_message
+
+
+def gossip_memo(config: SimulationConfig, topo: Any) -> dict[str, Any]:
+    """What the gossip tasks keep of their graph: the gossip matrix ``W`` (the section's
+    ``gossip_matrix``), the adjacency ``adj``, the spectral ``gap``, the Chebyshev
+    ``gamma`` (``None`` without ``accelerated``) and whether the graph is ``transitive``."""
+    from netdp.privacy import gossip
+
+    name = config.get("gossip_matrix")
+    builders = {"metropolis": gossip.metropolis, "lazy": gossip.lazy}
+    adj = gossip.adjacency(topo)
+    W = builders[name](topo) if name in builders else gossip.from_file(name, topo)
+    gap = gossip.spectral_gap(W)
+    gamma = gossip.chebyshev_gamma(gap) if config.get("accelerated") else None
+    return {"W": W, "adj": adj, "gap": gap, "gamma": gamma,
+            "transitive": gossip.vertex_transitive(topo)}
+
+
+def pair_count(held: int, losses: Any, n: int) -> int:
     """Pairs a distance row stands for: every pair when one node stands for all."""
     return int(round(held * n / losses.nodes.size)) if losses.method in (
         "transitive", "sampled") else int(held)
@@ -336,22 +366,15 @@ class GossipSumTask(Task):
         check(values.size == topo.n, "nodes",
               f"the data holds {values.size} values for {topo.n} nodes")
         check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}")
-        builders = {"metropolis": gossip.metropolis, "lazy": gossip.lazy}
-        adj = gossip.adjacency(topo)
-        W = builders[sec.gossip_matrix](topo) if sec.gossip_matrix in builders else \
-            gossip.from_file(sec.gossip_matrix, topo)
-        gap = gossip.spectral_gap(W)
+        memo = gossip_memo(config, topo)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)
-        steps = config.steps or gossip.default_steps(gap, sigma, topo.n)
-        gamma = gossip.chebyshev_gamma(gap) if sec.accelerated else None
+        steps = config.steps or gossip.default_steps(memo["gap"], sigma, topo.n)
         engine = choose(config.engine, 1, 0.0)
         accountants = ("rdp",) if config.accountants is None else config.accountants
         resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
                                   accountants=tuple(accountants), sigma=sigma)
-        memo = {"W": W, "adj": adj, "gap": gap, "sigma": sigma, "gamma": gamma,
-                "transitive": gossip.vertex_transitive(topo)}
-        return Setup(resolved, topo, steps, values, None, memo)
+        return Setup(resolved, topo, steps, values, None, {**memo, "sigma": sigma})
 
     def trace(self, setup: Setup, streams: Streams) -> Trace:
         from netdp.engine import gossip as engine

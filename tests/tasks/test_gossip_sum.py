@@ -105,4 +105,5 @@ def test_the_cli_runs_it_and_other_tasks_refuse_the_protocol(capsys, tmp_path):
     assert main(["simulate", "--task", "histogram", "--protocol", "gossip"]) == 2
     assert "--protocol: --task histogram runs on walk" in capsys.readouterr().err
     assert main(["simulate", "--sigma", "1"]) == 2
-    assert "applies to --task sum --protocol gossip only" in capsys.readouterr().err
+    assert ("applies to --task sum --protocol gossip or sgd --protocol gossip only"
+            in capsys.readouterr().err)
