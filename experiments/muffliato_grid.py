@@ -19,8 +19,8 @@ What each number is: for a source u (the centre ``(side // 2, side // 2)``, node
 ``joint``
     ``c[u, v] = ‖Π_v e_u‖²``, the exact divergence of v's whole view
     (:func:`~netdp.privacy.gossip.joint`). ``joint`` works per observer: it returns the
-    row of an observer v (its loss about every u), at the cost of one block Krylov space
-    per observer (about 0.5 s here). The losses of one source u towards every v are the
+    row of an observer v (its loss about every u), at the cost of one SVD of its view
+    (about 0.3 s here at T = 243). The losses of one source u towards every v are the
     column u of all observers' rows, so they need every observer; the grid is not
     vertex-transitive, so the ``transitive`` path does not apply. The exact cheap way is
     the grid's own symmetry: its 8 automorphisms (rotations, reflections) map W to
@@ -29,8 +29,9 @@ What each number is: for a source u (the centre ``(side // 2, side // 2)``, node
     is computed (``joint(..., observers=representatives)``) and its value is copied to
     its orbit: 275 observers for the centre (all 8 symmetries fix it), 1,035 for the
     corner (only the diagonal reflection fixes it). ``--centre exact`` and ``--corner
-    exact`` do that (about 0.5 s an observer on 2 idle cores: 2.5 and 9 minutes).
-    ``sample`` (the default for both, about 1.5 minutes in all) computes ``--per-distance``
+    exact`` do that (about 0.3 s an observer at T = 243 on 2 cores: 1.4 and 5 minutes;
+    at T = 243 no view's rank is certified, so every value is the sound 1).
+    ``sample`` (the default for both, 77 s in all) computes ``--per-distance``
     orbit representatives per distance, spread evenly from the axis (centre) or the edge
     (corner) to the diagonal, extremes included, and reports their plain mean, min and
     max (labelled "sampled": an estimate, not the mean over all the pairs at that
@@ -280,8 +281,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"difference {result['symmetry_gap']:.2g}; 0 in exact arithmetic: the "
               "numerical accuracy of joint here)")
     for name, (kept, dropped) in result["margins"].items():
-        print(f"  Krylov cut ({name}): smallest kept residual {kept:.3g}, largest dropped "
-              f"{dropped:.3g}")
+        print(f"  rank cut ({name}): smallest kept singular value (relative) {kept:.3g}, "
+              f"largest dropped {dropped:.3g}")
     print(table(result, args.alpha))
     write_csv(args.out / "muffliato_grid.csv", result, args.alpha)
     save(figure(result, args.alpha), args.out / "muffliato_grid.png")

@@ -116,7 +116,8 @@ def table(result: dict, alpha: float) -> str:
         cells = "".join(f"{row[key]:>18.4g}" for key, _ in SHOWN)
         lines.append(f"{row['distance']!s:>4} {row['pairs_per_node']:>6}{cells}")
     lines.append(f"nats at alpha = {alpha:g}: multiply by alpha / (2 sigma^2) = {scale:.4g}")
-    lines += ["", "uncapped message sums (the cap at 1 hides the off-by-one, which only changes distance 1):",
+    lines += ["", "uncapped message sums (the cap at 1 hides the off-by-one, "
+              "which only changes distance 1):",
               f"{'k':>4}" + "".join(f"{label:>16}" for label in (
                   "(b) 0..T", "(c) 1..T", "0..T-1", "(d) P_t"))]
     for row in [*result["rows"], result["mean"]]:
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"hypercube d = {result['dim']}, n = {result['n']}, Metropolis, sigma = "
           f"{result['sigma']:g}, alpha = {args.alpha:g}: gap = {result['gap']:.6f}, T = "
           f"{result['steps']}, gamma = {result['gamma']:.6f}; accounting in "
-          f"{result['seconds']:.2f} s (Krylov cut: kept >= {result['margin'][0]:.2g}, "
+          f"{result['seconds']:.2f} s (rank cut: kept >= {result['margin'][0]:.2g}, "
           f"dropped <= {result['margin'][1]:.2g})")
     print("mean pairwise loss by distance, units of the LDP level, capped at 1:")
     print(table(result, args.alpha))

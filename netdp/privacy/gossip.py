@@ -69,10 +69,12 @@ MAX_COMPLETE_NODES = 4096
 """Most nodes of a complete gossip graph (its matrices have n² entries)."""
 MAX_DENSE_NODES = 20000
 """Most nodes of the all-pairs paths (n × n float64 arrays: 3.2 GB each at the limit)."""
-RANK_TOL = 1e-12  # singular values of a view below this fraction of its largest: rounding
-CLEAN_CUT = 1e-14  # the largest dropped singular value (relative) of a certified cut ...
-GAP = 1e3  # ... and the smallest kept one at least GAP x RANK_TOL: else the rank is unsure
-"""Krylov directions whose residual is below this are treated as absent (:func:`joint`)."""
+RANK_TOL = 1e-12
+"""Singular values of a view below this fraction of its largest are rounding (:func:`joint`)."""
+CLEAN_CUT = 1e-14
+"""A certified cut drops no singular value above this (relative) ..."""
+GAP = 1e3
+"""... and keeps none below ``GAP * RANK_TOL``: else the view's rank is unsure."""
 TRANSITIVE_NAMES = frozenset({"hypercube", "cycle", "torus"})
 """Named topologies that are vertex-transitive (besides the complete graph)."""
 
@@ -675,11 +677,15 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
     Kulkarni, "Differential Privacy Analysis of Decentralized Gossip Averaging under
     Varying Threat Models", arXiv 2505.19969.)
 
-    Computed per observer by block Lanczos with full reorthogonalisation (twice, then
-    once more after normalising): ``O(T nnz b + n r²)`` for ``b = d_v + 1`` and
-    ``r = dim K_v <= min(n, (T+1) b)``; all observers (``dense``) cost n times that.
-    A residual direction below ``tol`` is treated as absent (it would raise some losses);
-    :attr:`GossipLosses.margin` says how clean the cut was.
+    Computed per observer from the view's rows restricted to the ball of radius ``T + 1``
+    around v (exactly zero beyond), by one SVD: ``O(T nnz_B b + (T+1) b m²)`` for
+    ``b = d_v``, ``m`` the ball's size; all observers (``dense``) cost n times that.
+    Singular values below ``tol`` times the largest are rounding and are cut;
+    :attr:`GossipLosses.margin` says how clean the cut was. Where there is no clean gap
+    (largest dropped above ``CLEAN_CUT`` or smallest kept below ``GAP · tol``) the rank
+    cannot be certified in floating point, and the observer's row is the sound value,
+    1 for every node within ``T + 1`` hops (counted in
+    :attr:`GossipLosses.uncertified`).
 
     Parameters
     ----------

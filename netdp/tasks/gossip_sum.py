@@ -268,7 +268,8 @@ class GossipTracker(Tracker):
             div = joint.rdp(sec.rdp_order, sigma)
             renyi = {"order": sec.rdp_order, "mean": float(div[mask].mean()),
                      "min": float(div[mask].min()), "max": float(div[mask].max()),
-                     "by_distance": gossip.by_distance(joint, distances, div)}
+                     "by_distance": [{**r, "pairs": pair_count(r["pairs"], joint, n)}
+                                     for r in gossip.by_distance(joint, distances, div)]}
         method = (f"exact Renyi divergence of each observer's view (joint, {joint.method}"
                   + (f", {joint.nodes.size} observers; mean +- {joint.stderr():.2g} "
                      "(standard error of the coefficient)" if joint.method == "sampled"

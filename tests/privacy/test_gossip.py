@@ -806,3 +806,37 @@ def _float_view(W, adj, v, steps):
         rows += [power[w] for w in neighbours]
         power = dense @ power
     return np.array(rows)
+
+
+def test_joint_gives_no_loss_to_a_node_out_of_reach():
+    """With T steps, every message v receives depends only on nodes within T + 1 hops of
+    v, so ``c[u, v] = 0`` exactly beyond. Random geometric graph, n = 200, seed 1, T = 4,
+    observer 19: the source 2 is 8 hops away, and ``joint`` once reported c = 0.89 (the brute
+    force, an SVD of the view matrix, gives 0 to rounding). The old block Krylov residuals
+    shrank by about 1e-3 to 1e-4 a step; dividing by them multiplied the rounding outside
+    the ball of radius T + 1 by as much each step (1e-14, 1e-11, 1e-8, ..., 0.3 in the
+    normalised block), and a junk direction of the last block was kept (its residual was
+    above the absolute cut ``RANK_TOL`` = 1e-12). Regression test of that bug: the views are
+    now built on the ball within reach and cut by one SVD."""
+    topo = topology.build("random-geometric", 200, seed=1)
+    W = G.metropolis(topo)
+    adj = G.adjacency(topo)
+    steps, v, u = 4, 19, 2
+    dist = G.hop_distances(adj, [v])[0]
+    assert dist[u] == 8 > steps + 1
+    # the view's matrix: e_v and the rows (W^t)_{w,:}, w in N(v), t <= T: column u is 0
+    dense = W.toarray()
+    nb = adj.indices[adj.indptr[v]:adj.indptr[v + 1]]
+    rows, power = [np.eye(topo.n)[v]], np.eye(topo.n)
+    for _ in range(steps + 1):
+        rows += [power[w] for w in nb]
+        power = dense @ power
+    M = np.array(rows)
+    assert np.abs(M[:, dist > steps + 1]).max() == 0.0
+    _, s, vt = np.linalg.svd(M, full_matrices=False)
+    rank = int((s > s[0] * max(M.shape) * np.finfo(float).eps).sum())
+    brute = (vt[:rank] ** 2).sum(axis=0)
+    assert brute[u] < 1e-12
+    got = G.joint(W, adj, steps, observers=[v]).values[0]
+    assert got[dist > steps + 1].max() <= 1e-9, (
+        f"joint gives c = {got[u]:.3f} to node {u}, {int(dist[u])} hops from observer {v}")

@@ -107,3 +107,17 @@ def test_the_cli_runs_it_and_other_tasks_refuse_the_protocol(capsys, tmp_path):
     assert main(["simulate", "--sigma", "1"]) == 2
     assert ("applies to --task sum --protocol gossip or sgd --protocol gossip only"
             in capsys.readouterr().err)
+
+
+def test_renyi_rows_count_the_pairs_they_stand_for():
+    """Regression: on a vertex-transitive graph the renyi rows counted one observer's
+    pairs (6, 15, 20, ...), the epsilon rows every ordered pair they stand for."""
+    from netdp.api import simulate
+
+    res = simulate({"task": "sum", "protocol": "gossip", "topology": "hypercube",
+                    "nodes": 64, "sigma": 1.0, "rdp_order": 2.0, "seed": 1}).to_dict()
+    row = res["privacy"]["empirical"][0]
+    eps_pairs = [r["pairs"] for r in row["by_distance"]]
+    renyi_pairs = [r["pairs"] for r in row["renyi"]["by_distance"]]
+    assert eps_pairs == [384, 960, 1280, 960, 384, 64]  # 64 C(6, k): every ordered pair
+    assert renyi_pairs == eps_pairs
