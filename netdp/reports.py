@@ -151,7 +151,8 @@ class Report:
         lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}{observer}",
                  self.walk_line()]
         lines += self.utility.lines(self) + self.privacy.lines(self)
-        lines += ["", f"  {self.hops:,} hops in {self.runtime_s:.3g} s; seed {self.seed} "
+        moves = "messages" if cfg.get("protocol") == "gossip" else "hops"
+        lines += ["", f"  {self.hops:,} {moves} in {self.runtime_s:.3g} s; seed {self.seed} "
                       f"(rerun with --seed {self.seed})"]
         return "\n".join(lines)
 
