@@ -500,13 +500,30 @@ class GossipLosses:
         check(sigma > 0, "sigma", f"must be > 0 (got {sigma})")
         return alpha / (2.0 * sigma**2) * self.capped()
 
-    def epsilon(self, sigma: float, delta: float) -> np.ndarray:
-        """(ε, δ) per entry of the linear RDP curve ``ρ α``, ``ρ = min(c, 1) / (2σ²)``
-        (:func:`netdp.privacy.sgd.epsilon_upper`: ρ rounded up to a 0.6 % log grid)."""
+    def epsilon(self, sigma: float, delta: float, accountant: str = "rdp") -> np.ndarray:
+        """(ε, δ) per entry.
+
+        ``rdp``: the linear RDP curve ``ρ α``, ``ρ = min(c, 1) / (2σ²)``, converted
+        (:func:`netdp.privacy.sgd.epsilon_upper`: ρ rounded up to a 0.6 % log grid).
+        ``pld``: the exact privacy curve. The view of a linear Gaussian mechanism, whitened,
+        is one Gaussian shift of ``μ = √min(c, 1) / σ`` (Balle and Wang, ICML 2018,
+        Theorem 8), so ε is the exact ε(δ) of μ-Gaussian DP
+        (:func:`netdp.privacy.accountants.gaussian_epsilon`): the tightest figure, below
+        the RDP conversion.
+        """
+        check(sigma > 0, "sigma", f"must be > 0 (got {sigma})")
+        check(accountant in ("rdp", "pld"), "accountant",
+              f"gossip converts by rdp or pld (got {accountant!r})")
+        capped = self.capped()
+        if accountant == "pld":
+            from netdp.privacy.accountants import gaussian_epsilon
+
+            levels, inverse = np.unique(capped, return_inverse=True)
+            eps = np.asarray(gaussian_epsilon(np.sqrt(levels) / sigma, delta), dtype=float)
+            return eps[inverse].reshape(capped.shape)
         from netdp.privacy.sgd import epsilon_upper
 
-        check(sigma > 0, "sigma", f"must be > 0 (got {sigma})")
-        return epsilon_upper(self.capped() / (2.0 * sigma**2), delta)
+        return epsilon_upper(capped / (2.0 * sigma**2), delta)
 
     def mean(self) -> float:
         """Mean of ``min(c, 1)`` over the pairs held (over all pairs for ``dense`` and

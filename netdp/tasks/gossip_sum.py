@@ -141,7 +141,8 @@ class GossipUtility(Utility):
 
 @dataclass(frozen=True, eq=False)
 class GossipPrivacy(PrivacyReport):
-    """Pairwise (ε, δ) of gossip averaging from the exact Muffliato sum, by distance."""
+    """Pairwise (ε, δ) of gossip averaging from the exact loss of each observer's view, by
+    distance; ``by_distance[i]`` belongs to ``empirical[i]``."""
 
     epsilon0: float
     delta0: float
@@ -149,7 +150,7 @@ class GossipPrivacy(PrivacyReport):
     ldp: LdpSummary
     theory: dict[str, float]
     empirical: tuple[PairSummary, ...]
-    by_distance: tuple[DistanceRow, ...]
+    by_distance: tuple[tuple[DistanceRow, ...], ...]
     method: str
     renyi: dict[str, Any] | None = None
     note: str | None = None
@@ -157,8 +158,8 @@ class GossipPrivacy(PrivacyReport):
 
     def to_dict(self) -> dict[str, Any]:
         rows = []
-        for emp in self.empirical:
-            entry = {**emp.to_dict(), "by_distance": [r.to_dict() for r in self.by_distance]}
+        for emp, dist in zip(self.empirical, self.by_distance, strict=True):
+            entry = {**emp.to_dict(), "by_distance": [r.to_dict() for r in dist]}
             if self.renyi is not None:
                 entry["renyi"] = self.renyi
             rows.append(entry)
@@ -181,12 +182,14 @@ class GossipPrivacy(PrivacyReport):
                          + f"  {emp.delta:.2g}")
         lines.append(row(("LDP baseline", fmt(self.ldp.mean), fmt(self.ldp.min),
                           fmt(self.ldp.max)), widths))
-        if self.by_distance:
-            lines += ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"]
+        if self.by_distance and self.by_distance[0]:
+            first = self.by_distance[0]
+            lines += ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"
+                          f"  ({self.empirical[0].accountant})"]
             lines += [f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9} {fmt(r.min):>9} "
-                      f"{fmt(r.max):>9}" for r in self.by_distance[:12]]
-            if len(self.by_distance) > 12:
-                lines.append(f"  {'...':>10}  ({len(self.by_distance) - 12} more in --json)")
+                      f"{fmt(r.max):>9}" for r in first[:12]]
+            if len(first) > 12:
+                lines.append(f"  {'...':>10}  ({len(first) - 12} more in --json)")
         lines += [f"  theory {name}: {fmt(eps)}" for name, eps in self.theory.items()]
         lines.append(f"  accounting: {self.method}")
         if self.note:
@@ -229,11 +232,16 @@ class GossipTracker(Tracker):
             return None
         from netdp.privacy.sgd import epsilon_upper
 
+        sigma, delta = self.setup.memo["sigma"], self.setup.config.delta
         coef = self.joint.matrix()
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
-        eps[off] = epsilon_upper(coef[off] / (2.0 * self.setup.memo["sigma"]**2),
-                                 self.setup.config.delta)
+        if self.setup.config.accountants and self.setup.config.accountants[0] == "pld":
+            from netdp.privacy.accountants import gaussian_epsilon
+
+            eps[off] = gaussian_epsilon(np.sqrt(np.minimum(coef[off], 1.0)) / sigma, delta)
+        else:
+            eps[off] = epsilon_upper(coef[off] / (2.0 * sigma**2), delta)
         return eps
 
     def report(self) -> GossipPrivacy:
@@ -243,9 +251,15 @@ class GossipTracker(Tracker):
 
         setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         sigma, delta, n = setup.memo["sigma"], cfg.delta, setup.topology.n
-        eps_ldp = float(epsilon(1.0 / (2.0 * sigma**2), delta))
-        ldp = LdpSummary("one Gaussian release per node: RDP alpha / (2 sigma^2), converted",
-                         eps_ldp, eps_ldp, eps_ldp)
+        if (cfg.accountants or ("rdp",))[0] == "pld":
+            from netdp.privacy.accountants import gaussian_epsilon
+
+            eps_ldp = float(gaussian_epsilon(1.0 / sigma, delta))
+            how = "one Gaussian release per node: exact (1/sigma)-Gaussian DP"
+        else:
+            eps_ldp = float(epsilon(1.0 / (2.0 * sigma**2), delta))
+            how = "one Gaussian release per node: RDP alpha / (2 sigma^2), converted"
+        ldp = LdpSummary(how, eps_ldp, eps_ldp, eps_ldp)
         details = {"gossip_matrix": sec.gossip_matrix, "accelerated": sec.accelerated,
                    "steps": setup.steps, "spectral_gap": setup.memo["gap"]}
         if self.joint is None:
@@ -254,15 +268,17 @@ class GossipTracker(Tracker):
                                  details=details)
         joint = self.joint
         mask = joint.pair_mask()
-        eps_all = joint.epsilon(sigma, delta)
-        eps = eps_all[mask]
-        quantiles = {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in Q}
-        summary = PairSummary("rdp", delta, n * (n - 1), 0, float(eps.mean()),
-                              float(eps.min()), float(eps.max()), quantiles)
         distances = gossip.hop_distances(setup.memo["adj"], joint.nodes)
-        rows = tuple(DistanceRow(r["distance"], pair_count(r["pairs"], joint, n), r["mean"],
-                                 r["min"], r["max"])
-                     for r in gossip.by_distance(joint, distances, eps_all))
+        summaries, rows = [], []
+        for accountant in cfg.accountants or ("rdp",):
+            eps_all = joint.epsilon(sigma, delta, accountant)
+            eps = eps_all[mask]
+            quantiles = {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in Q}
+            summaries.append(PairSummary(accountant, delta, n * (n - 1), 0, float(eps.mean()),
+                                         float(eps.min()), float(eps.max()), quantiles))
+            rows.append(tuple(DistanceRow(r["distance"], pair_count(r["pairs"], joint, n),
+                                          r["mean"], r["min"], r["max"])
+                              for r in gossip.by_distance(joint, distances, eps_all)))
         renyi = None
         if sec.rdp_order is not None:
             div = joint.rdp(sec.rdp_order, sigma)
@@ -274,7 +290,7 @@ class GossipTracker(Tracker):
                   + (f", {joint.nodes.size} observers; mean +- {joint.stderr():.2g} "
                      "(standard error of the coefficient)" if joint.method == "sampled"
                      else "") + ")")
-        paper = self.sum.epsilon(sigma, delta)[self.sum.pair_mask()]
+        paper = self.sum.epsilon(sigma, delta, summaries[0].accountant)[self.sum.pair_mask()]
         theory = {"gossip-message-sum": float(paper.mean())}
         note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at LDP; "
                 "not an upper bound (messages share their noise), shown for comparison")
@@ -284,8 +300,8 @@ class GossipTracker(Tracker):
                      "pairs within T + 1 hops are at the local level, which is sound (in "
                      "exact arithmetic such a view can reach full rank and expose every "
                      "node it reaches)")
-        return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, (summary,), rows, method,
-                             renyi, note, details)
+        return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, tuple(summaries), tuple(rows),
+                             method, renyi, note, details)
 
 
 def coefficients(setup: Setup, steps: int, dense: bool) -> tuple[Any, Any]:
@@ -346,9 +362,10 @@ class GossipSumTask(Task):
     summary = "the mean of real values by gossip averaging (Muffliato, NeurIPS 2022)"
     section = GossipSumConfig
     tracking = tuple(
-        Tracking(kind, "exact Muffliato sum over steps and neighbours' messages, per pair, "
-                 "capped at LDP; by distance" if kind == "graph" else "as on any graph",
-                 None, ("rdp",)) for kind in ("graph", "complete"))
+        Tracking(kind, "exact Renyi divergence of each observer's whole view (every message "
+                 "it receives and its own value), capped at LDP; converted by rdp or exactly "
+                 "(pld: one Gaussian shift); by distance" if kind == "graph"
+                 else "as on any graph", None, ("rdp", "pld")) for kind in ("graph", "complete"))
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp import seeding

@@ -840,3 +840,50 @@ def test_joint_gives_no_loss_to_a_node_out_of_reach():
     got = G.joint(W, adj, steps, observers=[v]).values[0]
     assert got[dist > steps + 1].max() <= 1e-9, (
         f"joint gives c = {got[u]:.3f} to node {u}, {int(dist[u])} hops from observer {v}")
+
+
+def _hockey_stick(mu2, eps):
+    """δ(ε) between the two Gaussian worlds of a view, from its privacy loss variable:
+    for ``N(δμ, Σ)`` against ``N(0, Σ)`` the loss ``L = δμᵀΣ⁺(y - 0) - μ²/2`` is
+    ``N(μ²/2, μ²)`` under the first and ``N(-μ²/2, μ²)`` under the second, so
+    ``δ = P₁(L > ε) - e^ε P₀(L > ε)`` (Dong, Roth and Su, 2022, Corollary 2.13)."""
+    from scipy.stats import norm
+
+    s = math.sqrt(mu2)
+    return norm.sf((eps - mu2 / 2) / s) - math.exp(eps) * norm.sf((eps + mu2 / 2) / s)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 3.0])
+def test_exact_conversion_is_the_gaussian_curve_of_the_brute_force_view(sigma):
+    """``epsilon(..., "pld")`` on the six-node graph: at the ε it returns, the hockey-stick
+    divergence of each pair's view (μ² from the pseudo-inverse of the view, not from the
+    projection) is the run's δ; and it is below the RDP conversion and the LDP level."""
+    from netdp.privacy.accountants import gaussian_epsilon
+
+    topo, steps, delta = six(), 3, 1e-5
+    W = G.metropolis(topo)
+    losses = G.joint(W, G.adjacency(topo), steps)
+    brute, _ = brute_joint(topo, powers(W, steps))
+    exact = losses.epsilon(sigma, delta, "pld")
+    rdp = losses.epsilon(sigma, delta, "rdp")
+    ldp = float(gaussian_epsilon(1.0 / sigma, delta))
+    for v in range(topo.n):
+        for u in range(topo.n):
+            if u == v:
+                continue
+            mu2 = min(brute[u, v], 1.0) / sigma**2
+            eps = exact[v, u]
+            assert eps <= rdp[v, u] + 1e-12 and eps <= ldp + 1e-12
+            if mu2 < 1e-12:
+                assert eps == 0.0
+                continue
+            if eps > 0:
+                assert _hockey_stick(mu2, eps) == pytest.approx(delta, rel=1e-6)
+            else:
+                assert _hockey_stick(mu2, 0.0) <= delta * (1 + 1e-6)
+
+
+def test_exact_conversion_refuses_an_unknown_accountant():
+    losses = G.joint(G.metropolis(six()), G.adjacency(six()), 2)
+    with pytest.raises(InputError, match="accountant"):
+        losses.epsilon(1.0, 1e-5, "kov")

@@ -70,7 +70,8 @@ def test_privacy_is_the_joint_loss_capped_at_ldp_and_summarised_by_distance():
     matrix = report.pairs
     off = ~np.isnan(matrix)
     assert matrix[off].mean() == pytest.approx(row.mean, rel=1e-12)  # dense == transitive
-    assert sum(r.pairs for r in priv.by_distance) == 32 * 31
+    (rows,) = priv.by_distance
+    assert sum(r.pairs for r in rows) == 32 * 31
     assert "joint" in priv.method and "gossip-message-sum" in priv.theory
     assert report.config.sigma == 1.0 and report.config.steps > 0
 
@@ -121,3 +122,21 @@ def test_renyi_rows_count_the_pairs_they_stand_for():
     renyi_pairs = [r["pairs"] for r in row["renyi"]["by_distance"]]
     assert eps_pairs == [384, 960, 1280, 960, 384, 64]  # 64 C(6, k): every ordered pair
     assert renyi_pairs == eps_pairs
+
+
+def test_exact_accountant_in_a_run():
+    """``--accountant pld`` beside ``rdp``: every pair below its rdp figure and below the
+    exact LDP level, which equals the target ε when σ is calibrated to it (analytic
+    Gaussian: the same curve)."""
+    res = simulate({"task": "sum", "protocol": "gossip", "topology": "grid", "nodes": 49,
+                    "epsilon": 2.0, "delta": 1e-5, "accountants": ["pld", "rdp"],
+                    "seed": 3}).to_dict()
+    priv = res["privacy"]
+    pld, rdp = priv["empirical"]
+    assert (pld["accountant"], rdp["accountant"]) == ("pld", "rdp")
+    assert priv["ldp"]["max"] == pytest.approx(2.0, rel=1e-9)
+    assert pld["max"] <= priv["ldp"]["max"] * (1 + 1e-12)
+    for a, b in zip(pld["by_distance"], rdp["by_distance"], strict=True):
+        assert a["distance"] == b["distance"] and a["pairs"] == b["pairs"]
+        assert a["max"] <= b["max"] and a["mean"] <= b["mean"]
+    assert pld["mean"] < rdp["mean"]
