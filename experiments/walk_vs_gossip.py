@@ -117,11 +117,11 @@ def walk_coefficients(topo, steps: int, walks: int, seed: int) -> tuple[np.ndarr
     return total / walks, rule
 
 
-def gossip_losses(W, adj, steps: int, contributions: int) -> tuple[dict, tuple, int]:
+def gossip_losses(W, adj, steps: int, contributions: int) -> tuple[dict, tuple, int, int]:
     joint = G.joint(W, adj, steps)
     msum = G.message_sum(W, adj, steps)
     return ({"joint": contributions * joint.matrix(), "sum": contributions * msum.matrix()},
-            joint.margin, joint.uncertified)
+            joint.margin, joint.uncertified, joint.full_rank)
 
 
 def compute(nodes: int, seed: int, sigma: float, steps: int | None, extra: list[int],
@@ -149,7 +149,7 @@ def compute(nodes: int, seed: int, sigma: float, steps: int | None, extra: list[
     runs = {}
     for t in [T, *[s for s in extra if s != T]]:
         begin = time.perf_counter()
-        mats, margin, uncertified = gossip_losses(W, adj, t, contributions)
+        mats, margin, uncertified, full = gossip_losses(W, adj, t, contributions)
         out_of_reach = dist > t + 1
         if out_of_reach.any() and mats["joint"][out_of_reach].max() != 0.0:
             raise AssertionError("joint gave a loss to a pair out of reach")
@@ -158,7 +158,8 @@ def compute(nodes: int, seed: int, sigma: float, steps: int | None, extra: list[
                                          {k: r["mean"] for k, r in walk_rows[w].items()})
                  for g in ("joint", "sum") for w in ("walk", "icml")}
         runs[t] = {"rows": {**rows, **walk_rows}, "margin": margin, "crossing": cross,
-                   "uncertified": uncertified, "out_of_reach": int(out_of_reach.sum()),
+                   "uncertified": uncertified, "full_rank": full,
+                   "out_of_reach": int(out_of_reach.sum()),
                    "seconds": time.perf_counter() - begin}
     return {"n": n, "edges": int(adj.nnz // 2), "degree": float(deg.mean()), "seed": seed,
             "sigma": sigma, "gap": gap, "steps": T, "rule": rule, "walks": walks,
@@ -289,7 +290,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"\ngossip T = {t}{' (rule)' if t == result['steps'] else ''}: "
               f"{run['seconds']:.1f} s; rank cut: smallest kept {kept:.3g}, largest "
               f"dropped {dropped:.3g}; {run['uncertified']} of {result['n']} observers "
-              "uncertified (their pairs within T + 1 hops at the LDP level); "
+              f"uncertified, {run['full_rank']} proven full rank (their pairs within T + 1 "
+              "hops at the LDP level); "
               f"{run['out_of_reach']} pairs out of reach, all exactly 0")
         print(table(result, t))
         for name, (_, text) in run["crossing"].items():

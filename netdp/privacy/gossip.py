@@ -449,6 +449,10 @@ class GossipLosses:
         Joint only: observers whose view's rank floating point could not certify (no
         clean gap at the cut); their rows hold the sound value, 1 for every node within
         ``T + 1`` hops.
+    full_rank
+        Joint only: observers whose cut was not clean but whose view was proven to have
+        full rank on the ball within ``T + 1`` hops, by its rank modulo a prime
+        (:func:`full_rank_mod_p`): their rows, 1 on the ball, are exact.
     """
 
     values: np.ndarray
@@ -460,6 +464,7 @@ class GossipLosses:
     gamma: float | None = None
     margin: tuple[float, float] | None = None
     uncertified: int = 0
+    full_rank: int = 0
 
     @property
     def n(self) -> int:
@@ -726,24 +731,28 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
     else:
         nodes_run = nodes
     values = np.empty((len(nodes_run), n))
-    kept, dropped, unsure = math.inf, 0.0, 0
+    kept, dropped = math.inf, 0.0
+    status: list[str] = []
+    exact = rational_weights(W)
     for i, v in enumerate(nodes_run):
-        values[i], lo, hi = _krylov_diag(W, adj, int(v), steps, tol)
+        values[i], lo, hi, how = _krylov_diag(W, adj, int(v), steps, tol, exact)
         kept, dropped = min(kept, lo), max(dropped, hi)
-        unsure += int(hi > CLEAN_CUT or lo < tol * GAP)
+        status.append(how)
     if method == "transitive":
         _check_same_rows(values[0], values[1], int(nodes_run[0]), int(nodes_run[1]))
         values = values[:1]
-    if method == "transitive":
-        unsure = min(unsure, 1)
+        status = status[:1]
     return GossipLosses(values, nodes, "observer", "joint", method, steps, None,
-                        (kept, dropped), unsure)
+                        (kept, dropped), status.count("uncertified"),
+                        status.count("full-rank"))
 
 
-def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int,
-                 tol: float) -> tuple[np.ndarray, float, float]:
-    """``(‖Π_v e_u‖²)_u`` and the smallest kept / largest dropped singular value of the
-    view, relative to its largest.
+def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int, tol: float,
+                 exact: sparse.csr_array | None) -> tuple[np.ndarray, float, float, str]:
+    """``(‖Π_v e_u‖²)_u``, the smallest kept / largest dropped singular value of the
+    view, relative to its largest, and how the rank was settled: ``certified`` (a clean
+    cut), ``full-rank`` (proven modulo a prime from the rational weights ``exact``) or
+    ``uncertified``.
 
     The view's rows are ``e_v`` and ``(W^t)_{w,:}`` for ``w ∈ N(v)``, ``t <= T``; they
     vanish exactly beyond ``T + 1`` hops of v, so the rows are built on that ball only
@@ -758,7 +767,7 @@ def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int,
     neighbours = adj.indices[adj.indptr[v]:adj.indptr[v + 1]]
     closed = np.union1d(neighbours, [v])
     if len(closed) == n:  # v sees every z_w at t = 0 (complete graph)
-        return np.ones(n), math.inf, 0.0
+        return np.ones(n), math.inf, 0.0, "certified"
     hops = csgraph.shortest_path(adj, unweighted=True, directed=False, indices=v)
     ball = np.flatnonzero(hops <= steps + 1)
     local = sparse.csr_array(W)[ball][:, ball]
@@ -779,12 +788,138 @@ def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int,
         # No clean gap at the cut: floating point cannot certify the view's rank, and in
         # exact arithmetic the missing directions may be there (a generic graph's view
         # reaches full rank on the ball once (T + 1) d_v >= its size, exposing every
-        # node in it). Sound: every node within reach at the local level.
+        # node in it). Sound: every node within reach at the local level; exact when the
+        # rank modulo a prime proves the view full on the ball.
         out[ball] = 1.0
-        return out, kept, dropped
+        full = exact is not None and full_rank_mod_p(exact, v, ball, steps)
+        return out, kept, dropped, "full-rank" if full else "uncertified"
     out[ball] = np.einsum("ij,ij->j", vt[keep], vt[keep])
     out[closed] = 1.0  # seen in the clear at t = 0 (exactly 1, not 1 - rounding)
-    return np.minimum(out, 1.0), kept, dropped
+    return np.minimum(out, 1.0), kept, dropped, "certified"
+
+
+PRIME = 1_048_573
+"""The largest prime below 2^20: products of two residues and sums of 2^12 of them stay
+exact in float64, so the modular matrix products run on BLAS."""
+MAX_RANK_BALL = 5000
+"""Largest ball (nodes within ``T + 1`` hops) on which :func:`full_rank_mod_p` runs."""
+
+
+def rational_weights(W: Any, prime: int = PRIME) -> sparse.csr_array | None:
+    """The gossip matrix as residues modulo ``prime``, where its weights are the rationals
+    they stand for: every off-diagonal weight ``1/k`` for an integer k (Metropolis
+    ``1/(1 + max(d_u, d_v))``, lazy ``1/(2 d_max)``, or a user file of such weights),
+    the diagonal ``1 - Σ`` of its row; ``None`` otherwise.
+
+    Parameters
+    ----------
+    W
+        The float gossip matrix.
+    prime
+        The modulus (larger than every k).
+    """
+    M = sparse.csr_array(W)
+    rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+    off = rows != M.indices
+    w = M.data[off]
+    k = np.rint(1.0 / w)
+    if w.size == 0 or not np.all((k >= 1) & (k < prime) & (1.0 / k == w)):
+        return None
+    inv = np.array([pow(int(x), prime - 2, prime) for x in np.unique(k)], dtype=np.int64)
+    residues = inv[np.searchsorted(np.unique(k), k)]
+    off_sum = np.zeros(M.shape[0], dtype=np.int64)
+    np.add.at(off_sum, rows[off], residues)
+    data = np.empty(M.data.size, dtype=np.int64)
+    data[off] = residues
+    diag_rows = rows[~off]
+    data[~off] = (1 - off_sum[diag_rows]) % prime
+    exact = sparse.csr_array((data, M.indices.copy(), M.indptr.copy()), shape=M.shape)
+    missing = np.setdiff1d(np.arange(M.shape[0]), diag_rows)
+    if missing.size and np.any(off_sum[missing] % prime != 1):
+        return None  # a row without a stored diagonal whose weights do not sum to 1
+    return exact
+
+
+def full_rank_mod_p(exact: sparse.csr_array, v: int, ball: np.ndarray, steps: int,
+                    prime: int = PRIME) -> bool:
+    """Whether observer v's view has full rank on ``ball`` (the nodes within ``T + 1``
+    hops), proven by its rank modulo ``prime`` (:func:`view_rank_mod_p`).
+
+    Reducing modulo p (every denominator of W prime to p) is a ring map, so a nonzero
+    minor modulo p is a nonzero minor over the rationals: rank mod p <= rank. Full rank
+    modulo p therefore proves that the row space is the whole ball, so
+    ``c[u, v] = ‖Π_v e_u‖² = 1`` exactly for every u in it. A rank below full proves
+    nothing (p may divide a minor): False. Skipped (False) on a ball above
+    :data:`MAX_RANK_BALL` nodes or with fewer rows than nodes.
+    """
+    m = ball.size
+    degree = exact.indptr[v + 1] - exact.indptr[v]  # N(v), with v's diagonal if stored
+    if m > MAX_RANK_BALL or 1 + degree * (steps + 1) < m:
+        return False
+    return view_rank_mod_p(exact, v, ball, steps, prime) == m
+
+
+def view_rank_mod_p(exact: sparse.csr_array, v: int, ball: np.ndarray, steps: int,
+                    prime: int = PRIME) -> int:
+    """Rank modulo ``prime`` of observer v's view restricted to ``ball``: the rows
+    ``e_v`` and ``(W^t)_{w,:}``, ``w ∈ N(v)``, ``t <= T``, of the rational W whose
+    residues are ``exact`` (:func:`rational_weights`).
+
+    The rows are reduced one step t at a time against a reduced echelon basis (BLAS
+    products, exact in float64 below 2^53); it stops when the basis spans the ball, or
+    when a whole step adds nothing (the Krylov space is then invariant under W).
+    """
+    m = ball.size
+    local = exact[ball][:, ball].astype(np.float64)
+    where = np.searchsorted(ball, exact.indices[exact.indptr[v]:exact.indptr[v + 1]])
+    neighbours = where[ball[where] != v]
+    rows = np.zeros((neighbours.size, m))
+    rows[np.arange(neighbours.size), neighbours] = 1.0
+    start = np.zeros((1, m))
+    start[0, int(np.searchsorted(ball, v))] = 1.0
+    basis, pivots, _ = _insert(np.zeros((0, m)), np.zeros(0, dtype=np.int64), start, prime)
+    for _ in range(steps + 1):
+        basis, pivots, grew = _insert(basis, pivots, rows, prime)
+        if pivots.size == m or not grew:
+            break
+        rows = np.asarray(local.T @ rows.T).T % prime  # the next step's rows, mod p
+    return int(pivots.size)
+
+
+def _mulmod(a: np.ndarray, b: np.ndarray, prime: int) -> np.ndarray:
+    """``a @ b mod p`` exactly in float64: the inner dimension in chunks of 2^12."""
+    out = np.zeros((a.shape[0], b.shape[1]))
+    for lo in range(0, a.shape[1], 4096):
+        out = (out + a[:, lo:lo + 4096] @ b[lo:lo + 4096]) % prime
+    return out
+
+
+def _insert(basis: np.ndarray, pivots: np.ndarray, rows: np.ndarray,
+            prime: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Add a block of ``rows`` to a reduced row echelon basis modulo ``prime``: the new
+    basis, its pivot columns and whether it grew."""
+    if pivots.size:  # the block against the basis: zero on its pivots
+        rows = (rows - _mulmod(rows[:, pivots], basis, prime)) % prime
+    new: list[np.ndarray] = []
+    cols: list[int] = []
+    for r in rows:  # reduced echelon form of the block itself (a few rows)
+        for c, q in zip(cols, new, strict=True):
+            if r[c]:
+                r = (r - r[c] * q) % prime
+        nz = np.flatnonzero(r)
+        if not nz.size:
+            continue
+        col = int(nz[0])
+        r = r * pow(int(r[col]), prime - 2, prime) % prime
+        new = [(q - q[col] * r) % prime for q in new]
+        new.append(r)
+        cols.append(col)
+    if not cols:
+        return basis, pivots, False
+    block, added = np.array(new), np.array(cols, dtype=np.int64)
+    if pivots.size:  # clear the new pivot columns from the basis
+        basis = (basis - _mulmod(basis[:, added], block, prime)) % prime
+    return np.vstack([basis, block]), np.concatenate([pivots, added]), True
 
 
 # ---------------------------------------------------------------------------------------

@@ -300,6 +300,11 @@ class GossipTracker(Tracker):
                      "pairs within T + 1 hops are at the local level, which is sound (in "
                      "exact arithmetic such a view can reach full rank and expose every "
                      "node it reaches)")
+        if joint.full_rank:
+            note += (f"; {joint.full_rank} of {joint.nodes.size} observers' views have full "
+                     "rank on the nodes within T + 1 hops (proven by their rank modulo a "
+                     "prime): those pairs are exactly at the local level, v can rebuild "
+                     "every noisy value it reaches")
         return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, tuple(summaries), tuple(rows),
                              method, renyi, note, details)
 

@@ -17,6 +17,7 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from scipy import sparse
 
 from netdp import topology
 from netdp.errors import InputError
@@ -887,3 +888,74 @@ def test_exact_conversion_refuses_an_unknown_accountant():
     losses = G.joint(G.metropolis(six()), G.adjacency(six()), 2)
     with pytest.raises(InputError, match="accountant"):
         losses.epsilon(1.0, 1e-5, "kov")
+
+
+def _exact_view_rank(topo, v, steps):
+    """Rank over the rationals of v's view (e_v and the rows of W^t for w in N(v),
+    t <= T) with the Metropolis weights as Fractions: Gaussian elimination by hand."""
+    from fractions import Fraction
+
+    n = topo.n
+    deg = [len(neighbours(topo, u)) for u in range(n)]
+    W = [[Fraction(0)] * n for _ in range(n)]
+    for u in range(n):
+        for w in neighbours(topo, u):
+            W[u][w] = Fraction(1, 1 + max(deg[u], deg[w]))
+        W[u][u] = 1 - sum(W[u])
+    rows = [[Fraction(int(i == v)) for i in range(n)]]
+    power = [[Fraction(int(i == j)) for j in range(n)] for i in range(n)]
+    for _ in range(steps + 1):
+        rows += [list(power[w]) for w in neighbours(topo, v)]
+        power = [[sum(power[i][k] * W[k][j] for k in range(n)) for j in range(n)]
+                 for i in range(n)]
+    rank, col = 0, 0
+    while rank < len(rows) and col < n:
+        pivot = next((i for i in range(rank, len(rows)) if rows[i][col] != 0), None)
+        if pivot is None:
+            col += 1
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for i in range(rank + 1, len(rows)):
+            f = rows[i][col] / rows[rank][col]
+            if f:
+                rows[i] = [a - f * b for a, b in zip(rows[i], rows[rank], strict=True)]
+        rank, col = rank + 1, col + 1
+    return rank
+
+
+@pytest.mark.parametrize("make", [six, path3, lambda: graph(g=nx.cycle_graph(7)),
+                                  lambda: graph(g=nx.star_graph(5)),
+                                  lambda: graph(g=nx.connected_watts_strogatz_graph(9, 4, 0.3,
+                                                                                    seed=2))])
+def test_view_rank_modulo_a_prime_is_the_rational_rank(make):
+    """The modular rank of every view equals its rank over the rationals (Fractions),
+    at T = 1 .. 4; on a ball the view reaches, it is the rank of the view itself."""
+    topo = make()
+    W = G.metropolis(topo)
+    exact = G.rational_weights(W)
+    assert exact is not None
+    adj = G.adjacency(topo)
+    for steps in (1, 2, 4):
+        for v in range(topo.n):
+            ball = np.flatnonzero(G.hop_distances(adj, [v])[0] <= steps + 1)
+            assert G.view_rank_mod_p(exact, v, ball, steps) == _exact_view_rank(topo, v, steps)
+
+
+def test_a_full_rank_view_is_proven_exact_and_others_stay_uncertified():
+    """The cycle at the rule's T: no clean cut, but every view has full rank modulo p, so
+    the level 1 within reach is exact (counted in ``full_rank``, not ``uncertified``).
+    A torus view with fewer rows (4 (T + 1) + 1 = 133) than nodes in reach (256) cannot
+    be full and stays uncertified; so does a matrix whose weights are not 1/k (it has no
+    rational form)."""
+    topo = topology.build("cycle", 64)
+    W, adj = G.metropolis(topo), G.adjacency(topo)
+    cyc = G.joint(W, adj, 74, transitive=True)
+    assert (cyc.full_rank, cyc.uncertified) == (1, 0)
+    assert np.all(cyc.values[0] == 1.0)
+    torus = topology.build("torus", 256)
+    t = G.joint(G.metropolis(torus), G.adjacency(torus), 32, transitive=True)
+    assert (t.full_rank, t.uncertified) == (0, 1)
+    odd = (0.3 * W + 0.7 * sparse.eye_array(64)).tocsr()  # weights 0.1: not exactly 1/10
+    assert G.rational_weights(odd) is None
+    w2 = G.joint(odd, adj, 300, transitive=True)
+    assert w2.full_rank == 0 and w2.uncertified == 1
