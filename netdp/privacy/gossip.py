@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 Role = Literal["source", "observer"]
 Bound = Literal["message-sum", "joint"]
-Method = Literal["dense", "sources", "sampled", "transitive"]
+Method = Literal["dense", "sources", "sampled", "transitive", "coalition"]
 
 TOL = 1e-9
 """Tolerance of the checks on a user gossip matrix (symmetry, row sums)."""
@@ -453,6 +453,9 @@ class GossipLosses:
         Joint only: observers whose cut was not clean but whose view was proven to have
         full rank on the ball within ``T + 1`` hops, by its rank modulo a prime
         (:func:`full_rank_mod_p`): their rows, 1 on the ball, are exact.
+    members
+        A coalition observing as one (:func:`coalition`): its one row holds the loss of
+        every other node towards it; ``nodes`` is then ``[-1]``.
     """
 
     values: np.ndarray
@@ -465,6 +468,7 @@ class GossipLosses:
     margin: tuple[float, float] | None = None
     uncertified: int = 0
     full_rank: int = 0
+    members: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -473,6 +477,9 @@ class GossipLosses:
     def pair_mask(self) -> np.ndarray:
         """``(k, n)`` booleans: which entries are pairs (u != v)."""
         mask = np.ones(self.values.shape, dtype=bool)
+        if self.members is not None:
+            mask[:, self.members] = False
+            return mask
         mask[np.arange(len(self.nodes)), self.nodes] = False
         return mask
 
@@ -540,7 +547,7 @@ class GossipLosses:
         exact (``dense``, ``transitive``), NaN for hand-picked ``sources``; for
         ``sampled``, the std of the k per-node means over ``sqrt(k)``, times the
         finite-population factor ``sqrt(1 - k/n)`` (nodes drawn without replacement)."""
-        if self.method in ("dense", "transitive"):
+        if self.method in ("dense", "transitive", "coalition"):
             return 0.0
         k = len(self.nodes)
         if self.method == "sources" or k < 2:
@@ -747,12 +754,43 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
                         status.count("full-rank"))
 
 
-def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int, tol: float,
+def coalition(W: Any, adj: sparse.csr_array, steps: int, members: Any, *,
+              tol: float = RANK_TOL) -> GossipLosses:
+    """Exact coefficients ``c[u, C] = ‖Π_C e_u‖²`` of a coalition C observing as one.
+
+    The coalition pools its members' views: every member's own noisy value and every
+    message any member receives, so its row space is the sum of theirs (the block
+    Krylov space of ``C ∪ N(C)``), and the argument of :func:`joint` holds unchanged:
+    ``D_α(u → C) = α/(2σ²) · c[u, C]``, never above the LDP level, never below any
+    member's own loss. Same certification as :func:`joint` (one view: ``uncertified``
+    and ``full_rank`` are 0 or 1).
+
+    Parameters
+    ----------
+    W, adj, steps
+        As in :func:`joint`.
+    members
+        The coalition's node ids (at least one, all distinct, fewer than n).
+    tol
+        As in :func:`joint`.
+    """
+    n = _check_inputs(W, adj, steps)
+    ids = np.unique(np.asarray(members, dtype=np.int64))
+    check(ids.size >= 1 and ids.size == np.asarray(members).size and ids.size < n
+          and ids.min() >= 0 and ids.max() < n, "coalition",
+          f"needs 1 to {n - 1} distinct node ids in 0..{n - 1}")
+    values, lo, hi, how = _krylov_diag(W, adj, ids, steps, tol, rational_weights(W))
+    return GossipLosses(values[None, :], np.array([-1]), "observer", "joint", "coalition",
+                        steps, None, (lo, hi), int(how == "uncertified"),
+                        int(how == "full-rank"), ids)
+
+
+def _krylov_diag(W: Any, adj: sparse.csr_array, v: Any, steps: int, tol: float,
                  exact: sparse.csr_array | None) -> tuple[np.ndarray, float, float, str]:
     """``(‖Π_v e_u‖²)_u``, the smallest kept / largest dropped singular value of the
     view, relative to its largest, and how the rank was settled: ``certified`` (a clean
     cut), ``full-rank`` (proven modulo a prime from the rational weights ``exact``) or
-    ``uncertified``.
+    ``uncertified``. ``v`` is one observer or an array of them observing as one.
 
     The view's rows are ``e_v`` and ``(W^t)_{w,:}`` for ``w ∈ N(v)``, ``t <= T``; they
     vanish exactly beyond ``T + 1`` hops of v, so the rows are built on that ball only
@@ -764,17 +802,21 @@ def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int, tol: float,
     from scipy.sparse import csgraph
 
     n = W.shape[0]
-    neighbours = adj.indices[adj.indptr[v]:adj.indptr[v + 1]]
-    closed = np.union1d(neighbours, [v])
+    vs = np.atleast_1d(np.asarray(v, dtype=np.int64))
+    neighbours = np.unique(np.concatenate([adj.indices[adj.indptr[x]:adj.indptr[x + 1]]
+                                           for x in vs]))
+    closed = np.union1d(neighbours, vs)
     if len(closed) == n:  # v sees every z_w at t = 0 (complete graph)
         return np.ones(n), math.inf, 0.0, "certified"
-    hops = csgraph.shortest_path(adj, unweighted=True, directed=False, indices=v)
-    ball = np.flatnonzero(hops <= steps + 1)
+    hops = csgraph.shortest_path(adj, unweighted=True, directed=False, indices=vs)
+    ball = np.flatnonzero(np.atleast_2d(hops).min(axis=0) <= steps + 1)
     local = sparse.csr_array(W)[ball][:, ball]
     where = np.searchsorted(ball, neighbours)
     rows = np.zeros((neighbours.size, ball.size))
     rows[np.arange(neighbours.size), where] = 1.0
-    blocks = [np.eye(1, ball.size, int(np.searchsorted(ball, v))), rows]
+    own = np.zeros((vs.size, ball.size))
+    own[np.arange(vs.size), np.searchsorted(ball, vs)] = 1.0
+    blocks = [own, rows]
     for _ in range(steps):
         rows = np.asarray((local.T @ rows.T).T)  # the rows of W^t, restricted to the ball
         blocks.append(rows)
@@ -791,7 +833,7 @@ def _krylov_diag(W: Any, adj: sparse.csr_array, v: int, steps: int, tol: float,
         # node in it). Sound: every node within reach at the local level; exact when the
         # rank modulo a prime proves the view full on the ball.
         out[ball] = 1.0
-        full = exact is not None and full_rank_mod_p(exact, v, ball, steps)
+        full = exact is not None and full_rank_mod_p(exact, vs, ball, steps)
         return out, kept, dropped, "full-rank" if full else "uncertified"
     out[ball] = np.einsum("ij,ij->j", vt[keep], vt[keep])
     out[closed] = 1.0  # seen in the clear at t = 0 (exactly 1, not 1 - rounding)
@@ -840,7 +882,7 @@ def rational_weights(W: Any, prime: int = PRIME) -> sparse.csr_array | None:
     return exact
 
 
-def full_rank_mod_p(exact: sparse.csr_array, v: int, ball: np.ndarray, steps: int,
+def full_rank_mod_p(exact: sparse.csr_array, v: Any, ball: np.ndarray, steps: int,
                     prime: int = PRIME) -> bool:
     """Whether observer v's view has full rank on ``ball`` (the nodes within ``T + 1``
     hops), proven by its rank modulo ``prime`` (:func:`view_rank_mod_p`).
@@ -853,13 +895,14 @@ def full_rank_mod_p(exact: sparse.csr_array, v: int, ball: np.ndarray, steps: in
     :data:`MAX_RANK_BALL` nodes or with fewer rows than nodes.
     """
     m = ball.size
-    degree = exact.indptr[v + 1] - exact.indptr[v]  # N(v), with v's diagonal if stored
-    if m > MAX_RANK_BALL or 1 + degree * (steps + 1) < m:
+    vs = np.atleast_1d(np.asarray(v, dtype=np.int64))
+    degree = int((exact.indptr[vs + 1] - exact.indptr[vs]).sum())  # with diagonals: more
+    if m > MAX_RANK_BALL or vs.size + degree * (steps + 1) < m:
         return False
     return view_rank_mod_p(exact, v, ball, steps, prime) == m
 
 
-def view_rank_mod_p(exact: sparse.csr_array, v: int, ball: np.ndarray, steps: int,
+def view_rank_mod_p(exact: sparse.csr_array, v: Any, ball: np.ndarray, steps: int,
                     prime: int = PRIME) -> int:
     """Rank modulo ``prime`` of observer v's view restricted to ``ball``: the rows
     ``e_v`` and ``(W^t)_{w,:}``, ``w ∈ N(v)``, ``t <= T``, of the rational W whose
@@ -870,13 +913,15 @@ def view_rank_mod_p(exact: sparse.csr_array, v: int, ball: np.ndarray, steps: in
     when a whole step adds nothing (the Krylov space is then invariant under W).
     """
     m = ball.size
+    vs = np.atleast_1d(np.asarray(v, dtype=np.int64))
     local = exact[ball][:, ball].astype(np.float64)
-    where = np.searchsorted(ball, exact.indices[exact.indptr[v]:exact.indptr[v + 1]])
-    neighbours = where[ball[where] != v]
+    adjacent = np.unique(np.concatenate([exact.indices[exact.indptr[x]:exact.indptr[x + 1]]
+                                         for x in vs]))
+    neighbours = np.searchsorted(ball, np.setdiff1d(adjacent, vs))
     rows = np.zeros((neighbours.size, m))
     rows[np.arange(neighbours.size), neighbours] = 1.0
-    start = np.zeros((1, m))
-    start[0, int(np.searchsorted(ball, v))] = 1.0
+    start = np.zeros((vs.size, m))
+    start[np.arange(vs.size), np.searchsorted(ball, vs)] = 1.0
     basis, pivots, _ = _insert(np.zeros((0, m)), np.zeros(0, dtype=np.int64), start, prime)
     for _ in range(steps + 1):
         basis, pivots, grew = _insert(basis, pivots, rows, prime)

@@ -38,7 +38,7 @@ from netdp.reports import (
 from netdp.tasks.base import Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, values_from_file
 from netdp.tasks.sum import DATA
-from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
+from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking, draw_coalition
 
 GROUP = "gossip (--protocol gossip)"
 DENSE_NODES = 200  # every observer's exact loss up to here, sampled beyond
@@ -95,8 +95,6 @@ class GossipSumConfig(Section):
         check(config.tokens == 1, "tokens", "gossip moves no token (leave --tokens out)")
         check(config.walk == "auto", "walk", "gossip has no walk rule (leave --walk out)")
         check(config.service_time == 0, "service-time", "gossip nodes keep no token")
-        check(config.coalition is None, "coalition", "coalitions are not tracked for gossip "
-              "yet")
 
 
 @dataclass(frozen=True)
@@ -173,7 +171,9 @@ class GossipPrivacy(PrivacyReport):
 
     def lines(self, report: Report) -> list[str]:
         widths = (14,) + (10,) * 6
-        lines = ["", f"  privacy: eps(u -> v) over ordered pairs; each node adds noise once "
+        who = ("eps(u -> C) towards the coalition C" if "coalitions" in self.details
+               else "eps(u -> v) over ordered pairs")
+        lines = ["", f"  privacy: {who}; each node adds noise once "
                      f"(sigma = {self.sigma:.4g}, eps0 = {self.epsilon0:.4g}-LDP)",
                  row(("", "mean", "min", "max", "q50", "q90", "q99"), widths) + "  delta"]
         for emp in self.empirical:
@@ -218,14 +218,24 @@ class GossipTracker(Tracker):
         if keep_pairs:
             check(n <= MATRIX_LIMIT, "pairs-out",
                   f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
+            check(setup.config.coalition is None, "pairs-out",
+                  "a coalition observes as one: no matrix")
         self.tracking = bool(setup.config.accountants)
         self.joint: Any = None
         self.sum: Any = None
-        if self.tracking or keep_pairs:
+        self.coalitions: list[Any] = []  # one GossipLosses per run, with --coalition
+        if (self.tracking or keep_pairs) and setup.config.coalition is None:
             self.joint, self.sum = coefficients(setup, setup.steps, dense=keep_pairs)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
+        from netdp.privacy import gossip
+
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
+        members = draw_coalition(self.setup, run)
+        if members is not None and self.tracking:
+            memo = self.setup.memo
+            self.coalitions.append(gossip.coalition(memo["W"], memo["adj"], self.setup.steps,
+                                                    members))
 
     def matrix(self) -> np.ndarray | None:
         if not self.keep_pairs or self.joint is None:
@@ -262,6 +272,8 @@ class GossipTracker(Tracker):
         ldp = LdpSummary(how, eps_ldp, eps_ldp, eps_ldp)
         details = {"gossip_matrix": sec.gossip_matrix, "accelerated": sec.accelerated,
                    "steps": setup.steps, "spectral_gap": setup.memo["gap"]}
+        if self.coalitions:
+            return self._coalition_report(eps_ldp, ldp, details)
         if self.joint is None:
             return GossipPrivacy(eps_ldp, delta, sigma, ldp, {}, (), (), "none",
                                  note="pairwise tracking skipped (no accountant)",
@@ -307,6 +319,54 @@ class GossipTracker(Tracker):
                      "every noisy value it reaches")
         return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, tuple(summaries), tuple(rows),
                              method, renyi, note, details)
+
+
+    def _coalition_report(self, eps_ldp: float, ldp: LdpSummary,
+                          details: dict[str, Any]) -> GossipPrivacy:
+        """Every other node's loss towards the run's coalition, pooled over the runs."""
+        from netdp.privacy import gossip
+        from netdp.privacy.tracker import QUANTILES as Q
+        from netdp.reports import by_distance
+
+        setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
+        sigma, delta = setup.memo["sigma"], cfg.delta
+        masks = [c.pair_mask()[0] for c in self.coalitions]
+        hops = [gossip.hop_distances(setup.memo["adj"], c.members).min(axis=0)
+                for c in self.coalitions]
+        far = np.concatenate([h[m] for h, m in zip(hops, masks, strict=True)])
+        summaries, rows = [], []
+        for accountant in cfg.accountants or ("rdp",):
+            eps = np.concatenate([c.epsilon(sigma, delta, accountant)[0][m]
+                                  for c, m in zip(self.coalitions, masks, strict=True)])
+            quantiles = {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in Q}
+            summaries.append(PairSummary(accountant, delta, eps.size, 0, float(eps.mean()),
+                                         float(eps.min()), float(eps.max()), quantiles))
+            rows.append(by_distance(eps, far))
+        renyi = None
+        if sec.rdp_order is not None:
+            div = np.concatenate([c.rdp(sec.rdp_order, sigma)[0][m]
+                                  for c, m in zip(self.coalitions, masks, strict=True)])
+            renyi = {"order": sec.rdp_order, "mean": float(div.mean()),
+                     "min": float(div.min()), "max": float(div.max()),
+                     "by_distance": [r.to_dict() for r in by_distance(div, far)]}
+        sizes = "/".join(str(k) for k in sorted({c.members.size for c in self.coalitions}))
+        method = ("exact Renyi divergence of the coalition's pooled view (every member's "
+                  f"own value and every message a member receives; {sizes} members, "
+                  f"{len(self.coalitions)} run(s)); distance: hops to the nearest member")
+        note = "no theory for a coalition (the per-message sum is per observer)"
+        unsure = sum(c.uncertified for c in self.coalitions)
+        full = sum(c.full_rank for c in self.coalitions)
+        if unsure:
+            note += (f"; {unsure} of {len(self.coalitions)} pooled views could not be "
+                     "certified in floating point: nodes within T + 1 hops of a member are "
+                     "at the local level (sound)")
+        if full:
+            note += (f"; {full} of {len(self.coalitions)} pooled views have full rank on the "
+                     "nodes within T + 1 hops (proven modulo a prime): exactly the local level")
+        return GossipPrivacy(eps_ldp, delta, sigma, ldp, {}, tuple(summaries), tuple(rows),
+                             method, renyi, note, {**details,
+                                                   "coalitions": [c.members.tolist()
+                                                                  for c in self.coalitions]})
 
 
 def coefficients(setup: Setup, steps: int, dense: bool) -> tuple[Any, Any]:

@@ -89,6 +89,23 @@ def coverage_note(entries: Sequence[Tracking]) -> str:
             "reported on other graphs")
 
 
+def draw_coalition(setup: Setup, run: int) -> list[int] | None:
+    """A run's coalition: the given nodes, or ``random:C`` drawn from the run's
+    ``coalition`` stream; ``None`` without one."""
+    cfg, n = setup.config, setup.topology.n
+    if cfg.coalition is None:
+        return None
+    kind, spec = parse_coalition(cfg.coalition)
+    if kind == "random":
+        assert isinstance(spec, int)
+        check(spec < n, "coalition", f"random:{spec} needs fewer than n = {n} members")
+        rng = Streams(setup.seed, run).generator("coalition")
+        return sorted(rng.choice(n, size=spec, replace=False).tolist())
+    assert isinstance(spec, list)
+    check(max(spec) < n, "coalition", f"node ids must lie in 0..{n - 1}")
+    return sorted(set(spec))
+
+
 class PairwiseTracker(Tracker):
     """Pairwise losses of each run (one table per accountant), the LDP baseline and the
     theory, summarised over all ordered pairs of all runs without an ``n x n`` matrix.
@@ -137,18 +154,7 @@ class PairwiseTracker(Tracker):
 
     def coalition(self, run: int) -> list[int] | None:
         """The run's coalition: the given nodes, or ``random:C`` drawn from its stream."""
-        cfg, n = self.setup.config, self.setup.topology.n
-        if cfg.coalition is None:
-            return None
-        kind, spec = parse_coalition(cfg.coalition)
-        if kind == "random":
-            assert isinstance(spec, int)
-            check(spec < n, "coalition", f"random:{spec} needs fewer than n = {n} members")
-            rng = Streams(self.setup.seed, run).generator("coalition")
-            return sorted(rng.choice(n, size=spec, replace=False).tolist())
-        assert isinstance(spec, list)
-        check(max(spec) < n, "coalition", f"node ids must lie in 0..{n - 1}")
-        return sorted(set(spec))
+        return draw_coalition(self.setup, run)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
         from netdp.privacy.tracker import ldp_losses

@@ -959,3 +959,40 @@ def test_a_full_rank_view_is_proven_exact_and_others_stay_uncertified():
     assert G.rational_weights(odd) is None
     w2 = G.joint(odd, adj, 300, transitive=True)
     assert w2.full_rank == 0 and w2.uncertified == 1
+
+
+@pytest.mark.parametrize("members", [[0], [0, 4], [1, 2, 3], [0, 5]])
+@pytest.mark.parametrize("steps", [1, 3])
+def test_coalition_equals_the_brute_force_of_the_pooled_views(members, steps):
+    """A coalition's loss is the exact Rényi coefficient of all its members' views
+    stacked (brute force: pseudo-inverse of the pooled covariance); it is at least every
+    member's own loss and at most the LDP level; a single member is its own row."""
+    topo = six()
+    W = G.metropolis(topo)
+    A = powers(W, steps)
+    got = G.coalition(W, G.adjacency(topo), steps, members)
+    assert got.members.tolist() == members and got.nodes.tolist() == [-1]
+    M = np.vstack([view(topo, A, v) for v in members])
+    lam, U = np.linalg.eigh(M @ M.T)
+    keep = lam > 1e-12 * lam.max()
+    pinv = (U[:, keep] / lam[keep]) @ U[:, keep].T
+    single = G.joint(W, G.adjacency(topo), steps).matrix()
+    for u in range(topo.n):
+        if u in members:
+            assert not got.pair_mask()[0, u]
+            continue
+        brute = M[:, u] @ pinv @ M[:, u]
+        assert got.values[0, u] == pytest.approx(min(brute, 1.0), abs=1e-9)
+        assert got.capped()[0, u] >= max(single[u, v] for v in members) - 1e-9
+        assert got.capped()[0, u] <= 1.0
+    if len(members) == 1:
+        row = G.joint(W, G.adjacency(topo), steps, observers=members).values[0]
+        np.testing.assert_allclose(got.values[0], row, atol=1e-12)
+
+
+def test_coalition_refuses_bad_members():
+    topo = six()
+    W, adj = G.metropolis(topo), G.adjacency(topo)
+    for bad in ([], [0, 0], [6], list(range(6))):
+        with pytest.raises(InputError, match="coalition"):
+            G.coalition(W, adj, 2, bad)

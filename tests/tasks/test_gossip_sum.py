@@ -87,7 +87,6 @@ def test_sampled_observers_report_their_standard_error():
     ({"topology": "ring"}, "topology"),
     ({"tokens": 2}, "tokens"),
     ({"walk": "metropolis", "topology": "karate"}, "walk"),
-    ({"coalition": "1,2"}, "coalition"),
     ({"accountants": ("kov",)}, "accountant"),
 ])
 def test_what_gossip_does_not_use_is_refused(params, param):
@@ -149,3 +148,37 @@ def test_a_view_of_full_rank_is_reported_exact():
                     "sigma": 1.0, "seed": 1}).to_dict()["privacy"]
     assert "have full rank" in res["note"] and "could not be certified" not in res["note"]
     assert res["empirical"][0]["min"] == pytest.approx(res["ldp"]["max"], rel=1e-12)
+
+
+def test_a_coalition_pools_its_views():
+    """``--coalition``: every other node's loss towards the coalition is at least its loss
+    towards each member alone (the same run's pairwise matrix) and at most the LDP level;
+    distances are hops to the nearest member."""
+    base = {"task": "sum", "protocol": "gossip", "topology": "hypercube", "nodes": 64,
+            "sigma": 1.0, "seed": 1}
+    alone = simulate(make_config(**base), keep_pairs=True).pairs
+    pooled = simulate({**base, "coalition": "0,1,2"}).to_dict()["privacy"]
+    (row,) = pooled["empirical"]
+    assert row["pairs"] == 61 and pooled["coalitions"] == [[0, 1, 2]]
+    assert row["max"] <= pooled["ldp"]["max"] * (1 + 1e-12)
+    floor = np.delete(np.nanmax(alone[:, [0, 1, 2]], axis=1), [0, 1, 2])
+    assert row["min"] >= floor.min() - 1e-9 and row["mean"] >= floor.mean() - 1e-9
+    assert sum(r["pairs"] for r in row["by_distance"]) == 61
+    assert row["by_distance"][0]["distance"] == 1
+    assert "coalition" in pooled["method"]
+
+
+def test_random_coalitions_are_drawn_per_run_and_reproducible():
+    cfg = {"task": "sum", "protocol": "gossip", "topology": "grid", "nodes": 49,
+           "sigma": 1.0, "coalition": "random:3", "runs": 3, "seed": 5}
+    first = simulate(cfg).to_dict()["privacy"]
+    again = simulate(cfg).to_dict()["privacy"]
+    assert first == again
+    assert len(first["coalitions"]) == 3 and all(len(c) == 3 for c in first["coalitions"])
+    assert first["empirical"][0]["pairs"] == 3 * 46
+
+
+def test_a_coalition_has_no_pair_matrix():
+    with pytest.raises(InputError, match="pairs-out"):
+        simulate(make_config(task="sum", protocol="gossip", topology="hypercube", nodes=16,
+                             sigma=1.0, coalition="0,1", seed=1), keep_pairs=True)
