@@ -153,6 +153,7 @@ class GossipPrivacy(PrivacyReport):
     renyi: dict[str, Any] | None = None
     note: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    theory_by_distance: dict[str, tuple[DistanceRow, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         rows = []
@@ -164,6 +165,9 @@ class GossipPrivacy(PrivacyReport):
         out: dict[str, Any] = {"epsilon0": self.epsilon0, "delta0": self.delta0,
                                "sigma": self.sigma, "ldp": self.ldp.to_dict(), **self.details,
                                "theory": dict(self.theory), "method": self.method}
+        if self.theory_by_distance:
+            out["theory_by_distance"] = {name: [r.to_dict() for r in rows]
+                                         for name, rows in self.theory_by_distance.items()}
         if self.note is not None:
             out["note"] = self.note
         out["empirical"] = rows
@@ -302,8 +306,17 @@ class GossipTracker(Tracker):
                   + (f", {joint.nodes.size} observers; mean +- {joint.stderr():.2g} "
                      "(standard error of the coefficient)" if joint.method == "sampled"
                      else "") + ")")
-        paper = self.sum.epsilon(sigma, delta, summaries[0].accountant)[self.sum.pair_mask()]
-        theory = {"gossip-message-sum": float(paper.mean())}
+        paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
+        theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
+        from_sources = gossip.hop_distances(setup.memo["adj"], self.sum.nodes)
+        theory_rows = {"gossip-message-sum": tuple(
+            DistanceRow(r["distance"], pair_count(r["pairs"], self.sum, n), r["mean"],
+                        r["min"], r["max"])
+            for r in gossip.by_distance(self.sum, from_sources, paper_all))}
+        if renyi is not None:
+            renyi["theory_by_distance"] = {"gossip-message-sum": [
+                {**r, "pairs": pair_count(r["pairs"], self.sum, n)} for r in gossip.by_distance(
+                    self.sum, from_sources, self.sum.rdp(sec.rdp_order, sigma))]}
         note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at LDP; "
                 "not an upper bound (messages share their noise), shown for comparison")
         if joint.uncertified:
@@ -318,7 +331,7 @@ class GossipTracker(Tracker):
                      "prime): those pairs are exactly at the local level, v can rebuild "
                      "every noisy value it reaches")
         return GossipPrivacy(eps_ldp, delta, sigma, ldp, theory, tuple(summaries), tuple(rows),
-                             method, renyi, note, details)
+                             method, renyi, note, details, theory_rows)
 
 
     def _coalition_report(self, eps_ldp: float, ldp: LdpSummary,

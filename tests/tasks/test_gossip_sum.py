@@ -182,3 +182,22 @@ def test_a_coalition_has_no_pair_matrix():
     with pytest.raises(InputError, match="pairs-out"):
         simulate(make_config(task="sum", protocol="gossip", topology="hypercube", nodes=16,
                              sigma=1.0, coalition="0,1", seed=1), keep_pairs=True)
+
+
+def test_the_papers_sum_is_given_by_distance_beside_the_exact_loss():
+    """``theory_by_distance['gossip-message-sum']`` (and its Rényi twin): every ordered
+    pair counted once, the mean equal to the all-pairs theory figure; on the hypercube
+    it falls with distance while the exact loss rises again at the antipode."""
+    res = simulate({"task": "sum", "protocol": "gossip", "topology": "hypercube",
+                    "nodes": 64, "sigma": 1.0, "rdp_order": 2.0, "seed": 1}).to_dict()
+    priv = res["privacy"]
+    rows = priv["theory_by_distance"]["gossip-message-sum"]
+    assert sum(r["pairs"] for r in rows) == 64 * 63
+    mean = sum(r["pairs"] * r["mean"] for r in rows) / (64 * 63)
+    assert mean == pytest.approx(priv["theory"]["gossip-message-sum"], rel=1e-12)
+    means = [r["mean"] for r in rows]
+    assert all(a >= b for a, b in zip(means[:-1], means[1:], strict=True))
+    exact = priv["empirical"][0]["by_distance"]
+    assert exact[-1]["mean"] > rows[-1]["mean"]  # the antipode: exact 1 (LDP), sum small
+    renyi = priv["empirical"][0]["renyi"]["theory_by_distance"]["gossip-message-sum"]
+    assert [r["pairs"] for r in renyi] == [r["pairs"] for r in rows]
