@@ -155,8 +155,15 @@ class Task(ABC):
             check(not extra, "accountant", f"the {self.label} tracker on {KIND_NAMES[kind]} "
                   f"composes with {', '.join(chosen.accountants)} (got {', '.join(extra)})")
         note = None if chosen else self.untracked_note(setup)
+        theory = None if chosen or not setup.config.accountants else \
+            self.untracked_theory(setup)
         return PairwiseTracker(setup, chosen, self.epsilon0(setup), note, keep_pairs,
-                               self.privacy_details(setup), self.tracking)
+                               self.privacy_details(setup), self.tracking, theory)
+
+    def untracked_theory(self, setup: Setup) -> dict[str, float]:
+        """Theory curves for a setup that no tracker covers (a closed form that holds on
+        any graph, say); none by default."""
+        return {}
 
     def untracked_note(self, setup: Setup) -> str:
         """Why no pairwise tracker covers this setup."""

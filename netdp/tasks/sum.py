@@ -227,6 +227,40 @@ class SumTask(Task):
                     "of their sums is not implemented, only the LDP baseline is reported")
         return super().untracked_note(setup)
 
+    @staticmethod
+    def _icml_applies(setup: Setup) -> bool:
+        from netdp.mechanisms.noise import Gaussian
+
+        return setup.topology.kind == "graph" and isinstance(setup.mechanism, Gaussian)
+
+    def untracked_theory(self, setup: Setup) -> dict[str, float]:
+        """On any other graph with Gaussian noise: the mean over ordered pairs of the ICML
+        2024 closed form (:mod:`netdp.privacy.graph_walk`). Each token's walk of T steps
+        gives every pair the linear RDP ``α c_uv / (2σ²)`` (σ in units of the value
+        range; the same linear-Gaussian view as the SGD walk, with sensitivity Δ), tokens
+        compose; all sources up to 512 nodes, else 256 sampled from the ``sources``
+        stream."""
+        if not self._icml_applies(setup):
+            return {}
+        from netdp.engine.routing import resolve_walk
+        from netdp.privacy import graph_walk
+        from netdp.privacy.sgd import epsilon_upper
+
+        cfg, topo = setup.config, setup.topology
+        n = topo.n
+        P = graph_walk.transition_matrix(topo, resolve_walk(topo, cfg.walk))
+        sources = None
+        if n > 512:
+            rng = Streams(setup.seed, 0).generator("sources")
+            sources = np.sort(rng.choice(n, size=256, replace=False))
+        coef = cfg.tokens * graph_walk.icml_coefficients(P, setup.steps, sources)
+        mask = np.ones(coef.shape, dtype=bool)
+        rows = np.arange(coef.shape[0])
+        mask[rows, rows if sources is None else sources] = False
+        sigma = setup.mechanism.sigma / setup.mechanism.sensitivity
+        eps = epsilon_upper(np.maximum(coef[mask], 0.0) / (2.0 * sigma**2), cfg.delta)
+        return {"graph-walk-icml2024": float(eps.mean())}
+
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The partial sums the observer receives, replaying the run's draws."""
         added = contributions(setup, trace, streams.generator("noise"))

@@ -126,14 +126,19 @@ class PairwiseTracker(Tracker):
         Figures the task adds to the report (the histogram's shuffle bound).
     tracked_by
         The task's declarations, to say what is missing when ``keep_pairs`` finds none.
+    theory
+        Theory curves where no declaration applies (``tracking`` is ``None``): a closed
+        form that holds on this graph without tracking the run.
     """
 
     def __init__(self, setup: Setup, tracking: Tracking | None, epsilon0: float,
                  note: str | None = None, keep_pairs: bool = False,
                  details: dict[str, Any] | None = None,
-                 tracked_by: Sequence[Tracking] = ()) -> None:
+                 tracked_by: Sequence[Tracking] = (),
+                 theory: dict[str, float] | None = None) -> None:
         self.setup, self.tracking, self.epsilon0 = setup, tracking, epsilon0
         self.note, self.keep_pairs, self.details = note, keep_pairs, details or {}
+        self.untracked_theory = theory or {}
         accountants = setup.config.accountants or ()
         self.losses: dict[str, list[Any]] = {a: [] for a in accountants} if tracking else {}
         self.ldp: list[np.ndarray] = []
@@ -188,7 +193,8 @@ class PairwiseTracker(Tracker):
         setup, tracking = self.setup, self.tracking
         with np.errstate(over="ignore"):  # a huge eps0 overflows DRV to inf, which is right
             ldp = np.concatenate(self.ldp)
-            theory = tracking.theory(setup) if tracking and tracking.theory else {}
+            theory = (tracking.theory(setup) if tracking and tracking.theory
+                      else {} if tracking else dict(self.untracked_theory))
             empirical = tuple(PairSummary.from_dict(summarize(runs))
                               for runs in self.losses.values() if runs)
         note = self.note
