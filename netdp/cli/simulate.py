@@ -89,10 +89,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--pairs-out", metavar="FILE.npy", help="write the n x n matrix of "
                      "pairwise losses M[u, v] = eps(u -> v) (first accountant, mean over runs; "
                      "n <= 10 000)")
+    flags: dict[str, tuple[Any, list[str]]] = {}
     for task in TASKS.values():
         for output in task.outputs:
-            out.add_argument(f"--{output.flag}", metavar=output.metavar,
-                             help=f"--task {task.label}: {output.help}")
+            flags.setdefault(output.flag, (output, []))[1].append(task.label)
+    for flag, (output, labels) in flags.items():
+        out.add_argument(f"--{flag}", metavar=output.metavar,
+                         help=f"--task {' or '.join(labels)}: {output.help}")
     sim.set_defaults(handler=run)
 
 
@@ -156,17 +159,20 @@ def run(args: argparse.Namespace) -> int:
     params = parameters(args)
     config = make_config(params)
     task = task_of(config)
-    outputs = []
+    own = {output.flag for output in task.outputs}
     for other in TASKS.values():
         for output in other.outputs:
-            prefix = getattr(args, output.flag, None)
-            if prefix is not None and other is not task:
-                raise InputError(output.flag, f"applies to --task {other.label} only")
-            if other is task and prefix is None and output.default and output.when \
-                    and output.when(params):
-                prefix = output.default
-            if prefix is not None:
-                outputs.append((output, [Path(prefix + s) for s in output.suffixes]))
+            if output.flag not in own and getattr(args, output.flag, None) is not None:
+                owners = [t.label for t in TASKS.values()
+                          if any(o.flag == output.flag for o in t.outputs)]
+                raise InputError(output.flag, f"applies to --task {' or '.join(owners)} only")
+    outputs = []
+    for output in task.outputs:
+        prefix = getattr(args, output.flag, None)
+        if prefix is None and output.default and output.when and output.when(params):
+            prefix = output.default
+        if prefix is not None:
+            outputs.append((output, [Path(prefix + s) for s in output.suffixes]))
     out = Path(args.out) if "out" in args else None
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
     for path, name in ((out, "out"), (pairs_out, "pairs-out"),

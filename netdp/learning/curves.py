@@ -51,9 +51,11 @@ def curves_figure(report: Report, suffix: str = "") -> Figure:
     ax_acc.axhline(optimum["score"], color="grey", linewidth=0.8,
                    label="optimum (scipy)")
     ax_obj.set_yscale("log")
-    ax_obj.set_xlabel("steps t (model updates)")
+    xlabel = ("rounds (a noisy step at every node, then the gossip steps)"
+              if curves.get("unit") == "rounds" else "steps t (model updates)")
+    ax_obj.set_xlabel(xlabel)
     ax_obj.set_ylabel("excess training objective f(w_t) - f(w*)")
-    ax_acc.set_xlabel("steps t (model updates)")
+    ax_acc.set_xlabel(xlabel)
     ax_acc.set_ylabel(metric)
     ax_obj.legend(fontsize="small")
     ax_acc.legend(fontsize="small")

@@ -148,9 +148,11 @@ class SgdUtility(Utility):
                 **{name: regime.to_dict() for name, regime in self.regimes.items()}}
 
     def curve_rows(self) -> list[dict[str, Any]]:
-        """The curves as tidy rows: regime, step, objective, score, sigma, epsilon."""
+        """The curves as tidy rows: regime, step (``round`` for gossip GD), objective,
+        score, sigma, epsilon."""
         c = self.curves
-        return [{"regime": r, "step": s, "objective": o, self.metric: a,
+        x = "round" if c.get("unit") == "rounds" else "step"
+        return [{"regime": r, x: s, "objective": o, self.metric: a,
                  "sigma": self.calibrations[r].sigma, "epsilon": self.calibrations[r].epsilon}
                 for r in self.regimes
                 for s, o, a in zip(c["steps"], c[r]["objective"], c[r]["score"], strict=True)]
@@ -358,6 +360,13 @@ def write_curves(report: Report, paths: Sequence[Path]) -> None:
     save(curves_figure(report), paths[1], dpi=120, param="curves")
 
 
+CURVES = Output("curves", "PREFIX", "write PREFIX.csv (objective and test score against "
+                "steps or rounds, per regime) and PREFIX.png (default with --compare: "
+                "sgd-curves)", (".csv", ".png"), write_curves, default="sgd-curves",
+                when=lambda params: "regimes" in params)
+"""``--curves``: the learning curves of an sgd run (walk or gossip)."""
+
+
 class SgdTask(Task):
     """Decentralized SGD, the model walking the graph."""
 
@@ -368,10 +377,7 @@ class SgdTask(Task):
         Tracking(kind, "per pair: RDP sum of 2 alpha L^2/(sigma^2 j) over u's updates, "
                  "j = steps until v holds the model" if kind == "ring" else "as on the ring",
                  None, ("rdp",)) for kind in ("ring", "complete", "graph"))
-    outputs = (Output("curves", "PREFIX", "write PREFIX.csv (objective and test score "
-                      "against steps, per regime) and PREFIX.png (default with --compare: "
-                      "sgd-curves)", (".csv", ".png"), write_curves, default="sgd-curves",
-                      when=lambda params: "regimes" in params),)
+    outputs = (CURVES,)
     default_nodes = DEFAULT_NODES
     steps_per_node = 10
 

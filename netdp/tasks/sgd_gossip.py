@@ -76,7 +76,15 @@ from netdp.tasks.base import Task
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
 from netdp.tasks.gossip_sum import GossipSumConfig
 from netdp.tasks.setup import Setup, Streams, View, build_topology
-from netdp.tasks.sgd import GROUP, QUANTILES, RegimeLosses, SgdConfig, SgdUtility, mean_curves
+from netdp.tasks.sgd import (
+    CURVES,
+    GROUP,
+    QUANTILES,
+    RegimeLosses,
+    SgdConfig,
+    SgdUtility,
+    mean_curves,
+)
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
 
 REGIMES = ("local", "network", "nonprivate")
@@ -524,6 +532,7 @@ class GossipSgdTask(Task):
         Tracking(kind, "per round the exact joint loss of the observer's view (K + 1 gossip "
                  "states), times R rounds, capped at LDP; by distance" if kind == "graph"
                  else "as on any graph", None, ("rdp",)) for kind in ("graph", "complete"))
+    outputs = (CURVES,)
     default_nodes = 100
 
     def prepare(self, config: SimulationConfig) -> Setup:
@@ -599,8 +608,8 @@ class GossipSgdTask(Task):
         optimum = {"objective": f_opt,
                    "score": float(model.score(w_opt, split.X_test, split.y_test)),
                    "solver": "scipy L-BFGS-B on the pooled training rows (non-private)"}
-        return GossipSgdUtility(model.metric, optimum, regimes, mean_curves(setup, outcomes),
-                                calibrations)
+        curves = {**mean_curves(setup, outcomes), "unit": "rounds"}
+        return GossipSgdUtility(model.metric, optimum, regimes, curves, calibrations)
 
     def sections(self, setup: Setup, outcomes: Sequence[Any]) -> dict[str, Any]:
         cfg, data = setup.config, setup.data

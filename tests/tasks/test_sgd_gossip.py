@@ -275,6 +275,30 @@ def test_the_cli_runs_it_beside_the_walk_and_the_walk_refuses_gossip_steps(capsy
     assert main(["simulate", "--task", "sgd", "--gossip-steps", "3"]) == 2
     assert ("--gossip-steps: applies to --task sgd --protocol gossip only"
             in capsys.readouterr().err)
-    assert main(["simulate", "--task", "sgd", "--protocol", "gossip", "--curves", "c"]) == 2
-    assert "--curves: applies to --task sgd only" in capsys.readouterr().err
+    assert main(["simulate", "--task", "sum", "--curves", "c"]) == 2
+    assert ("--curves: applies to --task sgd or sgd --protocol gossip only"
+            in capsys.readouterr().err)
+
+
+def test_learning_curves_of_gossip_gd(tmp_path, capsys):
+    """``--curves PREFIX`` writes the tidy CSV (one row per regime and evaluated round,
+    the x column named ``round``) and the figure; with ``--compare`` they are written by
+    default."""
+    import csv
+
+    from matplotlib.image import imread
+
+    prefix = tmp_path / "c"
+    assert main(["simulate", "--task", "sgd", "--protocol", "gossip", "--topology",
+                 "hypercube", "-n", "16", "--steps", "40", "--compare", "local,network",
+                 "--curves", str(prefix), "--seed", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    with open(f"{prefix}.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0])[:4] == ["regime", "round", "objective", "accuracy"]
+    rounds = out["curves"]["steps"]
+    assert [r["round"] for r in rows] == [str(s) for s in rounds] * 2
+    assert [float(r["objective"]) for r in rows if r["regime"] == "network"] == \
+        pytest.approx(out["curves"]["network"]["objective"], rel=1e-12)
+    assert imread(f"{prefix}.png").shape[0] > 300
 
