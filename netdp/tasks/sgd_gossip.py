@@ -162,7 +162,7 @@ class GossipSgdConfig(Section):
         check(config.walk == "auto", "walk", "gossip has no walk rule (leave --walk out)")
         check(config.service_time == 0, "service-time", "gossip nodes keep no token")
         check(config.coalition is None, "coalition", "coalitions are not tracked for gossip "
-              "yet")
+              "GD yet (they are for --task sum --protocol gossip)")
         check(config.engine != "event", "engine", "gossip GD runs synchronous rounds on the "
               "vector engine (leave --engine out)")
 
