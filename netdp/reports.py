@@ -192,6 +192,15 @@ class PairSummary:
         return cls(**{k: d[k] for k in fixed},
                    quantiles={k: v for k, v in d.items() if k not in fixed})
 
+    @classmethod
+    def of(cls, accountant: str, delta: float, eps: np.ndarray, quantiles: Sequence[float],
+           pairs: int | None = None) -> PairSummary:
+        """From the losses ``eps`` of the pairs held, equally weighted; ``pairs``: how many
+        ordered pairs they stand for (default: ``eps.size``)."""
+        return cls(accountant, delta, eps.size if pairs is None else pairs, 0,
+                   float(eps.mean()), float(eps.min()), float(eps.max()),
+                   quantiles_of(eps, quantiles))
+
     def to_dict(self) -> dict[str, Any]:
         """``{"accountant", "delta", "pairs", "unprotected", "mean", "min", "max", "q50", ...}``."""
         return {"accountant": self.accountant, "delta": self.delta, "pairs": self.pairs,
@@ -309,6 +318,25 @@ def by_distance(values: np.ndarray, distances: np.ndarray,
                              float(values[a:b].mean()), float(values[a:b].min()),
                              float(values[a:b].max()))
                  for d, a, b in zip(keys, start, stop, strict=True))
+
+
+def quantiles_of(values: np.ndarray, quantiles: Sequence[float]) -> dict[str, float]:
+    """``{"q50": ..., "q90": ...}``: the quantiles of ``values`` at the levels given."""
+    return {f"q{round(q * 100):d}": float(np.quantile(values, q)) for q in quantiles}
+
+
+def distance_lines(rows: Sequence[DistanceRow], label: str, shown: int = 12) -> list[str]:
+    """The text table of a pairwise summary by distance: a header naming ``label``, the
+    first ``shown`` rows, and how many more ``--json`` holds."""
+    if not rows:
+        return []
+    lines = ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"
+                 f"  ({label})"]
+    lines += [f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9} {fmt(r.min):>9} "
+              f"{fmt(r.max):>9}" for r in rows[:shown]]
+    if len(rows) > shown:
+        lines.append(f"  {'...':>10}  ({len(rows) - shown} more in --json)")
+    return lines
 
 
 # --------------------------------------------------------------------------- text

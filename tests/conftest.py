@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from scipy import stats
 
 # Statistical tests: a deviation beyond Z standard errors fails. With fixed seeds each test
@@ -29,3 +30,20 @@ def assert_std_gaussian(samples: np.ndarray, expected: float, p: float = 1e-6) -
     ratio = k * samples.var(ddof=1) / expected**2
     lo, hi = stats.chi2.ppf(p / 2, k), stats.chi2.isf(p / 2, k)
     assert lo <= ratio <= hi, (samples.std(ddof=1), expected, lo / k, hi / k)
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """The figures `netdp plot` saves (to measure their data ink): a spy on
+    ``netdp.sweep.plots.save``."""
+    from netdp.sweep import plots
+
+    figures = []
+    save = plots.save
+
+    def spy(fig, path, *args, **kwargs):
+        figures.append(fig)
+        return save(fig, path, *args, **kwargs)
+
+    monkeypatch.setattr(plots, "save", spy)
+    return figures

@@ -1,15 +1,40 @@
-"""Learning curves of an SGD result: a tidy CSV and a two-panel figure."""
+"""Learning curves: the record of one run, and an SGD result's tidy CSV and two-panel
+figure."""
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from netdp.reports import Report
+
+@dataclass(frozen=True, eq=False)
+class LearningCurve:
+    """Training objective and test score (accuracy or R²) of a model at evaluation points
+    (``steps``: model updates of a walk, or rounds of gossip GD; 0 and the end included)."""
+
+    steps: np.ndarray
+    objective: np.ndarray
+    score: np.ndarray
+
+    @property
+    def final_objective(self) -> float:
+        """Training objective of the final model."""
+        return float(self.objective[-1])
+
+    @property
+    def final_score(self) -> float:
+        """Test score of the final model."""
+        return float(self.score[-1])
+
+
 
 STYLES = {"local": ("-", "o"), "network": ("--", "s"), "central": (":", "^"),
           "nonprivate": ("-.", "x")}

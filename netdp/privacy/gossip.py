@@ -513,29 +513,8 @@ class GossipLosses:
         return alpha / (2.0 * sigma**2) * self.capped()
 
     def epsilon(self, sigma: float, delta: float, accountant: str = "rdp") -> np.ndarray:
-        """(ε, δ) per entry.
-
-        ``rdp``: the linear RDP curve ``ρ α``, ``ρ = min(c, 1) / (2σ²)``, converted
-        (:func:`netdp.privacy.sgd.epsilon_upper`: ρ rounded up to a 0.6 % log grid).
-        ``pld``: the exact privacy curve. The view of a linear Gaussian mechanism, whitened,
-        is one Gaussian shift of ``μ = √min(c, 1) / σ`` (Balle and Wang, ICML 2018,
-        Theorem 8), so ε is the exact ε(δ) of μ-Gaussian DP
-        (:func:`netdp.privacy.accountants.gaussian_epsilon`): the tightest figure, below
-        the RDP conversion.
-        """
-        check(sigma > 0, "sigma", f"must be > 0 (got {sigma})")
-        check(accountant in ("rdp", "pld"), "accountant",
-              f"gossip converts by rdp or pld (got {accountant!r})")
-        capped = self.capped()
-        if accountant == "pld":
-            from netdp.privacy.accountants import gaussian_epsilon
-
-            levels, inverse = np.unique(capped, return_inverse=True)
-            eps = np.asarray(gaussian_epsilon(np.sqrt(levels) / sigma, delta), dtype=float)
-            return eps[inverse].reshape(capped.shape)
-        from netdp.privacy.sgd import epsilon_upper
-
-        return epsilon_upper(capped / (2.0 * sigma**2), delta)
+        """(ε, δ) per entry, by :func:`coefficient_epsilon` of ``min(c, 1)``."""
+        return coefficient_epsilon(self.capped(), sigma, delta, accountant)
 
     def mean(self) -> float:
         """Mean of ``min(c, 1)`` over the pairs held (over all pairs for ``dense`` and
@@ -555,6 +534,33 @@ class GossipLosses:
         c = np.where(self.pair_mask(), self.capped(), 0.0)
         per_node = c.sum(axis=1) / (self.n - 1)
         return float(per_node.std(ddof=1) / math.sqrt(k) * math.sqrt(1.0 - k / self.n))
+
+
+def coefficient_epsilon(c: np.ndarray, sigma: float, delta: float,
+                        accountant: str = "rdp") -> np.ndarray:
+    """(ε, δ) of loss coefficients ``c`` (at most 1; ``R(α) = α c / (2σ²)``, σ in units of
+    the sensitivity).
+
+    ``rdp``: the linear RDP curve ``ρ α``, ``ρ = c / (2σ²)``, converted
+    (:func:`netdp.privacy.sgd.epsilon_upper`: ρ rounded up to a 0.6 % log grid).
+    ``pld``: the exact privacy curve. The view of a linear Gaussian mechanism, whitened,
+    is one Gaussian shift of ``μ = √c / σ`` (Balle and Wang, ICML 2018, Theorem 8), so ε
+    is the exact ε(δ) of μ-Gaussian DP (:func:`netdp.privacy.accountants.gaussian_epsilon`):
+    the tightest figure, below the RDP conversion.
+    """
+    check(sigma > 0, "sigma", f"must be > 0 (got {sigma})")
+    check(accountant in ("rdp", "pld"), "accountant",
+          f"gossip converts by rdp or pld (got {accountant!r})")
+    c = np.asarray(c, dtype=np.float64)
+    if accountant == "pld":
+        from netdp.privacy.accountants import gaussian_epsilon
+
+        levels, inverse = np.unique(c, return_inverse=True)
+        eps = np.asarray(gaussian_epsilon(np.sqrt(levels) / sigma, delta), dtype=float)
+        return eps[inverse].reshape(c.shape)
+    from netdp.privacy.sgd import epsilon_upper
+
+    return epsilon_upper(c / (2.0 * sigma**2), delta)
 
 
 def message_sum(W: Any, adj: sparse.csr_array, steps: int, *, accelerated: bool = False,
@@ -877,8 +883,9 @@ def rational_weights(W: Any, prime: int = PRIME) -> sparse.csr_array | None:
     k = np.rint(1.0 / w)
     if w.size == 0 or not np.all((k >= 1) & (k < prime) & (1.0 / k == w)):
         return None
-    inv = np.array([pow(int(x), prime - 2, prime) for x in np.unique(k)], dtype=np.int64)
-    residues = inv[np.searchsorted(np.unique(k), k)]
+    denominators, which = np.unique(k, return_inverse=True)
+    inv = np.array([pow(int(x), prime - 2, prime) for x in denominators], dtype=np.int64)
+    residues = inv[which]
     off_sum = np.zeros(M.shape[0], dtype=np.int64)
     np.add.at(off_sum, rows[off], residues)
     data = np.empty(M.data.size, dtype=np.int64)
@@ -1019,6 +1026,9 @@ def by_distance(losses: GossipLosses, distances: np.ndarray,
     -------
     list of dict
         One ``{"distance", "pairs", "mean", "min", "max"}`` per distance >= 1, in order.
+        ``pairs`` counts the ordered pairs the rows stand for: those held (``dense``,
+        ``sources``, ``coalition``), every pair of the graph where one row stands for all
+        (``transitive``), their estimate ``held · n / k`` for ``k`` sampled rows.
     """
     values = losses.capped() if values is None else np.asarray(values, dtype=np.float64)
     distances = np.asarray(distances)
@@ -1036,9 +1046,10 @@ def by_distance(losses: GossipLosses, distances: np.ndarray,
     sums = np.add.reduceat(x, starts)
     mins = np.minimum.reduceat(x, starts)
     maxs = np.maximum.reduceat(x, starts)
-    return [{"distance": int(k), "pairs": int(c), "mean": float(s / c), "min": float(lo),
-             "max": float(hi)} for k, c, s, lo, hi in zip(keys, counts, sums, mins, maxs,
-                                                          strict=True)]
+    scale = losses.n / len(losses.nodes) if losses.method in ("transitive", "sampled") else 1
+    return [{"distance": int(k), "pairs": int(round(c * scale)), "mean": float(s / c),
+             "min": float(lo), "max": float(hi)}
+            for k, c, s, lo, hi in zip(keys, counts, sums, mins, maxs, strict=True)]
 
 
 # ---------------------------------------------------------------------------------------

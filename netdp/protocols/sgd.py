@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from netdp.learning.curves import LearningCurve
 from netdp.learning.datasets import Split
 from netdp.learning.models import Model
 
@@ -26,36 +27,19 @@ CHUNK = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
-class SgdOutcome:
-    """Learning curve of one walk.
+class SgdOutcome(LearningCurve):
+    """Learning curve of one walk (:class:`LearningCurve`), with
 
     Attributes
     ----------
-    steps
-        Step counts at which the model was evaluated (0 and ``T`` included).
-    objective, score
-        Training objective and test score (accuracy or R²) at those steps.
     weights
         Final model.
     contributions
         Updates made by each node.
     """
 
-    steps: np.ndarray
-    objective: np.ndarray
-    score: np.ndarray
     weights: np.ndarray
     contributions: np.ndarray
-
-    @property
-    def final_objective(self) -> float:
-        """Training objective of the final model."""
-        return float(self.objective[-1])
-
-    @property
-    def final_score(self) -> float:
-        """Test score of the final model."""
-        return float(self.score[-1])
 
 
 def learning_rates(lr: float, schedule: str, steps: int, n: int) -> np.ndarray:

@@ -32,12 +32,13 @@ from netdp.reports import (
     PrivacyReport,
     Report,
     Utility,
+    distance_lines,
     fmt,
     row,
 )
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, values_from_file
-from netdp.tasks.sum import DATA
+from netdp.tasks.setup import Setup, Streams, View
+from netdp.tasks.sum import DATA, real_values
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking, draw_coalition
 
 GROUP = "gossip (--protocol gossip)"
@@ -186,14 +187,8 @@ class GossipPrivacy(PrivacyReport):
                          + f"  {emp.delta:.2g}")
         lines.append(row(("LDP baseline", fmt(self.ldp.mean), fmt(self.ldp.min),
                           fmt(self.ldp.max)), widths))
-        if self.by_distance and self.by_distance[0]:
-            first = self.by_distance[0]
-            lines += ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"
-                          f"  ({self.empirical[0].accountant})"]
-            lines += [f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9} {fmt(r.min):>9} "
-                      f"{fmt(r.max):>9}" for r in first[:12]]
-            if len(first) > 12:
-                lines.append(f"  {'...':>10}  ({len(first) - 12} more in --json)")
+        if self.by_distance:
+            lines += distance_lines(self.by_distance[0], self.empirical[0].accountant)
         lines += [f"  theory {name}: {fmt(eps)}" for name, eps in self.theory.items()]
         lines.append(f"  accounting: {self.method}")
         if self.note:
@@ -244,18 +239,14 @@ class GossipTracker(Tracker):
     def matrix(self) -> np.ndarray | None:
         if not self.keep_pairs or self.joint is None:
             return None
-        from netdp.privacy.sgd import epsilon_upper
+        from netdp.privacy.gossip import coefficient_epsilon
 
-        sigma, delta = self.setup.memo["sigma"], self.setup.config.delta
-        coef = self.joint.matrix()
+        cfg = self.setup.config
+        coef = self.joint.matrix()  # capped, NaN on the diagonal
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
-        if self.setup.config.accountants and self.setup.config.accountants[0] == "pld":
-            from netdp.privacy.accountants import gaussian_epsilon
-
-            eps[off] = gaussian_epsilon(np.sqrt(np.minimum(coef[off], 1.0)) / sigma, delta)
-        else:
-            eps[off] = epsilon_upper(coef[off] / (2.0 * sigma**2), delta)
+        eps[off] = coefficient_epsilon(coef[off], self.setup.memo["sigma"], cfg.delta,
+                                       (cfg.accountants or ("rdp",))[0])
         return eps
 
     def report(self) -> GossipPrivacy:
@@ -288,20 +279,14 @@ class GossipTracker(Tracker):
         summaries, rows = [], []
         for accountant in cfg.accountants or ("rdp",):
             eps_all = joint.epsilon(sigma, delta, accountant)
-            eps = eps_all[mask]
-            quantiles = {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in Q}
-            summaries.append(PairSummary(accountant, delta, n * (n - 1), 0, float(eps.mean()),
-                                         float(eps.min()), float(eps.max()), quantiles))
-            rows.append(tuple(DistanceRow(r["distance"], pair_count(r["pairs"], joint, n),
-                                          r["mean"], r["min"], r["max"])
-                              for r in gossip.by_distance(joint, distances, eps_all)))
+            summaries.append(PairSummary.of(accountant, delta, eps_all[mask], Q, n * (n - 1)))
+            rows.append(distance_rows(joint, distances, eps_all))
         renyi = None
         if sec.rdp_order is not None:
             div = joint.rdp(sec.rdp_order, sigma)
             renyi = {"order": sec.rdp_order, "mean": float(div[mask].mean()),
                      "min": float(div[mask].min()), "max": float(div[mask].max()),
-                     "by_distance": [{**r, "pairs": pair_count(r["pairs"], joint, n)}
-                                     for r in gossip.by_distance(joint, distances, div)]}
+                     "by_distance": gossip.by_distance(joint, distances, div)}
         method = (f"exact Renyi divergence of each observer's view (joint, {joint.method}"
                   + (f", {joint.nodes.size} observers; mean +- {joint.stderr():.2g} "
                      "(standard error of the coefficient)" if joint.method == "sampled"
@@ -309,14 +294,10 @@ class GossipTracker(Tracker):
         paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
         theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
         from_sources = gossip.hop_distances(setup.memo["adj"], self.sum.nodes)
-        theory_rows = {"gossip-message-sum": tuple(
-            DistanceRow(r["distance"], pair_count(r["pairs"], self.sum, n), r["mean"],
-                        r["min"], r["max"])
-            for r in gossip.by_distance(self.sum, from_sources, paper_all))}
+        theory_rows = {"gossip-message-sum": distance_rows(self.sum, from_sources, paper_all)}
         if renyi is not None:
-            renyi["theory_by_distance"] = {"gossip-message-sum": [
-                {**r, "pairs": pair_count(r["pairs"], self.sum, n)} for r in gossip.by_distance(
-                    self.sum, from_sources, self.sum.rdp(sec.rdp_order, sigma))]}
+            renyi["theory_by_distance"] = {"gossip-message-sum": gossip.by_distance(
+                self.sum, from_sources, self.sum.rdp(sec.rdp_order, sigma))}
         note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at LDP; "
                 "not an upper bound (messages share their noise), shown for comparison")
         if joint.uncertified:
@@ -351,9 +332,7 @@ class GossipTracker(Tracker):
         for accountant in cfg.accountants or ("rdp",):
             eps = np.concatenate([c.epsilon(sigma, delta, accountant)[0][m]
                                   for c, m in zip(self.coalitions, masks, strict=True)])
-            quantiles = {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in Q}
-            summaries.append(PairSummary(accountant, delta, eps.size, 0, float(eps.mean()),
-                                         float(eps.min()), float(eps.max()), quantiles))
+            summaries.append(PairSummary.of(accountant, delta, eps, Q))
             rows.append(by_distance(eps, far))
         renyi = None
         if sec.rdp_order is not None:
@@ -426,10 +405,12 @@ def gossip_memo(config: SimulationConfig, topo: Any) -> dict[str, Any]:
             "transitive": gossip.vertex_transitive(topo)}
 
 
-def pair_count(held: int, losses: Any, n: int) -> int:
-    """Pairs a distance row stands for: every pair when one node stands for all."""
-    return int(round(held * n / losses.nodes.size)) if losses.method in (
-        "transitive", "sampled") else int(held)
+def distance_rows(losses: Any, distances: np.ndarray,
+                  values: np.ndarray) -> tuple[DistanceRow, ...]:
+    """:func:`netdp.privacy.gossip.by_distance` of ``values`` as report rows."""
+    from netdp.privacy import gossip
+
+    return tuple(DistanceRow(**r) for r in gossip.by_distance(losses, distances, values))
 
 
 class GossipSumTask(Task):
@@ -446,22 +427,13 @@ class GossipSumTask(Task):
                  else "as on any graph", None, ("rdp", "pld")) for kind in ("graph", "complete"))
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
-        from netdp.data import check_range, synthetic
         from netdp.engine import choose
         from netdp.mechanisms.noise import analytic_sigma
         from netdp.privacy import gossip
 
         sec = config.section
-        assert isinstance(sec, GossipSumConfig) and config.seed is not None
-        values, nodes = values_from_file(config)
-        topo = build_topology(config, nodes)
-        if values is None:
-            values = synthetic(sec.data, topo.n, seeding.generator(config.seed, "data"),
-                               sec.low, sec.high)
-        check(values.size == topo.n, "nodes",
-              f"the data holds {values.size} values for {topo.n} nodes")
-        check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}")
+        assert isinstance(sec, GossipSumConfig)
+        values, topo = real_values(config)
         memo = gossip_memo(config, topo)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)

@@ -21,7 +21,15 @@ from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.learning.models import MODELS
-from netdp.reports import DistanceRow, PrivacyReport, Report, Utility, by_distance, fmt
+from netdp.reports import (
+    DistanceRow,
+    PrivacyReport,
+    Report,
+    Utility,
+    by_distance,
+    fmt,
+    quantiles_of,
+)
 from netdp.tasks.base import Output, Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
@@ -319,7 +327,7 @@ class SgdTracker(Tracker):
             empirical.append(RegimeLosses(
                 regime, delta, int(eps.size), float(eps.mean()), float(eps.min()),
                 float(eps.max()),
-                {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in QUANTILES},
+                quantiles_of(eps, QUANTILES),
                 float(np.mean(eps > cfg.epsilon)),
                 {"mean": float(ldp.mean()), "min": float(ldp.min()), "max": float(ldp.max())},
                 by_distance(eps, distances)))
@@ -348,6 +356,24 @@ class SgdTracker(Tracker):
         mask[rows, rows if sources is None else sources] = False
         eps = _pair_epsilons(coef[mask], sigma, cfg.get("lipschitz"), cfg.delta)
         return float(eps.mean())
+
+
+def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any, Any]:
+    """The graph and the dataset split over its nodes, from the run's ``data`` stream (the
+    sgd parameters: ``dataset``, ``model``, ``target``, ``test_fraction``, ``skew``). Without
+    ``nodes``, the ring and the complete graph get ``min(cap, training rows)`` nodes."""
+    from netdp import seeding
+    from netdp.learning import datasets
+
+    sec: Any = config.section
+    assert config.seed is not None
+    rng = seeding.generator(config.seed, "data")
+    X, y, name = datasets.load(sec.dataset, sec.model, rng, sec.target)
+    nodes = config.nodes
+    if nodes is None and cap is not None and config.topology in ("complete", "ring"):
+        nodes = min(cap, y.size - int(round(sec.test_fraction * y.size)))
+    topo = build_topology(config, nodes)
+    return topo, datasets.split(X, y, topo.n, rng, name, sec.test_fraction, sec.skew)
 
 
 def write_curves(report: Report, paths: Sequence[Path]) -> None:
@@ -382,21 +408,12 @@ class SgdTask(Task):
     steps_per_node = 10
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
-        from netdp.learning import datasets
         from netdp.learning.models import Model
         from netdp.protocols.sgd import learning_rates
 
         sec = config.section
-        assert isinstance(sec, SgdConfig) and config.seed is not None
-        rng = seeding.generator(config.seed, "data")
-        X, y, name = datasets.load(sec.dataset, sec.model, rng, sec.target)
-        rows = y.size - int(round(sec.test_fraction * y.size))
-        nodes = config.nodes
-        if nodes is None and config.topology in ("complete", "ring"):
-            nodes = min(DEFAULT_NODES, rows)
-        topo = build_topology(config, nodes)
-        split = datasets.split(X, y, topo.n, rng, name, sec.test_fraction, sec.skew)
+        assert isinstance(sec, SgdConfig)
+        topo, split = learning_data(config, DEFAULT_NODES)
         resolved, steps = resolve(config, topo, self.steps_per_node, ("rdp",))
         data = SgdData(split, Model(sec.model, sec.l2),
                        learning_rates(sec.lr, sec.lr_schedule, steps, topo.n),

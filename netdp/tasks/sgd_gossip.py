@@ -71,11 +71,18 @@ import numpy as np
 from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
-from netdp.reports import DistanceRow, PrivacyReport, Report, fmt
+from netdp.learning.curves import LearningCurve
+from netdp.reports import (
+    PrivacyReport,
+    Report,
+    distance_lines,
+    fmt,
+    quantiles_of,
+)
 from netdp.tasks.base import Task
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
 from netdp.tasks.gossip_sum import GossipSumConfig
-from netdp.tasks.setup import Setup, Streams, View, build_topology
+from netdp.tasks.setup import Setup, Streams, View
 from netdp.tasks.sgd import (
     CURVES,
     GROUP,
@@ -83,6 +90,7 @@ from netdp.tasks.sgd import (
     RegimeLosses,
     SgdConfig,
     SgdUtility,
+    learning_data,
     mean_curves,
 )
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
@@ -196,33 +204,17 @@ class Calibration:
 
 
 @dataclass(frozen=True, eq=False)
-class GossipOutcome:
-    """One regime of one run.
+class GossipOutcome(LearningCurve):
+    """One regime of one run: the learning curve of the average model over the rounds
+    (:class:`~netdp.protocols.sgd.LearningCurve`), with
 
     Attributes
     ----------
-    steps
-        Rounds at which the average model was evaluated (0 and R included).
-    objective, score
-        Training objective and test score of the average model there.
     models
         ``(n, d)``: every node's final model.
     """
 
-    steps: np.ndarray
-    objective: np.ndarray
-    score: np.ndarray
     models: np.ndarray
-
-    @property
-    def final_objective(self) -> float:
-        """Training objective of the final average model."""
-        return float(self.objective[-1])
-
-    @property
-    def final_score(self) -> float:
-        """Test score of the final average model."""
-        return float(self.score[-1])
 
     @property
     def spread(self) -> float:
@@ -404,13 +396,7 @@ class GossipSgdPrivacy(PrivacyReport):
             lines.append(f"  {row.regime:12}{cells}{row.above_target:>10.1%}"
                          f"{fmt(row.ldp['mean']):>10}")
         first = self.empirical[0]
-        if first.by_distance:
-            lines += ["", f"  {first.regime} by distance: {'pairs':>7} {'mean':>9} "
-                          f"{'min':>9} {'max':>9}"]
-            lines += [f"  {r.distance:>20} {r.pairs:>7} {fmt(r.mean):>9} {fmt(r.min):>9} "
-                      f"{fmt(r.max):>9}" for r in first.by_distance[:12]]
-            if len(first.by_distance) > 12:
-                lines.append(f"  {'...':>20}  ({len(first.by_distance) - 12} more in --json)")
+        lines += distance_lines(first.by_distance, f"{first.regime} regime")
         lines += [f"  theory {name}, mean over pairs: {fmt(eps)}"
                   for name, eps in self.theory.items()]
         if self.note:
@@ -468,7 +454,7 @@ class GossipSgdTracker(Tracker):
     def report(self) -> GossipSgdPrivacy:
         from netdp.privacy import gossip
         from netdp.privacy.sgd import epsilon
-        from netdp.tasks.gossip_sum import pair_count
+        from netdp.tasks.gossip_sum import distance_rows
 
         setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         memo, n, rounds = setup.memo, setup.topology.n, setup.steps
@@ -491,12 +477,10 @@ class GossipSgdTracker(Tracker):
             rows.append(RegimeLosses(
                 cal.regime, delta, n * (n - 1), float(eps.mean()), float(eps.min()),
                 float(eps.max()),
-                {f"q{round(q * 100):d}": float(np.quantile(eps, q)) for q in QUANTILES},
+                quantiles_of(eps, QUANTILES),
                 float(np.mean(eps > cfg.epsilon * (1.0 + 1e-9))),
                 {"mean": local, "min": local, "max": local},
-                tuple(DistanceRow(r["distance"], pair_count(r["pairs"], joint, n), r["mean"],
-                                  r["min"], r["max"])
-                      for r in gossip.by_distance(joint, distances, eps_all))))
+                distance_rows(joint, distances, eps_all)))
             paper = self.sum.epsilon(per_round, delta)[self.sum.pair_mask()]
             theory[f"gossip-message-sum ({cal.regime})"] = float(paper.mean())
             if sec.rdp_order is not None:
@@ -536,19 +520,14 @@ class GossipSgdTask(Task):
     default_nodes = 100
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
         from netdp.engine import choose
-        from netdp.learning import datasets
         from netdp.learning.models import Model
         from netdp.privacy import gossip
         from netdp.tasks.gossip_sum import gossip_memo
 
         sec = config.section
-        assert isinstance(sec, GossipSgdConfig) and config.seed is not None
-        rng = seeding.generator(config.seed, "data")
-        X, y, name = datasets.load(sec.dataset, sec.model, rng, sec.target)
-        topo = build_topology(config, config.nodes)
-        split = datasets.split(X, y, topo.n, rng, name, sec.test_fraction, sec.skew)
+        assert isinstance(sec, GossipSgdConfig)
+        topo, split = learning_data(config)
         model = Model(sec.model, sec.l2)
         memo = gossip_memo(config, topo)
         steps = sec.gossip_steps if sec.gossip_steps is not None else \

@@ -168,20 +168,11 @@ class SumTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import mechanisms, seeding
-        from netdp.data import check_range, synthetic
+        from netdp import mechanisms
 
         section = config.section
-        assert isinstance(section, SumConfig) and config.seed is not None
-        values, nodes = values_from_file(config)
-        topo = build_topology(config, nodes)
-        if values is None:
-            values = synthetic(section.data, topo.n, seeding.generator(config.seed, "data"),
-                               section.low, section.high)
-        check(values.size == topo.n, "nodes",
-              f"the data holds {values.size} values for {topo.n} nodes")
-        check_range(values, section.low, section.high,
-                    section.data_file or f"--data {section.data}")
+        assert isinstance(section, SumConfig)
+        values, topo = real_values(config)
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
         if section.mechanism in ADDITIVE:
             delta = config.delta if section.mechanism == "gaussian" else 0.0
@@ -269,6 +260,27 @@ class SumTask(Task):
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
         return {**super().footprint(config, nodes, steps), "the values": (8.0 * nodes, "nodes")}
+
+
+def real_values(config: SimulationConfig) -> tuple[np.ndarray, Any]:
+    """The nodes' real values and the graph: ``--data-file`` (which may fix the number of
+    nodes) or synthetic ``--data`` from the run's ``data`` stream, checked against the
+    section's range (``low``, ``high``, ``data``, ``data_file``: the sum's parameters,
+    shared by gossip averaging)."""
+    from netdp import seeding
+    from netdp.data import check_range, synthetic
+
+    sec: Any = config.section
+    assert config.seed is not None
+    values, nodes = values_from_file(config)
+    topo = build_topology(config, nodes)
+    if values is None:
+        values = synthetic(sec.data, topo.n, seeding.generator(config.seed, "data"),
+                           sec.low, sec.high)
+    check(values.size == topo.n, "nodes",
+          f"the data holds {values.size} values for {topo.n} nodes")
+    check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}")
+    return values, topo
 
 
 def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.ndarray:

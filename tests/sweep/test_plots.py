@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.image import imread
+from figure_checks import assert_image, data_ink, run
 
 from netdp.api import simulate
-from netdp.cli import main
 from netdp.errors import InputError
 from netdp.sweep import plots
 from netdp.sweep.table import flatten
@@ -45,60 +43,6 @@ def utility_csv(tmp_path_factory):
     path = tmp_path_factory.mktemp("utility") / "results.csv"
     _table(configs).to_csv(path, index=False)
     return path
-
-
-@pytest.fixture
-def captured(monkeypatch):
-    """The figures `netdp plot` saves (to measure their data ink)."""
-    figures = []
-    save = plots.save
-
-    def spy(fig, path, *args, **kwargs):
-        figures.append(fig)
-        return save(fig, path, *args, **kwargs)
-
-    monkeypatch.setattr(plots, "save", spy)
-    return figures
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-# --------------------------------------------------------------------------- image checks
-
-
-def _render(fig) -> np.ndarray:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=60)
-    buf.seek(0)
-    return imread(buf)[..., :3]
-
-
-def data_ink(fig) -> float:
-    """Fraction of pixels that change when the plotted data (lines, bars, bands, dots)
-    are removed: 0 for a figure with axes, labels and legend but nothing drawn.
-    Removes them from ``fig``: inspect the figure before."""
-    before = _render(fig)
-    for ax in fig.axes:
-        for artist in [*ax.lines, *ax.collections, *ax.patches]:
-            artist.remove()
-    after = _render(fig)
-    return float((np.abs(before - after).max(axis=2) > 0.1).mean())
-
-
-def assert_image(path, figures=None, min_ink=0.005) -> None:
-    """A readable PNG that is not one colour, with plotted content."""
-    img = imread(path)[..., :3]
-    assert img.shape[0] > 300 and img.shape[1] > 400
-    assert img.reshape(-1, 3).std(axis=0).max() > 0.05, "a single colour"
-    background = np.all(img > 0.95, axis=2).mean()
-    assert background < 0.97, f"almost empty: {background:.3f} background"
-    if figures is not None:
-        assert figures, "no figure was saved"
-        assert data_ink(figures[-1]) > min_ink
 
 
 def test_data_ink_is_zero_for_empty_axes():

@@ -7,45 +7,11 @@ import json
 
 import numpy as np
 import pytest
+from figure_checks import assert_image, run
 from matplotlib.image import imread
 
 from netdp.cli import main
 from netdp.sweep import plots
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def data_ink(fig) -> float:
-    """Fraction of pixels that change when the plotted data (lines, bands, images) are
-    removed (as in ``test_plots.py``, images included). Removes them: inspect first."""
-    import io
-
-    def render():
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=60)
-        buf.seek(0)
-        return imread(buf)[..., :3]
-
-    before = render()
-    for ax in fig.axes:
-        for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.images]:
-            artist.remove()
-    return float((np.abs(before - render()).max(axis=2) > 0.1).mean())
-
-
-def assert_image(path, figures=None, min_ink=0.005) -> None:
-    """A readable PNG that is not one colour, with plotted content."""
-    img = imread(path)[..., :3]
-    assert img.shape[0] > 300 and img.shape[1] > 400
-    assert img.reshape(-1, 3).std(axis=0).max() > 0.05, "a single colour"
-    assert np.all(img > 0.95, axis=2).mean() < 0.97, "almost empty"
-    if figures is not None:
-        assert figures, "no figure was saved"
-        assert data_ink(figures[-1]) > min_ink
 
 
 @pytest.fixture(scope="module")
@@ -63,19 +29,6 @@ def runs(tmp_path_factory):
     assert main(["simulate", "-n", "8", "--seed", "1", "--out", str(complete)]) == 0
     return {"gossip": gossip, "sgd": sgd, "pairs": pairs, "complete": complete,
             "folder": folder}
-
-
-@pytest.fixture
-def captured(monkeypatch):
-    figures = []
-    save = plots.save
-
-    def spy(fig, path, *args, **kwargs):
-        figures.append(fig)
-        return save(fig, path, *args, **kwargs)
-
-    monkeypatch.setattr(plots, "save", spy)
-    return figures
 
 
 def _line_with(ax, ys, tol=1e-12):

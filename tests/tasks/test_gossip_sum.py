@@ -4,6 +4,7 @@ estimate has its closed-form error, and the privacy figures are the exact joint 
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -119,7 +120,7 @@ def test_renyi_rows_count_the_pairs_they_stand_for():
     row = res["privacy"]["empirical"][0]
     eps_pairs = [r["pairs"] for r in row["by_distance"]]
     renyi_pairs = [r["pairs"] for r in row["renyi"]["by_distance"]]
-    assert eps_pairs == [384, 960, 1280, 960, 384, 64]  # 64 C(6, k): every ordered pair
+    assert eps_pairs == [64 * math.comb(6, k) for k in range(1, 7)]  # every ordered pair
     assert renyi_pairs == eps_pairs
 
 
@@ -175,7 +176,7 @@ def test_random_coalitions_are_drawn_per_run_and_reproducible():
     again = simulate(cfg).to_dict()["privacy"]
     assert first == again
     assert len(first["coalitions"]) == 3 and all(len(c) == 3 for c in first["coalitions"])
-    assert first["empirical"][0]["pairs"] == 3 * 46
+    assert first["empirical"][0]["pairs"] == 3 * (49 - 3)  # every run: the non-members
 
 
 def test_a_coalition_has_no_pair_matrix():

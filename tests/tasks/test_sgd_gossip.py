@@ -6,6 +6,7 @@ the per-round accounting (it is not a bound over rounds)."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -302,3 +303,16 @@ def test_learning_curves_of_gossip_gd(tmp_path, capsys):
         pytest.approx(out["curves"]["network"]["objective"], rel=1e-12)
     assert imread(f"{prefix}.png").shape[0] > 300
 
+
+
+def test_renyi_rows_count_every_pair_they_stand_for():
+    """On a vertex-transitive graph one observer's row stands for all: the Rényi rows by
+    distance count every ordered pair, like the ε rows (regression: they counted the one
+    row's pairs)."""
+    report = simulate(make_config(task="sgd", protocol="gossip", topology="hypercube",
+                                  nodes=32, dataset="synthetic", steps=5, gossip_steps=3,
+                                  sigma=2.0, rdp_order=2.0, compare=("network",), seed=1))
+    (row,) = report.privacy.empirical
+    renyi = report.privacy.renyi["network"]["by_distance"]
+    assert [r.pairs for r in row.by_distance] == [32 * math.comb(5, k) for k in range(1, 6)]
+    assert [r["pairs"] for r in renyi] == [r.pairs for r in row.by_distance]
