@@ -91,11 +91,16 @@ class GossipSumConfig(Section):
               f"needs finite LOW < HIGH (got {self.low:g} {self.high:g})")
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
-        check(config.topology != "ring", "topology", "gossip needs undirected edges; the ring "
-              "is directed (try --topology cycle)")
-        check(config.tokens == 1, "tokens", "gossip moves no token (leave --tokens out)")
-        check(config.walk == "auto", "walk", "gossip has no walk rule (leave --walk out)")
-        check(config.service_time == 0, "service-time", "gossip nodes keep no token")
+        check_gossip(config)
+
+
+def check_gossip(config: Any) -> None:
+    """Refuse the walk's parameters that gossip does not use (both gossip tasks)."""
+    check(config.topology != "ring", "topology", "gossip needs undirected edges; the ring "
+          "is directed (try --topology cycle)")
+    check(config.tokens == 1, "tokens", "gossip moves no token (leave --tokens out)")
+    check(config.walk == "auto", "walk", "gossip has no walk rule (leave --walk out)")
+    check(config.service_time == 0, "service-time", "gossip nodes keep no token")
 
 
 @dataclass(frozen=True)

@@ -82,16 +82,7 @@ class SgdConfig(Section):
                        metavar="E", group=GROUP)
 
     def validate(self, config: Any) -> None:
-        from netdp.learning.datasets import DATASETS
-
-        check(len(self.regimes) > 0, "compare", f"name one or more of {', '.join(REGIMES)}")
-        check(len(set(self.regimes)) == len(self.regimes), "compare",
-              f"names a regime twice ({', '.join(self.regimes)})")
-        check(self.dataset in DATASETS or self.dataset.lower().endswith(".csv")
-              or Path(self.dataset).is_file(), "dataset",
-              f"must be one of {', '.join(DATASETS)} or a CSV file (got {self.dataset!r})")
-        check(self.target is None or self.dataset not in DATASETS, "target",
-              f"picks the label column of a CSV --dataset ({self.dataset} has its own)")
+        check_learning(self, REGIMES)
         check(config.tokens == 1, "tokens", f"sgd moves one model token (got {config.tokens})")
         check(config.coalition is None, "coalition", "coalitions are not tracked for sgd")
 
@@ -356,6 +347,21 @@ class SgdTracker(Tracker):
         mask[rows, rows if sources is None else sources] = False
         eps = _pair_epsilons(coef[mask], sigma, cfg.get("lipschitz"), cfg.delta)
         return float(eps.mean())
+
+
+def check_learning(sec: Any, regimes: tuple[str, ...]) -> None:
+    """Check an sgd section's ``regimes`` (among ``regimes``), ``dataset`` and ``target``
+    (both sgd tasks)."""
+    from netdp.learning.datasets import DATASETS
+
+    check(len(sec.regimes) > 0, "compare", f"name one or more of {', '.join(regimes)}")
+    check(len(set(sec.regimes)) == len(sec.regimes), "compare",
+          f"names a regime twice ({', '.join(sec.regimes)})")
+    check(sec.dataset in DATASETS or sec.dataset.lower().endswith(".csv")
+          or Path(sec.dataset).is_file(), "dataset",
+          f"must be one of {', '.join(DATASETS)} or a CSV file (got {sec.dataset!r})")
+    check(sec.target is None or sec.dataset not in DATASETS, "target",
+          f"picks the label column of a CSV --dataset ({sec.dataset} has its own)")
 
 
 def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any, Any]:

@@ -63,7 +63,6 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -81,7 +80,7 @@ from netdp.reports import (
 )
 from netdp.tasks.base import Task
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
-from netdp.tasks.gossip_sum import GossipSumConfig
+from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip
 from netdp.tasks.setup import Setup, Streams, View
 from netdp.tasks.sgd import (
     CURVES,
@@ -90,6 +89,7 @@ from netdp.tasks.sgd import (
     RegimeLosses,
     SgdConfig,
     SgdUtility,
+    check_learning,
     learning_data,
     mean_curves,
 )
@@ -154,21 +154,8 @@ class GossipSgdConfig(Section):
                                      "sigma = 1: ceil(gap^(-1/2) ln n)")
 
     def validate(self, config: Any) -> None:
-        from netdp.learning.datasets import DATASETS
-
-        check(len(self.regimes) > 0, "compare", f"name one or more of {', '.join(REGIMES)}")
-        check(len(set(self.regimes)) == len(self.regimes), "compare",
-              f"names a regime twice ({', '.join(self.regimes)})")
-        check(self.dataset in DATASETS or self.dataset.lower().endswith(".csv")
-              or Path(self.dataset).is_file(), "dataset",
-              f"must be one of {', '.join(DATASETS)} or a CSV file (got {self.dataset!r})")
-        check(self.target is None or self.dataset not in DATASETS, "target",
-              f"picks the label column of a CSV --dataset ({self.dataset} has its own)")
-        check(config.topology != "ring", "topology", "gossip needs undirected edges; the ring "
-              "is directed (try --topology cycle)")
-        check(config.tokens == 1, "tokens", "gossip moves no token (leave --tokens out)")
-        check(config.walk == "auto", "walk", "gossip has no walk rule (leave --walk out)")
-        check(config.service_time == 0, "service-time", "gossip nodes keep no token")
+        check_learning(self, REGIMES)
+        check_gossip(config)
         check(config.coalition is None, "coalition", "coalitions are not tracked for gossip "
               "GD yet (they are for --task sum --protocol gossip)")
         check(config.engine != "event", "engine", "gossip GD runs synchronous rounds on the "
