@@ -63,7 +63,8 @@ def _event_arrivals(n: int, src: np.ndarray, dst: np.ndarray, steps: int, latenc
     arrivals = np.empty((steps + 1, m))
     delays = latency.draw(rng, (steps + 1) * m).reshape(steps + 1, m)
     incoming = np.bincount(dst, minlength=n)
-    by_src = [np.flatnonzero(src == u) for u in range(n)]
+    by_src = np.split(np.argsort(src, kind="stable"),
+                      np.cumsum(np.bincount(src, minlength=n))[:-1])  # messages u sends
     heard = [[env.event() for _ in range(n)] for _ in range(steps + 1)]
     count = np.zeros((steps + 1, n), dtype=np.int64)
 
