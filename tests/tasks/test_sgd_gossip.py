@@ -260,7 +260,9 @@ def test_what_gossip_gd_does_not_use_is_refused(params, param):
     assert err.value.param == param
 
 
-def test_the_cli_runs_it_beside_the_walk_and_the_walk_refuses_gossip_steps(capsys):
+def test_the_cli_runs_it_beside_the_walk_and_the_walk_refuses_gossip_steps(
+        capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # --compare writes sgd-curves.* into the working folder
     assert main(["simulate", "--task", "sgd", "--protocol", "gossip", "--compare",
                  "local,network", "--seed", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -273,6 +275,7 @@ def test_the_cli_runs_it_beside_the_walk_and_the_walk_refuses_gossip_steps(capsy
     assert priv["rounds"] == out["config"]["steps"] == 1000
     assert out["config"]["gossip_steps"] == gossip.default_steps(1.0, 1.0, 100) == 5
     assert out["curves"]["unit"] == "rounds" and out["curves"]["steps"][-1] == 1000
+    assert (tmp_path / "sgd-curves.csv").is_file() and (tmp_path / "sgd-curves.png").is_file()
     assert main(["simulate", "--task", "sgd", "--gossip-steps", "3"]) == 2
     assert ("--gossip-steps: applies to --task sgd --protocol gossip only"
             in capsys.readouterr().err)
