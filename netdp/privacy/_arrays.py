@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,3 +36,13 @@ def geometric_bins(values: np.ndarray, exact: int, ratio: float) -> np.ndarray:
         np.int64
     )
     return out
+
+
+def observer_bar(nodes: Any, desc: str) -> Any:
+    """The observers, with a progress bar on a terminal when there are many (tqdm shows
+    nothing when the output is not a terminal)."""
+    if len(nodes) < 16:
+        return nodes
+    from tqdm.auto import tqdm
+
+    return tqdm(nodes, desc=desc, unit="observer", disable=None, leave=False)

@@ -53,6 +53,7 @@ import numpy as np
 from scipy import sparse
 
 from netdp.errors import InputError, check
+from netdp.privacy._arrays import observer_bar
 
 if TYPE_CHECKING:
     from netdp.topology import Topology
@@ -747,7 +748,7 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
     kept, dropped = math.inf, 0.0
     status: list[str] = []
     exact = rational_weights(W)
-    for i, v in enumerate(_bar(nodes_run)):
+    for i, v in enumerate(observer_bar(nodes_run, "exact gossip loss")):
         values[i], lo, hi, how = _krylov_diag(W, adj, int(v), steps, tol, exact)
         kept, dropped = min(kept, lo), max(dropped, hi)
         status.append(how)
@@ -789,16 +790,6 @@ def coalition(W: Any, adj: sparse.csr_array, steps: int, members: Any, *,
     return GossipLosses(values[None, :], np.array([-1]), "observer", "joint", "coalition",
                         steps, None, (lo, hi), int(how == "uncertified"),
                         int(how == "full-rank"), ids)
-
-
-def _bar(nodes: np.ndarray) -> Any:
-    """The observers, with a progress bar on a terminal when there are many (tqdm shows
-    nothing when the output is not a terminal)."""
-    if len(nodes) < 16:
-        return nodes
-    from tqdm.auto import tqdm
-
-    return tqdm(nodes, desc="exact gossip loss", unit="observer", disable=None, leave=False)
 
 
 def _krylov_diag(W: Any, adj: sparse.csr_array, v: Any, steps: int, tol: float,

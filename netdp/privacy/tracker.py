@@ -57,6 +57,9 @@ class PairLosses:
     split
         Ring histograms: ``observers`` lists each node twice, first for the pairs
         ``u > v`` (``weight[o] = n - 1 - v``), then for ``u < v``; no corrected pairs.
+    unamplified
+        Graph walks: cycles whose participation rates were not computed (taken as 1,
+        which is sound; see :mod:`netdp.privacy.taboo`).
     """
 
     accountant: str
@@ -70,6 +73,7 @@ class PairLosses:
     nodes: np.ndarray | None
     delta: float
     split: bool = False
+    unamplified: int = 0
 
     @property
     def pairs(self) -> int:
@@ -418,4 +422,5 @@ def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
         losses.accountant, n, losses.observers, losses.base, weight, losses.entries,
         np.concatenate([values, ldp[take_node]])[regroup],
         np.bincount(all_owner, minlength=losses.observers.size),
-        np.concatenate([losses.nodes, take_node])[regroup], losses.delta)
+        np.concatenate([losses.nodes, take_node])[regroup], losses.delta,
+        unamplified=losses.unamplified)

@@ -61,8 +61,10 @@ One-run presets simulate the config given by --config FILE.toml (the keys of `ne
 simulate --config`), --set KEY=VALUE and the few flags below (flags win), or read a
 matrix written by `netdp simulate --pairs-out FILE.npy` (--pairs; --result FILE.json
 from the same run's --out adds the LDP and theory marks). A run has a pairwise matrix
-on the ring and the complete graph (sum with gaussian or laplace noise, histogram), and
-on any graph with --task sgd or --task sum --protocol gossip; never with a coalition.
+on the ring and the complete graph (sum with gaussian or laplace noise, histogram), on
+any graph with --task sgd or --task sum --protocol gossip, and for a walk sum on any
+graph when every observer is tracked (up to 200 nodes, or --sources n); never with a
+coalition.
 
 The image format follows the extension of --out (.png, .pdf, .svg); the file is written
 atomically. Bad input exits with status 2 and writes nothing.

@@ -3,8 +3,9 @@
 Each holder adds its value and a draw of local noise to the token it forwards. On the
 ring (Alg. 1) a noise draw comes once every ``n - 1`` hops; on other graphs (Alg. 3)
 every holder adds noise. Duchi, Piecewise and Hybrid reports replace the value at every
-hop instead. Pairwise tracking: the ring's closed form and the reference walk tracker of
-the complete graph (kov, rdp, pld).
+hop instead. Pairwise tracking: the ring's closed form, the reference walk tracker of
+the complete graph (kov, rdp, pld), and on any other graph its generalisation by the walk's
+taboo chain (kov, rdp; :mod:`netdp.privacy.taboo`) beside the ICML 2024 closed form.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ ADDITIVE = ("gaussian", "laplace")
 MECHANISMS = ADDITIVE + ("duchi", "piecewise", "hybrid")
 DATA = ("uniform", "constant", "normal")
 GROUP = "summation and histograms"
+DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
+SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,11 @@ class SumConfig(Section):
                        pair="range", metavar="LOW", group=GROUP, default_text="0 1")
     high: float = param(1.0, "range of the values; its width is the sensitivity",
                         pair="range", metavar="HIGH", group=GROUP, default_text="0 1")
+    sources: int | None = param(None, "walks on a graph: observers sampled by the pairwise "
+                                "tracker (its cost grows with each observer)", kind=int,
+                                low=1, metavar="K", group=GROUP,
+                                default_text=f"every observer up to {DENSE_NODES} nodes, "
+                                f"{SAMPLED} beyond")
 
     def validate(self, config: Any) -> None:
         check(self.low < self.high, "range", f"needs LOW < HIGH (got {self.low:g} "
@@ -132,6 +140,97 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
                        coalition, keep_pairs=keep_pairs)
 
 
+def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
+                       coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
+    """The taboo-chain tracker (:mod:`netdp.privacy.taboo`) for the observers the setup's
+    size allows, each pair capped at its node's LDP loss."""
+    import dataclasses
+
+    from netdp.privacy.taboo import graph_walk_losses
+    from netdp.privacy.tracker import clip_to_ldp, ldp_losses
+
+    cfg, mech = setup.config, setup.mechanism
+    observers = walk_observers(setup)
+    check(not keep_pairs or observers is None, "pairs-out", f"the matrix needs every "
+          f"observer: up to {DENSE_NODES} nodes, or --sources {setup.topology.n}")
+    z = getattr(mech, "sigma", math.nan) / mech.sensitivity
+    table = graph_walk_losses(trace, _transition(setup), cfg.epsilon, cfg.delta, z,
+                              accountant, coalition, observers)
+    clipped = clip_to_ldp(table, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
+    return clipped if keep_pairs else dataclasses.replace(clipped, nodes=None)
+
+
+def walk_observers(setup: Setup) -> np.ndarray | None:
+    """The observers of the graph-walk tracker: ``None`` (all) up to :data:`DENSE_NODES`
+    nodes or when ``--sources`` covers them, else ``--sources`` (default :data:`SAMPLED`)
+    drawn once from the ``sources`` stream."""
+    n, sources = setup.topology.n, setup.config.get("sources")
+    samples = sources if sources is not None else (SAMPLED if n > DENSE_NODES else n)
+    if samples >= n or setup.config.coalition is not None:
+        return None
+    rng = Streams(setup.seed, 0).generator("sources")
+    return np.sort(rng.choice(n, size=samples, replace=False))
+
+
+def _transition(setup: Setup) -> Any:
+    """The walk's transition matrix (kept in the setup's memo)."""
+    if "P" not in setup.memo:
+        from netdp.engine.routing import resolve_walk
+        from netdp.privacy import graph_walk
+
+        topo = setup.topology
+        setup.memo["P"] = graph_walk.transition_matrix(topo, resolve_walk(topo,
+                                                                          setup.config.walk))
+    return setup.memo["P"]
+
+
+def _graph_walk_note(setup: Setup, tables: Sequence[Any]) -> str | None:
+    """Sampled observers (with the standard error of the mean over them) and cycles left
+    unamplified, when there are any."""
+    parts = []
+    observers = walk_observers(setup)
+    if observers is not None:
+        per = np.concatenate([np.add.reduceat(t.values, np.r_[0, np.cumsum(t.counts)[:-1]])
+                              / t.counts for t in tables])
+        stderr = per.std(ddof=1) / math.sqrt(per.size) if per.size > 1 else math.nan
+        parts.append(f"pairwise losses of {observers.size} of {setup.topology.n} observers, "
+                     f"sampled (--sources); standard error of the mean {stderr:.2g}")
+    cut = sum(t.unamplified for t in tables)
+    if cut:
+        parts.append(f"{cut} cycles outlasted the taboo-chain rows kept (the chain mixes "
+                     "slowly) and were accounted at rate 1 (sound, not amplified)")
+    return "; ".join(parts) or None
+
+
+def icml_theory(setup: Setup) -> dict[str, float]:
+    """With Gaussian noise on any graph: the mean over ordered pairs of the ICML 2024 closed
+    form (:mod:`netdp.privacy.graph_walk`). Each token's walk of T steps gives every pair
+    the linear RDP ``α c_uv / (2σ²)`` (σ in units of the value range; the same
+    linear-Gaussian view as the SGD walk, with sensitivity Δ), tokens compose; all sources
+    up to 512 nodes, else 256 sampled from the ``sources`` stream; skipped without an
+    accountant (``--no-tracking``), as its cost grows with the graph."""
+    from netdp.mechanisms.noise import Gaussian
+
+    if (setup.topology.kind != "graph" or not isinstance(setup.mechanism, Gaussian)
+            or not setup.config.accountants):
+        return {}
+    from netdp.privacy import graph_walk
+    from netdp.privacy.sgd import epsilon_upper
+
+    cfg, n = setup.config, setup.topology.n
+    sources = None
+    if n > 512:
+        rng = Streams(setup.seed, 0).generator("sources")
+        sources = np.sort(rng.choice(n, size=256, replace=False))
+    coef = cfg.tokens * graph_walk.icml_coefficients(_transition(setup), setup.steps, sources)
+    mask = np.ones(coef.shape, dtype=bool)
+    rows = np.arange(coef.shape[0])
+    mask[rows, rows if sources is None else sources] = False
+    sigma = setup.mechanism.sigma / setup.mechanism.sensitivity
+    eps = epsilon_upper(np.maximum(coef[mask], 0.0) / (2.0 * sigma**2), cfg.delta)
+    return {"graph-walk-icml2024": float(eps.mean())}
+
+
 def _ring_ldp(setup: Setup, trace: Trace) -> np.ndarray:
     from netdp.privacy.bounds import opti
 
@@ -165,6 +264,11 @@ class SumTask(Task):
         Tracking("complete", "the reference tracker (Fig. 1b): per-cycle losses of the walk "
                  "that ran, composed by KOV, RDP or PLD", _walk_losses, ("kov", "rdp", "pld"),
                  ADDITIVE, _theory("complete")),
+        Tracking("graph", "the reference tracker on any graph: each cycle's participation "
+                 "rates from the walk's taboo chain (union bound), composed by KOV or RDP; "
+                 f"every observer up to {DENSE_NODES} nodes, sampled beyond",
+                 _graph_walk_losses, ("kov", "rdp"), ADDITIVE, icml_theory,
+                 note=_graph_walk_note),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
@@ -217,40 +321,6 @@ class SumTask(Task):
             return (f"{mechanism} reports replace the values at every hop; pairwise tracking "
                     "of their sums is not implemented, only the LDP baseline is reported")
         return super().untracked_note(setup)
-
-    @staticmethod
-    def _icml_applies(setup: Setup) -> bool:
-        from netdp.mechanisms.noise import Gaussian
-
-        return setup.topology.kind == "graph" and isinstance(setup.mechanism, Gaussian)
-
-    def untracked_theory(self, setup: Setup) -> dict[str, float]:
-        """On any other graph with Gaussian noise: the mean over ordered pairs of the ICML
-        2024 closed form (:mod:`netdp.privacy.graph_walk`). Each token's walk of T steps
-        gives every pair the linear RDP ``α c_uv / (2σ²)`` (σ in units of the value
-        range; the same linear-Gaussian view as the SGD walk, with sensitivity Δ), tokens
-        compose; all sources up to 512 nodes, else 256 sampled from the ``sources``
-        stream."""
-        if not self._icml_applies(setup):
-            return {}
-        from netdp.engine.routing import resolve_walk
-        from netdp.privacy import graph_walk
-        from netdp.privacy.sgd import epsilon_upper
-
-        cfg, topo = setup.config, setup.topology
-        n = topo.n
-        P = graph_walk.transition_matrix(topo, resolve_walk(topo, cfg.walk))
-        sources = None
-        if n > 512:
-            rng = Streams(setup.seed, 0).generator("sources")
-            sources = np.sort(rng.choice(n, size=256, replace=False))
-        coef = cfg.tokens * graph_walk.icml_coefficients(P, setup.steps, sources)
-        mask = np.ones(coef.shape, dtype=bool)
-        rows = np.arange(coef.shape[0])
-        mask[rows, rows if sources is None else sources] = False
-        sigma = setup.mechanism.sigma / setup.mechanism.sensitivity
-        eps = epsilon_upper(np.maximum(coef[mask], 0.0) / (2.0 * sigma**2), cfg.delta)
-        return {"graph-walk-icml2024": float(eps.mean())}
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The partial sums the observer receives, replaying the run's draws."""

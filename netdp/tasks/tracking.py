@@ -67,6 +67,9 @@ class Tracking:
     ldp
         ``ldp(setup, trace) -> (n,)`` local-DP losses (default: over each node's actual
         contributions, :func:`~netdp.privacy.tracker.ldp_losses`).
+    note
+        ``note(setup, tables) -> str | None``: what the report should say of how the runs'
+        tables (of the first accountant) were made: sampled observers, say.
     """
 
     topology: str
@@ -76,6 +79,7 @@ class Tracking:
     mechanisms: tuple[str, ...] | None = None
     theory: Callable[[Setup], dict[str, float]] | None = None
     ldp: Callable[[Setup, Trace], np.ndarray] | None = None
+    note: Callable[[Setup, Sequence[Any]], str | None] | None = None
 
     def covers(self, kind: str, mechanism: str | None) -> bool:
         """Whether it applies to a topology of this kind and this mechanism."""
@@ -198,6 +202,8 @@ class PairwiseTracker(Tracker):
             empirical = tuple(PairSummary.from_dict(summarize(runs))
                               for runs in self.losses.values() if runs)
         note = self.note
+        if tracking is not None and tracking.note is not None and self.losses:
+            note = tracking.note(setup, next(iter(self.losses.values())))
         if not setup.config.accountants:
             note = "pairwise tracking skipped (no accountant)"
         return PairwisePrivacy(

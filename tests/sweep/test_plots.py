@@ -266,7 +266,7 @@ def empty_csv(tmp_path, privacy_csv):
     (["{privacy}", "--x", "n"], "--y:"),
     (["{privacy}", "--preset", "pairs"], "DIR:"),
     (["--preset", "pairs", "--nodes", "1"], "--nodes:"),
-    (["--preset", "distance", "--topology", "hypercube", "--nodes", "8"], "--topology:"),
+    (["--preset", "distance", "--topology", "hypercube", "--nodes", "256"], "--nodes:"),
     (["--preset", "distance", "--topology", "ring", "--nodes", "8", "--node", "9"],
      "--node:"),
     (["--preset", "pairs", "--pairs", "{missing}"], "--pairs:"),

@@ -1,0 +1,98 @@
+"""The walk sum on any graph: the taboo-chain tracker as the run loop reports it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from netdp import simulate
+from netdp.privacy.tracker import ldp_losses
+from netdp.tasks import make_config, task_of
+from netdp.tasks.setup import Streams
+
+
+def run(keep_pairs: bool = False, **params):
+    return simulate(make_config(task="sum", seed=3, **params), keep_pairs=keep_pairs)
+
+
+def test_every_pair_is_below_its_nodes_ldp_loss():
+    """The invariant: ε(u -> v) <= LDP(u), pair by pair, from the run's own trace. On the
+    simple walk a leaf (node 11) hands the token straight back to its one neighbour:
+    its pair with that neighbour is attributable twice per visit, above its LDP loss
+    until capped."""
+    config = make_config(task="sum", seed=4, topology="karate", steps=1500, walk="simple")
+    report = simulate(config, keep_pairs=True)
+    task = task_of(config)
+    setup = task.prepare(config)
+    trace = task.trace(setup, Streams(setup.seed, 0))  # the run's own walk
+    ldp = ldp_losses(trace, 1.0, 1e-6)
+    M = report.pairs
+    assert M is not None and M.shape == (34, 34)
+    off = ~np.eye(34, dtype=bool)
+    assert np.all(M[off] >= 0)
+    assert np.all(M[off] <= np.repeat(ldp[:, None], 34, axis=1)[off] + 1e-12)
+    assert np.nanmean(M) == pytest.approx(report.privacy.empirical[0].mean, rel=1e-9)
+    assert np.any(M[off] == np.repeat(ldp[:, None], 34, axis=1)[off])  # some were capped
+
+
+def test_neighbours_lose_more_than_far_nodes_on_a_grid():
+    report = run(topology="grid", nodes=100, steps=4000, keep_pairs=True)
+    M = report.pairs
+    assert M is not None
+    side = 10
+    coords = np.array([(u // side, u % side) for u in range(100)])
+    hops = np.abs(coords[:, None, :] - coords[None, :, :]).sum(axis=2)
+    near = M[hops == 1].mean()
+    far = M[hops >= 10].mean()
+    assert near > 2 * far
+
+
+def test_large_graphs_sample_observers_and_say_so():
+    report = run(topology="hypercube", nodes=256, steps=5000, sources=5)
+    (kov,) = report.privacy.empirical
+    assert kov.pairs == 5 * 255
+    assert "5 of 256 observers, sampled" in report.privacy.note
+    assert "standard error" in report.privacy.note
+    same = run(topology="hypercube", nodes=256, steps=5000, sources=5)
+    assert same.privacy.empirical[0].mean == kov.mean  # one seed, one sample
+
+
+def test_sampled_observers_refuse_a_pairs_matrix(capsys):
+    from netdp.cli import main
+
+    code = main(["simulate", "--topology", "hypercube", "--nodes", "256", "--steps", "3000",
+                 "--pairs-out", "x.npy"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--pairs-out" in err and "--sources 256" in err
+    assert "Traceback" not in err
+
+
+def test_pld_is_refused_on_a_graph_with_the_allowed_accountants(capsys):
+    from netdp.cli import main
+
+    code = main(["simulate", "--topology", "karate", "--steps", "500", "--accountant", "pld"])
+    err = capsys.readouterr().err
+    assert code == 2 and "kov, rdp" in err
+
+
+def test_json_carries_the_tracker_and_the_closed_form(capsys):
+    from netdp.cli import main
+
+    assert main(["simulate", "--topology", "torus", "--nodes", "64", "--steps", "3000",
+                 "--accountant", "kov", "--accountant", "rdp", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    privacy = out["privacy"]
+    assert [e["accountant"] for e in privacy["empirical"]] == ["kov", "rdp"]
+    assert privacy["theory"]["graph-walk-icml2024"] > 0
+    for e in privacy["empirical"]:
+        assert 0 < e["mean"] <= e["max"] <= privacy["ldp"]["max"]
+        assert e["pairs"] == 64 * 63
+
+
+def test_coalition_on_a_graph_is_one_observer():
+    report = run(topology="hypercube", nodes=32, steps=3000, coalition="0,1")
+    (kov,) = report.privacy.empirical
+    assert kov.pairs == 30
+    assert report.privacy.coalitions == ((0, 1),)
