@@ -174,7 +174,8 @@ class Report:
 
 @dataclass(frozen=True)
 class PairSummary:
-    """One accountant's pairwise losses over all ordered pairs of all runs."""
+    """One accountant's pairwise losses over all ordered pairs of all runs (and, where the
+    tracker gives them, by hop distance from ``u`` to ``v``)."""
 
     accountant: str
     delta: float
@@ -184,6 +185,7 @@ class PairSummary:
     min: float
     max: float
     quantiles: Mapping[str, float]
+    by_distance: tuple[DistanceRow, ...] = ()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PairSummary:
@@ -203,9 +205,12 @@ class PairSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"accountant", "delta", "pairs", "unprotected", "mean", "min", "max", "q50", ...}``."""
-        return {"accountant": self.accountant, "delta": self.delta, "pairs": self.pairs,
-                "unprotected": self.unprotected, "mean": self.mean, "min": self.min,
-                "max": self.max, **self.quantiles}
+        out = {"accountant": self.accountant, "delta": self.delta, "pairs": self.pairs,
+               "unprotected": self.unprotected, "mean": self.mean, "min": self.min,
+               "max": self.max, **self.quantiles}
+        if self.by_distance:
+            out["by_distance"] = [r.to_dict() for r in self.by_distance]
+        return out
 
 
 @dataclass(frozen=True)
@@ -285,6 +290,10 @@ class PairwisePrivacy(PrivacyReport):
         lines += [f"  theory {name}: {fmt(eps)}" for name, eps in self.theory.items()]
         if self.note:
             lines.append(f"  note: {self.note}")
+        if self.empirical and self.empirical[0].by_distance:
+            first = self.empirical[0]
+            lines += distance_lines(first.by_distance, f"{first.accountant}, by hop distance "
+                                    "from u to v")
         return lines
 
 

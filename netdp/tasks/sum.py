@@ -143,9 +143,8 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
 def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
                        coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
     """The taboo-chain tracker (:mod:`netdp.privacy.taboo`) for the observers the setup's
-    size allows, each pair capped at its node's LDP loss."""
-    import dataclasses
-
+    size allows, each pair capped at its node's LDP loss (nodes kept: ``observers x n``
+    values, for the summary by distance)."""
     from netdp.privacy.taboo import graph_walk_losses
     from netdp.privacy.tracker import clip_to_ldp, ldp_losses
 
@@ -156,8 +155,7 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
     table = graph_walk_losses(trace, _transition(setup), cfg.epsilon, cfg.delta, z,
                               accountant, coalition, observers)
-    clipped = clip_to_ldp(table, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
-    return clipped if keep_pairs else dataclasses.replace(clipped, nodes=None)
+    return clip_to_ldp(table, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
 
 
 def walk_observers(setup: Setup) -> np.ndarray | None:
@@ -200,6 +198,27 @@ def _graph_walk_note(setup: Setup, tables: Sequence[Any]) -> str | None:
         parts.append(f"{cut} cycles outlasted the taboo-chain rows kept (the chain mixes "
                      "slowly) and were accounted at rate 1 (sound, not amplified)")
     return "; ".join(parts) or None
+
+
+def _graph_walk_by_distance(setup: Setup, tables: Sequence[Any]) -> tuple[Any, ...]:
+    """The pairs of all runs by hop distance from ``u`` to the observer ``v`` (none for a
+    coalition, which has no one position)."""
+    from scipy import sparse
+
+    from netdp.privacy.gossip import hop_distances
+    from netdp.reports import by_distance
+
+    if setup.config.coalition is not None:
+        return ()
+    topo = setup.topology
+    assert topo.indptr is not None and topo.indices is not None
+    adj = sparse.csr_array((np.ones(topo.indices.size), topo.indices, topo.indptr),
+                           shape=(topo.n, topo.n))
+    hops = hop_distances(adj, tables[0].observers)  # the same observers in every run
+    values = np.concatenate([t.values for t in tables])
+    distances = np.concatenate([hops[np.repeat(np.arange(t.counts.size), t.counts), t.nodes]
+                                for t in tables])
+    return by_distance(values, distances)
 
 
 def icml_theory(setup: Setup) -> dict[str, float]:
@@ -268,7 +287,7 @@ class SumTask(Task):
                  "rates from the walk's taboo chain (union bound), composed by KOV or RDP; "
                  f"every observer up to {DENSE_NODES} nodes, sampled beyond",
                  _graph_walk_losses, ("kov", "rdp"), ADDITIVE, icml_theory,
-                 note=_graph_walk_note),
+                 note=_graph_walk_note, by_distance=_graph_walk_by_distance),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:

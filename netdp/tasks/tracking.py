@@ -8,6 +8,7 @@ it every run, and asks it for the privacy report; a tracker never runs an engine
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,13 @@ import numpy as np
 from netdp.config import parse_coalition
 from netdp.engine.trace import Trace
 from netdp.errors import InputError, check
-from netdp.reports import LdpSummary, PairSummary, PairwisePrivacy, PrivacyReport
+from netdp.reports import (
+    DistanceRow,
+    LdpSummary,
+    PairSummary,
+    PairwisePrivacy,
+    PrivacyReport,
+)
 from netdp.tasks.setup import Setup, Streams
 
 LDP_METHOD = "min(k eps0, DRV(eps0, delta, k)) over a node's k contributions"
@@ -70,6 +77,9 @@ class Tracking:
     note
         ``note(setup, tables) -> str | None``: what the report should say of how the runs'
         tables (of the first accountant) were made: sampled observers, say.
+    by_distance
+        ``by_distance(setup, tables) -> rows``: an accountant's losses over all runs by hop
+        distance from ``u`` to ``v`` (:class:`~netdp.reports.DistanceRow`).
     """
 
     topology: str
@@ -80,6 +90,7 @@ class Tracking:
     theory: Callable[[Setup], dict[str, float]] | None = None
     ldp: Callable[[Setup, Trace], np.ndarray] | None = None
     note: Callable[[Setup, Sequence[Any]], str | None] | None = None
+    by_distance: Callable[[Setup, Sequence[Any]], tuple[DistanceRow, ...]] | None = None
 
     def covers(self, kind: str, mechanism: str | None) -> bool:
         """Whether it applies to a topology of this kind and this mechanism."""
@@ -191,16 +202,23 @@ class PairwiseTracker(Tracker):
             return None
         return self.sum_matrix / len(self.ldp)
 
-    def report(self) -> PairwisePrivacy:
+    def _summary(self, runs: Sequence[Any]) -> PairSummary:
+        """One accountant's summary over the runs, by distance where the tracker says."""
         from netdp.privacy.tracker import summarize
 
+        summary = PairSummary.from_dict(summarize(runs))
+        if self.tracking is None or self.tracking.by_distance is None:
+            return summary
+        return dataclasses.replace(summary,
+                                   by_distance=self.tracking.by_distance(self.setup, runs))
+
+    def report(self) -> PairwisePrivacy:
         setup, tracking = self.setup, self.tracking
         with np.errstate(over="ignore"):  # a huge eps0 overflows DRV to inf, which is right
             ldp = np.concatenate(self.ldp)
             theory = (tracking.theory(setup) if tracking and tracking.theory
                       else {} if tracking else dict(self.untracked_theory))
-            empirical = tuple(PairSummary.from_dict(summarize(runs))
-                              for runs in self.losses.values() if runs)
+            empirical = tuple(self._summary(runs) for runs in self.losses.values() if runs)
         note = self.note
         if tracking is not None and tracking.note is not None and self.losses:
             note = tracking.note(setup, next(iter(self.losses.values())))

@@ -96,3 +96,19 @@ def test_coalition_on_a_graph_is_one_observer():
     (kov,) = report.privacy.empirical
     assert kov.pairs == 30
     assert report.privacy.coalitions == ((0, 1),)
+
+
+def test_by_distance_rows_partition_the_pairs():
+    report = run(topology="grid", nodes=64, steps=3000, keep_pairs=True)
+    (kov,) = report.privacy.empirical
+    rows = kov.by_distance
+    assert [r.distance for r in rows] == list(range(1, 15))  # 8 x 8 grid: 1..14 hops
+    assert sum(r.pairs for r in rows) == kov.pairs == 64 * 63
+    assert sum(r.mean * r.pairs for r in rows) / kov.pairs == pytest.approx(kov.mean)
+    assert min(r.min for r in rows) == kov.min and max(r.max for r in rows) == kov.max
+    M = report.pairs
+    assert M is not None
+    coords = np.array([(u // 8, u % 8) for u in range(64)])
+    hops = np.abs(coords[:, None, :] - coords[None, :, :]).sum(axis=2)
+    assert rows[0].mean == pytest.approx(M[hops == 1].mean())
+    assert rows[0].mean > rows[-1].mean
