@@ -19,6 +19,7 @@ from netdp.errors import InputError
 #: name -> (one-line help, module that adds the command's arguments with ``register``)
 COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("run one protocol and report its utility and privacy", "netdp.cli.simulate"),
+    "audit": ("an empirical lower bound on a randomizer's epsilon", "netdp.cli.audit"),
     "bounds": ("print theoretical privacy curves over a grid of n", "netdp.cli.info"),
     "topologies": ("list the named topologies", "netdp.cli.info"),
     "sweep": ("run a grid of simulations into a result table", "netdp.sweep.commands"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -117,6 +117,20 @@ class FrequencyOracle(ABC):
     @abstractmethod
     def describe(self) -> dict:
         """Parameters and derived figures, for reports (JSON-safe)."""
+
+    def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
+        """``(len(reports), len(items))``: each report's evidence for these categories, its
+        own term in the count estimates up to an affine map shared by every category (a
+        pure oracle's support), what an auditor scores a report by.
+
+        The default estimates from the reports one at a time; oracles whose reports show
+        their support directly say so faster.
+        """
+        out = np.empty((len(reports), len(items)))
+        for i in range(len(reports)):
+            counts = self.estimate_counts(self.aggregate(reports[i:i + 1]), 1)
+            out[i] = np.asarray(counts, dtype=float)[list(items)]
+        return out
 
     def estimate(self, reports: np.ndarray) -> np.ndarray:
         """Unbiased frequency of each category (never clipped or renormalised)."""

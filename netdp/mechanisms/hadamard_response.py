@@ -33,6 +33,7 @@ columns), ``p* - q* = 1/(2 c_ε)``, and the generic estimator and variance of
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,6 +125,13 @@ class HadamardResponse(FrequencyOracle):
         out *= 2
         out -= np.bincount(j, minlength=self.m)
         return out
+
+    def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
+        """A report ``(j, bit)`` counts ``bit · H[i+1, j]`` towards category i."""
+        reports = np.asarray(reports, dtype=np.int64)
+        return np.stack([reports[:, 1] * hadamard_entry(np.full(len(reports), int(i) + 1),
+                                                        reports[:, 0])
+                         for i in items], axis=1).astype(float)
 
     def estimate_counts(self, aggregate: npt.ArrayLike, n: int) -> np.ndarray:
         """``c_ε fwht(S)[i+1]`` for each category i (n only checked; not needed).

@@ -9,6 +9,7 @@ oracle with ``p* = 1 - e^{ε(θ-1)/2}/2`` and ``q* = e^{-εθ/2}/2``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -157,6 +158,10 @@ class SHE(FrequencyOracle):
         reports = check_reports(reports, self.domain, "noisy histograms", dtype="any")
         return reports.sum(axis=0, dtype=float)
 
+    def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
+        """A report's noisy count of each category."""
+        return np.asarray(reports)[:, list(items)].astype(float)
+
     def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """``aggregate(perturb(values, rng))``, the same draws and sums, in blocks of
         :meth:`block_rows` reports (:func:`noisy_histogram_sums`; with a bit generator that
@@ -262,6 +267,10 @@ class THE(PureOracle):
 
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
         return column_counts(check_reports(reports, self.domain, "bits", dtype="any"))
+
+    def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
+        """A report supports the categories whose bit is set."""
+        return np.asarray(reports)[:, list(items)].astype(float)
 
     def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """``aggregate(perturb(values, rng))``, the same draws, in blocks of

@@ -16,6 +16,7 @@ is a uniform pair of distinct residues, so ``P[H(x) = H(x')] = sum_r c_r (c_r - 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -157,6 +158,12 @@ class _LocalHashing(PureOracle):
                   and y.min() >= 0 and y.max() < self.g, "reports",
                   f"need 1 <= a < {PRIME}, 0 <= b < {PRIME} and 0 <= y < {self.g}")
         return support_counts(reports[:, :2], reports[:, 2], self.domain, self._g)
+
+    def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
+        """A report ``(a, b, y)`` supports the categories that its hash maps to ``y``."""
+        reports = np.asarray(reports, dtype=np.int64)
+        return np.stack([hash_values(reports[:, :2], int(i), self._g) == reports[:, 2]
+                         for i in items], axis=1).astype(float)
 
     def report_bytes(self) -> int:
         """A report is three int64; drawing it holds about seven more."""

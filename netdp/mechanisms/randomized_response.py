@@ -7,6 +7,7 @@ A report supports only itself, so GRR is a pure oracle with ``p* = p`` and ``q* 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,10 @@ class GRR(DirectSupport):
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
         reports = check_categories(reports, self.domain, "reports")
         return np.bincount(reports, minlength=self.domain)
+
+    def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
+        """A report supports the category it names."""
+        return (np.asarray(reports)[:, None] == np.asarray(items)[None, :]).astype(float)
 
     def describe(self) -> dict:
         return {"name": self.name, "epsilon": float(self.epsilon), "delta": 0.0,

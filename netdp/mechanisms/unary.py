@@ -10,6 +10,7 @@ estimator applies (:mod:`netdp.mechanisms._oracle`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,6 +116,10 @@ class _UnaryEncoding(DirectSupport):
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
         """Column sums of the bit vectors: int64 support count of each category."""
         return column_counts(check_reports(reports, self.domain, "bits", dtype="any"))
+
+    def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
+        """A report supports the categories whose bit is set."""
+        return np.asarray(reports)[:, list(items)].astype(float)
 
     def perturb_aggregate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """``aggregate(perturb(values, rng))``, the same draws, in blocks of

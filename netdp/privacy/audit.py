@@ -80,3 +80,51 @@ def audit_membership(in_set0: np.ndarray, in_set1: np.ndarray, delta: float = 0.
         raise ValueError("need the same number of runs on both inputs")
     return epsilon_lower_bound(int(in_set0.sum()), int((~in_set1).sum()), len(in_set0),
                                delta, confidence)
+
+
+def epsilon_ceiling(trials: int, delta: float = 0.0, confidence: float = 0.95) -> float:
+    """The largest ε that ``trials`` trials per side can prove: the bound of a test that
+    made no error at all (spec accounting.md §5.1). No audit with these trials exceeds
+    it, whatever the mechanism."""
+    return epsilon_lower_bound(0, 0, trials, delta, confidence)
+
+
+def gdp_delta(mu: float, epsilon: float) -> float:
+    """δ(ε) of μ-Gaussian DP: ``Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` (Dong, Roth and Su
+    2022, Corollary 2.13)."""
+    if mu <= 0:
+        return 0.0
+    return float(special.ndtr(-epsilon / mu + mu / 2)
+                 - math.exp(epsilon) * special.ndtr(-epsilon / mu - mu / 2))
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """The ε at which μ-Gaussian DP spends ``delta`` (0 when ``δ(0) <= delta``)."""
+    from scipy import optimize
+
+    if mu <= 0 or gdp_delta(mu, 0.0) <= delta:
+        return 0.0
+    hi = 1.0
+    while gdp_delta(mu, hi) > delta:
+        hi *= 2.0
+    return float(optimize.brentq(lambda e: gdp_delta(mu, e) - delta, 0.0, hi, xtol=1e-12))
+
+
+def one_run_epsilon(guesses: int, correct: int, confidence: float = 0.95) -> float:
+    """Lower bound on ε from a one-run audit (Steinke, Nasr and Jagielski, "Privacy
+    Auditing with One (1) Training Run", NeurIPS 2023, Theorem 3 with δ = 0).
+
+    ``correct`` of ``guesses`` membership guesses on canaries, each included independently
+    with probability 1/2, were right. Under ε-DP the number right is stochastically
+    dominated by ``Binomial(guesses, e^ε / (1 + e^ε))``, so the bound is the largest ε
+    whose tail ``P[Binomial >= correct]`` is at most ``1 - confidence``: the logit of the
+    Clopper-Pearson lower bound on the rate of correct guesses.
+    """
+    if not 0 <= correct <= guesses:
+        raise ValueError(f"need 0 <= correct <= guesses (got {correct}, {guesses})")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1) (got {confidence})")
+    if correct == 0:
+        return 0.0
+    p = float(stats.beta.ppf(1 - confidence, correct, guesses - correct + 1))
+    return max(0.0, math.log(p / (1 - p))) if p < 1 else math.inf
