@@ -15,6 +15,16 @@ from scipy import stats
 Z = 5.0
 
 
+def pytest_collection_modifyitems(config, items):
+    """``slow`` tests (the full audit grid, ...) run only when asked: ``-m slow``."""
+    if "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 def assert_mean(samples: np.ndarray, expected: float, std: float | None = None) -> None:
     """The sample mean agrees with ``expected`` within Z standard errors."""
     samples = np.asarray(samples, dtype=float)

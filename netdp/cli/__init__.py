@@ -63,6 +63,23 @@ def integer(text: str) -> int:
     return int(value)
 
 
+def parse_sets(items: Sequence[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` items as parameters: values read as TOML (a bare word is a
+    string), keys with ``_`` for ``-``."""
+    import tomllib
+
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError("set", f"expects KEY=VALUE (got {item!r})")
+        try:
+            params[key.strip().replace("-", "_")] = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            params[key.strip().replace("-", "_")] = value.strip()
+    return params
+
+
 def number(text: str) -> float:
     """A number (``nan`` and ``inf`` pass: the parameter's check names them)."""
     try:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from netdp.cli import integer, number
 
 if TYPE_CHECKING:
+    from netdp.config import SimulationConfig
     from netdp.privacy.mechanism_audit import MechanismAudit
 
 MECHANISMS = ("laplace", "gaussian", "duchi", "piecewise", "hybrid", "grr", "sue", "oue",
@@ -27,8 +28,19 @@ how it works:
   eps_lb above the claim (the mechanism's own eps, or --claim-epsilon) is a violation:
   the claim is false at that confidence, and the exit status is 1.
 
+protocol audits (--task sum|histogram):
+  The protocol runs once (its walk is then fixed) and is replayed TRIALS times with
+  fresh noise; observer V's view (every token it receives, and the result) is compared
+  between two worlds that differ in node U's value only (the ends of the range, or
+  categories 0 and 1). A linear score fitted on the first half makes each view one
+  number. The report puts eps_lb beside the tracker's eps for (U -> V) on the same walk
+  and U's LDP eps: the sandwich eps_lb <= tracker <= LDP must hold. The claim is the
+  tracker's eps unless --claim-epsilon is given.
+
 examples:
   netdp audit --mechanism laplace --epsilon 1 --trials 100000
+  netdp audit --task sum --topology ring --nodes 10 --observer 0 --node 9 --trials 4000
+  netdp audit --task histogram --topology complete --nodes 12 --set domain=4 --trials 2000
   netdp audit --mechanism oue --epsilon 2 --domain 16 --json
   netdp audit --mechanism gaussian --epsilon 1 --delta 1e-5 --claim-epsilon 0.3
 """
@@ -58,6 +70,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=integer, default=0, help="one seed for both worlds "
                    "(default: 0)")
     p.add_argument("--json", action="store_true", help="one JSON object")
+    proto = p.add_argument_group("protocol audits (instead of --mechanism)")
+    proto.add_argument("--task", choices=("sum", "histogram"), default=None,
+                       help="audit this task's protocol for one pair")
+    proto.add_argument("--topology", default=None, help="as simulate (default: complete)")
+    proto.add_argument("--nodes", "-n", type=integer, default=None, help="as simulate")
+    proto.add_argument("--steps", type=integer, default=None, help="as simulate")
+    proto.add_argument("--rounds", type=integer, default=None, help="as simulate (ring)")
+    proto.add_argument("--observer", type=integer, default=0, metavar="V",
+                       help="the observing node (default: 0)")
+    proto.add_argument("--node", type=integer, default=None, metavar="U",
+                       help="the node whose value changes (default: the node that first "
+                       "hands the observer the token, else the first it hands it to)")
+    proto.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="any other simulate parameter (repeatable), e.g. --set delta=1e-5")
     p.set_defaults(handler=audit)
 
 
@@ -78,6 +104,8 @@ def audit(args: argparse.Namespace) -> int:
                                          and args.claim_epsilon >= 0),
           "claim-epsilon", f"must be a number >= 0 (got {args.claim_epsilon})")
     check(0 <= args.seed < 2**63, "seed", f"must lie in 0..2^63-1 (got {args.seed})")
+    if args.task is not None:
+        return protocol(args)
     mechanism = mechanism_audit.build(args.mechanism, args.epsilon, args.delta, args.domain)
     result = mechanism_audit.audit_mechanism(mechanism, args.trials, args.seed,
                                              args.claim_epsilon, args.confidence)
@@ -110,3 +138,68 @@ def lines(result: MechanismAudit, name: str) -> list[str]:
     out.append(f"  claim         eps = {fmt(claim)}: {verdict}")
     out.append(f"  {result.seconds:.2f} s")
     return out
+
+
+def protocol(args: argparse.Namespace) -> int:
+    """The protocol audit of one pair; exit 1 when eps_lb exceeds the claim."""
+    from netdp import __version__
+    from netdp.cli import parse_sets
+    from netdp.privacy.protocol_audit import audit_protocol
+    from netdp.reports import fmt
+    from netdp.tasks import make_config
+
+    params = parse_sets(args.set)
+    params.update(task=args.task, epsilon=args.epsilon, seed=args.seed)
+    for name in ("topology", "nodes", "steps", "rounds"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
+    config = make_config(params)
+    node = args.node
+    if node is None:
+        node = _first_predecessor(config, args.observer)
+    result = audit_protocol(config, args.observer, node, args.trials, args.confidence)
+    claim = result.tracker_epsilon if args.claim_epsilon is None else args.claim_epsilon
+    violation = result.result.epsilon_lower > claim
+    if args.json:
+        out = {"version": __version__, "seed": args.seed, "task": args.task, **result.to_dict()}
+        out["audit"].update(claim_epsilon=claim, violation=violation)
+        print(json.dumps(out, indent=2))
+        return 1 if violation else 0
+    r = result.result
+    print(f"netdp audit: {args.task} on {config.topology}, node {node} -> observer "
+          f"{args.observer}, {r.trials:,} held-out replays per world "
+          f"({r.confidence:.0%} confidence)")
+    print(f"  eps lower     {fmt(r.epsilon_lower)}  (ceiling {fmt(r.ceiling)})")
+    if r.gdp_epsilon is not None:
+        print(f"  Gaussian DP   mu >= {fmt(r.mu_lower)}, eps >= {fmt(r.gdp_epsilon)}")
+    print(f"  tracker eps   {fmt(result.tracker_epsilon)}  (the same pair on the same walk)")
+    print(f"  LDP eps       {fmt(result.ldp_epsilon)}  (node {node}'s contributions)")
+    print(f"  sandwich      {'holds' if result.sandwich else 'BROKEN'}: eps_lb <= tracker <= LDP")
+    verdict = "VIOLATION: the claim is false" if violation else "consistent with the claim"
+    print(f"  claim         eps = {fmt(claim)}: {verdict}")
+    print(f"  {result.seconds:.2f} s")
+    return 1 if violation else 0
+
+
+def _first_predecessor(config: SimulationConfig, observer: int) -> int:
+    """The node that first hands the token to ``observer`` in the run's walk."""
+    import numpy as np
+
+    from netdp.errors import InputError
+    from netdp.tasks import task_of
+    from netdp.tasks.setup import Streams, with_seed
+
+    config = with_seed(config)
+    task = task_of(config)
+    setup = task.prepare(config)
+    holders = task.trace(setup, Streams(setup.seed, 0)).holders[0]
+    steps = np.flatnonzero(holders[1:] == observer)
+    steps = steps[holders[steps] != observer]
+    if steps.size:
+        return int(holders[steps[0]])
+    handed = np.flatnonzero(holders[:-1] == observer)  # else the node it hands it to
+    handed = handed[holders[handed + 1] != observer]
+    if handed.size == 0:
+        raise InputError("observer", f"node {observer} never passes the token to another "
+                         "node; give --node")
+    return int(holders[handed[0] + 1])

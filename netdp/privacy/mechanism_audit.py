@@ -4,13 +4,19 @@ Spec accounting.md §5. A number randomizer (``laplace``, ``gaussian``, ``duchi`
 ``piecewise``, ``hybrid``) runs on ``x = -1`` and ``x' = +1`` (its whole input range,
 the worst pair) and is scored by its output: the likelihood ratio is monotone in it for
 the additive ones, so the threshold test is the likelihood-ratio test. A frequency oracle
-runs on categories ``0`` and ``1`` and a report is scored by how much more it supports
-``1`` than ``0`` (:meth:`~netdp.mechanisms.base.FrequencyOracle.report_scores`), which is
-the likelihood ratio's order for the pure oracles; where a report's support of the two
-takes few values, a small classifier (each support cell's frequency ratio, fitted on the
-first split) scores it instead, which also catches a report law that is not the claimed
-one (:func:`~netdp.privacy.auditor.cell_scores`). The two worlds share their random draws
-(paired seeds), so their difference is the input alone.
+runs on categories ``0`` and ``1``:
+
+* an oracle that gives its reports' law (``log_probability``: CMS, HCMS, RAPPOR) scores
+  a report by its exact log-likelihood ratio;
+* the others by how much more it supports ``1`` than ``0``
+  (:meth:`~netdp.mechanisms.base.FrequencyOracle.report_scores`), the likelihood ratio's
+  order for the pure oracles; where that support takes few values, a small classifier
+  (each support cell's frequency ratio, fitted on the first split,
+  :func:`~netdp.privacy.auditor.cell_scores`) scores it instead, which also catches a
+  report law that is not the claimed one.
+
+The two worlds share their random draws (paired seeds), so their difference is the input
+alone.
 """
 
 from __future__ import annotations
@@ -75,24 +81,32 @@ def build(name: str, epsilon: float, delta: float = 0.0, domain: int = 8) -> Any
 def scores(mechanism: Any, trials: int, seed: int,
            pair: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Features of ``trials`` runs in each world, both worlds drawing from the same seed:
-    a number randomizer's output, signed to grow with the input (``(trials,)``), or a
-    report's support of the two categories (``(trials, 2)``)."""
+    a number randomizer's output, signed to grow with the input, or a report's exact
+    log-likelihood ratio where the oracle gives its law (``log_probability``: CMS, HCMS,
+    RAPPOR), both ``(trials,)``; else a report's support of the two categories
+    (``(trials, 2)``)."""
     from netdp.mechanisms.base import FrequencyOracle
 
     oracle = isinstance(mechanism, FrequencyOracle)
     x0, x1 = pair if pair is not None else ((0, 1) if oracle else (-1.0, 1.0))
     score: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    if oracle:
+    exact = oracle and hasattr(mechanism, "log_probability")
+    if exact:  # the exact log-likelihood ratio of the report
+        def score(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+            return (mechanism.log_probability(out, int(x1))
+                    - mechanism.log_probability(out, int(x0)))
+        kind: Any = np.int64
+    elif oracle:
         def score(out: np.ndarray, x: np.ndarray) -> np.ndarray:
             return mechanism.report_scores(out, [int(x0), int(x1)])
-        kind: Any = np.int64
+        kind = np.int64
     else:
         sign = 1.0 if x1 >= x0 else -1.0
 
         def score(out: np.ndarray, x: np.ndarray) -> np.ndarray:
             return sign * np.asarray(out, dtype=float)
         kind = float
-    shape = (trials, 2) if oracle else (trials,)
+    shape = (trials, 2) if oracle and not exact else (trials,)
     out0, out1 = np.empty(shape), np.empty(shape)
     rng0, rng1 = np.random.default_rng(seed), np.random.default_rng(seed)
     for lo in range(0, trials, CHUNK):

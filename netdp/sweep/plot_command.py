@@ -233,21 +233,12 @@ def _hue(args: argparse.Namespace, df, default: str) -> str | None:
 
 
 def _config(args: argparse.Namespace, nodes: int | None = None):
-    import tomllib
-
+    from netdp.cli import parse_sets
     from netdp.config import read_config
     from netdp.tasks import make_config
 
     params = read_config(args.config) if args.config else {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError("set", f"expects KEY=VALUE (got {item!r})")
-        try:
-            value = tomllib.loads(f"v = {value.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = value.strip()  # a bare word: a string
-        params[key.strip().replace("-", "_")] = value
+    params.update(parse_sets(args.set))
     for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
