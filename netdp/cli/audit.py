@@ -174,7 +174,10 @@ def protocol(args: argparse.Namespace) -> int:
         print(f"  Gaussian DP   mu >= {fmt(r.mu_lower)}, eps >= {fmt(r.gdp_epsilon)}")
     print(f"  tracker eps   {fmt(result.tracker_epsilon)}  (the same pair on the same walk)")
     print(f"  LDP eps       {fmt(result.ldp_epsilon)}  (node {node}'s contributions)")
-    print(f"  sandwich      {'holds' if result.sandwich else 'BROKEN'}: eps_lb <= tracker <= LDP")
+    for name, bound in result.theory.items():
+        print(f"  theory        {name}: {fmt(bound)}")
+    print(f"  sandwich      {'holds' if result.sandwich else 'BROKEN'}: eps_lb <= tracker <= "
+          "LDP, and eps_lb <= every theory bound")
     verdict = "VIOLATION: the claim is false" if violation else "consistent with the claim"
     print(f"  claim         eps = {fmt(claim)}: {verdict}")
     print(f"  {result.seconds:.2f} s")

@@ -48,6 +48,8 @@ class ProtocolAudit:
         The tracker's ε for the pair on the same walk (its first accountant).
     ldp_epsilon
         ``u``'s LDP loss over its contributions.
+    theory
+        The task's theoretical bounds at this setting (each must sit above ε_lb).
     seconds
         Time to replay and score the trials.
     """
@@ -57,21 +59,24 @@ class ProtocolAudit:
     result: AuditResult
     tracker_epsilon: float
     ldp_epsilon: float
+    theory: dict[str, float]
     seconds: float
 
     @property
     def sandwich(self) -> bool:
-        """``ε_lb <= tracker ε <= LDP ε`` (to rounding)."""
+        """``ε_lb <= tracker ε <= LDP ε`` and ``ε_lb <=`` every theoretical bound (to
+        rounding)."""
         tol = 1e-9
-        return (self.result.epsilon_lower <= self.tracker_epsilon + tol
-                and self.tracker_epsilon <= self.ldp_epsilon + tol)
+        lb = self.result.epsilon_lower
+        return (lb <= self.tracker_epsilon + tol and self.tracker_epsilon <= self.ldp_epsilon
+                + tol and all(lb <= bound + tol for bound in self.theory.values()))
 
     def to_dict(self) -> dict[str, Any]:
         """``{observer, node, audit: {..., tracker_epsilon, ldp_epsilon, sandwich}}``."""
         return {"observer": self.observer, "node": self.node,
                 "audit": {**self.result.to_dict(), "tracker_epsilon": self.tracker_epsilon,
-                          "ldp_epsilon": self.ldp_epsilon, "sandwich": self.sandwich,
-                          "seconds": self.seconds}}
+                          "ldp_epsilon": self.ldp_epsilon, "theory": self.theory,
+                          "sandwich": self.sandwich, "seconds": self.seconds}}
 
 
 def audit_protocol(config: Any, observer: int, node: int, trials: int,
@@ -112,8 +117,9 @@ def audit_protocol(config: Any, observer: int, node: int, trials: int,
     if matrix is None:
         raise InputError("topology", "no pairwise tracker covers this setting")
     ldp = ldp_losses(trace, task.epsilon0(setup), config.delta)
+    theory = {name: float(e) for name, e in getattr(tracker.report(), "theory", {}).items()}
     return ProtocolAudit(observer, node, result, float(matrix[node, observer]),
-                         float(ldp[node]), seconds)
+                         float(ldp[node]), theory, seconds)
 
 
 def linear_scores(views0: np.ndarray, views1: np.ndarray,
