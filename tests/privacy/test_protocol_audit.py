@@ -3,6 +3,7 @@ on the ring and the complete graph of every task with a walk tracker."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -79,3 +80,32 @@ def test_cli_protocol_audit_json(capsys):
     assert {"tracker_epsilon", "ldp_epsilon", "sandwich", "epsilon_lower", "claim_epsilon",
             "violation"} <= set(a)
     assert a["sandwich"] is True and out["node"] == 5  # the predecessor on the ring
+
+
+def test_a_tracker_that_drops_the_attributable_neighbour_is_caught():
+    """A planted tracker bug: it forgets that v knows whom it handed the token to and who
+    handed it back, so every
+    pair of v gets v's non-attributable (subsampled) loss, the observer's base. On the
+    complete graph at ε0 = 4 the most attributed node's view is a Gaussian shift (the walk
+    is fixed), so the Gaussian-DP fit is the tight test: with 2000 held-out replays it
+    proves more than the buggy figure, and stays below the real tracker's."""
+    from netdp.privacy.tracker import walk_losses
+    from netdp.tasks import task_of
+    from netdp.tasks.setup import Streams
+
+    config = make_config(dict(task="sum", topology="complete", nodes=6, steps=60, seed=2,
+                              epsilon=4.0, accountants=["pld"]))
+    task = task_of(config)
+    setup = task.prepare(config)
+    trace = task.trace(setup, Streams(setup.seed, 0))
+    holders, v = trace.holders[0], 0
+    visits = np.flatnonzero(holders == v)
+    ends = [int(holders[k]) for j, i in itertools.pairwise(visits) if i - j >= 2
+            for k in {j + 1, i - 1}]  # who v handed the token to, and who handed it back
+    u = max(sorted(set(ends)), key=ends.count)  # the most attributable node
+    z = setup.mechanism.sigma / setup.mechanism.sensitivity
+    buggy = float(walk_losses(trace, 4.0, config.delta, z, "pld").base[v])
+    got = audit_protocol(config, v, u, 4000)
+    assert got.result.gdp_epsilon is not None
+    assert got.result.gdp_epsilon > buggy, (got.result.gdp_epsilon, buggy)
+    assert got.sandwich and got.result.gdp_epsilon <= got.tracker_epsilon
