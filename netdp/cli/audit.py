@@ -195,6 +195,9 @@ def _first_predecessor(config: SimulationConfig, observer: int) -> int:
     config = with_seed(config)
     task = task_of(config)
     setup = task.prepare(config)
+    n = setup.topology.n
+    if not 0 <= observer < n:
+        raise InputError("observer", f"must lie in 0..{n - 1} (got {observer})")
     holders = task.trace(setup, Streams(setup.seed, 0)).holders[0]
     steps = np.flatnonzero(holders[1:] == observer)
     steps = steps[holders[steps] != observer]

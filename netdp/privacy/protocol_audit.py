@@ -111,8 +111,15 @@ def audit_protocol(config: Any, observer: int, node: int, trials: int,
     result = Auditor(s0, s1, confidence, float(config.delta)).audit(
         strategy, gaussian=isinstance(setup.mechanism, Gaussian))
     seconds = time.perf_counter() - start
-    tracker = task.tracker(setup, keep_pairs=True)
-    tracker.add(0, trace, task.run(setup, trace, Streams(setup.seed, 0)))
+    try:
+        tracker = task.tracker(setup, keep_pairs=True)
+        tracker.add(0, trace, task.run(setup, trace, Streams(setup.seed, 0)))
+    except InputError as exc:  # the tracker keeps no pair matrix here
+        if exc.param != "pairs-out":
+            raise
+        raise InputError("nodes", "the audit compares with the tracker's loss of the pair, "
+                         "which needs every observer tracked: up to 200 nodes on a graph "
+                         f"walk, or --set sources={n}") from None
     matrix = tracker.matrix()
     if matrix is None:
         raise InputError("topology", "no pairwise tracker covers this setting")

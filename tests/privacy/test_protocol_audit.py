@@ -109,3 +109,17 @@ def test_a_tracker_that_drops_the_attributable_neighbour_is_caught():
     assert got.result.gdp_epsilon is not None
     assert got.result.gdp_epsilon > buggy, (got.result.gdp_epsilon, buggy)
     assert got.sandwich and got.result.gdp_epsilon <= got.tracker_epsilon
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["--topology", "ring", "--nodes", "5", "--observer", "9"], "--observer"),
+    (["--topology", "hypercube", "--nodes", "256"], "--nodes"),
+    (["--topology", "ring", "--nodes", "5", "--set", "coalition=\"1,2\""], "--coalition"),
+    (["--topology", "ring", "--nodes", "5", "--set", "nope=1"], "--nope"),
+])
+def test_cli_protocol_bad_input_is_one_line_exit_2(capsys, argv, flag):
+    from netdp.cli import main
+
+    code = main(["audit", "--task", "sum", "--trials", "10", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and flag in err, err
