@@ -28,9 +28,9 @@ how it works:
   eps_lb above the claim (the mechanism's own eps, or --claim-epsilon) is a violation:
   the claim is false at that confidence, and the exit status is 1.
 
-protocol audits (--task sum|histogram):
+protocol audits (--task sum|histogram, and sum with --set protocol=gossip):
   The protocol runs once (its walk is then fixed) and is replayed TRIALS times with
-  fresh noise; observer V's view (every token it receives, and the result) is compared
+  fresh noise; observer V's view (every token or message it receives) is compared
   between two worlds that differ in node U's value only (the ends of the range, or
   categories 0 and 1). A linear score fitted on the first half makes each view one
   number. The report puts eps_lb beside the tracker's eps for (U -> V) on the same walk
@@ -41,6 +41,8 @@ examples:
   netdp audit --mechanism laplace --epsilon 1 --trials 100000
   netdp audit --task sum --topology ring --nodes 10 --observer 0 --node 9 --trials 4000
   netdp audit --task histogram --topology complete --nodes 12 --set domain=4 --trials 2000
+  netdp audit --task sum --set protocol=gossip --topology cycle --nodes 8 --steps 1 \
+      --set sigma=0.5 --trials 4000
   netdp audit --mechanism oue --epsilon 2 --domain 16 --json
   netdp audit --mechanism gaussian --epsilon 1 --delta 1e-5 --claim-epsilon 0.3
 """
@@ -81,7 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="the observing node (default: 0)")
     proto.add_argument("--node", type=integer, default=None, metavar="U",
                        help="the node whose value changes (default: the node that first "
-                       "hands the observer the token, else the first it hands it to)")
+                       "hands the observer the token, else the first it hands it to; "
+                       "gossip: its first neighbour)")
     proto.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="any other simulate parameter (repeatable), e.g. --set delta=1e-5")
     p.set_defaults(handler=audit)
@@ -174,10 +177,14 @@ def protocol(args: argparse.Namespace) -> int:
         print(f"  Gaussian DP   mu >= {fmt(r.mu_lower)}, eps >= {fmt(r.gdp_epsilon)}")
     print(f"  tracker eps   {fmt(result.tracker_epsilon)}  (the same pair on the same walk)")
     print(f"  LDP eps       {fmt(result.ldp_epsilon)}  (node {node}'s contributions)")
+    from netdp.privacy.protocol_audit import NOT_PER_PAIR
+
     for name, bound in result.theory.items():
-        print(f"  theory        {name}: {fmt(bound)}")
+        aside = "  (a mean over pairs, or no bound: not checked)" if name in NOT_PER_PAIR \
+            else ""
+        print(f"  theory        {name}: {fmt(bound)}{aside}")
     print(f"  sandwich      {'holds' if result.sandwich else 'BROKEN'}: eps_lb <= tracker <= "
-          "LDP, and eps_lb <= every theory bound")
+          "LDP, and eps_lb <= every per-pair theory bound")
     verdict = "VIOLATION: the claim is false" if violation else "consistent with the claim"
     print(f"  claim         eps = {fmt(claim)}: {verdict}")
     print(f"  {result.seconds:.2f} s")
@@ -198,7 +205,12 @@ def _first_predecessor(config: SimulationConfig, observer: int) -> int:
     n = setup.topology.n
     if not 0 <= observer < n:
         raise InputError("observer", f"must lie in 0..{n - 1} (got {observer})")
-    holders = task.trace(setup, Streams(setup.seed, 0)).holders[0]
+    trace = task.trace(setup, Streams(setup.seed, 0))
+    if trace.holders.size == 0:  # gossip: the observer's first neighbour
+        topo = setup.topology
+        assert topo.indptr is not None and topo.indices is not None
+        return int(topo.indices[topo.indptr[observer]])
+    holders = trace.holders[0]
     steps = np.flatnonzero(holders[1:] == observer)
     steps = steps[holders[steps] != observer]
     if steps.size:

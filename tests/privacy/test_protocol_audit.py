@@ -18,6 +18,8 @@ SETTINGS = {
     "histogram-ring": dict(task="histogram", topology="ring", nodes=8, domain=4),
     "histogram-complete": dict(task="histogram", topology="complete", nodes=8, steps=48,
                                domain=4),
+    "sum-gossip-cycle": dict(task="sum", protocol="gossip", topology="cycle", nodes=8,
+                             steps=2),
 }
 
 
@@ -40,12 +42,26 @@ def test_sandwich_for_sampled_pairs(name, epsilon):
 
 def test_the_audit_has_power_on_an_exposed_pair():
     """On the ring the predecessor's value reaches the observer in every turn, under one
-    noise draw per turn: at ε0 = 4 the audit proves a real part of it."""
-    config = make_config(dict(task="sum", topology="ring", nodes=6, rounds=2, seed=1,
+    noise draw per turn: at ε0 = 4 over 4 turns the audit proves a real part of it."""
+    config = make_config(dict(task="sum", topology="ring", nodes=6, rounds=4, seed=1,
                               epsilon=4.0))
     got = audit_protocol(config, 0, 5, 2000)
     assert got.result.epsilon_lower > 0.5
     assert got.sandwich
+
+
+def test_gossip_exact_loss_is_checked_from_below():
+    """Gossip's view is a Gaussian linear map of the noise, so the Gaussian-DP fit is the
+    tight test: a neighbour's ε_lb comes within a factor 2 of the exact joint loss, and a
+    node beyond the view's reach (3 hops after 1 step, its rows exactly 0) proves
+    nothing, as its tracked loss of 0 says."""
+    config = make_config(dict(task="sum", protocol="gossip", topology="cycle", nodes=8,
+                              sigma=0.5, steps=1, seed=1))
+    near = audit_protocol(config, 0, 1, 4000)
+    assert near.sandwich and near.result.gdp_epsilon is not None
+    assert 0.5 * near.tracker_epsilon < near.result.gdp_epsilon <= near.tracker_epsilon
+    far = audit_protocol(config, 0, 4, 4000)
+    assert far.tracker_epsilon == 0.0 and far.result.epsilon_lower == 0.0 and far.sandwich
 
 
 def test_linear_scores_separate_a_mean_shift():
