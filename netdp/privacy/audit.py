@@ -20,9 +20,30 @@ def clopper_pearson_upper(errors: int, trials: int, confidence: float = 0.95) ->
     if not 0 <= errors <= trials or trials <= 0:
         raise ValueError(f"need 0 <= errors <= trials and trials > 0 "
                          f"(got {errors}, {trials})")
-    if errors == trials:
-        return 1.0
-    return float(stats.beta.ppf(confidence, errors + 1, trials - errors))
+    return float(clopper_pearson_uppers(np.array([errors]), trials, confidence)[0])
+
+
+def clopper_pearson_uppers(errors: np.ndarray, trials: int, confidence: float) -> np.ndarray:
+    """:func:`clopper_pearson_upper` of many error counts at once (unchecked)."""
+    errors = np.asarray(errors)
+    out = np.ones(errors.shape)
+    some = errors < trials
+    out[some] = stats.beta.ppf(confidence, errors[some] + 1, trials - errors[some])
+    return out
+
+
+def log_ratio_bounds(false_positives: np.ndarray, false_negatives: np.ndarray, trials: int,
+                     delta: float = 0.0, confidence: float = 0.95) -> np.ndarray:
+    """The larger of the two log ratios of :func:`epsilon_lower_bound` for many tests at
+    once, 0 for a ratio that is undefined, not floored (a negative value still ranks
+    tests that prove nothing)."""
+    level = 1 - (1 - confidence) / 2
+    fpr = clopper_pearson_uppers(false_positives, trials, level)
+    fnr = clopper_pearson_uppers(false_negatives, trials, level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where((1 - delta - fpr > 0) & (fnr > 0), np.log((1 - delta - fpr) / fnr), 0.0)
+        b = np.where((1 - delta - fnr > 0) & (fpr > 0), np.log((1 - delta - fnr) / fpr), 0.0)
+    return np.maximum(a, b)
 
 
 def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
@@ -33,14 +54,13 @@ def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
     bounded at confidence ``1 - (1 - confidence)/2`` so both hold together. Returns
     0 when the counts prove nothing.
     """
-    level = 1 - (1 - confidence) / 2
-    fpr = clopper_pearson_upper(false_positives, trials, level)
-    fnr = clopper_pearson_upper(false_negatives, trials, level)
-    best = 0.0
-    for num, den in ((1 - delta - fpr, fnr), (1 - delta - fnr, fpr)):
-        if num > 0 and den > 0:
-            best = max(best, math.log(num / den))
-    return best
+    for errors in (false_positives, false_negatives):
+        if not 0 <= errors <= trials or trials <= 0:
+            raise ValueError(f"need 0 <= errors <= trials and trials > 0 "
+                             f"(got {errors}, {trials})")
+    bound = log_ratio_bounds(np.array([false_positives]), np.array([false_negatives]),
+                             trials, delta, confidence)[0]
+    return max(0.0, float(bound))
 
 
 def gaussian_mu_lower_bound(false_positives: int, false_negatives: int, trials: int,

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from netdp.privacy.audit import (
     epsilon_ceiling,
     epsilon_lower_bound,
     gaussian_mu_lower_bound,
     gdp_epsilon,
+    log_ratio_bounds,
 )
 
 
@@ -181,20 +181,4 @@ def best_threshold(scores0: np.ndarray, scores1: np.ndarray, candidates: int, de
     n = s0.size
     fp = n - np.searchsorted(s0, grid, side="right")
     fn = np.searchsorted(s1, grid, side="right")
-    level = 1 - (1 - confidence) / 2
-    fpr = _cp_upper(fp, n, level)
-    fnr = _cp_upper(fn, n, level)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where((1 - delta - fpr > 0) & (fnr > 0), np.log((1 - delta - fpr) / fnr), 0.0)
-        b = np.where((1 - delta - fnr > 0) & (fpr > 0), np.log((1 - delta - fnr) / fpr), 0.0)
-    score = np.maximum(a, b)
-    return float(grid[int(np.argmax(score))])
-
-
-def _cp_upper(errors: np.ndarray, trials: int, level: float) -> np.ndarray:
-    """Vectorised one-sided Clopper-Pearson upper bounds."""
-    errors = np.asarray(errors)
-    out = np.ones(errors.shape)
-    some = errors < trials
-    out[some] = stats.beta.ppf(level, errors[some] + 1, trials - errors[some])
-    return out
+    return float(grid[int(np.argmax(log_ratio_bounds(fp, fn, n, delta, confidence)))])

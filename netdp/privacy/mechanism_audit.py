@@ -85,36 +85,42 @@ def scores(mechanism: Any, trials: int, seed: int,
     log-likelihood ratio where the oracle gives its law (``log_probability``: CMS, HCMS,
     RAPPOR), both ``(trials,)``; else a report's support of the two categories
     (``(trials, 2)``)."""
-    from netdp.mechanisms.base import FrequencyOracle
-
-    oracle = isinstance(mechanism, FrequencyOracle)
-    x0, x1 = pair if pair is not None else ((0, 1) if oracle else (-1.0, 1.0))
-    score: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    oracle = _is_oracle(mechanism)
+    x0, x1 = pair if pair is not None else default_pair(mechanism)
+    score: Callable[[np.ndarray], np.ndarray]
     exact = oracle and hasattr(mechanism, "log_probability")
     if exact:  # the exact log-likelihood ratio of the report
-        def score(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+        def score(out: np.ndarray) -> np.ndarray:
             return (mechanism.log_probability(out, int(x1))
                     - mechanism.log_probability(out, int(x0)))
-        kind: Any = np.int64
     elif oracle:
-        def score(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+        def score(out: np.ndarray) -> np.ndarray:
             return mechanism.report_scores(out, [int(x0), int(x1)])
-        kind = np.int64
     else:
         sign = 1.0 if x1 >= x0 else -1.0
 
-        def score(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+        def score(out: np.ndarray) -> np.ndarray:
             return sign * np.asarray(out, dtype=float)
-        kind = float
+    kind: Any = np.int64 if oracle else float
     shape = (trials, 2) if oracle and not exact else (trials,)
     out0, out1 = np.empty(shape), np.empty(shape)
     rng0, rng1 = np.random.default_rng(seed), np.random.default_rng(seed)
     for lo in range(0, trials, CHUNK):
         size = min(CHUNK, trials - lo)
         for x, rng, out in ((x0, rng0, out0), (x1, rng1, out1)):
-            values = np.full(size, x, dtype=kind)
-            out[lo:lo + size] = score(mechanism.perturb(values, rng), values)
+            out[lo:lo + size] = score(mechanism.perturb(np.full(size, x, dtype=kind), rng))
     return out0, out1
+
+
+def default_pair(mechanism: Any) -> tuple[float, float]:
+    """The neighbouring inputs audited: categories 0 and 1, or the range's ends -1, +1."""
+    return (0, 1) if _is_oracle(mechanism) else (-1.0, 1.0)
+
+
+def _is_oracle(mechanism: Any) -> bool:
+    from netdp.mechanisms.base import FrequencyOracle
+
+    return isinstance(mechanism, FrequencyOracle)
 
 
 def audit_mechanism(mechanism: Any, trials: int, seed: int, claim_epsilon: float | None = None,
@@ -128,6 +134,7 @@ def audit_mechanism(mechanism: Any, trials: int, seed: int, claim_epsilon: float
     check(trials >= 4, "trials", f"must be at least 4 (got {trials})")
     strategy = strategy or SplitThreshold()
     claim = float(mechanism.epsilon if claim_epsilon is None else claim_epsilon)
+    pair = pair if pair is not None else default_pair(mechanism)
     start = time.perf_counter()
     s0, s1 = scores(mechanism, trials, seed, pair)
     if s0.ndim == 2:  # supports: the cells' ratios where few, else the difference
@@ -137,9 +144,5 @@ def audit_mechanism(mechanism: Any, trials: int, seed: int, claim_epsilon: float
     result = Auditor(s0, s1, confidence, delta).audit(
         strategy, gaussian=isinstance(mechanism, Gaussian))
     seconds = time.perf_counter() - start
-    from netdp.mechanisms.base import FrequencyOracle
-
-    used = pair if pair is not None else ((0, 1) if isinstance(mechanism, FrequencyOracle)
-                                          else (-1.0, 1.0))
-    return MechanismAudit(mechanism.describe(), (used[0], used[1]), result, claim,
+    return MechanismAudit(mechanism.describe(), pair, result, claim,
                           bool(result.epsilon_lower > claim), seconds)

@@ -201,20 +201,15 @@ def _graph_walk_note(setup: Setup, tables: Sequence[Any]) -> str | None:
 
 
 def _graph_walk_by_distance(setup: Setup, tables: Sequence[Any]) -> tuple[Any, ...]:
-    """The pairs of all runs by hop distance from ``u`` to the observer ``v`` (none for a
-    coalition, which has no one position)."""
-    from scipy import sparse
-
-    from netdp.privacy.gossip import hop_distances
+    """The pairs of all runs by hop distance between ``u`` and the observer ``v`` (from
+    ``v``, along the edges of a directed graph; none for a coalition, which has no one
+    position)."""
     from netdp.reports import by_distance
+    from netdp.topology import hop_distances
 
     if setup.config.coalition is not None:
         return ()
-    topo = setup.topology
-    assert topo.indptr is not None and topo.indices is not None
-    adj = sparse.csr_array((np.ones(topo.indices.size), topo.indices, topo.indptr),
-                           shape=(topo.n, topo.n))
-    hops = hop_distances(adj, tables[0].observers)  # the same observers in every run
+    hops = hop_distances(setup.topology, tables[0].observers)  # the same in every run
     values = np.concatenate([t.values for t in tables])
     distances = np.concatenate([hops[np.repeat(np.arange(t.counts.size), t.counts), t.nodes]
                                 for t in tables])
