@@ -11,7 +11,8 @@ from netdp.cli import integer, number
 
 if TYPE_CHECKING:
     from netdp.config import SimulationConfig
-    from netdp.privacy.mechanism_audit import MechanismAudit
+    from netdp.privacy.audit_curve import CurvePoint
+    from netdp.privacy.mechanism_audit import MechanismAudit, OneRunAudit
 
 MECHANISMS = ("laplace", "gaussian", "duchi", "piecewise", "hybrid", "grr", "sue", "oue",
               "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
@@ -28,28 +29,46 @@ how it works:
   eps_lb above the claim (the mechanism's own eps, or --claim-epsilon) is a violation:
   the claim is false at that confidence, and the exit status is 1.
 
-protocol audits (--task sum|histogram, and sum with --set protocol=gossip):
+  --plot FILE also audits the first R trials of each world for a ladder of R up to
+  TRIALS and draws eps_lb against R, with the claim and the Clopper-Pearson ceiling:
+  no audit with R trials can prove more than the ceiling (--json adds the rows as
+  "curve").
+
+one-run audits (--one-run; Steinke, Nasr and Jagielski 2023):
+  CANARIES canaries, each included with probability 1/2 (included: input +1 or
+  category 1; else -1 or 0), are randomized together in one run and scored as above.
+  The lowest GUESSES/2 scores are guessed "out", the highest GUESSES/2 "in", the rest
+  abstained on (default GUESSES: a tenth of the canaries, fixed in advance). The count
+  of right guesses proves eps_lb at --confidence and at the mechanism's delta (gaussian:
+  --delta; larger delta, smaller eps_lb). --trials is not used.
+
+protocol audits (--task TASK; gossip with --set protocol=gossip):
   The protocol runs once (its walk is then fixed) and is replayed TRIALS times with
   fresh noise; observer V's view (every token or message it receives) is compared
-  between two worlds that differ in node U's value only (the ends of the range, or
-  categories 0 and 1). A linear score fitted on the first half makes each view one
-  number. The report puts eps_lb beside the tracker's eps for (U -> V) on the same walk
-  and U's LDP eps: the sandwich eps_lb <= tracker <= LDP must hold. The claim is the
-  tracker's eps unless --claim-epsilon is given.
+  between two worlds that differ in node U's data only (the ends of the range, categories
+  0 and 1, or, for sgd, a canary row whose clipped gradient points one way or the other).
+  Fisher's linear discriminant, fitted on the first half, makes each view one number.
+  The report puts eps_lb beside the tracker's eps for (U -> V) on the same walk and U's
+  LDP eps: the sandwich eps_lb <= tracker <= LDP must hold. The claim is the tracker's
+  eps unless --claim-epsilon is given.
 
 examples:
   netdp audit --mechanism laplace --epsilon 1 --trials 100000
+  netdp audit --mechanism laplace --epsilon 1 --trials 100000 --plot curve.png
   netdp audit --task sum --topology ring --nodes 10 --observer 0 --node 9 --trials 4000
   netdp audit --task histogram --topology complete --nodes 12 --set domain=4 --trials 2000
   netdp audit --task sum --set protocol=gossip --topology cycle --nodes 8 --steps 1 \
       --set sigma=0.5 --trials 4000
   netdp audit --mechanism oue --epsilon 2 --domain 16 --json
   netdp audit --mechanism gaussian --epsilon 1 --delta 1e-5 --claim-epsilon 0.3
+  netdp audit --mechanism gaussian --epsilon 2 --delta 1e-5 --one-run --canaries 1000
 """
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``audit``."""
+    from netdp.tasks import names
+
     p = sub.add_parser("audit", help="an empirical lower bound on a randomizer's epsilon",
                        description="Audit a local randomizer: run it on two neighbouring "
                        "inputs, count the errors of a fixed test, and prove a lower bound "
@@ -72,8 +91,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=integer, default=0, help="one seed for both worlds "
                    "(default: 0)")
     p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--plot", default=None, metavar="FILE", help="also draw eps_lb against "
+                   "the number of trials, with the claim and the ceiling (.png, .pdf, .svg)")
+    once = p.add_argument_group("one-run audits")
+    once.add_argument("--one-run", action="store_true", help="audit the mechanism in one "
+                      "run of many canaries instead of TRIALS runs per input")
+    once.add_argument("--canaries", type=integer, default=None, metavar="M",
+                      help="canaries of the run, each included with probability 1/2 "
+                      "(default: 1000)")
+    once.add_argument("--guesses", type=integer, default=None, metavar="R",
+                      help="canaries guessed on, half in and half out; the rest are "
+                      "abstained on (default: a tenth of the canaries)")
     proto = p.add_argument_group("protocol audits (instead of --mechanism)")
-    proto.add_argument("--task", choices=("sum", "histogram"), default=None,
+    proto.add_argument("--task", choices=names(), default=None,
                        help="audit this task's protocol for one pair")
     proto.add_argument("--topology", default=None, help="as simulate (default: complete)")
     proto.add_argument("--nodes", "-n", type=integer, default=None, help="as simulate")
@@ -81,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     proto.add_argument("--rounds", type=integer, default=None, help="as simulate (ring)")
     proto.add_argument("--observer", type=integer, default=0, metavar="V",
                        help="the observing node (default: 0)")
+    proto.add_argument("--coalition", default=None, metavar="NODES",
+                       help="instead of --observer: nodes that observe as one, pooling what "
+                       "they see (e.g. 1,3; or random:C), as simulate; needs --node")
     proto.add_argument("--node", type=integer, default=None, metavar="U",
                        help="the node whose value changes (default: the node that first "
                        "hands the observer the token, else the first it hands it to; "
@@ -107,17 +140,65 @@ def audit(args: argparse.Namespace) -> int:
                                          and args.claim_epsilon >= 0),
           "claim-epsilon", f"must be a number >= 0 (got {args.claim_epsilon})")
     check(0 <= args.seed < 2**63, "seed", f"must lie in 0..2^63-1 (got {args.seed})")
+    if args.one_run:
+        check(args.task is None, "one-run", "audits a mechanism (not with --task)")
+        check(getattr(args, "plot", None) is None, "plot", "draws the audit by trials "
+              "(not with --one-run)")
+        return one_run(args)
+    for flag in ("canaries", "guesses"):
+        check(getattr(args, flag) is None, flag, "needs --one-run")
     if args.task is not None:
+        check(args.plot is None, "plot", "draws mechanism audits only (not with --task)")
         return protocol(args)
+    if args.plot is not None:
+        _check_plot(args.plot)
     mechanism = mechanism_audit.build(args.mechanism, args.epsilon, args.delta, args.domain)
     result = mechanism_audit.audit_mechanism(mechanism, args.trials, args.seed,
                                              args.claim_epsilon, args.confidence)
+    curve = None if args.plot is None else plot_curve(args, mechanism, result)
     if args.json:
-        print(json.dumps({"version": __version__, "seed": args.seed, **result.to_dict()},
-                         indent=2))
+        out = {"version": __version__, "seed": args.seed, **result.to_dict()}
+        if curve is not None:
+            out["curve"] = [point.to_dict() for point in curve]
+        print(json.dumps(out, indent=2))
     else:
         print("\n".join(lines(result, args.mechanism)))
+        if curve is not None:
+            print(f"  plot          {args.plot}  (eps_lb and the ceiling at {len(curve)} "
+                  f"trial counts, {curve[0].runs:,} to {curve[-1].runs:,})")
     return 1 if result.violation else 0
+
+
+def _check_plot(path: str) -> None:
+    """Refuse a --plot file that cannot be written, before the audit runs."""
+    from pathlib import Path
+
+    from netdp.errors import InputError
+    from netdp.figures import FORMATS
+
+    out = Path(path)
+    if out.suffix.lower() not in FORMATS:
+        raise InputError("plot", f"unknown image format {out.suffix or '(none)'!r} in "
+                         f"{path!r}; allowed: {', '.join(FORMATS)}")
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir() or not parent.is_dir():
+        raise InputError("plot", f"cannot write {path!r}: give a file in an existing folder")
+
+
+def plot_curve(args: argparse.Namespace, mechanism: object,
+               result: MechanismAudit) -> list[CurvePoint]:
+    """Audit the ladder of trial counts and write its figure to ``--plot``."""
+    from netdp.figures import save
+    from netdp.privacy.audit_curve import audit_curve, curve_figure
+
+    curve = audit_curve(mechanism, args.trials, args.seed, confidence=args.confidence,
+                        pair=result.pair)
+    r = result.result
+    title = (f"{args.mechanism}, ε = {args.epsilon:g}: audit against trials "
+             f"({r.confidence:.0%} confidence each)")
+    save(curve_figure(curve, result.claim_epsilon, title, delta=r.delta,
+                      confidence=r.confidence), args.plot, param="plot")
+    return curve
 
 
 def lines(result: MechanismAudit, name: str) -> list[str]:
@@ -143,24 +224,70 @@ def lines(result: MechanismAudit, name: str) -> list[str]:
     return out
 
 
+def one_run(args: argparse.Namespace) -> int:
+    """The one-run audit of a mechanism; exit 1 on a violation."""
+    from netdp import __version__
+    from netdp.errors import check
+    from netdp.privacy import mechanism_audit
+
+    canaries = 1000 if args.canaries is None else args.canaries
+    check(2 <= canaries <= 10**7, "canaries", f"must lie in 2..1e7 (got {canaries})")
+    check(args.guesses is None or 1 <= args.guesses <= canaries, "guesses",
+          f"must lie in 1..{canaries}, the canaries (got {args.guesses})")
+    mechanism = mechanism_audit.build(args.mechanism, args.epsilon, args.delta, args.domain)
+    result = mechanism_audit.one_run_audit(mechanism, canaries, args.seed, args.guesses,
+                                           args.confidence, args.claim_epsilon)
+    if args.json:
+        print(json.dumps({"version": __version__, "seed": args.seed, **result.to_dict()},
+                         indent=2))
+    else:
+        print("\n".join(one_run_lines(result, args.mechanism)))
+    return 1 if result.violation else 0
+
+
+def one_run_lines(result: OneRunAudit, name: str) -> list[str]:
+    """The text report of one one-run audit."""
+    from netdp.reports import fmt
+
+    x0, x1 = result.pair
+    out_guesses = result.guesses // 2
+    verdict = "VIOLATION: the claim is false" if result.violation else \
+        "consistent with the claim"
+    return [f"netdp audit: {name}, one run of {result.canaries:,} canaries on inputs "
+            f"{x0:g} (out) and {x1:g} (in) ({result.confidence:.0%} confidence)",
+            f"  guesses       {result.guesses:,} ({out_guesses:,} out, "
+            f"{result.guesses - out_guesses:,} in, "
+            f"{result.canaries - result.guesses:,} abstained): {result.correct:,} right",
+            f"  eps lower     {fmt(result.epsilon_lower)}  (Steinke, Nasr and Jagielski, "
+            f"delta = {result.delta:g})",
+            f"  ceiling       {fmt(result.ceiling)}  (every guess right)",
+            f"  claim         eps = {fmt(result.claim_epsilon)}: {verdict}",
+            f"  {result.seconds:.2f} s"]
+
+
 def protocol(args: argparse.Namespace) -> int:
     """The protocol audit of one pair; exit 1 when eps_lb exceeds the claim."""
     from netdp import __version__
     from netdp.cli import parse_sets
+    from netdp.errors import check
     from netdp.privacy.protocol_audit import audit_protocol
     from netdp.reports import fmt
     from netdp.tasks import make_config
 
     params = parse_sets(args.set)
     params.update(task=args.task, epsilon=args.epsilon, seed=args.seed)
-    for name in ("topology", "nodes", "steps", "rounds"):
+    for name in ("topology", "nodes", "steps", "rounds", "coalition"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
     config = make_config(params)
+    observer = None if config.coalition is not None else args.observer
     node = args.node
     if node is None:
-        node = _first_predecessor(config, args.observer)
-    result = audit_protocol(config, args.observer, node, args.trials, args.confidence)
+        check(observer is not None, "node", "give the node whose data changes with a "
+              "coalition (a node outside it)")
+        assert observer is not None
+        node = _first_predecessor(config, observer)
+    result = audit_protocol(config, observer, node, args.trials, args.confidence)
     claim = result.tracker_epsilon if args.claim_epsilon is None else args.claim_epsilon
     violation = result.result.epsilon_lower > claim
     if args.json:
@@ -169,19 +296,20 @@ def protocol(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 1 if violation else 0
     r = result.result
-    print(f"netdp audit: {args.task} on {config.topology}, node {node} -> observer "
-          f"{args.observer}, {r.trials:,} held-out replays per world "
+    who = f"observer {observer}" if result.coalition is None else \
+        f"coalition {','.join(map(str, result.coalition))}"
+    print(f"netdp audit: {args.task} on {config.topology}, node {node} -> {who}, "
+          f"{r.trials:,} held-out replays per world "
           f"({r.confidence:.0%} confidence)")
     print(f"  eps lower     {fmt(r.epsilon_lower)}  (ceiling {fmt(r.ceiling)})")
     if r.gdp_epsilon is not None:
         print(f"  Gaussian DP   mu >= {fmt(r.mu_lower)}, eps >= {fmt(r.gdp_epsilon)}")
     print(f"  tracker eps   {fmt(result.tracker_epsilon)}  (the same pair on the same walk)")
     print(f"  LDP eps       {fmt(result.ldp_epsilon)}  (node {node}'s contributions)")
-    from netdp.privacy.protocol_audit import NOT_PER_PAIR
-
     for name, bound in result.theory.items():
-        aside = "  (a mean over pairs, or no bound: not checked)" if name in NOT_PER_PAIR \
-            else ""
+        aside = "" if name in result.pair_bounds else \
+            "  (bounds one observer's pairs: not checked for a coalition)" \
+            if result.coalition else "  (a mean over pairs, or no bound: not checked)"
         print(f"  theory        {name}: {fmt(bound)}{aside}")
     print(f"  sandwich      {'holds' if result.sandwich else 'BROKEN'}: eps_lb <= tracker <= "
           "LDP, and eps_lb <= every per-pair theory bound")

@@ -15,9 +15,11 @@ appended (the intercept), and every row is divided by the largest training row n
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from netdp.errors import InputError, check
 DATASETS = ("randhie", "synthetic")
 SYNTHETIC_ROWS = 20_000
 SYNTHETIC_FEATURES = 10
+CANARY = 1e6  # the scale of an audit's canary row (see canary)
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,6 +135,33 @@ def split(X: np.ndarray, y: np.ndarray, n: int, rng: np.random.Generator, name: 
     by_node = np.argsort(owner, kind="stable")
     indptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=n))])
     return Split(Xtr[by_node], ytr[by_node], indptr, Xte, yte, name)
+
+
+def canary(data: Split, node: int, model: str, side: int) -> Split:
+    """The split with every row of ``node`` replaced by one canary row, for audits.
+
+    The row is ``x = C e_0`` with label ``±1`` (logistic) or ``±C`` (linear), ``C = 1e6``,
+    the sign given by ``side`` (0: minus, 1: plus). Its gradient dwarfs every clip norm,
+    so ``node``'s clipped update points along ``-e_0`` in one world and ``+e_0`` in the
+    other (linear: exactly ``∓L e_0``, the largest change a clipped update can make;
+    logistic: ``L`` in one world and up to ``L`` in the other). The other nodes' rows are
+    untouched.
+    """
+    lo, hi = int(data.indptr[node]), int(data.indptr[node + 1])
+    X, y = data.X.copy(), data.y.copy()
+    X[lo:hi] = 0.0
+    X[lo:hi, 0] = CANARY
+    label = 1.0 if side else -1.0
+    y[lo:hi] = label if model == "logistic" else -label * CANARY
+    return dataclasses.replace(data, X=X, y=y)
+
+
+def canary_worlds(data: Any, node: int) -> tuple[Any, Any]:
+    """``data`` (a learning task's prepared problem, with ``split`` and ``model``) with
+    ``node``'s rows replaced by the canary row of either sign: an audit's two worlds."""
+    low, high = (dataclasses.replace(data, split=canary(data.split, node, data.model.name,
+                                                        side)) for side in (0, 1))
+    return low, high
 
 
 def _owners(y: np.ndarray, n: int, rng: np.random.Generator, skew: float | None) -> np.ndarray:

@@ -130,21 +130,117 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return float(optimize.brentq(lambda e: gdp_delta(mu, e) - delta, 0.0, hi, xtol=1e-12))
 
 
-def one_run_epsilon(guesses: int, correct: int, confidence: float = 0.95) -> float:
-    """Lower bound on ε from a one-run audit (Steinke, Nasr and Jagielski, "Privacy
-    Auditing with One (1) Training Run", NeurIPS 2023, Theorem 3 with δ = 0).
+def one_run_p_value(guesses: int, correct: int, epsilon: float, delta: float,
+                    canaries: int) -> float:
+    """The p-value of ``correct`` or more right guesses under (ε, δ)-DP, one-run audit.
 
-    ``correct`` of ``guesses`` membership guesses on canaries, each included independently
-    with probability 1/2, were right. Under ε-DP the number right is stochastically
-    dominated by ``Binomial(guesses, e^ε / (1 + e^ε))``, so the bound is the largest ε
-    whose tail ``P[Binomial >= correct]`` is at most ``1 - confidence``: the logit of the
-    Clopper-Pearson lower bound on the rate of correct guesses.
+    Steinke, Nasr and Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS
+    2023 (arXiv 2305.08846), their main theorem with δ > 0 (§5), with f the Binomial
+    tail (the bound their code computes). With ``q = e^ε / (1 + e^ε)``,
+    ``B ~ Binomial(guesses, q)``, ``f(v) = P[B >= v]`` and ``m = canaries``::
+
+        P[correct >= v] <= f(v) + 2 m δ · max_{i = 1..v} (f(v - i) - f(v)) / i,
+
+    where ``f(v - i) - f(v) = P[v - i <= B <= v - 1]``. Capped at 1. Unchecked inputs
+    (see :func:`one_run_epsilon`).
+    """
+    q = float(special.expit(epsilon))
+    beta = float(stats.binom.sf(correct - 1, guesses, q))
+    if delta == 0 or correct == 0:
+        return min(1.0, beta)
+    # P[B = v - i] for i = 1 .. v, but only down to 40 standard deviations below the
+    # mean: the mass below, ``tail``, is added to every partial sum (an overestimate, so
+    # still an upper bound), and any longer window is no larger than the last over i
+    mean, sd = guesses * q, math.sqrt(guesses * q * (1 - q))
+    low = min(max(0, int(mean - 40 * sd) - 1), correct - 1)
+    tail = float(stats.binom.cdf(low - 1, guesses, q)) if low > 0 else 0.0
+    below = stats.binom.pmf(np.arange(correct - 1, low - 1, -1), guesses, q)
+    alpha = float(np.max((np.cumsum(below) + tail) / np.arange(1, correct - low + 1)))
+    return min(1.0, beta + 2 * canaries * delta * alpha)
+
+
+def one_run_epsilon(guesses: int, correct: int, confidence: float = 0.95,
+                    delta: float = 0.0, canaries: int | None = None) -> float:
+    """Lower bound on ε from a one-run audit.
+
+    Steinke, Nasr and Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS
+    2023 (arXiv 2305.08846): ``canaries`` (m) canaries are each included independently
+    with probability 1/2, all in one run; the auditor guesses in or out for ``guesses``
+    (r) of them, from the output alone, abstains on the rest, and is right ``correct``
+    (v) times.
+
+    Parameters
+    ----------
+    guesses
+        r, the guesses made (abstentions not counted).
+    correct
+        v, the guesses that were right, ``0 <= v <= r``.
+    confidence
+        Of the bound, in (0, 1).
+    delta
+        The δ at which ε is bounded, in [0, 1). With ``delta > 0`` the bound is that ``M``
+        is not (ε_lb, δ)-DP.
+    canaries
+        m, all canaries of the run, guessed on or not, ``m >= r``. Needed when
+        ``delta > 0`` (the δ term grows with m), ignored at ``delta = 0``.
+
+    Returns
+    -------
+    float
+        The bound ε_lb >= 0 (``inf`` when even ε = ∞ is rejected, which no finite
+        ``guesses`` gives).
+
+    Notes
+    -----
+    δ = 0 (the same theorem without its δ term): under ε-DP the number right is
+    stochastically dominated by ``Binomial(r, e^ε / (1 + e^ε))``, so the bound is the
+    largest ε whose tail ``P[Binomial >= v]`` is at most ``1 - confidence``: the logit of
+    the one-sided Clopper-Pearson lower bound on the rate of correct guesses.
+
+    δ > 0 (their main theorem, §5): the tail gains the term ``2 m δ · max_i (f(v-i) - f(v)) / i``
+    of :func:`one_run_p_value`. For each ε, "reject (ε, δ)-DP when p(ε) <= 1 -
+    confidence" is a level ``1 - confidence`` test (its rejections are a subset of
+    those of ``v >= v*(ε)``, v* the least v that rejects, whose probability the theorem
+    bounds by ``p(v*) <= 1 - confidence``). ε_lb is the *first* ε at which p exceeds ``1 -
+    confidence``: every ε below it is rejected, the true ε among them when ε_lb is
+    above it, which happens with probability at most ``1 - confidence``. So the bound
+    is sound whether or not p grows with ε. When ``2 m δ <= 1`` it does: with ``b`` the
+    law of ``Binomial(r - 1, q)``, ``d/dq [f(v) + c (f(v-i) - f(v))/i] = r b(v-1) (1 - c/i)
+    + (c r / i) b(v-i-1) >= 0`` for ``c = 2 m δ <= 1``, so the crossing is found by
+    bisection; else by a scan of 256 points first. p grows with δ, so a larger δ never
+    gives a larger bound, and δ = 0 gives the δ = 0 bound exactly.
     """
     if not 0 <= correct <= guesses:
         raise ValueError(f"need 0 <= correct <= guesses (got {correct}, {guesses})")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1) (got {confidence})")
+    if not (math.isfinite(delta) and 0 <= delta < 1):
+        raise ValueError(f"delta must lie in [0, 1) (got {delta})")
+    if delta > 0 and (canaries is None or canaries < guesses):
+        raise ValueError(f"canaries must be given, and at least guesses = {guesses}, "
+                         f"when delta > 0 (got {canaries})")
     if correct == 0:
         return 0.0
     p = float(stats.beta.ppf(1 - confidence, correct, guesses - correct + 1))
-    return max(0.0, math.log(p / (1 - p))) if p < 1 else math.inf
+    pure = max(0.0, math.log(p / (1 - p))) if p < 1 else math.inf
+    if delta == 0 or pure == 0.0:
+        return pure
+    assert canaries is not None
+    level = 1 - confidence
+
+    def rejected(epsilon: float) -> bool:
+        return one_run_p_value(guesses, correct, epsilon, delta, canaries) <= level
+
+    if not rejected(0.0):
+        return 0.0
+    # the crossing lies in [0, pure]: p(ε, δ) >= p(ε, 0) > 1 - confidence above ``pure``
+    # (an infinite ``pure`` is searched up to 64: a smaller answer, so still sound)
+    lo, hi = 0.0, min(pure, 64.0)
+    if 2 * canaries * delta > 1:  # p may not grow with ε: the first grid point not rejected
+        grid = np.linspace(0.0, hi, 257)[1:]
+        first = next((float(e) for e in grid if not rejected(float(e))), hi)
+        lo, hi = float(grid[grid < first][-1]) if (grid < first).any() else 0.0, first
+    while hi - lo > 1e-10 * max(1.0, hi):  # bisection: rejected(lo), not rejected(hi)
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if rejected(mid) else (lo, mid)
+    return lo

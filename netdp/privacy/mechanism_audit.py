@@ -85,8 +85,24 @@ def scores(mechanism: Any, trials: int, seed: int,
     log-likelihood ratio where the oracle gives its law (``log_probability``: CMS, HCMS,
     RAPPOR), both ``(trials,)``; else a report's support of the two categories
     (``(trials, 2)``)."""
-    oracle = _is_oracle(mechanism)
     x0, x1 = pair if pair is not None else default_pair(mechanism)
+    score, kind, columns = scorer(mechanism, (x0, x1))
+    shape = (trials, columns) if columns > 1 else (trials,)
+    out0, out1 = np.empty(shape), np.empty(shape)
+    rng0, rng1 = np.random.default_rng(seed), np.random.default_rng(seed)
+    for lo in range(0, trials, CHUNK):
+        size = min(CHUNK, trials - lo)
+        for x, rng, out in ((x0, rng0, out0), (x1, rng1, out1)):
+            out[lo:lo + size] = score(mechanism.perturb(np.full(size, x, dtype=kind), rng))
+    return out0, out1
+
+
+def scorer(mechanism: Any, pair: tuple[float, float]
+           ) -> tuple[Callable[[np.ndarray], np.ndarray], Any, int]:
+    """The score of :func:`scores` for outputs of ``mechanism`` on ``pair``, the dtype of
+    its inputs, and the score's columns (1, or 2 for an oracle's supports)."""
+    oracle = _is_oracle(mechanism)
+    x0, x1 = pair
     score: Callable[[np.ndarray], np.ndarray]
     exact = oracle and hasattr(mechanism, "log_probability")
     if exact:  # the exact log-likelihood ratio of the report
@@ -102,14 +118,7 @@ def scores(mechanism: Any, trials: int, seed: int,
         def score(out: np.ndarray) -> np.ndarray:
             return sign * np.asarray(out, dtype=float)
     kind: Any = np.int64 if oracle else float
-    shape = (trials, 2) if oracle and not exact else (trials,)
-    out0, out1 = np.empty(shape), np.empty(shape)
-    rng0, rng1 = np.random.default_rng(seed), np.random.default_rng(seed)
-    for lo in range(0, trials, CHUNK):
-        size = min(CHUNK, trials - lo)
-        for x, rng, out in ((x0, rng0, out0), (x1, rng1, out1)):
-            out[lo:lo + size] = score(mechanism.perturb(np.full(size, x, dtype=kind), rng))
-    return out0, out1
+    return score, kind, 2 if oracle and not exact else 1
 
 
 def default_pair(mechanism: Any) -> tuple[float, float]:
@@ -146,3 +155,112 @@ def audit_mechanism(mechanism: Any, trials: int, seed: int, claim_epsilon: float
     seconds = time.perf_counter() - start
     return MechanismAudit(mechanism.describe(), pair, result, claim,
                           bool(result.epsilon_lower > claim), seconds)
+
+
+@dataclass(frozen=True)
+class OneRunAudit:
+    """A one-run audit of one randomizer (Steinke, Nasr and Jagielski 2023).
+
+    Attributes
+    ----------
+    mechanism
+        The randomizer's parameters (its ``describe()``).
+    pair
+        The two inputs: a canary left out gives the first, one included the second.
+    canaries
+        m, the canaries of the run.
+    guesses
+        r, the canaries guessed on (half of them "in", half "out").
+    correct
+        The guesses that were right.
+    confidence
+        Of the bound.
+    delta
+        The δ at which ε is bounded: the mechanism's own (0 but for Gaussian noise).
+    epsilon_lower
+        ε_lb from :func:`~netdp.privacy.audit.one_run_epsilon`.
+    ceiling
+        The ε_lb of ``guesses`` right guesses out of ``guesses``: no audit of this size
+        proves more.
+    claim_epsilon
+        The ε audited (the mechanism's own unless another claim was given).
+    violation
+        Whether ε_lb exceeds the claim.
+    seconds
+        Time to draw, score and bound.
+    """
+
+    mechanism: dict
+    pair: tuple[float, float]
+    canaries: int
+    guesses: int
+    correct: int
+    confidence: float
+    delta: float
+    epsilon_lower: float
+    ceiling: float
+    claim_epsilon: float
+    violation: bool
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{mechanism, pair, audit: {method: "one-run", canaries, guesses, ...}}``."""
+        return {"mechanism": self.mechanism, "pair": list(self.pair),
+                "audit": {"method": "one-run", "canaries": self.canaries,
+                          "guesses": self.guesses, "correct": self.correct,
+                          "confidence": self.confidence, "delta": self.delta,
+                          "epsilon_lower": self.epsilon_lower, "ceiling": self.ceiling,
+                          "claim_epsilon": self.claim_epsilon,
+                          "violation": self.violation, "seconds": self.seconds}}
+
+
+def default_guesses(canaries: int) -> int:
+    """The guesses of a one-run audit unless told: a tenth of the canaries, at least 2,
+    fixed before the run (the paper's usual share; choosing it after seeing the scores
+    would need a correction)."""
+    return max(2, canaries // 10)
+
+
+def one_run_audit(mechanism: Any, canaries: int, seed: int, guesses: int | None = None,
+                  confidence: float = 0.95, claim_epsilon: float | None = None,
+                  pair: tuple[float, float] | None = None) -> OneRunAudit:
+    """Audit ``mechanism`` in one run of ``canaries`` canaries (Steinke, Nasr and
+    Jagielski, NeurIPS 2023).
+
+    Each canary is included independently with probability 1/2: included, its input is
+    the pair's second (``+1``, category 1), else its first. All ``canaries`` inputs are
+    randomized in one vectorised call and scored as :func:`scores` scores them (an
+    oracle's two supports by their difference: nothing is fitted on the canaries). The
+    ``guesses // 2`` lowest scores are guessed "out", the ``guesses - guesses // 2``
+    highest "in", the rest abstained on (ties broken by canary index, which is
+    independent of who was included). The count right gives ε_lb by
+    :func:`~netdp.privacy.audit.one_run_epsilon` at the mechanism's δ.
+
+    ``guesses`` defaults to :func:`default_guesses` (a tenth of the canaries), fixed in
+    advance, so no correction for choosing it is needed.
+    """
+    from netdp.privacy.audit import one_run_epsilon
+
+    check(canaries >= 2, "canaries", f"must be at least 2 (got {canaries})")
+    guesses = default_guesses(canaries) if guesses is None else guesses
+    check(1 <= guesses <= canaries, "guesses",
+          f"must lie in 1..{canaries}, the canaries (got {guesses})")
+    claim = float(mechanism.epsilon if claim_epsilon is None else claim_epsilon)
+    pair = pair if pair is not None else default_pair(mechanism)
+    delta = float(getattr(mechanism, "delta", 0.0) or 0.0)
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    included = rng.random(canaries) < 0.5
+    score, kind, columns = scorer(mechanism, pair)
+    inputs = np.where(included, pair[1], pair[0]).astype(kind)
+    s = np.asarray(score(mechanism.perturb(inputs, rng)), dtype=float)
+    if columns > 1:  # supports of the two categories: how much more it supports 1
+        s = s[:, 1] - s[:, 0]
+    order = np.argsort(s, kind="stable")
+    out, into = order[:guesses // 2], order[canaries - (guesses - guesses // 2):]
+    correct = int(np.count_nonzero(~included[out]) + np.count_nonzero(included[into]))
+    lower = one_run_epsilon(guesses, correct, confidence, delta, canaries)
+    ceiling = one_run_epsilon(guesses, guesses, confidence, delta, canaries)
+    seconds = time.perf_counter() - start
+    return OneRunAudit(mechanism.describe(), pair, canaries, guesses, correct, confidence,
+                       delta, lower, ceiling, claim, bool(lower > claim), seconds)

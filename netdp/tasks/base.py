@@ -7,7 +7,8 @@ subclass, registered by one line in :mod:`netdp.tasks`. It declares:
 * ``prepare``: how it loads the data, builds the graph and picks the randomizer;
 * ``run``: what the holders do with the token, along one run's trace;
 * ``tracking``: which pairwise tracker applies on which topology;
-* ``view``: what one observer sees of one run (for audits);
+* ``view``: what one observer sees of one run, and ``audit_worlds``: the two neighbouring
+  data sets an audit of that view compares;
 * ``utility``: the utility report over the runs.
 
 The run loop (:func:`netdp.api.simulate`) never branches on the task.
@@ -23,7 +24,7 @@ from typing import Any, ClassVar
 
 from netdp.config import Section, SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
+from netdp.errors import InputError, check
 from netdp.reports import Report, Utility
 from netdp.tasks.setup import Setup, Streams, View
 from netdp.tasks.tracking import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
@@ -121,6 +122,19 @@ class Task(ABC):
 
         Uses the same streams as :meth:`run`, so the view is the run's own.
         """
+
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """The data of two neighbouring worlds that differ in ``node``'s data only: the
+        pair a protocol audit replays (spec accounting.md §5.1). A task that can be
+        audited picks the pair its claim must cover at its worst (the ends of the range,
+        say); none by default."""
+        raise InputError("task", f"{self.label} declares no neighbouring worlds: its "
+                         "protocol cannot be audited")
+
+    def gaussian_view(self, setup: Setup) -> bool:
+        """Whether the observer's view is a Gaussian shift between the two audit worlds
+        (a linear map of Gaussian noise): the Gaussian-DP fit is then the tight test."""
+        return False
 
     def epsilon0(self, setup: Setup) -> float:
         """The LDP level of one contribution."""

@@ -146,6 +146,12 @@ class FractionTask(Task):
                                float(np.mean([abs(o.estimate - truth) for o in outcomes])),
                                theoretical_std(setup, truth))
 
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s bit 0 or 1."""
+        low, high = (np.where(np.arange(setup.topology.n) == node, bit, setup.data)
+                     .astype(np.int8) for bit in (0, 1))
+        return low, high
+
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The running sums of reports the observer receives."""
         reports = self.reports(setup, trace, streams)

@@ -37,7 +37,7 @@ from netdp.reports import (
     row,
 )
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View
+from netdp.tasks.setup import Setup, Streams, View, range_worlds
 from netdp.tasks.sum import DATA, real_values
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking, draw_coalition
 
@@ -254,21 +254,37 @@ class GossipTracker(Tracker):
                                        (cfg.accountants or ("rdp",))[0])
         return eps
 
+    def _ldp(self) -> tuple[float, str]:
+        """Every node's LDP ε (one Gaussian release) and how it is computed."""
+        from netdp.privacy.sgd import epsilon
+
+        cfg, sigma = self.setup.config, self.setup.memo["sigma"]
+        if (cfg.accountants or ("rdp",))[0] == "pld":
+            from netdp.privacy.accountants import gaussian_epsilon
+
+            return (float(gaussian_epsilon(1.0 / sigma, cfg.delta)),
+                    "one Gaussian release per node: exact (1/sigma)-Gaussian DP")
+        return (float(epsilon(1.0 / (2.0 * sigma**2), cfg.delta)),
+                "one Gaussian release per node: RDP alpha / (2 sigma^2), converted")
+
+    def node_ldp(self) -> np.ndarray | None:
+        return np.full(self.setup.topology.n, self._ldp()[0])
+
+    def coalition_losses(self) -> np.ndarray | None:
+        if not self.coalitions:
+            return None
+        cfg, first = self.setup.config, self.coalitions[0]
+        eps = first.epsilon(self.setup.memo["sigma"], cfg.delta,
+                            (cfg.accountants or ("rdp",))[0])[0]
+        return np.where(first.pair_mask()[0], eps, np.nan)
+
     def report(self) -> GossipPrivacy:
         from netdp.privacy import gossip
-        from netdp.privacy.sgd import epsilon
         from netdp.privacy.tracker import QUANTILES as Q
 
         setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         sigma, delta, n = setup.memo["sigma"], cfg.delta, setup.topology.n
-        if (cfg.accountants or ("rdp",))[0] == "pld":
-            from netdp.privacy.accountants import gaussian_epsilon
-
-            eps_ldp = float(gaussian_epsilon(1.0 / sigma, delta))
-            how = "one Gaussian release per node: exact (1/sigma)-Gaussian DP"
-        else:
-            eps_ldp = float(epsilon(1.0 / (2.0 * sigma**2), delta))
-            how = "one Gaussian release per node: RDP alpha / (2 sigma^2), converted"
+        eps_ldp, how = self._ldp()
         ldp = LdpSummary(how, eps_ldp, eps_ldp, eps_ldp)
         details = {"gossip_matrix": sec.gossip_matrix, "accelerated": sec.accelerated,
                    "steps": setup.steps, "spectral_gap": setup.memo["gap"]}
@@ -509,6 +525,14 @@ class GossipSumTask(Task):
         sec = _section(setup)
         return {"name": "gaussian", "sigma": setup.memo["sigma"] * (sec.high - sec.low),
                 "sigma_over_sensitivity": setup.memo["sigma"], "once_per_node": True}
+
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s value at the low and at the high end of the range."""
+        return range_worlds(setup, node)
+
+    def gaussian_view(self, setup: Setup) -> bool:
+        """The messages are a linear map of the Gaussian noise: yes."""
+        return True
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The states of the observer's neighbours at every step (the messages it gets)."""

@@ -243,6 +243,15 @@ class HistogramTask(Task):
             ldp_mse=ldp_mse(setup.mechanism, first.truth, setup.topology.n),
             reports=first.reports, dummies=first.dummies, projected=sec.project)
 
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s category 0 or 1."""
+        worlds = []
+        for category in (0, 1):
+            data = np.array(setup.data, copy=True)
+            data[node] = category
+            worlds.append(data)
+        return worlds[0], worlds[1]
+
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The aggregates the observer receives, replaying the run's reports."""
         from netdp.protocols.histogram import perturbed_reports

@@ -90,6 +90,17 @@ class View:
     published: np.ndarray
 
 
+def range_worlds(setup: Setup, node: int) -> tuple[np.ndarray, np.ndarray]:
+    """The values with ``node``'s at the low and at the high end of the range (``low``,
+    ``high``): the neighbouring worlds of a sum's audit, the farthest apart."""
+    worlds = []
+    for end in ("low", "high"):
+        data = np.array(setup.data, dtype=float, copy=True)
+        data[node] = setup.config.get(end)
+        worlds.append(data)
+    return worlds[0], worlds[1]
+
+
 def with_seed(config: SimulationConfig) -> SimulationConfig:
     """The config with its seed drawn from the OS when it has none."""
     return config if config.seed is not None else config.replace(seed=seeding.fresh_seed())

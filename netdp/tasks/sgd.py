@@ -271,6 +271,7 @@ class SgdTracker(Tracker):
         self.tracking = bool(setup.config.accountants)
         self.tracked: list[tuple[np.ndarray, np.ndarray]] = []
         self.pairs: np.ndarray | None = None
+        self.ldp: np.ndarray | None = None
         if self.tracking or keep_pairs:
             check(n <= MATRIX_LIMIT, "nodes", f"pairwise sgd tracking holds an n x n matrix: "
                   f"up to n = {MATRIX_LIMIT} (got {n}); pass --no-tracking for larger runs")
@@ -287,12 +288,19 @@ class SgdTracker(Tracker):
             regime = "network" if "network" in cals else next(
                 (r for r in regimes if r != "nonprivate"), None)
             if regime is not None:
-                eps = _pair_epsilons(coef, cals[regime].sigma, cfg.get("lipschitz"), cfg.delta)
+                sigma, clip = cals[regime].sigma, cfg.get("lipschitz")
+                eps = _pair_epsilons(coef, sigma, clip, cfg.delta)
                 np.fill_diagonal(eps, np.nan)
                 self.pairs = eps
+                updates = outcome.curves[regime].contributions.astype(float)
+                self.ldp = _pair_epsilons(updates, sigma, clip, cfg.delta)
 
     def matrix(self) -> np.ndarray | None:
         return self.pairs
+
+    def node_ldp(self) -> np.ndarray | None:
+        """The first run's, in the regime of :meth:`matrix` (kept with the pairs)."""
+        return self.ldp
 
     def report(self) -> SgdPrivacy:
         cfg = self.setup.config
@@ -502,6 +510,13 @@ class SgdTask(Task):
                           "lipschitz": cfg.get("lipschitz"), "lr": cfg.get("lr"),
                           "lr_schedule": cfg.get("lr_schedule"), "radius": cfg.get("radius")},
                 "curves": mean_curves(setup, outcomes)}
+
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s rows replaced by a canary row whose clipped gradient points one way
+        or the other (:func:`netdp.learning.datasets.canary`)."""
+        from netdp.learning.datasets import canary_worlds
+
+        return canary_worlds(setup.data, node)
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The models the observer receives (first regime), replaying the run's noise."""

@@ -421,6 +421,20 @@ class GossipSgdTracker(Tracker):
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
 
+    def _paired(self) -> Calibration:
+        """The regime of :meth:`matrix`: network where it runs, else the first private."""
+        cals = {c.regime: c for c in self._private()}
+        return cals.get("network") or next(iter(cals.values()))
+
+    def node_ldp(self) -> np.ndarray | None:
+        if not self._private():
+            return None
+        from netdp.privacy.sgd import epsilon
+
+        local = epsilon(self.setup.steps / (2.0 * self._paired().noise_multiplier**2),
+                        self.setup.config.delta)
+        return np.full(self.setup.topology.n, float(local))
+
     def _private(self) -> list[Calibration]:
         return [c for c in self.setup.memo["calibrations"].values() if c.noise_multiplier > 0]
 
@@ -429,8 +443,7 @@ class GossipSgdTracker(Tracker):
             return None
         from netdp.privacy.sgd import epsilon_upper
 
-        cals = {c.regime: c for c in self._private()}
-        cal = cals.get("network") or next(iter(cals.values()))
+        cal = self._paired()
         coef = self.joint.matrix()
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
@@ -597,6 +610,13 @@ class GossipSgdTask(Task):
         return (f"gossip  {setup.steps} rounds of (a noisy gradient step, then "
                 f"{memo['gossip_steps']} {how}), {sec.gossip_matrix} weights, spectral gap "
                 f"{memo['gap']:.4g}")
+
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s rows replaced by a canary row whose clipped gradient points one way
+        or the other (:func:`netdp.learning.datasets.canary`)."""
+        from netdp.learning.datasets import canary_worlds
+
+        return canary_worlds(setup.data, node)
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The states of the observer's neighbours at every gossip step of every round

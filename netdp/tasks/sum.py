@@ -22,7 +22,15 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.reports import Report, Utility, fmt, row
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
+from netdp.tasks.setup import (
+    Setup,
+    Streams,
+    View,
+    build_topology,
+    range_worlds,
+    resolve,
+    values_from_file,
+)
 from netdp.tasks.tracking import Tracking
 
 ADDITIVE = ("gaussian", "laplace")
@@ -282,7 +290,8 @@ class SumTask(Task):
                  "rates from the walk's taboo chain (union bound), composed by KOV or RDP; "
                  f"every observer up to {DENSE_NODES} nodes, sampled beyond",
                  _graph_walk_losses, ("kov", "rdp"), ADDITIVE, icml_theory,
-                 note=_graph_walk_note, by_distance=_graph_walk_by_distance),
+                 note=_graph_walk_note, by_distance=_graph_walk_by_distance,
+                 theory_per_pair=False),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
@@ -335,6 +344,15 @@ class SumTask(Task):
             return (f"{mechanism} reports replace the values at every hop; pairwise tracking "
                     "of their sums is not implemented, only the LDP baseline is reported")
         return super().untracked_note(setup)
+
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s value at the low and at the high end of the range."""
+        return range_worlds(setup, node)
+
+    def gaussian_view(self, setup: Setup) -> bool:
+        from netdp.mechanisms.noise import Gaussian
+
+        return isinstance(setup.mechanism, Gaussian)
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The partial sums the observer receives, replaying the run's draws."""

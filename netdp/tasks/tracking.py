@@ -48,6 +48,21 @@ class Tracker(ABC):
         """The ``n x n`` matrix ``M[u, v] = ε(u → v)`` when it was asked for."""
         return None
 
+    def node_ldp(self) -> np.ndarray | None:
+        """Each node's local-DP ε (mean over the runs added), where the tracker has it."""
+        return None
+
+    def coalition_losses(self) -> np.ndarray | None:
+        """With a coalition: every node's ε towards the first run's coalition observing as
+        one (NaN for its members), where the tracker has it."""
+        return None
+
+    def pair_bounds(self, report: PrivacyReport) -> dict[str, float]:
+        """The report's theory curves that bound every pair's ε at this setting: what an
+        audit of one pair must stay under. None by default; a curve that is a mean over
+        pairs, or no bound at all, is only shown."""
+        return {}
+
 
 LossesFn = Callable[[Setup, Trace, str, "Sequence[int] | None", bool], Any]
 
@@ -80,6 +95,9 @@ class Tracking:
     by_distance
         ``by_distance(setup, tables) -> rows``: an accountant's losses over all runs by hop
         distance from ``u`` to ``v`` (:class:`~netdp.reports.DistanceRow`).
+    theory_per_pair
+        Whether every curve of ``theory`` bounds each pair's loss (``False``: a mean over
+        pairs, shown beside the tracked losses but not held to per pair).
     """
 
     topology: str
@@ -91,6 +109,7 @@ class Tracking:
     ldp: Callable[[Setup, Trace], np.ndarray] | None = None
     note: Callable[[Setup, Sequence[Any]], str | None] | None = None
     by_distance: Callable[[Setup, Sequence[Any]], tuple[DistanceRow, ...]] | None = None
+    theory_per_pair: bool = True
 
     def covers(self, kind: str, mechanism: str | None) -> bool:
         """Whether it applies to a topology of this kind and this mechanism."""
@@ -191,8 +210,9 @@ class PairwiseTracker(Tracker):
         if tracking is None:
             return
         assert tracking.losses is not None, "a Tracking without losses needs its own Tracker"
+        keep = self.keep_pairs or coalition is not None  # a coalition's pairs: one per node
         for name, runs in self.losses.items():
-            runs.append(tracking.losses(setup, trace, name, coalition, self.keep_pairs))
+            runs.append(tracking.losses(setup, trace, name, coalition, keep))
         if self.keep_pairs:
             first = next(iter(self.losses.values()))[-1].matrix()
             self.sum_matrix = first if self.sum_matrix is None else self.sum_matrix + first
@@ -201,6 +221,23 @@ class PairwiseTracker(Tracker):
         if self.sum_matrix is None:
             return None
         return self.sum_matrix / len(self.ldp)
+
+    def node_ldp(self) -> np.ndarray | None:
+        return np.mean(self.ldp, axis=0) if self.ldp else None
+
+    def coalition_losses(self) -> np.ndarray | None:
+        if not self.coalitions or not self.losses:
+            return None
+        first = next(iter(self.losses.values()))[0]
+        out = np.full(first.n, float(first.base[0]))
+        assert first.nodes is not None
+        out[first.nodes] = first.values
+        out[list(self.coalitions[0])] = np.nan
+        return out
+
+    def pair_bounds(self, report: PrivacyReport) -> dict[str, float]:
+        per_pair = self.tracking is not None and self.tracking.theory_per_pair
+        return dict(getattr(report, "theory", {})) if per_pair else {}
 
     def _summary(self, runs: Sequence[Any]) -> PairSummary:
         """One accountant's summary over the runs, by distance where the tracker says."""

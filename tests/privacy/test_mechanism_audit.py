@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from netdp.mechanisms.base import FrequencyOracle
 from netdp.mechanisms.noise import Laplace
@@ -146,6 +147,118 @@ def test_one_run_bound():
     assert 0 < eps <= 2.0
 
 
+def brute_one_run_epsilon(guesses, correct, canaries, delta, confidence=0.95, step=1e-4):
+    """The one-run (ε, δ) bound by brute force, without scipy: the Binomial law from
+    ``math.lgamma`` on a grid of ε with spacing ``step``, the theorem's tail bound
+    ``f(v) + 2 m δ max_i (f(v-i) - f(v))/i`` at each, and the last grid ε before the
+    first one that it does not reject."""
+    r, v = guesses, correct
+    k = np.arange(r + 1)
+    log_choose = np.array([math.lgamma(r + 1) - math.lgamma(j + 1) - math.lgamma(r - j + 1)
+                           for j in k])
+    eps = np.arange(0.0, 5.0, step)  # every bound tested lies below 5
+    q = 1 / (1 + np.exp(-eps))
+    pmf = np.exp(log_choose + np.outer(np.log(q), k) + np.outer(np.log1p(-q), r - k))
+    f_v = pmf[:, v:].sum(axis=1)
+    windows = np.cumsum(pmf[:, v - 1::-1], axis=1)  # P[v-i <= B <= v-1], i = 1 .. v
+    alpha = (windows / np.arange(1, v + 1)).max(axis=1)
+    p = np.minimum(1.0, f_v + 2 * canaries * delta * alpha)
+    first = int(np.argmax(p > 1 - confidence))
+    return float(eps[first - 1]) if first > 0 else 0.0
+
+
+@pytest.mark.parametrize(("guesses", "correct", "canaries", "delta"), [
+    (100, 90, 1000, 1e-5), (200, 180, 2000, 1e-4), (60, 50, 600, 1e-3),
+    (100, 100, 1000, 1e-3),  # 2 m δ = 2 > 1: the scan before the bisection
+    (150, 120, 150, 0.0),
+])
+def test_one_run_delta_bound_matches_brute_force(guesses, correct, canaries, delta):
+    """The (ε, δ) bound of Steinke et al. (main theorem with δ, §5) is the first ε its tail bound
+    does not reject: the brute force's grid value lies at most one grid step below."""
+    got = audit.one_run_epsilon(guesses, correct, 0.95, delta, canaries)
+    want = brute_one_run_epsilon(guesses, correct, canaries, delta)
+    assert want > 0
+    assert want - 1e-9 <= got < want + 1e-4 + 1e-9
+
+
+def test_one_run_delta_zero_is_the_pure_bound_and_delta_only_lowers_it():
+    for guesses, correct in [(100, 100), (200, 160), (1000, 620), (50, 30)]:
+        p = float(stats.beta.ppf(1 - 0.95, correct, guesses - correct + 1))
+        pure = max(0.0, math.log(p / (1 - p)))
+        assert audit.one_run_epsilon(guesses, correct) == pure  # bit for bit
+        assert audit.one_run_epsilon(guesses, correct, delta=0.0, canaries=guesses) == pure
+        bounds = [audit.one_run_epsilon(guesses, correct, 0.95, d, 10 * guesses)
+                  for d in (0.0, 1e-9, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)]
+        assert all(a >= b for a, b in zip(bounds, bounds[1:], strict=False)), bounds
+        assert bounds[1] == pytest.approx(pure, abs=1e-5)
+
+
+def test_one_run_p_value_bounds_an_eps_delta_randomized_response():
+    """A mechanism that is (ε, δ)-DP per canary: with probability δ it reveals the canary,
+    else ε-randomized response. Guessing every canary from its output is right
+    ``Binomial(m, δ + (1 - δ) q)`` times, more often than ε-DP allows, and the theorem's
+    bound must still hold at every count (it fails without its δ term)."""
+    m, eps, delta = 400, 1.0, 1e-3
+    q = math.exp(eps) / (1 + math.exp(eps))
+    for v in range(int(m * q), m + 1, 5):
+        tail = float(stats.binom.sf(v - 1, m, delta + (1 - delta) * q))
+        assert tail <= audit.one_run_p_value(m, v, eps, delta, m) + 1e-15
+    assert any(stats.binom.sf(v - 1, m, delta + (1 - delta) * q) > stats.binom.sf(v - 1, m, q)
+               for v in range(int(m * q), m))
+
+
+def test_one_run_epsilon_refuses_bad_input_by_name():
+    with pytest.raises(ValueError, match="correct"):
+        audit.one_run_epsilon(10, 11)
+    with pytest.raises(ValueError, match="confidence"):
+        audit.one_run_epsilon(10, 5, confidence=1.0)
+    with pytest.raises(ValueError, match="delta"):
+        audit.one_run_epsilon(10, 5, delta=1.0, canaries=10)
+    with pytest.raises(ValueError, match="canaries"):
+        audit.one_run_epsilon(10, 5, delta=1e-5)
+    with pytest.raises(ValueError, match="canaries"):
+        audit.one_run_epsilon(10, 5, delta=1e-5, canaries=9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_one_run_audit_is_sound_on_a_gaussian_with_1000_canaries(seed):
+    """The must-show: one run of 1000 canaries through the Gaussian mechanism at (2, 1e-5)
+    proves a positive ε_lb at or below 2 (mean 0.66 over 20 seeds, least 0.21, at the
+    default 100 guesses)."""
+    mech = mechanism_audit.build("gaussian", 2.0, 1e-5)
+    got = mechanism_audit.one_run_audit(mech, 1000, seed)
+    assert got.delta == 1e-5 and got.guesses == 100
+    assert 0 < got.epsilon_lower <= 2.0 and not got.violation
+    assert got.epsilon_lower <= got.ceiling
+
+
+def test_one_run_audit_exceeds_a_tight_claim_at_most_at_its_rate():
+    """Laplace at ε = 2 with its noise exactly calibrated: its top and bottom outputs have
+    likelihood ratio e^2, so the count right is ``Binomial(200, e^2/(1+e^2))`` and ε_lb >
+    2 happens with probability 0.049 (the Binomial test's size). Over 1000 seeds the rate
+    stays below 0.05 + 3 standard errors (0.071)."""
+    mech = mechanism_audit.build("laplace", 2.0)
+    above = sum(mechanism_audit.one_run_audit(mech, 2000, seed).epsilon_lower > 2.0
+                for seed in range(1000))
+    assert above / 1000 < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_one_run_audit_catches_half_scale_laplace(seed):
+    """The planted bug (true ε = 2 at a claimed 1) in one run of 2000 canaries, 200
+    guesses: caught at 1999 seeds of 2000 tried."""
+    got = mechanism_audit.one_run_audit(HalfScaleLaplace(1.0, 2.0), 2000, seed)
+    assert got.violation and 1.0 < got.epsilon_lower <= 2.0
+
+
+def test_one_run_audit_of_an_oracle_uses_the_support_difference():
+    got = mechanism_audit.one_run_audit(mechanism_audit.build("oue", 2.0, 0.0, 8), 2000, 3)
+    assert got.pair == (0, 1) and got.delta == 0.0
+    assert 0.5 < got.epsilon_lower <= 2.0
+    with pytest.raises(ValueError, match="guesses"):
+        mechanism_audit.one_run_audit(Laplace(1.0, 2.0), 100, 0, guesses=101)
+
+
 def test_auditor_refuses_bad_scores_by_name():
     with pytest.raises(ValueError, match="as many trials"):
         Auditor(np.zeros(10), np.zeros(11))
@@ -178,10 +291,28 @@ def test_cli_exit_status_and_json(capsys):
     assert code == 1 and "VIOLATION" in out
 
 
+def test_cli_one_run_exit_status_and_json(capsys):
+    code, out, _ = run_cli(capsys, "--mechanism", "gaussian", "--epsilon", "2", "--delta",
+                           "1e-5", "--one-run", "--canaries", "1000", "--json")
+    assert code == 0
+    a = json.loads(out)["audit"]
+    assert {"method", "canaries", "guesses", "correct", "confidence", "delta",
+            "epsilon_lower", "claim_epsilon", "violation", "seconds"} <= set(a)
+    assert a["method"] == "one-run" and a["canaries"] == 1000 and a["guesses"] == 100
+    assert a["delta"] == 1e-5 and 0 < a["epsilon_lower"] <= 2 and a["violation"] is False
+    code, out, _ = run_cli(capsys, "--mechanism", "laplace", "--epsilon", "2", "--one-run",
+                           "--canaries", "2000", "--guesses", "200", "--claim-epsilon", "1")
+    assert code == 1 and "VIOLATION" in out and "200 (100 out, 100 in" in out
+
+
 @pytest.mark.parametrize(("argv", "flag"), [
     (["--mechanism", "nope"], "--mechanism"), (["--trials", "2"], "--trials"),
     (["--epsilon", "-1"], "--epsilon"), (["--confidence", "1.5"], "--confidence"),
     (["--claim-epsilon", "nan"], "--claim-epsilon"),
+    (["--one-run", "--canaries", "1"], "--canaries"),
+    (["--one-run", "--guesses", "0"], "--guesses"),
+    (["--one-run", "--canaries", "100", "--guesses", "101"], "--guesses"),
+    (["--one-run", "--task", "sum"], "--one-run"), (["--guesses", "10"], "--guesses"),
 ])
 def test_cli_bad_input_is_one_line_exit_2(capsys, argv, flag):
     code, out, err = run_cli(capsys, *argv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 
 import numpy as np
 import pytest
@@ -20,7 +21,15 @@ SETTINGS = {
                                domain=4),
     "sum-gossip-cycle": dict(task="sum", protocol="gossip", topology="cycle", nodes=8,
                              steps=2),
+    "sgd-ring": dict(task="sgd", topology="ring", nodes=8, rounds=3, dataset="synthetic",
+                     model="linear"),
+    "sgd-complete": dict(task="sgd", topology="complete", nodes=8, steps=32,
+                         dataset="synthetic"),
+    "sgd-gossip-cycle": dict(task="sgd", protocol="gossip", topology="cycle", nodes=8,
+                             steps=2, dataset="synthetic", model="linear"),
+    "fraction-complete": dict(task="fraction", topology="complete", nodes=8, steps=48),
 }
+TRIALS = {"sgd-complete": 300, "sgd-gossip-cycle": 200}  # a replay trains a model
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))
@@ -30,7 +39,7 @@ def test_sandwich_for_sampled_pairs(name, epsilon):
     rng = np.random.default_rng(17)
     for _ in range(2):
         v, u = (int(x) for x in rng.choice(8, size=2, replace=False))
-        got = audit_protocol(config, v, u, 600)
+        got = audit_protocol(config, v, u, TRIALS.get(name, 600))
         r = got.result
         assert got.sandwich, (f"{name} at eps0 = {epsilon}, pair {u} -> {v}: eps_lb = "
                               f"{r.epsilon_lower}, tracker {got.tracker_epsilon}, LDP "
@@ -47,6 +56,18 @@ def test_the_audit_has_power_on_an_exposed_pair():
                               epsilon=4.0))
     got = audit_protocol(config, 0, 5, 2000)
     assert got.result.epsilon_lower > 0.5
+    assert got.sandwich
+
+
+def test_the_sgd_audit_has_power_on_an_exposed_pair():
+    """sgd on a ring of 4: the canary's clipped update reaches its successor under its own
+    noise and the 2 updates since the observer's last visit, 3 turns; at ε = 16 500
+    held-out replays prove ε_lb of about 1.8, below the tracker's 18.5 (which assumes the
+    observer knows the model before the update, the worst case)."""
+    config = make_config(dict(task="sgd", topology="ring", nodes=4, rounds=3, seed=3,
+                              epsilon=16.0, dataset="synthetic", model="linear"))
+    got = audit_protocol(config, 0, 3, 1000)
+    assert got.result.epsilon_lower > 1.0
     assert got.sandwich
 
 
@@ -72,17 +93,19 @@ def test_linear_scores_separate_a_mean_shift():
     assert s1[200:].mean() - s0[200:].mean() > 0.8
 
 
-def test_bad_pairs_and_tasks_are_refused():
+def test_bad_pairs_and_tasks_are_refused(monkeypatch):
     from netdp.errors import InputError
+    from netdp.tasks.base import Task
+    from netdp.tasks.sum import SumTask
 
     config = make_config(dict(task="sum", topology="ring", nodes=6, seed=1))
     with pytest.raises(InputError, match="node"):
         audit_protocol(config, 2, 2, 100)
     with pytest.raises(InputError, match="observer"):
         audit_protocol(config, 9, 1, 100)
-    with pytest.raises(InputError, match="task"):
-        audit_protocol(make_config(dict(task="sgd", topology="ring", nodes=6, seed=1)),
-                       0, 1, 100)
+    monkeypatch.setattr(SumTask, "audit_worlds", Task.audit_worlds)  # declares none
+    with pytest.raises(InputError, match="no neighbouring worlds"):
+        audit_protocol(config, 0, 1, 100)
 
 
 def test_cli_protocol_audit_json(capsys):
@@ -130,7 +153,10 @@ def test_a_tracker_that_drops_the_attributable_neighbour_is_caught():
 @pytest.mark.parametrize(("argv", "flag"), [
     (["--topology", "ring", "--nodes", "5", "--observer", "9"], "--observer"),
     (["--topology", "hypercube", "--nodes", "256"], "--nodes"),
-    (["--topology", "ring", "--nodes", "5", "--set", "coalition=\"1,2\""], "--coalition"),
+    (["--topology", "ring", "--nodes", "5", "--coalition", "1,2"], "--node"),
+    (["--topology", "ring", "--nodes", "5", "--coalition", "1,2", "--node", "2"], "--node"),
+    (["--topology", "ring", "--nodes", "5", "--coalition", "1,9", "--node", "3"],
+     "--coalition"),
     (["--topology", "ring", "--nodes", "5", "--set", "nope=1"], "--nope"),
 ])
 def test_cli_protocol_bad_input_is_one_line_exit_2(capsys, argv, flag):
@@ -139,3 +165,72 @@ def test_cli_protocol_bad_input_is_one_line_exit_2(capsys, argv, flag):
     code = main(["audit", "--task", "sum", "--trials", "10", *argv])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.count("\n") == 1 and flag in err, err
+
+
+def test_a_ring_that_forgets_the_dummies_is_caught(monkeypatch):
+    """A planted protocol bug: node 0 opens the ring's histogram token without its dummy
+    reports, while the tracker counts on them. Observer 1 then receives node 0's report
+    alone, an ε0-LDP release, where the tracker claims the shuffle of that report among
+    n - 1 dummies (1.14 at n = 300, ε0 = 2, one turn). 1000 held-out replays per world
+    prove about 1.9 (the ceiling of a report at ε0 = 2 is 2); the true protocol proves
+    nothing above the tracker's figure."""
+    import dataclasses
+
+    from netdp.tasks.histogram import HistogramTask
+
+    config = make_config(dict(task="histogram", topology="ring", nodes=300, rounds=1,
+                              seed=1, epsilon=2.0, domain=2))
+    honest = audit_protocol(config, 1, 0, 2000)
+    assert honest.sandwich and not honest.result.epsilon_lower > honest.tracker_epsilon
+    view = HistogramTask.view
+
+    def forgets_the_dummies(self, setup, trace, streams, observer):
+        forgetful = dataclasses.replace(setup, config=setup.config.replace(dummies=0))
+        return view(self, forgetful, trace, streams, observer)
+
+    monkeypatch.setattr(HistogramTask, "view", forgets_the_dummies)
+    buggy = audit_protocol(config, 1, 0, 2000)
+    assert buggy.tracker_epsilon == honest.tracker_epsilon  # the tracker still counts them
+    assert buggy.result.epsilon_lower > buggy.tracker_epsilon, (
+        f"eps_lb {buggy.result.epsilon_lower} vs tracker {buggy.tracker_epsilon}")
+    assert not buggy.sandwich
+
+
+COALITIONS = {name: SETTINGS[name] for name in ("sum-ring", "sum-complete", "histogram-ring",
+                                                 "histogram-complete", "sum-gossip-cycle")}
+
+
+@pytest.mark.parametrize("name", list(COALITIONS))
+def test_coalition_sandwich(name):
+    """A coalition observes as one, pooling its members' views; the sandwich holds for
+    the node between them and for one away from them."""
+    config = make_config(dict(COALITIONS[name], seed=3, epsilon=4.0, coalition="1,3"))
+    for u in (2, 6):
+        got = audit_protocol(config, None, u, 600)
+        assert got.coalition == (1, 3) and got.observer == -1
+        assert got.sandwich, (f"{name}, {u} -> {{1, 3}}: eps_lb = "
+                              f"{got.result.epsilon_lower}, tracker {got.tracker_epsilon}, "
+                              f"LDP {got.ldp_epsilon}")
+
+
+def test_a_coalition_around_a_ring_node_sees_it_in_the_clear():
+    """Nodes 1 and 3 hold both ring neighbours of node 2, whose contributions carry no
+    noise (one draw per n - 1 hops, none of them 2's): they read x_2 exactly. The tracker
+    says so (inf), and the audit proves its ceiling; one node alone proves far less."""
+    config = make_config(dict(COALITIONS["sum-ring"], seed=3, epsilon=4.0, coalition="1,3"))
+    got = audit_protocol(config, None, 2, 2000)
+    assert got.tracker_epsilon == math.inf and got.sandwich
+    assert got.result.epsilon_lower == pytest.approx(got.result.ceiling, rel=0.01)
+    alone = audit_protocol(make_config(dict(COALITIONS["sum-ring"], seed=3, epsilon=4.0)),
+                           3, 2, 2000)
+    assert alone.result.epsilon_lower < 0.5 * got.result.epsilon_lower
+
+
+def test_cli_coalition_json(capsys):
+    from netdp.cli import main
+
+    code = main(["audit", "--task", "histogram", "--topology", "ring", "--nodes", "8",
+                 "--coalition", "1,3", "--node", "2", "--trials", "400", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["coalition"] == [1, 3] and out["observer"] == -1
+    assert out["audit"]["sandwich"] is True and out["audit"]["pair_bounds"] == []
