@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition", "hashes",
-              "sources")
+              "sources", "paths")
 
 
 def fresh_seed() -> int:

@@ -44,7 +44,9 @@ one-run audits (--one-run; Steinke, Nasr and Jagielski 2023):
 
 protocol audits (--task TASK; gossip with --set protocol=gossip):
   The protocol runs once (its walk is then fixed) and is replayed TRIALS times with
-  fresh noise; observer V's view (every token or message it receives) is compared
+  fresh noise, and the walk's hidden stretches (where V does not see the token) drawn
+  again from its law given V's view (--fixed-path keeps them); observer V's view
+  (every token or message it receives) is compared
   between two worlds that differ in node U's data only (the ends of the range, categories
   0 and 1, or, for sgd, a canary row whose clipped gradient points one way or the other).
   Fisher's linear discriminant, fitted on the first half, makes each view one number.
@@ -118,6 +120,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="the node whose value changes (default: the node that first "
                        "hands the observer the token, else the first it hands it to; "
                        "gossip: its first neighbour)")
+    proto.add_argument("--fixed-path", action="store_true",
+                       help="keep the walk that ran, path and all, in every replay (the "
+                       "mechanism given the path); by default the hidden stretches are "
+                       "drawn again from the walk's law given the observer's view, the "
+                       "mechanism the trackers bound")
     proto.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="any other simulate parameter (repeatable), e.g. --set delta=1e-5")
     p.set_defaults(handler=audit)
@@ -287,7 +294,8 @@ def protocol(args: argparse.Namespace) -> int:
               "coalition (a node outside it)")
         assert observer is not None
         node = _first_predecessor(config, observer)
-    result = audit_protocol(config, observer, node, args.trials, args.confidence)
+    result = audit_protocol(config, observer, node, args.trials, args.confidence,
+                            paths="fixed" if args.fixed_path else "secret")
     claim = result.tracker_epsilon if args.claim_epsilon is None else args.claim_epsilon
     violation = result.result.epsilon_lower > claim
     if args.json:
@@ -301,6 +309,10 @@ def protocol(args: argparse.Namespace) -> int:
     print(f"netdp audit: {args.task} on {config.topology}, node {node} -> {who}, "
           f"{r.trials:,} held-out replays per world "
           f"({r.confidence:.0%} confidence)")
+    print("  paths         " + ("hidden stretches drawn again in every replay (the "
+                                  "trackers' mechanism)" if result.paths == "secret" else
+                                  "the walk that ran, its path known (public on the ring; "
+                                  "gossip has none)"))
     print(f"  eps lower     {fmt(r.epsilon_lower)}  (ceiling {fmt(r.ceiling)})")
     if r.gdp_epsilon is not None:
         print(f"  Gaussian DP   mu >= {fmt(r.mu_lower)}, eps >= {fmt(r.gdp_epsilon)}")

@@ -80,6 +80,11 @@ class Router:
             return 0
         return int(rng.random() * self.topology.n)
 
+    def start_law(self) -> np.ndarray:
+        """The law of :meth:`start`: ``(n,)`` probabilities."""
+        n = self.topology.n
+        return np.eye(n)[0] if self.topology.kind == "ring" else np.full(n, 1.0 / n)
+
     def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Uniforms for ``size`` hops: shape ``(size, width)``; none for the ring."""
         if self.topology.kind == "ring":

@@ -34,6 +34,8 @@ import numpy as np
 from netdp.errors import InputError, check
 from netdp.privacy.auditor import Auditor, AuditResult, SplitThreshold
 
+PATHS = ("secret", "fixed")
+
 
 @dataclass(frozen=True)
 class ProtocolAudit:
@@ -58,6 +60,10 @@ class ProtocolAudit:
         Time to replay and score the trials.
     coalition
         The members of the coalition that observed as one (``None``: one node).
+    paths
+        ``secret``: the walk's hidden stretches were drawn again in every trial (the
+        trackers' mechanism); ``fixed``: the walk that ran, path known (also gossip, which
+        has no path).
     """
 
     observer: int
@@ -69,6 +75,7 @@ class ProtocolAudit:
     pair_bounds: tuple[str, ...]
     seconds: float
     coalition: tuple[int, ...] | None = None
+    paths: str = "secret"
 
     @property
     def sandwich(self) -> bool:
@@ -87,6 +94,7 @@ class ProtocolAudit:
         """``{observer, node, audit: {..., tracker_epsilon, ldp_epsilon, sandwich}}``."""
         coalition = {} if self.coalition is None else {"coalition": list(self.coalition)}
         return {"observer": self.observer, "node": self.node, **coalition,
+                "paths": self.paths,
                 "audit": {**self.result.to_dict(), "tracker_epsilon": self.tracker_epsilon,
                           "ldp_epsilon": self.ldp_epsilon, "theory": self.theory,
                           "pair_bounds": list(self.pair_bounds), "sandwich": self.sandwich,
@@ -94,11 +102,17 @@ class ProtocolAudit:
 
 
 def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
-                   confidence: float = 0.95,
-                   strategy: SplitThreshold | None = None) -> ProtocolAudit:
+                   confidence: float = 0.95, strategy: SplitThreshold | None = None,
+                   paths: str = "secret") -> ProtocolAudit:
     """Audit the pair ``(node → observer)`` of the protocol ``config`` describes; with a
     coalition in ``config`` (``observer`` then ``None``), the coalition observes as one
-    and sees what all its members see."""
+    and sees what all its members see.
+
+    ``paths="secret"`` draws the walk's hidden stretches again in every trial, from its
+    law given the observer's view (:mod:`netdp.privacy.hidden_paths`): the mechanism the
+    trackers bound. ``"fixed"`` keeps the walk that ran, path and all: the mechanism given
+    the path, which an observer who knew it would face.
+    """
     from netdp.tasks import task_of
     from netdp.tasks.setup import Streams, with_seed
     from netdp.tasks.tracking import draw_coalition
@@ -119,16 +133,24 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
     check(0 <= node < n and node not in members, "node",
           f"must lie in 0..{n - 1} and not be an observer (got {node})")
     check(trials >= 4, "trials", f"must be at least 4 (got {trials})")
+    check(paths in PATHS, "paths", f"must be one of {', '.join(PATHS)} (got {paths!r})")
     strategy = strategy or SplitThreshold()
     worlds = [dataclasses.replace(setup, data=data) for data in task.audit_worlds(setup, node)]
     trace = task.trace(setup, Streams(setup.seed, 0))
     start = time.perf_counter()
-    views = [np.stack([np.concatenate([_flat(task.view(world, trace, Streams(setup.seed, 1 + r),
-                                                       v)) for v in members])
-                       for r in range(trials)]) for world in worlds]
+    walks = _hidden_paths(setup, trace, members, trials) if paths == "secret" else None
+
+    def replay(world: Any, r: int) -> np.ndarray:
+        walk = trace if walks is None else dataclasses.replace(trace, holders=walks[r])
+        return np.concatenate([_flat(task.view(world, walk, Streams(setup.seed, 1 + r), v))
+                               for v in members])
+
+    views = [np.stack([replay(world, r) for r in range(trials)]) for world in worlds]
     s0, s1 = linear_scores(views[0], views[1], strategy.fit_size(trials))
-    result = Auditor(s0, s1, confidence, float(config.delta)).audit(
-        strategy, gaussian=task.gaussian_view(setup))
+    # resampled paths make the view a mixture over paths: no longer a Gaussian shift
+    gaussian = task.gaussian_view(setup) and walks is None
+    result = Auditor(s0, s1, confidence, float(config.delta)).audit(strategy,
+                                                                    gaussian=gaussian)
     seconds = time.perf_counter() - start
     try:
         tracker = task.tracker(setup, keep_pairs=coalition is None)
@@ -151,7 +173,30 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
     assert ldp is not None, "a tracker with pair losses knows each node's LDP loss"
     return ProtocolAudit(members[0] if coalition is None else -1, node, result, tracked,
                          float(ldp[node]), theory, bounds, seconds,
-                         None if coalition is None else tuple(members))
+                         None if coalition is None else tuple(members),
+                         paths if walks is not None else "fixed")
+
+
+def _hidden_paths(setup: Any, trace: Any, members: list[int],
+                  trials: int) -> np.ndarray | None:
+    """``(trials, tokens, steps)`` walks with the trace's law given the members' view;
+    ``None`` where there is nothing to draw: no walk (gossip), or a public path (every
+    node has one next holder: the ring)."""
+    if trace.holders.size == 0:
+        return None
+    from netdp.engine.routing import Router
+    from netdp.privacy.graph_walk import transition_matrix
+    from netdp.privacy.hidden_paths import resample
+    from netdp.tasks.setup import Streams
+
+    walk = setup.config.walk
+    P = transition_matrix(setup.topology, walk).toarray()
+    if int((P > 0).sum(axis=1).max()) == 1:
+        return None
+    start = Router(setup.topology, walk).start_law()
+    rng = Streams(setup.seed, 0).generator("paths")
+    return np.stack([resample(h, P, start, members, rng, trials) for h in trace.holders],
+                    axis=1)
 
 
 def linear_scores(views0: np.ndarray, views1: np.ndarray,

@@ -119,15 +119,20 @@ def test_cli_protocol_audit_json(capsys):
     assert {"tracker_epsilon", "ldp_epsilon", "sandwich", "epsilon_lower", "claim_epsilon",
             "violation"} <= set(a)
     assert a["sandwich"] is True and out["node"] == 5  # the predecessor on the ring
+    assert out["paths"] == "fixed"  # the ring's path is public: nothing to draw
+    for flags, paths in (([], "secret"), (["--fixed-path"], "fixed")):
+        code = main(["audit", "--task", "sum", "--topology", "complete", "--nodes", "6",
+                     "--trials", "100", "--json", *flags])
+        assert code == 0 and json.loads(capsys.readouterr().out)["paths"] == paths
 
 
 def test_a_tracker_that_drops_the_attributable_neighbour_is_caught():
     """A planted tracker bug: it forgets that v knows whom it handed the token to and who
-    handed it back, so every
-    pair of v gets v's non-attributable (subsampled) loss, the observer's base. On the
-    complete graph at ε0 = 4 the most attributed node's view is a Gaussian shift (the walk
-    is fixed), so the Gaussian-DP fit is the tight test: with 2000 held-out replays it
-    proves more than the buggy figure, and stays below the real tracker's."""
+    handed it back, so every pair of v gets v's non-attributable (subsampled) loss, the
+    observer's base. On the complete graph at ε0 = 4 (n = 6, T = 60) that is 3.38 for the
+    most attributed node, where the real tracker says 9.19. The hidden paths are drawn
+    again in every replay (the trackers' mechanism), so the view is a mixture over paths
+    and Clopper-Pearson is the test: 20 000 held-out replays prove 3.68 (9 s)."""
     from netdp.privacy.tracker import walk_losses
     from netdp.tasks import task_of
     from netdp.tasks.setup import Streams
@@ -144,10 +149,27 @@ def test_a_tracker_that_drops_the_attributable_neighbour_is_caught():
     u = max(sorted(set(ends)), key=ends.count)  # the most attributable node
     z = setup.mechanism.sigma / setup.mechanism.sensitivity
     buggy = float(walk_losses(trace, 4.0, config.delta, z, "pld").base[v])
-    got = audit_protocol(config, v, u, 4000)
-    assert got.result.gdp_epsilon is not None
-    assert got.result.gdp_epsilon > buggy, (got.result.gdp_epsilon, buggy)
-    assert got.sandwich and got.result.gdp_epsilon <= got.tracker_epsilon
+    got = audit_protocol(config, v, u, 40_000)
+    assert got.paths == "secret" and got.result.gdp_epsilon is None
+    assert got.result.epsilon_lower > buggy, (got.result.epsilon_lower, buggy)
+    assert got.sandwich
+
+
+def test_hidden_paths_are_drawn_again_and_the_ring_has_one():
+    """The default audit draws the hidden stretches of the walk again per replay: on the
+    complete graph the replays' views differ from the fixed-path audit's; on the ring,
+    whose path is public, both audits are the same numbers."""
+    ring = make_config(dict(SETTINGS["sum-ring"], seed=3, epsilon=4.0))
+    secret, fixed = (audit_protocol(ring, 0, 7, 400, paths=p) for p in ("secret", "fixed"))
+    assert secret.result == fixed.result and secret.paths == "fixed"
+    assert secret.result.gdp_epsilon is not None  # the ring's view is a Gaussian shift
+    complete = make_config(dict(SETTINGS["sum-complete"], seed=3, epsilon=4.0))
+    secret, fixed = (audit_protocol(complete, 0, 3, 400, paths=p) for p in ("secret", "fixed"))
+    assert (secret.paths, fixed.paths) == ("secret", "fixed")
+    # a mixture over paths is not a Gaussian shift: no Gaussian-DP fit there
+    assert secret.result.gdp_epsilon is None and fixed.result.gdp_epsilon is not None
+    assert secret.result.epsilon_lower != fixed.result.epsilon_lower
+    assert secret.sandwich and fixed.sandwich
 
 
 @pytest.mark.parametrize(("argv", "flag"), [
