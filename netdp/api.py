@@ -15,10 +15,13 @@ from typing import Any
 
 from netdp import __version__
 from netdp.config import SimulationConfig
-from netdp.reports import Report, RunRecord
+from netdp.reports import FaultsReport, NotCompleted, Report, RunRecord
 from netdp.resources import check_footprint
 from netdp.tasks import make_config, task_of
 from netdp.tasks.setup import Setup, Streams, with_seed
+
+# the fault parameters at their fault-free values: the baseline beside a faulty run
+FAULT_FREE = {"loss": "0", "churn": "none", "crash": None, "slow": None}
 
 
 def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None = None,
@@ -55,22 +58,41 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
     config, topo = setup.config, setup.topology
     task = task_of(config)
     tracker = task.tracker(setup, keep_pairs)
-    outcomes, records = [], []
+    outcomes, records, logs, lost = [], [], [], []
     for r in _progress(config.runs, progress):
         start = time.perf_counter()
         streams = Streams(setup.seed, r)
         trace = task.trace(setup, streams)
+        if trace.faults is not None:
+            logs.append(trace.faults.to_dict())
+            lost += [f"run {r}, token {k} at step {i} (t = {t:.4g}): {why}"
+                     for k, i, t, why in trace.faults.lost_tokens]
+        if not trace.completed:  # a token was lost: a result, with no estimate
+            records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
+                                     time.perf_counter() - start, completed=False))
+            continue
         outcome = task.run(setup, trace, streams)
         tracker.add(r, trace, outcome)
         outcomes.append(outcome)
         records.append(RunRecord(r, task.record(outcome), trace.hops,
                                  time.perf_counter() - start))
+    faults = None
+    if logs:
+        free = run(task.prepare(config.replace(**FAULT_FREE)), False, False)
+        faults = FaultsReport(tuple(logs), tuple(lost), {"utility": free.utility.to_dict(),
+                                                         "privacy": free.privacy.to_dict()})
+    if not outcomes:
+        gone = NotCompleted(f"every run lost a token ({lost[0]})")
+        return Report(config=config, version=__version__, engine=config.engine,
+                      topology=topo, mechanism=task.describe_mechanism(setup),
+                      runs=tuple(records), utility=gone, privacy=gone, faults=faults,
+                      process=task.process_line(setup))
     return Report(config=config, version=__version__, engine=config.engine,
                   topology=topo, mechanism=task.describe_mechanism(setup),
                   runs=tuple(records), utility=task.utility(setup, outcomes),
                   privacy=tracker.report(), sections=task.sections(setup, outcomes),
                   pairs=tracker.matrix(), outcomes=tuple(outcomes),
-                  process=task.process_line(setup))
+                  process=task.process_line(setup), faults=faults)
 
 
 def _progress(runs: int, progress: bool | None) -> Any:

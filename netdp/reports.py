@@ -52,18 +52,90 @@ class PrivacyReport(Part):
 
 
 @dataclass(frozen=True)
+class NotCompleted(Utility, PrivacyReport):
+    """The utility and privacy of runs none of which finished (a token was lost): a
+    result, not an error."""
+
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"completed": False, "note": self.message}
+
+    def lines(self, report: Report) -> list[str]:
+        return []  # the faults section says why
+
+
+@dataclass(frozen=True)
+class FaultsReport(Part):
+    """What went wrong over the runs (the ``faults`` object), beside the fault-free run of
+    the same configuration and seed.
+
+    Attributes
+    ----------
+    runs
+        Each run's :meth:`~netdp.engine.trace.FaultLog.to_dict`.
+    lost_tokens
+        ``"run r, token k at step i (t = ...): why"`` for each token lost.
+    fault_free
+        ``{"utility": ..., "privacy": ...}`` of the same runs without faults.
+    """
+
+    runs: tuple[Mapping[str, Any], ...]
+    lost_tokens: tuple[str, ...]
+    fault_free: Mapping[str, Any]
+
+    def totals(self) -> dict[str, Any]:
+        """Counts summed over the runs, times and downtime averaged."""
+        keys = ("sent", "resent", "lost", "duplicated", "skipped", "lost_tokens")
+        out: dict[str, Any] = {k: int(sum(r[k] for r in self.runs)) for k in keys}
+        out["completed"] = all(r["completed"] for r in self.runs)
+        out["completed_runs"] = sum(bool(r["completed"]) for r in self.runs)
+        for k in ("completion_time", "node_downtime"):
+            out[k] = float(np.mean([r[k] for r in self.runs]))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.totals(), "messages_lost_share": self._share(),
+                "lost_token_log": list(self.lost_tokens), "runs": [dict(r) for r in self.runs],
+                "fault_free": dict(self.fault_free)}
+
+    def _share(self) -> float:
+        sent = sum(r["sent"] for r in self.runs)
+        return float(sum(r["lost"] for r in self.runs) / sent) if sent else 0.0
+
+    def lines(self, report: Report) -> list[str]:
+        t = self.totals()
+        out = ["", f"  faults  {t['sent']:,} sends ({t['resent']:,} again), {t['lost']:,} "
+                   f"messages lost, {t['duplicated']:,} duplicates dropped, {t['skipped']:,} "
+                   f"nodes skipped; nodes down {t['node_downtime']:.1%} of the time",
+               f"          {t['completed_runs']} of {len(self.runs)} run(s) completed, in "
+               f"{fmt(t['completion_time'])} time units on average"]
+        out += [f"          lost: {line}" for line in self.lost_tokens[:5]]
+        if len(self.lost_tokens) > 5:
+            out.append(f"          ... and {len(self.lost_tokens) - 5} more (see --json)")
+        if not t["completed_runs"]:
+            out.append("          no run completed: no estimate and no privacy figures (a "
+                       "result, not an error)")
+        out.append("          the same runs without faults: faults.fault_free in --json")
+        return out
+
+
+@dataclass(frozen=True)
 class RunRecord:
-    """One run: its index, the task's per-run figures, hops and wall time."""
+    """One run: its index, the task's per-run figures, hops and wall time; a run whose
+    token was lost has no figures and ``completed`` false."""
 
     run: int
     metrics: Mapping[str, float]
     hops: int
     runtime_s: float
+    completed: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"run", <metrics>, "hops", "runtime_s"}``."""
+        """``{"run", <metrics>, "hops", "runtime_s"}`` (and ``completed`` when false)."""
+        done = {} if self.completed else {"completed": False}
         return {"run": self.run, **self.metrics, "hops": self.hops,
-                "runtime_s": self.runtime_s}
+                "runtime_s": self.runtime_s, **done}
 
     def to_json(self) -> dict[str, Any]:
         """The same, strict JSON."""
@@ -110,6 +182,7 @@ class Report:
     pairs: np.ndarray | None = None
     outcomes: tuple[Any, ...] = ()
     process: str | None = None
+    faults: FaultsReport | None = None
     schema: int = SCHEMA
 
     @property
@@ -138,6 +211,8 @@ class Report:
         out.update({"hops": self.hops, "runtime_s": self.runtime_s,
                     "utility": self.utility.to_dict(), "privacy": self.privacy.to_dict(),
                     "runs": [r.to_dict() for r in self.runs]})
+        if self.faults is not None:
+            out["faults"] = self.faults.to_dict()
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -151,6 +226,8 @@ class Report:
         lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}{observer}",
                  self.walk_line()]
         lines += self.utility.lines(self) + self.privacy.lines(self)
+        if self.faults is not None:
+            lines += self.faults.lines(self)
         moves = "messages" if cfg.get("protocol") == "gossip" else "hops"
         lines += ["", f"  {self.hops:,} {moves} in {self.runtime_s:.3g} s; seed {self.seed} "
                       f"(rerun with --seed {self.seed})"]

@@ -23,9 +23,10 @@ ACCOUNTANTS = ("kov", "rdp", "pld")
 PROTOCOLS = ("walk", "gossip")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 
-RUN, PRIVACY, TRACKING, TIME, OUTPUT = ("what to run", "local randomizer",
-                                        "privacy tracking", "time and engines",
-                                        "reproducibility and output")
+RUN, PRIVACY, TRACKING, TIME, FAULTS, OUTPUT = (
+    "what to run", "local randomizer", "privacy tracking", "time and engines",
+    "faults (event engine, walks)", "reproducibility and output")
+ON_LOSS = ("resend", "skip")
 
 
 @dataclass(frozen=True)
@@ -84,11 +85,31 @@ class SimulationConfig:
                                   metavar="IDS|random:C", group=TRACKING)
     engine: str = param("auto", "event (simpy), vector (numpy) or auto: vector whenever it "
                         "is exact", choices=ENGINES, group=TIME)
-    latency: str = param("1", "hop latency: a number, exp:MEAN or uniform:LOW:HIGH",
+    latency: str = param("1", "hop latency: a number, exp:MEAN, uniform:LOW:HIGH, or "
+                         "heavy-tailed pareto:SCALE:SHAPE or lognormal:MEDIAN:SIGMA",
                          metavar="LAW", group=TIME)
     service_time: float = param(0.0, "time a node keeps a token; with several tokens, "
                                 "tokens queue at busy nodes (event engine)", low=0.0,
                                 metavar="S", group=TIME)
+    loss: str = param("0", "message loss on every link: P (iid), ge:P_GB:P_BG[:BAD[:GOOD]] "
+                      "(Gilbert-Elliott bursts) or file:LINKS.csv (src,dst,p)", metavar="LAW",
+                      group=FAULTS)
+    churn: str = param("none", "node on/off sessions: exp:MEAN_UP:MEAN_DOWN, "
+                       "weibull:SHAPE:MEAN_UP:MEAN_DOWN or file:DOWN.csv (node,down,up)",
+                       metavar="LAW", group=FAULTS)
+    crash: float | None = param(None, "mean time to a crash-stop failure of each node "
+                                "(exponential)", kind=float, low=0.0, low_open=True,
+                                metavar="MEAN", group=FAULTS, default_text="no crashes")
+    slow: str | None = param(None, "stragglers: each node is slow with probability F and "
+                             "serves and forwards X times slower", kind=str,
+                             metavar="F:X", group=FAULTS, default_text="none")
+    on_loss: str = param("resend", "when a hand-off fails: resend (to the same node until it "
+                         "acks; duplicates dropped) or skip (route around down nodes: "
+                         "biased towards nodes that are up)", choices=ON_LOSS, group=FAULTS)
+    timeout: float = param(4.0, "time a sender waits for the ack before it sends again",
+                           low=0.0, low_open=True, metavar="S", group=FAULTS)
+    retries: int = param(20, "sends after the first before the token counts as lost",
+                         low=0, high=10**6, metavar="R", group=FAULTS)
     seed: int | None = param(None, "seed of the run", kind=int, low=0, high=2**128 - 1,
                              metavar="INT", group=OUTPUT,
                              default_text="fresh from the OS, printed in the output")
@@ -131,8 +152,15 @@ class SimulationConfig:
         if self.coalition is not None:
             parse_coalition(self.coalition)
         from netdp.engine.clock import parse_latency
+        from netdp.engine.faults import from_config
 
         parse_latency(self.latency)
+        if from_config(self) is not None:
+            check(self.protocol == "walk", "loss", "faults apply to walks (the event "
+                  "engine); gossip runs synchronous rounds without them")
+            check(self.engine != "vector", "engine", "vector has no faults; use event or auto")
+            check(not (topology == "ring" and self.on_loss == "skip"), "on-loss",
+                  "the ring's schedule is fixed: a skipped node breaks it; use resend")
 
     def __getattr__(self, name: str) -> Any:
         """The task's parameters read as attributes too: ``config.domain``."""

@@ -24,10 +24,11 @@ __all__ = ["ENGINES", "Latency", "Router", "Trace", "choose", "parse_latency", "
            "walk"]
 
 
-def choose(engine: str, tokens: int, service_time: float) -> str:
+def choose(engine: str, tokens: int, service_time: float, faults: bool = False) -> str:
     """Resolve ``auto``: the vector engine whenever it is exact.
 
-    It is exact unless tokens can queue at a node (several tokens and a service time).
+    It is exact unless tokens can queue at a node (several tokens and a service time) or
+    faults are on (only the event engine has them).
     """
     if engine not in ENGINES:
         raise InputError("engine", f"must be one of {', '.join(ENGINES)} (got {engine!r})")
@@ -36,19 +37,22 @@ def choose(engine: str, tokens: int, service_time: float) -> str:
         raise InputError("engine", "vector cannot queue tokens at busy nodes "
                          "(several tokens with --service-time > 0); use event or auto")
     if engine == "auto":
-        return "event" if contention else "vector"
+        return "event" if contention or faults else "vector"
     return engine
 
 
 def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
          latency: Latency = CONSTANT, latency_rngs: Sequence[np.random.Generator] = (),
-         service_time: float = 0.0) -> Trace:
-    """Run the named engine (``event`` or ``vector``) and return its trace."""
+         service_time: float = 0.0, faults: Any = None) -> Trace:
+    """Run the named engine (``event`` or ``vector``) and return its trace. ``faults``:
+    the run's :class:`~netdp.engine.events.FaultRun` (event engine only)."""
     if engine == "event":
         from netdp.engine.events import run
-    else:
-        from netdp.engine.vector import run
-    return run(router, steps, walk_rngs, latency, latency_rngs, service_time)
+
+        return run(router, steps, walk_rngs, latency, latency_rngs, service_time, faults)
+    from netdp.engine.vector import run as vector_run
+
+    return vector_run(router, steps, walk_rngs, latency, latency_rngs, service_time)
 
 
 def __getattr__(name: str) -> Any:

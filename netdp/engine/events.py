@@ -4,24 +4,55 @@ Each token is a process that takes the token to a holder, lets it work for the s
 time (one token at a time per node: later tokens queue), then sends it on with a
 latency. Routing uses the same :class:`~netdp.engine.routing.Router` and the same
 per-token streams as the vector engine, so without contention both record the same walk.
+With faults (:mod:`netdp.engine.faults`), each hand-off can fail: see :func:`run_faulty`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import simpy
 
 from netdp.engine.clock import CONSTANT, Latency
+from netdp.engine.faults import Faults, Nodes
 from netdp.engine.routing import CHUNK, Router
-from netdp.engine.trace import Trace
+from netdp.engine.trace import FaultLog, Trace
+
+
+@dataclass
+class FaultRun:
+    """The faults of one run: what is configured, the nodes' states, and one stream per
+    token for its messages (losses, the latencies of sends again and of acks, skips)."""
+
+    faults: Faults
+    nodes: Nodes
+    rngs: Sequence[np.random.Generator]
+    links: dict[tuple[int, int], bool] = field(default_factory=dict)  # Gilbert-Elliott: bad?
+
+    def lose(self, src: int, dst: int, rng: np.random.Generator) -> bool:
+        """Whether the link ``src -> dst`` loses this message."""
+        loss = self.faults.loss
+        if loss.law == "iid":
+            return loss.p > 0 and bool(rng.random() < loss.p)
+        if loss.law == "file":
+            p = loss.links.get((src, dst), 0.0)
+            return p > 0 and bool(rng.random() < p)
+        bad = self.links.get((src, dst), False)
+        bad = bool(rng.random() < loss.p_gb) if not bad else not bool(rng.random() < loss.p_bg)
+        self.links[src, dst] = bad
+        return bool(rng.random() < (loss.bad if bad else loss.good))
 
 
 def run(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
         latency: Latency = CONSTANT, latency_rngs: Sequence[np.random.Generator] = (),
-        service_time: float = 0.0) -> Trace:
+        service_time: float = 0.0, faults: FaultRun | None = None) -> Trace:
     """Simulate ``len(walk_rngs)`` tokens for ``steps`` steps each; see the vector engine."""
+    if faults is not None:
+        return run_faulty(router, steps, walk_rngs, latency, latency_rngs, service_time,
+                          faults)
     env = simpy.Environment()
     tokens = len(walk_rngs)
     holders = np.empty((tokens, steps), dtype=router.dtype)
@@ -60,3 +91,128 @@ def run(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
         env.process(token(k))
     env.run()
     return Trace(router.topology.n, holders, times, engine="event")
+
+
+def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
+               latency: Latency, latency_rngs: Sequence[np.random.Generator],
+               service_time: float, faults: FaultRun) -> Trace:
+    """The walk with faults. Each hop is a hand-off (module :mod:`netdp.engine.faults`):
+    the sender sends the token, and sends it again every ``timeout`` until an ack comes
+    back, at most ``retries`` times. The token moves on from the first copy that arrives;
+    later copies are duplicates. A down holder keeps the token until it is up again; a
+    crashed one loses it. The next holder comes from the walk's own uniforms, as without
+    faults, so the route is the fault-free one unless ``skip`` routes around a down node
+    (with a uniform from the faults stream).
+    """
+    env = simpy.Environment()
+    tokens, cfg, nodes = len(walk_rngs), faults.faults, faults.nodes
+    holders = np.full((tokens, steps), -1, dtype=router.dtype)
+    times = np.full((tokens, steps), np.nan)
+    queues: dict[int, simpy.Resource] = {}
+    counts = {"sent": 0, "resent": 0, "lost": 0, "duplicated": 0, "skipped": 0}
+    lost_tokens: list[tuple[int, int, float, str]] = []
+    reached: set[int] = set()
+
+    def uniforms(k: int) -> Iterator[np.ndarray]:
+        rng = walk_rngs[k]
+        for lo in range(0, steps, CHUNK):  # the fault-free engines' chunks
+            size = min(CHUNK, steps - lo) - (1 if lo == 0 else 0)
+            yield from router.draw(rng, size)
+
+    def latencies(k: int) -> Iterator[float]:
+        for lo in range(1, steps, CHUNK):
+            size = min(CHUNK, steps - lo)
+            yield from (latency.draw(latency_rngs[k], size).tolist()
+                        if not latency.is_constant else [latency.a] * size)
+
+    def fresh_latency(rng: np.random.Generator) -> float:
+        return latency.a if latency.is_constant else float(latency.draw(rng, 1)[0])
+
+    def hand_off(h: int, nxt: int, t: float, first: float,
+                 rng: np.random.Generator) -> tuple[int, float, float]:
+        """``(receiver, arrival, end)`` of the token sent by ``h`` at ``t``: arrival
+        ``inf`` when no copy arrives within the retries (``end``: when the sender gives
+        up). ``skip`` routes around a down receiver at once; ``retries + 1`` sends and
+        skips in all lose the token."""
+        if nxt == h:  # the holder keeps the token: no message
+            return nxt, t + first, t + first
+        arrival, sends = math.inf, 0
+        while sends <= cfg.retries:
+            reached.add(nxt)
+            if cfg.on_loss == "skip" and not nodes.is_up(nxt, t):
+                counts["skipped"] += 1
+                sends += 1
+                nxt = int(router.route(h, rng.random((1, router.width)))[0])
+                if nxt == h:
+                    return nxt, t + first, t + first
+                continue
+            lat = first if sends == 0 else fresh_latency(rng) * nodes.slowdown(h)
+            counts["sent"] += 1
+            counts["resent"] += sends > 0
+            sends += 1
+            got = t + lat
+            if faults.lose(h, nxt, rng) or not nodes.is_up(nxt, got):
+                counts["lost"] += 1
+            else:
+                if arrival == math.inf:
+                    arrival = got
+                else:
+                    counts["duplicated"] += 1
+                ack = got + fresh_latency(rng) * nodes.slowdown(nxt)
+                if faults.lose(nxt, h, rng) or not nodes.is_up(h, ack):
+                    counts["lost"] += 1
+                elif ack <= t + cfg.timeout:
+                    break  # acked in time: the sender is done
+            t = nodes.next_up(h, t + cfg.timeout)  # a down sender sends again once up
+            if t == math.inf:  # it crashed: nothing more is sent
+                return nxt, arrival, nodes.crash_time(h)
+        return nxt, arrival, t
+
+    def token(k: int):
+        rng, draws, delays = walk_rngs[k], uniforms(k), latencies(k)
+        h, row, clock = router.start(rng), holders[k], times[k]
+        for _ in range(cfg.retries + 1 if cfg.on_loss == "skip" else 0):
+            if nodes.is_up(h, 0.0):
+                break
+            counts["skipped"] += 1  # skip: the walk starts at a node that is up
+            reached.add(h)
+            h = router.start(faults.rngs[k])
+        for i in range(steps):
+            reached.add(h)
+            wake = nodes.next_up(h, env.now)
+            if wake == math.inf:
+                lost_tokens.append((k, i, env.now, f"node {h} crashed holding it"))
+                return
+            if wake > env.now:
+                yield env.timeout(wake - env.now)
+            row[i], clock[i] = h, env.now
+            serve = service_time * nodes.slowdown(h)
+            if serve > 0:
+                node = queues.get(h) or queues.setdefault(h, simpy.Resource(env, 1))
+                with node.request() as turn:
+                    yield turn
+                    clock[i] = env.now
+                    yield env.timeout(serve)
+            if i + 1 == steps:
+                return
+            nxt = int(router.route(h, next(draws)[None, :])[0])
+            first = next(delays) * nodes.slowdown(h)
+            if env.now >= nodes.crash_time(h):
+                lost_tokens.append((k, i + 1, env.now, f"node {h} crashed holding it"))
+                return
+            nxt, arrival, end = hand_off(h, nxt, env.now, first, faults.rngs[k])
+            if arrival == math.inf:
+                lost_tokens.append((k, i + 1, end, f"no copy reached node {nxt} in "
+                                    f"{cfg.retries + 1} sends or skips"))
+                return
+            yield env.timeout(arrival - env.now)
+            h = nxt
+
+    for k in range(tokens):
+        env.process(token(k))
+    env.run()
+    done = float(np.nanmax(times)) if np.isfinite(times).any() else 0.0
+    done = max([done, *(t for _, _, t, _ in lost_tokens)])
+    log = FaultLog(**counts, lost_tokens=tuple(sorted(lost_tokens)), completion_time=done,
+                   downtime=nodes.mean_downtime(reached, done))
+    return Trace(router.topology.n, holders, times, engine="event", faults=log)

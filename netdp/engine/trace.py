@@ -39,6 +39,53 @@ class GossipRounds:
 
 
 @dataclass(frozen=True, eq=False)
+class FaultLog:
+    """What went wrong in one run of the event engine with faults (spec §5).
+
+    Attributes
+    ----------
+    sent, resent
+        Messages that carried a token (first sends and sends again after a timeout).
+    lost
+        Messages lost: tokens and acks dropped by a link, and tokens sent to a node that
+        was down.
+    duplicated
+        Copies of a token that reached a receiver which already had it (dropped by it).
+    skipped
+        Next holders routed around because they were down (``skip``).
+    lost_tokens
+        ``(token, step, time, why)`` of each token lost; its steps from ``step`` on never
+        happened.
+    completion_time
+        When the last token made its last step (or was lost).
+    downtime
+        Mean share of ``[0, completion_time)`` that the nodes the walk tried to reach
+        were down.
+    """
+
+    sent: int
+    resent: int
+    lost: int
+    duplicated: int
+    skipped: int
+    lost_tokens: tuple[tuple[int, int, float, str], ...]
+    completion_time: float
+    downtime: float
+
+    @property
+    def completed(self) -> bool:
+        """Whether every token made all its steps."""
+        return not self.lost_tokens
+
+    def to_dict(self) -> dict:
+        """The counts of the ``faults`` section."""
+        return {"sent": self.sent, "resent": self.resent, "lost": self.lost,
+                "duplicated": self.duplicated, "skipped": self.skipped,
+                "lost_tokens": len(self.lost_tokens), "completed": self.completed,
+                "completion_time": self.completion_time, "node_downtime": self.downtime}
+
+
+@dataclass(frozen=True, eq=False)
 class Trace:
     """Holders and hop times of every token.
 
@@ -60,6 +107,9 @@ class Trace:
     gossip
         The rounds of a gossip run (optional; ``None`` for a walk, whose ``holders`` say
         everything). A gossip trace has no token: ``holders`` has shape ``(0, 0)``.
+    faults
+        What went wrong, when the run had faults (optional). A lost token's ``holders``
+        after its loss are ``-1``: those steps never happened.
     """
 
     n: int
@@ -68,6 +118,12 @@ class Trace:
     period: float = 1.0
     engine: str = "vector"
     gossip: GossipRounds | None = None
+    faults: FaultLog | None = None
+
+    @property
+    def completed(self) -> bool:
+        """Whether every token made all its steps (always, without faults)."""
+        return self.faults is None or self.faults.completed
 
     @property
     def tokens(self) -> int:

@@ -141,7 +141,10 @@ def resolve(config: SimulationConfig, topology: Topology, steps_per_node: int,
     ring = topology.kind == "ring"
     steps = config.rounds * n if ring else (config.steps or steps_per_node * n)
     walk = "simple" if topology.kind != "graph" else resolve_walk(topology, config.walk)
-    engine = choose(config.engine, config.tokens, config.service_time)
+    from netdp.engine.faults import from_config
+
+    engine = choose(config.engine, config.tokens, config.service_time,
+                    from_config(config) is not None)
     chosen = accountants if config.accountants is None else config.accountants
     resolved = config.replace(nodes=n, steps=None if ring else steps, walk=walk,
                               engine=engine, accountants=tuple(chosen), **section)

@@ -1,0 +1,226 @@
+"""Faults of the event engine: loss, churn, crashes, slow nodes; resend and skip."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from netdp import simulate
+from netdp.engine.faults import Churn, Faults, Loss, Nodes, parse_churn, parse_loss
+from netdp.tasks import make_config, task_of
+from netdp.tasks.setup import Streams
+
+BASE = dict(task="sum", topology="complete", nodes=20, steps=400, seed=5, epsilon=1.0)
+
+
+def trace_of(**params):
+    config = make_config({**BASE, **params})
+    task = task_of(config)
+    setup = task.prepare(config)
+    return setup, task.trace(setup, Streams(setup.seed, 0))
+
+
+def numbers(report):
+    """The report's JSON without timings."""
+    out = report.to_json()
+    out.pop("runtime_s")
+    for r in out["runs"]:
+        r.pop("runtime_s")
+    return out
+
+
+@pytest.mark.parametrize("extra", [dict(), dict(tokens=3, service_time=0.5),
+                                   dict(latency="exp:1", tokens=2)])
+def test_faults_that_never_strike_leave_the_run_as_it_was(extra):
+    """The faulty path with nothing going wrong (no node slow, links that lose nothing)
+    records the fault-free event engine's walk, hop for hop and time for time."""
+    _, free = trace_of(engine="event", **extra)
+    for quiet in (dict(slow="0:3", timeout=1e9), dict(loss="ge:0:1:0:0", slow="0:2",
+                                                      timeout=1e9)):
+        _, faulty = trace_of(engine="event", **extra, **quiet)
+        assert faulty.faults is not None and faulty.completed
+        assert np.array_equal(faulty.holders, free.holders)
+        assert np.array_equal(faulty.hop_times(), free.hop_times())
+        assert faulty.faults.lost == faulty.faults.duplicated == faulty.faults.resent == 0
+
+
+def test_fault_rates_at_zero_are_the_fault_free_run():
+    """Same seed, same numbers: every rate at 0 is the fault-free configuration."""
+    free = simulate({**BASE, "runs": 3})
+    zero = simulate({**BASE, "runs": 3, "loss": "0", "churn": "none", "on_loss": "skip",
+                     "timeout": 9.0, "retries": 3})
+    assert zero.faults is None
+    a, b = numbers(free), numbers(zero)
+    for key in ("on_loss", "timeout", "retries"):
+        a["config"].pop(key), b["config"].pop(key)
+    assert a == b
+
+
+def test_resend_keeps_the_route_and_its_duplicates_cost_nothing():
+    """With ack loss the sender sends again and the receiver gets duplicates. Resend
+    goes to the same receiver, so the walk is the fault-free one (only its times move):
+    every holder sees the same values, the estimate and every pairwise ε are the
+    fault-free ones, exactly. A duplicate repeats a value its receiver already has: it
+    is a function of the receiver's view and costs no privacy."""
+    faulty = simulate({**BASE, "loss": "0.3", "runs": 2})
+    free = faulty.faults.fault_free
+    t = faulty.faults.totals()
+    assert t["duplicated"] > 0 and t["resent"] > 0 and t["completed"]
+    assert faulty.utility.to_dict() == free["utility"]
+    assert faulty.privacy.to_dict()["empirical"] == free["privacy"]["empirical"]
+    _, a = trace_of(loss="0.3")
+    _, b = trace_of(engine="event")
+    assert np.array_equal(a.holders, b.holders)
+    assert (a.hop_times() >= b.hop_times()).all() and (a.hop_times() > b.hop_times()).any()
+
+
+def test_resend_estimate_is_unbiased_over_runs():
+    """Over 300 runs the resend estimate's mean is within 4 standard errors of the truth
+    (the route is the fault-free walk's, so this is the protocol's own unbiasedness,
+    kept under faults)."""
+    report = simulate({**BASE, "nodes": 10, "steps": 100, "runs": 300, "loss": "0.2",
+                       "epsilon": 2.0})
+    est = np.array([r.metrics["estimate"] for r in report.runs])
+    truth = report.utility.to_dict()["truth"]
+    se = est.std(ddof=1) / math.sqrt(est.size)
+    assert abs(est.mean() - truth) < 4 * se
+
+
+def test_skip_is_biased_towards_the_nodes_that_are_up(tmp_path):
+    """Nodes 0..4 are down for the whole run. skip routes around them: the walk starts at
+    an up node and every hop goes to a uniform up node, so the estimate's mean is the
+    mean over the up nodes. Its bias is mean_up - mean_all (here clearly nonzero: the
+    down nodes hold the largest values); 400 runs land within 4 standard errors of it,
+    and far from the unbiased truth."""
+    down = tmp_path / "down.csv"
+    config = make_config({**BASE, "nodes": 20, "steps": 200, "data": "normal"})
+    values = task_of(config).prepare(config).data
+    order = np.argsort(values)[::-1][:5]  # the largest values go down
+    down.write_text("node,down,up\n" + "".join(f"{u},0,inf\n" for u in order))
+    report = simulate({**BASE, "nodes": 20, "steps": 200, "data": "normal", "runs": 400,
+                       "churn": f"file:{down}", "on_loss": "skip", "epsilon": 4.0})
+    est = np.array([r.metrics["estimate"] for r in report.runs])
+    up = np.setdiff1d(np.arange(20), order)
+    want = values[up].mean()
+    se = est.std(ddof=1) / math.sqrt(est.size)
+    assert abs(est.mean() - want) < 4 * se
+    assert abs(est.mean() - values.mean()) > 10 * se  # the bias is real
+    assert report.faults.totals()["skipped"] > 0
+
+
+def test_resend_waits_for_a_down_node_and_skip_does_not():
+    """Under churn, resend keeps the route (sends again until the receiver is up); skip
+    routes around down receivers, so its walk differs from the fault-free one."""
+    _, free = trace_of(engine="event")
+    _, resend = trace_of(churn="exp:20:5")
+    _, skip = trace_of(churn="exp:20:5", on_loss="skip")
+    assert np.array_equal(resend.holders, free.holders)
+    assert resend.faults.lost > 0 and resend.faults.downtime > 0
+    assert skip.faults.skipped > 0 and not np.array_equal(skip.holders, free.holders)
+
+
+@pytest.mark.parametrize("params", [dict(loss=0.99), dict(crash=3.0),
+                                    dict(churn="exp:0.001:1000", on_loss="skip")])
+def test_a_run_that_cannot_finish_is_a_result(params, capsys):
+    """Loss 0.99, crashes, or every node down: the token is lost, the run ends with
+    completed false and exit status 0, and says why."""
+    from netdp.cli import main
+
+    argv = ["simulate", "--nodes", "20", "--steps", "400", "--seed", "5"]
+    for key, value in params.items():
+        argv += [f"--{key.replace('_', '-')}", str(value)]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["faults"]["completed"] is False and out["utility"]["completed"] is False
+    assert out["faults"]["lost_token_log"] and out["runs"][0]["completed"] is False
+    assert main(argv) == 0
+    assert "no run completed" in capsys.readouterr().out
+
+
+def test_gilbert_elliott_loses_in_bursts():
+    """A Gilbert-Elliott link loses messages in runs: at the same long-run rate as iid
+    loss, its losses come in longer bursts (mean run length 1 / P_BG = 5 vs about 1)."""
+    from netdp.engine.events import FaultRun
+
+    def runs_of(loss):
+        fr = FaultRun(Faults(loss), Nodes(Faults(loss), 2, 1, 0), [np.random.default_rng(0)])
+        lost = np.array([fr.lose(0, 1, fr.rngs[0]) for _ in range(20_000)])
+        edges = np.flatnonzero(np.diff(np.r_[0, lost.astype(int), 0]))
+        lengths = edges[1::2] - edges[::2]
+        return lost.mean(), lengths.mean()
+
+    ge = parse_loss("ge:0.05:0.2")
+    rate, burst = runs_of(ge)
+    assert rate == pytest.approx(ge.mean, abs=0.02)  # 0.2 lost in the long run
+    iid_rate, iid_burst = runs_of(Loss("iid", ge.mean))
+    assert burst > 3 * iid_burst
+
+
+def test_churn_sessions_have_their_availability():
+    """Exponential sessions of means 30 up and 10 down: each node is up 75 % of the
+    time, over 200 nodes and a horizon of 2000 (tolerance: a few standard errors of the
+    mean over nodes)."""
+    faults = Faults(churn=parse_churn("exp:30:10"))
+    nodes = Nodes(faults, 200, 7, 0)
+    down = np.array([nodes.downtime(v, 2000.0) / 2000.0 for v in range(200)])
+    assert down.mean() == pytest.approx(0.25, abs=4 * down.std() / math.sqrt(200) + 0.01)
+    times = np.linspace(0, 2000, 400)
+    up = np.array([[nodes.is_up(v, t) for t in times] for v in range(50)])
+    assert up.mean() == pytest.approx(0.75, abs=0.03)
+    assert all(nodes.is_up(3, nodes.next_up(3, t)) for t in times[:50])
+
+
+@pytest.mark.parametrize(("churn", "crash"), [("exp:30:10", None),
+                                               ("weibull:0.7:30:10", 50.0)])
+def test_mean_downtime_vectorised_is_the_per_node_sum(churn, crash):
+    faults = Faults(churn=parse_churn(churn), crash=crash)
+    fast = Nodes(faults, 300, 3, 0, horizon=1000).mean_downtime(range(300), 500.0)
+    nodes = Nodes(faults, 300, 3, 0, horizon=1000)
+    slow = np.mean([nodes.downtime(v, 500.0) for v in range(300)]) / 500.0
+    assert fast == pytest.approx(slow, rel=1e-12)
+    short = Nodes(faults, 300, 3, 0)  # few sessions drawn at first: the same schedule
+    assert short.mean_downtime(range(300), 500.0) == pytest.approx(slow, rel=1e-12)
+
+
+def test_churn_table_and_crashes():
+    faults = Faults(churn=Churn("file", table={1: [(2.0, 5.0)]}), crash=None)
+    nodes = Nodes(faults, 5, 1, 0)
+    assert nodes.is_up(1, 1.9) and not nodes.is_up(1, 2.0) and nodes.is_up(1, 5.0)
+    assert nodes.next_up(1, 3.0) == 5.0 and nodes.downtime(1, 10.0) == 3.0
+    crashing = Nodes(Faults(crash=10.0), 5, 1, 0)
+    c = crashing.crash_time(4)
+    assert not crashing.is_up(4, c) and crashing.next_up(4, c) == math.inf
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["--loss", "2"], "--loss"), (["--loss", "ge:0:0"], "--loss"),
+    (["--loss", "file:/nonexistent.csv"], "--loss"), (["--churn", "exp:0:1"], "--churn"),
+    (["--churn", "weibull:1:2"], "--churn"), (["--slow", "0.5"], "--slow"),
+    (["--latency", "pareto:1:0"], "--latency"),
+    (["--loss", "0.1", "--engine", "vector"], "--engine"),
+    (["--loss", "0.1", "--protocol", "gossip", "--topology", "cycle"], "--loss"),
+    (["--topology", "ring", "--churn", "exp:5:1", "--on-loss", "skip"], "--on-loss"),
+    (["--timeout", "0"], "--timeout"),
+])
+def test_bad_fault_parameters_are_one_line_exit_2(argv, flag, capsys):
+    from netdp.cli import main
+
+    code = main(["simulate", "--nodes", "10", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and flag in err, err
+
+
+def test_heavy_tailed_latency_laws():
+    from netdp.engine.clock import parse_latency
+
+    pareto = parse_latency("pareto:1:3")
+    x = pareto.draw(np.random.default_rng(0), 200_000)
+    assert x.min() >= 1.0 and x.mean() == pytest.approx(pareto.mean, rel=0.02)
+    logn = parse_latency("lognormal:2:0.5")
+    y = logn.draw(np.random.default_rng(1), 200_000)
+    assert np.median(y) == pytest.approx(2.0, rel=0.02)
+    assert y.mean() == pytest.approx(logn.mean, rel=0.02)
+    assert str(pareto) == "pareto:1:3"
