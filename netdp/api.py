@@ -71,8 +71,8 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
             records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
                                      time.perf_counter() - start, completed=False))
             continue
-        outcome = task.run(setup, trace, streams)
-        tracker.add(r, trace, outcome)
+        outcome = task.run(setup, trace.finished(), streams)
+        tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
         outcomes.append(outcome)
         records.append(RunRecord(r, task.record(outcome), trace.hops,
                                  time.perf_counter() - start))

@@ -86,7 +86,8 @@ class FaultsReport(Part):
 
     def totals(self) -> dict[str, Any]:
         """Counts summed over the runs, times and downtime averaged."""
-        keys = ("sent", "resent", "lost", "duplicated", "skipped", "lost_tokens")
+        keys = ("sent", "resent", "lost", "duplicated", "skipped", "regenerated",
+                "lost_tokens")
         out: dict[str, Any] = {k: int(sum(r[k] for r in self.runs)) for k in keys}
         out["completed"] = all(r["completed"] for r in self.runs)
         out["completed_runs"] = sum(bool(r["completed"]) for r in self.runs)
@@ -107,7 +108,8 @@ class FaultsReport(Part):
         t = self.totals()
         out = ["", f"  faults  {t['sent']:,} sends ({t['resent']:,} again), {t['lost']:,} "
                    f"messages lost, {t['duplicated']:,} duplicates dropped, {t['skipped']:,} "
-                   f"nodes skipped; nodes down {t['node_downtime']:.1%} of the time",
+                   f"nodes skipped, {t['regenerated']:,} tokens regenerated; nodes down "
+                   f"{t['node_downtime']:.1%} of the time",
                f"          {t['completed_runs']} of {len(self.runs)} run(s) completed, in "
                f"{fmt(t['completion_time'])} time units on average"]
         out += [f"          lost: {line}" for line in self.lost_tokens[:5]]

@@ -26,7 +26,7 @@ IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 RUN, PRIVACY, TRACKING, TIME, FAULTS, OUTPUT = (
     "what to run", "local randomizer", "privacy tracking", "time and engines",
     "faults (event engine, walks)", "reproducibility and output")
-ON_LOSS = ("resend", "skip")
+ON_LOSS = ("resend", "skip", "regenerate")
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,10 @@ class SimulationConfig:
                              "serves and forwards X times slower", kind=str,
                              metavar="F:X", group=FAULTS, default_text="none")
     on_loss: str = param("resend", "when a hand-off fails: resend (to the same node until it "
-                         "acks; duplicates dropped) or skip (route around down nodes: "
-                         "biased towards nodes that are up)", choices=ON_LOSS, group=FAULTS)
+                         "acks; duplicates dropped), skip (route around down nodes: biased "
+                         "towards nodes that are up) or regenerate (a node that gave up, or "
+                         "saw the next one crash, starts a new token; the lost one's "
+                         "exposures stay)", choices=ON_LOSS, group=FAULTS)
     timeout: float = param(4.0, "time a sender waits for the ack before it sends again",
                            low=0.0, low_open=True, metavar="S", group=FAULTS)
     retries: int = param(20, "sends after the first before the token counts as lost",
@@ -159,8 +161,9 @@ class SimulationConfig:
             check(self.protocol == "walk", "loss", "faults apply to walks (the event "
                   "engine); gossip runs synchronous rounds without them")
             check(self.engine != "vector", "engine", "vector has no faults; use event or auto")
-            check(not (topology == "ring" and self.on_loss == "skip"), "on-loss",
-                  "the ring's schedule is fixed: a skipped node breaks it; use resend")
+            check(not (topology == "ring" and self.on_loss != "resend"), "on-loss",
+                  "the ring's schedule is fixed: a skipped node or a new token breaks it; "
+                  "use resend")
 
     def __getattr__(self, name: str) -> Any:
         """The task's parameters read as attributes too: ``config.domain``."""

@@ -10,7 +10,7 @@ With faults (:mod:`netdp.engine.faults`), each hand-off can fail: see :func:`run
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,12 +24,15 @@ from netdp.engine.trace import FaultLog, Trace
 
 @dataclass
 class FaultRun:
-    """The faults of one run: what is configured, the nodes' states, and one stream per
-    token for its messages (losses, the latencies of sends again and of acks, skips)."""
+    """The faults of one run: what is configured, the nodes' states, one stream per token
+    for its messages (losses, the latencies of sends again and of acks, skips), and
+    ``spawn(k, g)``: the walk and latency streams of token ``k``'s ``g``-th regenerated
+    token."""
 
     faults: Faults
     nodes: Nodes
     rngs: Sequence[np.random.Generator]
+    spawn: Callable[[int, int], tuple[np.random.Generator, np.random.Generator]] | None = None
     links: dict[tuple[int, int], bool] = field(default_factory=dict)  # Gilbert-Elliott: bad?
 
     def lose(self, src: int, dst: int, rng: np.random.Generator) -> bool:
@@ -103,39 +106,47 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
     crashed one loses it. The next holder comes from the walk's own uniforms, as without
     faults, so the route is the fault-free one unless ``skip`` routes around a down node
     (with a uniform from the faults stream).
+
+    ``regenerate``: when a sender gives up on a hand-off (no ack after the retries), or
+    a holder crashes (its predecessor notices after a timeout), that node starts a new
+    token with an empty sum: a new row of the trace, walking ``steps`` steps from it, from
+    streams of its own (:attr:`FaultRun.spawn`). The lost token's row ends where it was
+    lost (``-1`` after). A sender that gave up while a copy did arrive leaves two tokens
+    walking, which is what it would do.
     """
     env = simpy.Environment()
-    tokens, cfg, nodes = len(walk_rngs), faults.faults, faults.nodes
-    holders = np.full((tokens, steps), -1, dtype=router.dtype)
-    times = np.full((tokens, steps), np.nan)
+    cfg, nodes = faults.faults, faults.nodes
+    rows: list[tuple[np.ndarray, np.ndarray]] = []  # (holders, times) per token walked
+    origin: list[int] = []  # the token each row walks for
+    finished: list[int] = []
     queues: dict[int, simpy.Resource] = {}
-    counts = {"sent": 0, "resent": 0, "lost": 0, "duplicated": 0, "skipped": 0}
+    counts = {"sent": 0, "resent": 0, "lost": 0, "duplicated": 0, "skipped": 0,
+              "regenerated": 0}
     lost_tokens: list[tuple[int, int, float, str]] = []
     reached: set[int] = set()
 
-    def uniforms(k: int) -> Iterator[np.ndarray]:
-        rng = walk_rngs[k]
+    def uniforms(rng: np.random.Generator) -> Iterator[np.ndarray]:
         for lo in range(0, steps, CHUNK):  # the fault-free engines' chunks
             size = min(CHUNK, steps - lo) - (1 if lo == 0 else 0)
             yield from router.draw(rng, size)
 
-    def latencies(k: int) -> Iterator[float]:
+    def latencies(rng: np.random.Generator) -> Iterator[float]:
         for lo in range(1, steps, CHUNK):
             size = min(CHUNK, steps - lo)
-            yield from (latency.draw(latency_rngs[k], size).tolist()
+            yield from (latency.draw(rng, size).tolist()
                         if not latency.is_constant else [latency.a] * size)
 
     def fresh_latency(rng: np.random.Generator) -> float:
         return latency.a if latency.is_constant else float(latency.draw(rng, 1)[0])
 
     def hand_off(h: int, nxt: int, t: float, first: float,
-                 rng: np.random.Generator) -> tuple[int, float, float]:
-        """``(receiver, arrival, end)`` of the token sent by ``h`` at ``t``: arrival
-        ``inf`` when no copy arrives within the retries (``end``: when the sender gives
-        up). ``skip`` routes around a down receiver at once; ``retries + 1`` sends and
-        skips in all lose the token."""
+                 rng: np.random.Generator) -> tuple[int, float, float, bool]:
+        """``(receiver, arrival, end, acked)`` of the token sent by ``h`` at ``t``:
+        arrival ``inf`` when no copy arrives within the retries; ``end`` when the sender
+        is done. ``skip`` routes around a down receiver at once; ``retries + 1`` sends and
+        skips in all end the hand-off."""
         if nxt == h:  # the holder keeps the token: no message
-            return nxt, t + first, t + first
+            return nxt, t + first, t + first, True
         arrival, sends = math.inf, 0
         while sends <= cfg.retries:
             reached.add(nxt)
@@ -144,7 +155,7 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                 sends += 1
                 nxt = int(router.route(h, rng.random((1, router.width)))[0])
                 if nxt == h:
-                    return nxt, t + first, t + first
+                    return nxt, t + first, t + first, True
                 continue
             lat = first if sends == 0 else fresh_latency(rng) * nodes.slowdown(h)
             counts["sent"] += 1
@@ -162,26 +173,55 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                 if faults.lose(nxt, h, rng) or not nodes.is_up(h, ack):
                     counts["lost"] += 1
                 elif ack <= t + cfg.timeout:
-                    break  # acked in time: the sender is done
+                    return nxt, arrival, ack, True  # acked in time: the sender is done
             t = nodes.next_up(h, t + cfg.timeout)  # a down sender sends again once up
             if t == math.inf:  # it crashed: nothing more is sent
-                return nxt, arrival, nodes.crash_time(h)
-        return nxt, arrival, t
+                return nxt, arrival, nodes.crash_time(h), False
+        return nxt, arrival, t, False
 
-    def token(k: int):
-        rng, draws, delays = walk_rngs[k], uniforms(k), latencies(k)
-        h, row, clock = router.start(rng), holders[k], times[k]
-        for _ in range(cfg.retries + 1 if cfg.on_loss == "skip" else 0):
+    def regenerate(k: int, gen: int, t: float, heir: int | None) -> bool:
+        """Whether ``heir`` starts token ``k``'s next token at ``t`` (``regenerate``, a
+        heir up by then, at most ``retries`` new tokens per token)."""
+        if (cfg.on_loss == "regenerate" and heir is not None and gen < cfg.retries
+                and t < nodes.crash_time(heir)):
+            counts["regenerated"] += 1
+            env.process(token(k, gen + 1, heir, t))
+            return True
+        return False
+
+    def lose(k: int, gen: int, i: int, t: float, why: str, heir: int | None) -> None:
+        """Token ``k``'s ``gen``-th token is lost at step ``i``: regenerated, or logged."""
+        if not regenerate(k, gen, t, heir):
+            lost_tokens.append((k, i, t, why))
+
+    def token(k: int, gen: int = 0, start: int | None = None, at: float = 0.0):
+        if gen == 0:
+            walk_rng = walk_rngs[k]
+            lat_rng = latency_rngs[k] if latency_rngs else np.random.default_rng(0)  # unused
+        else:
+            assert faults.spawn is not None, "regenerate needs the streams of new tokens"
+            walk_rng, lat_rng = faults.spawn(k, gen)
+        row, clock = np.full(steps, -1, dtype=router.dtype), np.full(steps, np.nan)
+        rows.append((row, clock))
+        origin.append(k)
+        index = len(rows) - 1
+        if at > env.now:
+            yield env.timeout(at - env.now)
+        draws, delays = uniforms(walk_rng), latencies(lat_rng)
+        h = router.start(walk_rng) if start is None else start
+        for _ in range(cfg.retries + 1 if cfg.on_loss == "skip" and gen == 0 else 0):
             if nodes.is_up(h, 0.0):
                 break
             counts["skipped"] += 1  # skip: the walk starts at a node that is up
             reached.add(h)
             h = router.start(faults.rngs[k])
+        previous: int | None = None
         for i in range(steps):
             reached.add(h)
             wake = nodes.next_up(h, env.now)
             if wake == math.inf:
-                lost_tokens.append((k, i, env.now, f"node {h} crashed holding it"))
+                lose(k, gen, i, nodes.crash_time(h) + cfg.timeout,
+                     f"node {h} crashed holding it", previous)
                 return
             if wake > env.now:
                 yield env.timeout(wake - env.now)
@@ -194,25 +234,35 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                     clock[i] = env.now
                     yield env.timeout(serve)
             if i + 1 == steps:
+                finished.append(index)
                 return
             nxt = int(router.route(h, next(draws)[None, :])[0])
             first = next(delays) * nodes.slowdown(h)
             if env.now >= nodes.crash_time(h):
-                lost_tokens.append((k, i + 1, env.now, f"node {h} crashed holding it"))
+                lose(k, gen, i + 1, nodes.crash_time(h) + cfg.timeout,
+                     f"node {h} crashed holding it", previous)
                 return
-            nxt, arrival, end = hand_off(h, nxt, env.now, first, faults.rngs[k])
-            if arrival == math.inf:
+            nxt, arrival, end, acked = hand_off(h, nxt, env.now, first, faults.rngs[k])
+            if not acked and cfg.on_loss == "regenerate":
+                if arrival == math.inf:
+                    lose(k, gen, i + 1, end, f"node {h} gave up on node {nxt}", h)
+                    return
+                regenerate(k, gen, end, h)  # a copy did arrive: that token walks on too
+            elif arrival == math.inf:
                 lost_tokens.append((k, i + 1, end, f"no copy reached node {nxt} in "
                                     f"{cfg.retries + 1} sends or skips"))
                 return
             yield env.timeout(arrival - env.now)
-            h = nxt
+            previous, h = h, nxt
 
-    for k in range(tokens):
+    for k in range(len(walk_rngs)):
         env.process(token(k))
     env.run()
+    holders = np.stack([r for r, _ in rows])
+    times = np.stack([c for _, c in rows])
     done = float(np.nanmax(times)) if np.isfinite(times).any() else 0.0
     done = max([done, *(t for _, _, t, _ in lost_tokens)])
     log = FaultLog(**counts, lost_tokens=tuple(sorted(lost_tokens)), completion_time=done,
-                   downtime=nodes.mean_downtime(reached, done))
+                   downtime=nodes.mean_downtime(reached, done),
+                   finished=tuple(sorted(finished)), origin=tuple(origin))
     return Trace(router.topology.n, holders, times, engine="event", faults=log)

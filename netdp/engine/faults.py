@@ -35,7 +35,7 @@ import numpy as np
 from netdp.engine.clock import is_number
 from netdp.errors import InputError, check
 
-ON_LOSS = ("resend", "skip")
+ON_LOSS = ("resend", "skip", "regenerate")
 SESSIONS = 8  # sessions drawn per node at once (more on demand)
 
 

@@ -53,14 +53,22 @@ class FaultLog:
         Copies of a token that reached a receiver which already had it (dropped by it).
     skipped
         Next holders routed around because they were down (``skip``).
+    regenerated
+        New tokens started in place of lost ones (``regenerate``).
     lost_tokens
-        ``(token, step, time, why)`` of each token lost; its steps from ``step`` on never
-        happened.
+        ``(token, step, time, why)`` of each token lost for good; its steps from ``step``
+        on never happened.
     completion_time
         When the last token made its last step (or was lost).
     downtime
         Mean share of ``[0, completion_time)`` that the nodes the walk tried to reach
         were down.
+    finished
+        The rows of the trace that made all their steps (the others were lost, and end
+        in ``-1``).
+    origin
+        For each row, the token it walks for (a regenerated token walks for the one it
+        replaces).
     """
 
     sent: int
@@ -68,20 +76,27 @@ class FaultLog:
     lost: int
     duplicated: int
     skipped: int
+    regenerated: int
     lost_tokens: tuple[tuple[int, int, float, str], ...]
     completion_time: float
     downtime: float
+    finished: tuple[int, ...] = ()
+    origin: tuple[int, ...] = ()
 
     @property
     def completed(self) -> bool:
-        """Whether every token made all its steps."""
-        return not self.lost_tokens
+        """Whether every token made all its steps (itself, or a token regenerated in its
+        place)."""
+        if not self.origin:
+            return not self.lost_tokens
+        return {self.origin[r] for r in self.finished} == set(self.origin)
 
     def to_dict(self) -> dict:
         """The counts of the ``faults`` section."""
         return {"sent": self.sent, "resent": self.resent, "lost": self.lost,
                 "duplicated": self.duplicated, "skipped": self.skipped,
-                "lost_tokens": len(self.lost_tokens), "completed": self.completed,
+                "regenerated": self.regenerated, "lost_tokens": len(self.lost_tokens),
+                "completed": self.completed,
                 "completion_time": self.completion_time, "node_downtime": self.downtime}
 
 
@@ -125,6 +140,15 @@ class Trace:
         """Whether every token made all its steps (always, without faults)."""
         return self.faults is None or self.faults.completed
 
+    def finished(self) -> Trace:
+        """The tokens that made all their steps: what the protocol's result is made of
+        (the trace itself when none was lost)."""
+        if self.faults is None or len(self.faults.finished) == self.tokens:
+            return self
+        rows = list(self.faults.finished)
+        times = None if self.times is None else self.times[rows]
+        return Trace(self.n, self.holders[rows], times, self.period, self.engine)
+
     @property
     def tokens(self) -> int:
         """Number of tokens."""
@@ -138,7 +162,8 @@ class Trace:
     @property
     def hops(self) -> int:
         """Contributions over all tokens (a gossip run: its messages)."""
-        return self.holders.size + (self.gossip.messages if self.gossip is not None else 0)
+        held = self.holders.size if self.faults is None else int((self.holders >= 0).sum())
+        return held + (self.gossip.messages if self.gossip is not None else 0)
 
     def hop_times(self) -> np.ndarray:
         """``(tokens, steps)`` times, materialized if the trace stores a period only."""
@@ -148,7 +173,8 @@ class Trace:
 
     def visits(self) -> np.ndarray:
         """How many times each node held a token (``n`` counts)."""
-        return np.bincount(self.holders.ravel(), minlength=self.n)
+        held = self.holders.ravel()
+        return np.bincount(held[held >= 0], minlength=self.n)
 
     def same_walk(self, other: Trace) -> bool:
         """Whether two traces hold the same holders and the same hop times."""

@@ -244,6 +244,9 @@ def walk_histogram_losses(
     holders, n_ids, observers, others = observer_view(trace, coalition)
     holders = holders.astype(np.int64)
     own, reports, first, last = walk_windows(holders, trace.steps, n_ids, observers)
+    if (trace.holders < 0).any():  # a lost token's steps that never happened: no node
+        phantom = n_ids - 1
+        first, last = (np.where(x == phantom, -1, x) for x in (first, last))
     eps_s = _binned_epsilon(bound, eps0, reports, delta, domain)
     base, weight, k, offsets, counts, values, nodes = _pairwise_windows(
         own, reports, first, last, eps_s, observers.size, n_ids, others, float(delta),

@@ -193,16 +193,30 @@ def entry_event(accountant: str, m: int, c: int, n: int, eps0: float, delta: flo
 
 def observer_view(trace: Trace, coalition: Sequence[int] | None):
     """Flattened holders with a coalition relabelled to one id ``n``; the number of ids,
-    the observers' ids and how many nodes each observer is accounted against."""
+    the observers' ids and how many nodes each observer is accounted against.
+
+    A token lost to a fault ends in ``-1`` (its steps that never happened). Those steps
+    get one more id, which observes nothing and is no node: they come after every visit
+    of their token, so they lie inside no observer's cycle. A tracker that charges the
+    published result (the histogram's) charges a lost token's too, which nobody saw:
+    conservative.
+    """
     n = trace.n
     holders = np.ascontiguousarray(trace.holders).reshape(-1)
+    ids = n if coalition is None else n + 1
     if coalition is None:
-        return holders, n, np.arange(n, dtype=np.int64), np.full(n, n - 1, dtype=np.int64)
-    members = _coalition(coalition, n)
-    relabel = np.arange(n, dtype=holders.dtype)
-    relabel[members] = n
-    return (relabel[holders], n + 1, np.array([n], dtype=np.int64),
-            np.array([n - members.size], dtype=np.int64))
+        observers, others = np.arange(n, dtype=np.int64), np.full(n, n - 1, dtype=np.int64)
+    else:
+        members = _coalition(coalition, n)
+        relabel = np.arange(n, dtype=holders.dtype)
+        relabel[members] = n
+        holders = np.where(holders >= 0, relabel[np.maximum(holders, 0)], -1)
+        observers = np.array([n], dtype=np.int64)
+        others = np.array([n - members.size], dtype=np.int64)
+    if trace.faults is not None and (holders < 0).any():
+        holders = np.where(holders >= 0, holders, ids).astype(holders.dtype)
+        ids += 1
+    return holders, ids, observers, others
 
 
 def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):

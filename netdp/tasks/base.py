@@ -108,9 +108,12 @@ class Task(ABC):
 
             lat = setup.memo["latency"]
             horizon = setup.steps * (lat.mean + config.service_time)  # fault-free
+            def spawn(k: int, gen: int) -> tuple[Any, Any]:
+                return streams.generator("walk", k, gen), streams.generator("latency", k, gen)
+
             faults = FaultRun(faults, Nodes(faults, setup.topology.n, streams.seed, streams.run,
                                             horizon),
-                              [streams.generator("faults", 3, k) for k in tokens])
+                              [streams.generator("faults", 3, k) for k in tokens], spawn)
         return engine.walk(config.engine, setup.memo["router"], setup.steps,
                            [streams.generator("walk", k) for k in tokens],
                            setup.memo["latency"], [streams.generator("latency", k) for k in tokens],

@@ -85,6 +85,11 @@ class SgdConfig(Section):
         check_learning(self, REGIMES)
         check(config.tokens == 1, "tokens", f"sgd moves one model token (got {config.tokens})")
         check(config.coalition is None, "coalition", "coalitions are not tracked for sgd")
+        from netdp.engine.faults import from_config
+
+        check(config.on_loss != "regenerate" or from_config(config) is None, "on-loss",
+              "sgd's tracker reads the model's own updates, and a lost model's would go "
+              "unaccounted: use resend or skip")
 
 
 @dataclass(frozen=True, eq=False)
