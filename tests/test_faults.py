@@ -280,3 +280,14 @@ def test_every_walk_tracker_reads_a_trace_with_a_lost_token(extra):
     d = report.privacy.to_dict()
     for summary in d["empirical"]:
         assert 0 <= summary["min"] <= summary["max"] <= d["ldp"]["max"] + 1e-9
+
+
+def test_a_sweep_row_has_the_faults_and_the_fault_free_figures():
+    from netdp.sweep.table import flatten
+
+    row = flatten(simulate({**BASE, "loss": "0.2"}).to_json())
+    assert row["faults_completed"] in (0, 1) and row["faults_sent"] > row["faults_resent"] > 0
+    assert row["fault_free_kov_mean"] == pytest.approx(row["kov_mean"])  # resend
+    assert row["fault_free_abs_error"] == pytest.approx(row["abs_error"])
+    lost = flatten(simulate({**BASE, "loss": "0.99"}).to_json())
+    assert lost["faults_completed"] == 0 and "estimate" not in lost

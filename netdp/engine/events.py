@@ -118,6 +118,7 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
     cfg, nodes = faults.faults, faults.nodes
     rows: list[tuple[np.ndarray, np.ndarray]] = []  # (holders, times) per token walked
     origin: list[int] = []  # the token each row walks for
+    spawned = [0] * len(walk_rngs)  # new tokens started for each token
     finished: list[int] = []
     queues: dict[int, simpy.Resource] = {}
     counts = {"sent": 0, "resent": 0, "lost": 0, "duplicated": 0, "skipped": 0,
@@ -179,19 +180,20 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                 return nxt, arrival, nodes.crash_time(h), False
         return nxt, arrival, t, False
 
-    def regenerate(k: int, gen: int, t: float, heir: int | None) -> bool:
-        """Whether ``heir`` starts token ``k``'s next token at ``t`` (``regenerate``, a
-        heir up by then, at most ``retries`` new tokens per token)."""
-        if (cfg.on_loss == "regenerate" and heir is not None and gen < cfg.retries
+    def regenerate(k: int, t: float, heir: int | None) -> bool:
+        """Whether ``heir`` starts a new token for token ``k`` at ``t`` (``regenerate``, a
+        heir up by then, at most ``retries`` new tokens for each token)."""
+        if (cfg.on_loss == "regenerate" and heir is not None and spawned[k] < cfg.retries
                 and t < nodes.crash_time(heir)):
+            spawned[k] += 1
             counts["regenerated"] += 1
-            env.process(token(k, gen + 1, heir, t))
+            env.process(token(k, spawned[k], heir, t))
             return True
         return False
 
-    def lose(k: int, gen: int, i: int, t: float, why: str, heir: int | None) -> None:
-        """Token ``k``'s ``gen``-th token is lost at step ``i``: regenerated, or logged."""
-        if not regenerate(k, gen, t, heir):
+    def lose(k: int, i: int, t: float, why: str, heir: int | None) -> None:
+        """A token walking for token ``k`` is lost at step ``i``: regenerated, or logged."""
+        if not regenerate(k, t, heir):
             lost_tokens.append((k, i, t, why))
 
     def token(k: int, gen: int = 0, start: int | None = None, at: float = 0.0):
@@ -220,7 +222,7 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
             reached.add(h)
             wake = nodes.next_up(h, env.now)
             if wake == math.inf:
-                lose(k, gen, i, nodes.crash_time(h) + cfg.timeout,
+                lose(k, i, nodes.crash_time(h) + cfg.timeout,
                      f"node {h} crashed holding it", previous)
                 return
             if wake > env.now:
@@ -239,15 +241,15 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
             nxt = int(router.route(h, next(draws)[None, :])[0])
             first = next(delays) * nodes.slowdown(h)
             if env.now >= nodes.crash_time(h):
-                lose(k, gen, i + 1, nodes.crash_time(h) + cfg.timeout,
+                lose(k, i + 1, nodes.crash_time(h) + cfg.timeout,
                      f"node {h} crashed holding it", previous)
                 return
             nxt, arrival, end, acked = hand_off(h, nxt, env.now, first, faults.rngs[k])
             if not acked and cfg.on_loss == "regenerate":
                 if arrival == math.inf:
-                    lose(k, gen, i + 1, end, f"node {h} gave up on node {nxt}", h)
+                    lose(k, i + 1, end, f"node {h} gave up on node {nxt}", h)
                     return
-                regenerate(k, gen, end, h)  # a copy did arrive: that token walks on too
+                regenerate(k, end, h)  # a copy did arrive: that token walks on too
             elif arrival == math.inf:
                 lost_tokens.append((k, i + 1, end, f"no copy reached node {nxt} in "
                                     f"{cfg.retries + 1} sends or skips"))

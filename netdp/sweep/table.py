@@ -55,7 +55,8 @@ def flatten(result: dict, config_hash: str | None = None) -> dict:
     ldp_max``, ``theory_<curve>`` per theoretical curve and ``A_mean, A_min, A_max,
     A_q50, A_q90, A_q99, A_delta, A_pairs, A_unprotected`` per empirical accountant ``A``
     (``<regime>_rdp_mean`` … for sgd),
-    and any other number of ``privacy`` by the same "_" rule. Outside the config, only
+    and any other number of ``privacy`` by the same "_" rule; with faults, ``faults_*``
+    counts and the fault-free run's ``fault_free_*`` figures. Outside the config, only
     numbers (and ``None``) become columns: text and lists (a histogram's estimate vector)
     are left out. A name that would collide with an earlier column gets its section as
     prefix (``utility_dummies``).
@@ -98,7 +99,28 @@ def flatten(result: dict, config_hash: str | None = None) -> dict:
             if key not in ("accountant", "regime"):
                 _put(row, f"{name}_{key}", value, "privacy")
     _scalars(row, privacy, "", "privacy")
+    _faults(row, result.get("faults"))
     return row
+
+
+def _faults(row: dict, faults: dict | None) -> None:
+    """``faults_<count>`` (``faults_completed`` as 0 or 1), and the fault-free run's
+    ``fault_free_<A>_mean``, ``fault_free_<A>_max`` per accountant ``A`` and
+    ``fault_free_<utility number>``."""
+    if not faults:
+        return
+    for key, value in faults.items():
+        if key not in ("runs", "lost_token_log", "fault_free"):
+            _put(row, f"faults_{key}", int(value) if isinstance(value, bool) else value,
+                 "faults")
+    free = faults.get("fault_free") or {}
+    for entry in (free.get("privacy") or {}).get("empirical") or []:
+        name = entry.get("accountant", "empirical")
+        if "regime" in entry:
+            name = f"{entry['regime']}_{name}"
+        for key in ("mean", "max"):
+            _put(row, f"fault_free_{name}_{key}", entry.get(key), "faults")
+    _scalars(row, free.get("utility") or {}, "fault_free_", "faults")
 
 
 def error_row(config: dict, seed: int, config_hash: str, message: str,
