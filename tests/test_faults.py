@@ -143,7 +143,7 @@ def test_a_run_that_cannot_finish_is_a_result(params, capsys):
 def test_gilbert_elliott_loses_in_bursts():
     """A Gilbert-Elliott link loses messages in runs: at the same long-run rate as iid
     loss, its losses come in longer bursts (mean run length 1 / P_BG = 5 vs about 1)."""
-    from netdp.engine.events import FaultRun
+    from netdp.engine.faults import FaultRun
 
     def runs_of(loss):
         fr = FaultRun(Faults(loss), Nodes(Faults(loss), 2, 1, 0), [np.random.default_rng(0)])
@@ -201,7 +201,13 @@ def test_churn_table_and_crashes():
     (["--churn", "weibull:1:2"], "--churn"), (["--slow", "0.5"], "--slow"),
     (["--latency", "pareto:1:0"], "--latency"),
     (["--loss", "0.1", "--engine", "vector"], "--engine"),
-    (["--loss", "0.1", "--protocol", "gossip", "--topology", "cycle"], "--loss"),
+    (["--slow", "0.5:2", "--protocol", "gossip", "--topology", "cycle"], "--slow"),
+    (["--loss", "0.1", "--protocol", "gossip", "--topology", "cycle", "--on-loss", "skip"],
+     "--on-loss"),
+    (["--loss", "0.1", "--protocol", "gossip", "--topology", "cycle", "--accelerated"],
+     "--accelerated"),
+    (["--loss", "0.1", "--protocol", "gossip", "--topology", "cycle", "--task", "sgd",
+      "--dataset", "synthetic"], "--loss"),
     (["--topology", "ring", "--churn", "exp:5:1", "--on-loss", "skip"], "--on-loss"),
     (["--timeout", "0"], "--timeout"),
 ])
@@ -291,3 +297,82 @@ def test_a_sweep_row_has_the_faults_and_the_fault_free_figures():
     assert row["fault_free_abs_error"] == pytest.approx(row["abs_error"])
     lost = flatten(simulate({**BASE, "loss": "0.99"}).to_json())
     assert lost["faults_completed"] == 0 and "estimate" not in lost
+
+
+# --------------------------------------------------------------------------- gossip
+
+GOSSIP = dict(task="sum", protocol="gossip", topology="cycle", nodes=8, steps=2, seed=1,
+              sigma=0.5)
+
+
+def test_gossip_with_faults_that_never_strike_is_the_fault_free_run(tmp_path):
+    """A churn table with no down time takes the faulty path: the states, and the exact
+    loss of every observer's view, are those of the fault-free rounds."""
+    empty = tmp_path / "none.csv"
+    empty.write_text("node,down,up\n")
+    quiet = simulate({**GOSSIP, "churn": f"file:{empty}", "runs": 2})
+    assert quiet.faults is not None and quiet.faults.totals()["lost"] == 0
+    free = quiet.faults.fault_free
+    for key, value in quiet.utility.to_dict().items():  # the same, to rounding
+        assert value == (pytest.approx(free["utility"][key], rel=1e-12)
+                         if isinstance(value, float) else free["utility"][key])
+    got, want = quiet.privacy.to_dict()["empirical"], free["privacy"]["empirical"]
+    for a, b in zip(got, want, strict=True):
+        for key in ("mean", "min", "max"):
+            assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-12)
+
+
+def test_realised_joint_is_the_exact_joint_without_losses_and_drops_what_was_lost():
+    """Nothing lost: the realised view's coefficients are :func:`gossip.joint`'s. On a
+    cycle with one step, node 0 hears nodes 7 and 1. If every message of node 7 to node
+    0 is lost, node 7's value has no other way to node 0 (node 1 is not its neighbour,
+    and node 0 used its own state in place of 7's): c = 0, where it was 1."""
+    from netdp.engine.trace import GossipRounds
+    from netdp.privacy import gossip
+
+    config = make_config({**GOSSIP, "steps": 1})
+    task = task_of(config)
+    setup = task.prepare(config)
+    rounds = task.trace(setup, Streams(setup.seed, 0)).gossip
+    W, adj = setup.memo["W"], setup.memo["adj"]
+    n, m = 8, rounds.src.size
+    clean = GossipRounds(rounds.src, rounds.dst, 1, None, np.zeros((2, m), bool),
+                         np.zeros((1, n), bool))
+    exact = gossip.joint(W, adj, 1).capped()
+    assert np.allclose(gossip.realised_joint(W, clean, np.arange(n)).values, exact,
+                       atol=1e-12)
+    lost = np.zeros((2, m), bool)
+    lost[:, (rounds.src == 7) & (rounds.dst == 0)] = True
+    cut = GossipRounds(rounds.src, rounds.dst, 1, None, lost, np.zeros((1, n), bool))
+    c = gossip.realised_joint(W, cut, np.array([0])).values[0]
+    assert exact[0, 7] == 1.0 and c[7] == 0.0 and c[1] == 1.0
+
+
+def test_gossip_with_loss_keeps_rows_stochastic_and_drifts_the_mean():
+    """The stale-value rule: every state stays a convex combination of the noisy values
+    (rows sum to 1), but the columns do not (the mean of the states drifts): its bias on
+    the average is ``mean(M_T x) - mean(x)``, computed from the realised map M_T."""
+    from netdp.privacy import gossip
+
+    config = make_config({**GOSSIP, "nodes": 12, "steps": 6, "loss": "0.3"})
+    task = task_of(config)
+    setup = task.prepare(config)
+    rounds = task.trace(setup, Streams(setup.seed, 0)).gossip
+    maps = list(gossip.faulty_iterate(setup.memo["W"], np.eye(12), rounds))
+    M = maps[-1]
+    assert np.allclose(M.sum(axis=1), 1.0) and (M >= -1e-15).all()
+    assert not np.allclose(M.sum(axis=0), 1.0)
+    x = setup.data
+    states = gossip.faulty_gossip(setup.memo["W"], x, rounds)
+    assert np.allclose(states[-1], M @ x)
+
+
+def test_the_audit_checks_gossip_with_faults_from_below():
+    """A gossip run with loss is still a Gaussian linear map of the noise: the protocol
+    audit's Gaussian-DP fit stays at or below the realised exact loss of the pair."""
+    from netdp.privacy.protocol_audit import audit_protocol
+
+    config = make_config({**GOSSIP, "loss": "0.3", "steps": 1})
+    got = audit_protocol(config, 0, 1, 3000)
+    assert got.sandwich and got.result.gdp_epsilon is not None
+    assert got.result.gdp_epsilon <= got.tracker_epsilon + 1e-9

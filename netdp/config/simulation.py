@@ -25,7 +25,7 @@ IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 
 RUN, PRIVACY, TRACKING, TIME, FAULTS, OUTPUT = (
     "what to run", "local randomizer", "privacy tracking", "time and engines",
-    "faults (event engine, walks)", "reproducibility and output")
+    "faults (walks: event engine; gossip: loss and churn)", "reproducibility and output")
 ON_LOSS = ("resend", "skip", "regenerate")
 
 
@@ -157,9 +157,12 @@ class SimulationConfig:
         from netdp.engine.faults import from_config
 
         parse_latency(self.latency)
-        if from_config(self) is not None:
-            check(self.protocol == "walk", "loss", "faults apply to walks (the event "
-                  "engine); gossip runs synchronous rounds without them")
+        if from_config(self) is not None and self.protocol == "gossip":
+            check(self.slow is None, "slow", "synchronous gossip rounds have no stragglers "
+                  "(leave --slow out)")
+            check(self.on_loss == "resend", "on-loss", "gossip moves no token: a receiver "
+                  "that misses a message uses the last value it got (leave --on-loss out)")
+        elif from_config(self) is not None:
             check(self.engine != "vector", "engine", "vector has no faults; use event or auto")
             check(not (topology == "ring" and self.on_loss != "resend"), "on-loss",
                   "the ring's schedule is fixed: a skipped node or a new token breaks it; "

@@ -45,7 +45,7 @@ def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.
          latency: Latency = CONSTANT, latency_rngs: Sequence[np.random.Generator] = (),
          service_time: float = 0.0, faults: Any = None) -> Trace:
     """Run the named engine (``event`` or ``vector``) and return its trace. ``faults``:
-    the run's :class:`~netdp.engine.events.FaultRun` (event engine only)."""
+    the run's :class:`~netdp.engine.faults.FaultRun` (event engine only)."""
     if engine == "event":
         from netdp.engine.events import run
 

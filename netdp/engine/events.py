@@ -10,43 +10,15 @@ With faults (:mod:`netdp.engine.faults`), each hand-off can fail: see :func:`run
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import simpy
 
 from netdp.engine.clock import CONSTANT, Latency
-from netdp.engine.faults import Faults, Nodes
+from netdp.engine.faults import FaultRun
 from netdp.engine.routing import CHUNK, Router
 from netdp.engine.trace import FaultLog, Trace
-
-
-@dataclass
-class FaultRun:
-    """The faults of one run: what is configured, the nodes' states, one stream per token
-    for its messages (losses, the latencies of sends again and of acks, skips), and
-    ``spawn(k, g)``: the walk and latency streams of token ``k``'s ``g``-th regenerated
-    token."""
-
-    faults: Faults
-    nodes: Nodes
-    rngs: Sequence[np.random.Generator]
-    spawn: Callable[[int, int], tuple[np.random.Generator, np.random.Generator]] | None = None
-    links: dict[tuple[int, int], bool] = field(default_factory=dict)  # Gilbert-Elliott: bad?
-
-    def lose(self, src: int, dst: int, rng: np.random.Generator) -> bool:
-        """Whether the link ``src -> dst`` loses this message."""
-        loss = self.faults.loss
-        if loss.law == "iid":
-            return loss.p > 0 and bool(rng.random() < loss.p)
-        if loss.law == "file":
-            p = loss.links.get((src, dst), 0.0)
-            return p > 0 and bool(rng.random() < p)
-        bad = self.links.get((src, dst), False)
-        bad = bool(rng.random() < loss.p_gb) if not bad else not bool(rng.random() < loss.p_bg)
-        self.links[src, dst] = bad
-        return bool(rng.random() < (loss.bad if bad else loss.good))
 
 
 def run(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],

@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import csv
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -392,3 +393,50 @@ class Nodes:
         if churn.law == "exp":
             return rng.exponential(mean, size)
         return mean / math.gamma(1.0 + 1.0 / churn.shape) * rng.weibull(churn.shape, size)
+
+
+@dataclass
+class FaultRun:
+    """The faults of one run: what is configured, the nodes' states, one stream per token
+    for its messages (losses, the latencies of sends again and of acks, skips), and
+    ``spawn(k, g)``: the walk and latency streams of token ``k``'s ``g``-th regenerated
+    token."""
+
+    faults: Faults
+    nodes: Nodes
+    rngs: Sequence[np.random.Generator]
+    spawn: Callable[[int, int], tuple[np.random.Generator, np.random.Generator]] | None = None
+    links: dict[tuple[int, int], bool] = field(default_factory=dict)  # Gilbert-Elliott: bad?
+
+    def lose(self, src: int, dst: int, rng: np.random.Generator) -> bool:
+        """Whether the link ``src -> dst`` loses this message."""
+        loss = self.faults.loss
+        if loss.law == "iid":
+            return loss.p > 0 and bool(rng.random() < loss.p)
+        if loss.law == "file":
+            p = loss.links.get((src, dst), 0.0)
+            return p > 0 and bool(rng.random() < p)
+        bad = self.links.get((src, dst), False)
+        bad = bool(rng.random() < loss.p_gb) if not bad else not bool(rng.random() < loss.p_bg)
+        self.links[src, dst] = bad
+        return bool(rng.random() < (loss.bad if bad else loss.good))
+
+
+def fault_run(setup: Any, streams: Any, tokens: int) -> FaultRun | None:
+    """The faults of one run of ``setup`` (``None`` without faults): the node states for
+    the horizon of a fault-free run, one message stream per token, and the streams of
+    regenerated tokens."""
+    faults = from_config(setup.config)
+    if faults is None:
+        return None
+    from netdp.engine.clock import parse_latency
+
+    config = setup.config
+    horizon = setup.steps * (parse_latency(config.latency).mean + config.service_time)
+
+    def spawn(k: int, gen: int) -> tuple[np.random.Generator, np.random.Generator]:
+        return streams.generator("walk", k, gen), streams.generator("latency", k, gen)
+
+    return FaultRun(faults, Nodes(faults, setup.topology.n, streams.seed, streams.run,
+                                  horizon),
+                    [streams.generator("faults", 3, k) for k in range(tokens)], spawn)

@@ -5,15 +5,18 @@ sent to whom, and when.
 ``vector``: every round takes one time unit. ``event`` (simpy): each message takes a
 latency drawn from the run's ``latency`` stream, and a node starts its next round when it
 has heard from every neighbour (a synchronizer), so the states are those of the
-synchronous rounds and only the times differ; the faults issue drops messages here.
+synchronous rounds and only the times differ. With faults, messages are lost (a lossy
+link, or a node down at that round): :func:`lose_messages`.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from netdp.engine.clock import CONSTANT, Latency
-from netdp.engine.trace import GossipRounds, Trace
+from netdp.engine.trace import FaultLog, GossipRounds, Trace
 from netdp.errors import InputError
 from netdp.topology import Topology
 
@@ -39,8 +42,10 @@ def edges(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run(engine: str, topology: Topology, steps: int, latency: Latency = CONSTANT,
-        latency_rng: np.random.Generator | None = None) -> Trace:
-    """Record ``steps`` gossip rounds (messages at ``t = 0..steps``) on ``topology``."""
+        latency_rng: np.random.Generator | None = None, faults: Any = None) -> Trace:
+    """Record ``steps`` gossip rounds (messages at ``t = 0..steps``) on ``topology``;
+    ``faults``: a :class:`~netdp.engine.faults.FaultRun` whose losses and churn drop
+    messages (:func:`lose_messages`)."""
     src, dst = edges(topology)
     arrivals = None
     if engine == "event" and not latency.is_constant:
@@ -48,8 +53,44 @@ def run(engine: str, topology: Topology, steps: int, latency: Latency = CONSTANT
         arrivals = _event_arrivals(topology.n, src, dst, steps, latency, latency_rng)
     holders = np.empty((0, 0), dtype=np.int64)
     period = latency.a if latency.is_constant else latency.mean
+    if faults is None:
+        return Trace(topology.n, holders, None, period=period, engine=engine,
+                     gossip=GossipRounds(src, dst, steps, arrivals))
+    lost, frozen, log = lose_messages(faults, topology.n, src, dst, steps, period)
     return Trace(topology.n, holders, None, period=period, engine=engine,
-                 gossip=GossipRounds(src, dst, steps, arrivals))
+                 gossip=GossipRounds(src, dst, steps, arrivals, lost, frozen), faults=log)
+
+
+def lose_messages(faults: Any, n: int, src: np.ndarray, dst: np.ndarray, steps: int,
+                  period: float) -> tuple[np.ndarray, np.ndarray, FaultLog]:
+    """Which messages of the rounds are lost, which nodes are down, and the log.
+
+    Round ``t`` happens at time ``t · period``. A message is lost when its link loses it
+    (the loss model, drawn per message from the faults stream) or when its sender or
+    receiver is down then; a node down at round ``t`` keeps its state to ``t + 1``.
+    """
+    rng, nodes, loss = faults.rngs[0], faults.nodes, faults.faults.loss
+    m = src.size
+    if loss.law == "iid":
+        lost = rng.random((steps + 1, m)) < loss.p
+    elif loss.law == "file":
+        p = np.array([loss.links.get((int(a), int(b)), 0.0) for a, b in zip(src, dst,
+                                                                             strict=True)])
+        lost = rng.random((steps + 1, m)) < p
+    else:  # Gilbert-Elliott, one chain per directed link
+        lost = np.empty((steps + 1, m), dtype=bool)
+        bad = np.zeros(m, dtype=bool)
+        for t in range(steps + 1):
+            u = rng.random((2, m))
+            bad = np.where(bad, u[0] >= loss.p_bg, u[0] < loss.p_gb)
+            lost[t] = u[1] < np.where(bad, loss.bad, loss.good)
+    up = np.array([[nodes.is_up(v, t * period) for v in range(n)] for t in range(steps + 1)])
+    lost |= ~up[:, src] | ~up[:, dst]
+    frozen = ~up[:steps]
+    log = FaultLog(sent=int((steps + 1) * m), resent=0, lost=int(lost.sum()), duplicated=0,
+                   skipped=0, regenerated=0, lost_tokens=(), completion_time=steps * period,
+                   downtime=nodes.mean_downtime(range(n), steps * period))
+    return lost, frozen, log
 
 
 def _event_arrivals(n: int, src: np.ndarray, dst: np.ndarray, steps: int, latency: Latency,

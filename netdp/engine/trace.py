@@ -25,12 +25,21 @@ class GossipRounds:
     arrivals
         ``(steps + 1, edges)`` time at which each message arrived (event engine), or
         ``None`` when every round takes one time unit.
+    lost
+        With faults: ``(steps + 1, edges)``, which messages never arrived (a lossy link,
+        or a sender or receiver down). The receiver uses instead the last value it got
+        from that neighbour (its own state before the first).
+    frozen
+        With faults: ``(steps, n)``, which nodes were down between step ``t`` and
+        ``t + 1`` and kept their state.
     """
 
     src: np.ndarray
     dst: np.ndarray
     steps: int
     arrivals: np.ndarray | None = None
+    lost: np.ndarray | None = None
+    frozen: np.ndarray | None = None
 
     @property
     def messages(self) -> int:

@@ -70,6 +70,8 @@ MAX_COMPLETE_NODES = 4096
 """Most nodes of a complete gossip graph (its matrices have n² entries)."""
 MAX_DENSE_NODES = 20000
 """Most nodes of the all-pairs paths (n × n float64 arrays: 3.2 GB each at the limit)."""
+MAX_FAULTY_NODES = 2000
+"""Largest n of :func:`realised_joint` (``n x n`` maps of the faulty rounds)."""
 RANK_TOL = 1e-12
 """Singular values of a view below this fraction of its largest are rounding (:func:`joint`)."""
 CLEAN_CUT = 1e-14
@@ -759,6 +761,90 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
     return GossipLosses(values, nodes, "observer", "joint", method, steps, None,
                         (kept, dropped), status.count("uncertified"),
                         status.count("full-rank"))
+
+
+def faulty_iterate(W: Any, X: np.ndarray, rounds: Any) -> Iterator[np.ndarray]:
+    """``X_t`` for t = 0..steps of plain gossip with the rounds' faults: a receiver that
+    misses a message uses the last value it got from that sender (its own current state
+    before the first), and a frozen node keeps its state. Without a fault this is
+    ``W^t X``.
+
+    ``x_{t+1}[i] = W_ii x_t[i] + Σ_j W_ij y_t[j → i]``, ``y`` the delivered or the stale
+    value. The weights of every row still sum to 1, so the states stay in the range of
+    the values, but the columns no longer do: the mean of the states drifts towards the
+    nodes whose messages got through, which is the bias of this rule.
+    """
+    W = sparse.csr_array(W)
+    n = W.shape[0]
+    src, dst = rounds.src, rounds.dst
+    weight = np.asarray(W[dst, src]).ravel()
+    spread = sparse.csr_array((weight, (dst, np.arange(src.size))), shape=(n, src.size))
+    diag = W.diagonal()
+    X = np.asarray(X, dtype=np.float64)
+    cols = (slice(None),) + (None,) * (X.ndim - 1)
+    last = np.zeros((src.size, *X.shape[1:]))
+    got = np.zeros(src.size, dtype=bool)
+    yield X
+    for t in range(rounds.steps):
+        lost = rounds.lost[t]
+        stale = np.where(got[cols], last, X[dst])
+        y = np.where(lost[cols], stale, X[src])
+        last, got = np.where(lost[cols], last, y), got | ~lost
+        new = diag[cols] * X + spread @ y
+        frozen = rounds.frozen[t]
+        new[frozen] = X[frozen]
+        X = new
+        yield X
+
+
+def faulty_gossip(W: Any, x0: np.ndarray, rounds: Any) -> np.ndarray:
+    """The states ``x_0..x_T`` of plain gossip with the rounds' faults
+    (:func:`faulty_iterate`), shape ``(steps + 1, *x0.shape)``."""
+    return np.stack(list(faulty_iterate(W, x0, rounds)))
+
+
+def realised_joint(W: Any, rounds: Any, observers: np.ndarray, method: Method = "dense",
+                   tol: float = RANK_TOL) -> GossipLosses:
+    """Exact pairwise coefficients of each observer's view of a gossip run with faults.
+
+    As :func:`joint`, for the messages that did arrive: observer v knows ``z_v`` and the
+    states its neighbours sent it that it received, each a row of the realised linear
+    map of :func:`faulty_iterate` (built on the identity, so ``n x n`` per step: up to
+    :data:`MAX_FAULTY_NODES` nodes). ``c[u, v] = ‖Π_v e_u‖²`` from one SVD of the rows,
+    with the same rank cut; where the cut is not clean, the sound value 1 on every node
+    the rows touch (counted in :attr:`GossipLosses.uncertified`). A node whose value
+    reached v alone in some message (a row that is a unit vector) has ``c = 1``.
+    """
+    n = W.shape[0]
+    check(n <= MAX_FAULTY_NODES, "nodes", f"the loss of a gossip run with faults holds n x n "
+          f"maps: up to n = {MAX_FAULTY_NODES} (got {n}); pass --no-tracking")
+    observers = np.asarray(observers, dtype=np.int64)
+    incoming = [np.flatnonzero(rounds.dst == v) for v in observers]
+    rows: list[list[np.ndarray]] = [[np.eye(1, n, int(v))] for v in observers]
+    for t, X in enumerate(faulty_iterate(W, np.eye(n), rounds)):
+        for i, edges_in in enumerate(incoming):
+            got = edges_in[~rounds.lost[t, edges_in]]
+            if got.size:
+                rows[i].append(X[rounds.src[got]])
+    values = np.zeros((observers.size, n))
+    kept, dropped, unsure = math.inf, 0.0, 0
+    for i, blocks in enumerate(rows):
+        A = np.vstack(blocks)
+        ball = np.flatnonzero(np.abs(A).max(axis=0) > 0)
+        _, sv, vt = np.linalg.svd(A[:, ball], full_matrices=False)
+        keep = sv > sv[0] * tol
+        lo = float(sv[keep].min() / sv[0])
+        hi = float(sv[~keep].max() / sv[0]) if (~keep).any() else 0.0
+        kept, dropped = min(kept, lo), max(dropped, hi)
+        if hi > CLEAN_CUT or lo < tol * GAP:
+            values[i, ball] = 1.0
+            unsure += 1
+            continue
+        values[i, ball] = np.minimum(np.einsum("ij,ij->j", vt[keep], vt[keep]), 1.0)
+        alone = (A != 0).sum(axis=1) == 1
+        values[i, np.flatnonzero((A[alone] != 0).any(axis=0))] = 1.0
+    return GossipLosses(values, observers, "observer", "joint", method, rounds.steps, None,
+                        (kept, dropped), unsure)
 
 
 def coalition(W: Any, adj: sparse.csr_array, steps: int, members: Any, *,

@@ -92,28 +92,15 @@ class Task(ABC):
         """The engine's record of one run: here the walk of ``config.tokens`` tokens (a
         protocol that is not a walk asks its own engine)."""
         from netdp import engine
-        from netdp.engine.faults import from_config
+        from netdp.engine.faults import fault_run
         from netdp.engine.routing import Router
 
         config = setup.config
         if "router" not in setup.memo:
             setup.memo["router"] = Router(setup.topology, config.walk)  # type: ignore[arg-type]
             setup.memo["latency"] = engine.parse_latency(config.latency)
-            setup.memo["faults"] = from_config(config)
         tokens = range(config.tokens)
-        faults = setup.memo["faults"]
-        if faults is not None:
-            from netdp.engine.events import FaultRun
-            from netdp.engine.faults import Nodes
-
-            lat = setup.memo["latency"]
-            horizon = setup.steps * (lat.mean + config.service_time)  # fault-free
-            def spawn(k: int, gen: int) -> tuple[Any, Any]:
-                return streams.generator("walk", k, gen), streams.generator("latency", k, gen)
-
-            faults = FaultRun(faults, Nodes(faults, setup.topology.n, streams.seed, streams.run,
-                                            horizon),
-                              [streams.generator("faults", 3, k) for k in tokens], spawn)
+        faults = fault_run(setup, streams, config.tokens)
         return engine.walk(config.engine, setup.memo["router"], setup.steps,
                            [streams.generator("walk", k) for k in tokens],
                            setup.memo["latency"], [streams.generator("latency", k) for k in tokens],

@@ -92,6 +92,13 @@ class GossipSumConfig(Section):
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
         check_gossip(config)
+        from netdp.engine.faults import from_config
+
+        if from_config(config) is not None:
+            check(not self.accelerated, "accelerated", "with faults gossip runs plain steps "
+                  "(a lost message breaks the Chebyshev recursion); leave --accelerated out")
+            check(config.coalition is None, "coalition", "coalitions of a gossip run with "
+                  "faults are not tracked yet")
 
 
 def check_gossip(config: Any) -> None:
@@ -224,30 +231,64 @@ class GossipTracker(Tracker):
                   f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
             check(setup.config.coalition is None, "pairs-out",
                   "a coalition observes as one: no matrix")
+        from netdp.engine.faults import from_config
+
         self.tracking = bool(setup.config.accountants)
         self.joint: Any = None
         self.sum: Any = None
         self.coalitions: list[Any] = []  # one GossipLosses per run, with --coalition
-        if (self.tracking or keep_pairs) and setup.config.coalition is None:
+        self.realised: list[Any] = []  # one GossipLosses per run, with faults
+        self.faulty = from_config(setup.config) is not None
+        if (self.tracking or keep_pairs) and setup.config.coalition is None \
+                and not self.faulty:
             self.joint, self.sum = coefficients(setup, setup.steps, dense=keep_pairs)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
         from netdp.privacy import gossip
+        from netdp.privacy.gossip import Method
 
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
+        assert trace.gossip is not None
+        if trace.gossip.lost is not None and (self.tracking or self.keep_pairs):
+            n, sources = self.setup.topology.n, self.setup.config.get("sources")
+            observers: np.ndarray = np.arange(n)
+            method: Method = "dense"
+            if (n > DENSE_NODES or sources is not None) and not self.keep_pairs:
+                rng = Streams(self.setup.seed, run).generator("sources")
+                observers = np.sort(rng.choice(n, min(sources or SAMPLED, n), replace=False))
+                method = "sampled"
+            self.realised.append(gossip.realised_joint(self.setup.memo["W"], trace.gossip,
+                                                       observers, method))
+            return
         members = draw_coalition(self.setup, run)
         if members is not None and self.tracking:
             memo = self.setup.memo
             self.coalitions.append(gossip.coalition(memo["W"], memo["adj"], self.setup.steps,
                                                     members))
 
+    def _joint(self) -> Any:
+        """The exact losses of the run(s): the fault-free one, or every faulty run's
+        observers as the rows of one table."""
+        if not self.realised:
+            return self.joint
+        from netdp.privacy.gossip import GossipLosses
+
+        first = self.realised[0]
+        return GossipLosses(np.vstack([r.values for r in self.realised]),
+                            np.concatenate([r.nodes for r in self.realised]), "observer",
+                            "joint", first.method, first.steps, None,
+                            (min(r.margin[0] for r in self.realised),
+                             max(r.margin[1] for r in self.realised)),
+                            sum(r.uncertified for r in self.realised))
+
     def matrix(self) -> np.ndarray | None:
-        if not self.keep_pairs or self.joint is None:
+        joint = self.realised[0] if self.realised else self.joint
+        if not self.keep_pairs or joint is None:
             return None
         from netdp.privacy.gossip import coefficient_epsilon
 
         cfg = self.setup.config
-        coef = self.joint.matrix()  # capped, NaN on the diagonal
+        coef = joint.matrix()  # capped, NaN on the diagonal
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
         eps[off] = coefficient_epsilon(coef[off], self.setup.memo["sigma"], cfg.delta,
@@ -290,17 +331,18 @@ class GossipTracker(Tracker):
                    "steps": setup.steps, "spectral_gap": setup.memo["gap"]}
         if self.coalitions:
             return self._coalition_report(eps_ldp, ldp, details)
-        if self.joint is None:
+        joint = self._joint()
+        if joint is None:
             return GossipPrivacy(eps_ldp, delta, sigma, ldp, {}, (), (), "none",
                                  note="pairwise tracking skipped (no accountant)",
                                  details=details)
-        joint = self.joint
         mask = joint.pair_mask()
         distances = gossip.hop_distances(setup.memo["adj"], joint.nodes)
         summaries, rows = [], []
+        pairs = n * (n - 1) * max(len(self.realised), 1)
         for accountant in cfg.accountants or ("rdp",):
             eps_all = joint.epsilon(sigma, delta, accountant)
-            summaries.append(PairSummary.of(accountant, delta, eps_all[mask], Q, n * (n - 1)))
+            summaries.append(PairSummary.of(accountant, delta, eps_all[mask], Q, pairs))
             rows.append(distance_rows(joint, distances, eps_all))
         renyi = None
         if sec.rdp_order is not None:
@@ -312,15 +354,23 @@ class GossipTracker(Tracker):
                   + (f", {joint.nodes.size} observers; mean +- {joint.stderr():.2g} "
                      "(standard error of the coefficient)" if joint.method == "sampled"
                      else "") + ")")
-        paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
-        theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
-        from_sources = gossip.hop_distances(setup.memo["adj"], self.sum.nodes)
-        theory_rows = {"gossip-message-sum": distance_rows(self.sum, from_sources, paper_all)}
-        if renyi is not None:
-            renyi["theory_by_distance"] = {"gossip-message-sum": gossip.by_distance(
-                self.sum, from_sources, self.sum.rdp(sec.rdp_order, sigma))}
-        note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at LDP; "
-                "not an upper bound (messages share their noise), shown for comparison")
+        if self.sum is not None:
+            paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
+            theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
+            from_sources = gossip.hop_distances(setup.memo["adj"], self.sum.nodes)
+            theory_rows = {"gossip-message-sum": distance_rows(self.sum, from_sources,
+                                                               paper_all)}
+            if renyi is not None:
+                renyi["theory_by_distance"] = {"gossip-message-sum": gossip.by_distance(
+                    self.sum, from_sources, self.sum.rdp(sec.rdp_order, sigma))}
+            note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at "
+                    "LDP; not an upper bound (messages share their noise), shown for "
+                    "comparison")
+        else:  # faults: each run's own messages, pooled over the runs
+            theory, theory_rows = {}, {}
+            note = (f"faults: the exact loss of the messages each observer received in "
+                    f"each of the {len(self.realised)} run(s), pooled; a missed message "
+                    "is replaced by the last value from that sender")
         if joint.uncertified:
             note += (f"; {joint.uncertified} of {joint.nodes.size} observers' views could "
                      "not be certified in floating point (no gap at the rank cut): their "
@@ -468,24 +518,28 @@ class GossipSumTask(Task):
     def trace(self, setup: Setup, streams: Streams) -> Trace:
         from netdp.engine import gossip as engine
         from netdp.engine.clock import parse_latency
+        from netdp.engine.faults import fault_run
 
         cfg = setup.config
         return engine.run(cfg.engine, setup.topology, setup.steps, parse_latency(cfg.latency),
-                          streams.generator("latency"))
+                          streams.generator("latency"), fault_run(setup, streams, 1))
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> GossipRun:
         """Every node adds its noise once, then ``T`` averaging steps."""
-        states = self.states(setup, streams)
+        states = self.states(setup, trace, streams)
         return GossipRun(states[-1], float(np.mean(setup.data)))
 
-    def states(self, setup: Setup, streams: Streams) -> np.ndarray:
-        """``(T + 1, n)``: the nodes' states ``x_0..x_T`` of the run."""
+    def states(self, setup: Setup, trace: Trace, streams: Streams) -> np.ndarray:
+        """``(T + 1, n)``: the nodes' states ``x_0..x_T`` of the run (with the trace's
+        lost messages and down nodes, when it has faults)."""
         from netdp.privacy import gossip
 
         sec, memo = _section(setup), setup.memo
         width = sec.high - sec.low
         noise = streams.generator("noise").standard_normal(setup.topology.n)
         x0 = setup.data + memo["sigma"] * width * noise
+        if trace.gossip is not None and trace.gossip.lost is not None:
+            return gossip.faulty_gossip(memo["W"], x0, trace.gossip)
         return gossip.gossip(memo["W"], x0, setup.steps, accelerated=sec.accelerated,
                              gamma=memo["gamma"])
 
@@ -535,13 +589,17 @@ class GossipSumTask(Task):
         return True
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
-        """The states of the observer's neighbours at every step (the messages it gets)."""
+        """The states of the observer's neighbours at every step (the messages it gets;
+        with faults, those that arrived)."""
         assert trace.gossip is not None
-        states = self.states(setup, streams)
-        senders = trace.gossip.src[trace.gossip.dst == observer]
+        states = self.states(setup, trace, streams)
+        incoming = np.flatnonzero(trace.gossip.dst == observer)
+        senders = trace.gossip.src[incoming]
         steps = np.repeat(np.arange(setup.steps + 1), senders.size)
-        return View(observer, np.tile(senders, setup.steps + 1), steps,
-                    states[:, senders].reshape(-1), states[-1:])
+        got = np.ones(steps.size, dtype=bool) if trace.gossip.lost is None else \
+            ~trace.gossip.lost[:, incoming].reshape(-1)
+        return View(observer, np.tile(senders, setup.steps + 1)[got], steps[got],
+                    states[:, senders].reshape(-1)[got], states[-1:])
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:

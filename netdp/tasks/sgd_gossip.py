@@ -158,6 +158,10 @@ class GossipSgdConfig(Section):
         check_gossip(config)
         check(config.coalition is None, "coalition", "coalitions are not tracked for gossip "
               "GD yet (they are for --task sum --protocol gossip)")
+        from netdp.engine.faults import from_config
+
+        check(from_config(config) is None, "loss", "gossip GD has no faults yet (they are "
+              "for walks, and for --task sum --protocol gossip)")
         check(config.engine != "event", "engine", "gossip GD runs synchronous rounds on the "
               "vector engine (leave --engine out)")
 
