@@ -91,7 +91,7 @@ class FaultsReport(Part):
         out: dict[str, Any] = {k: int(sum(r[k] for r in self.runs)) for k in keys}
         out["completed"] = all(r["completed"] for r in self.runs)
         out["completed_runs"] = sum(bool(r["completed"]) for r in self.runs)
-        for k in ("completion_time", "node_downtime"):
+        for k in ("completion_time", "node_downtime", "finished_tokens"):
             out[k] = float(np.mean([r[k] for r in self.runs]))
         return out
 

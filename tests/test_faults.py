@@ -376,3 +376,22 @@ def test_the_audit_checks_gossip_with_faults_from_below():
     got = audit_protocol(config, 0, 1, 3000)
     assert got.sandwich and got.result.gdp_epsilon is not None
     assert got.result.gdp_epsilon <= got.tracker_epsilon + 1e-9
+
+
+def test_audits_of_a_faulty_walk(capsys):
+    """``--set loss=0.1`` reaches the text parameter as written; resend keeps the walk's
+    law, so its hidden paths are drawn again; skip changes it, and asks for
+    --fixed-path."""
+    from netdp.cli import main, parse_sets
+
+    assert parse_sets(["loss=0.1", "latency=2", "epsilon=2"]) == {
+        "loss": "0.1", "latency": "2", "epsilon": 2}
+    base = ["audit", "--task", "sum", "--nodes", "10", "--steps", "100", "--trials", "200",
+            "--set", "loss=0.1", "--json"]
+    assert main(base) == 0
+    assert json.loads(capsys.readouterr().out)["paths"] == "secret"
+    assert main([*base, "--set", "on_loss=skip"]) == 2
+    assert "--fixed-path" in capsys.readouterr().err
+    assert main([*base, "--set", "on_loss=skip", "--fixed-path"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["paths"] == "fixed" and out["audit"]["sandwich"]

@@ -65,18 +65,26 @@ def integer(text: str) -> int:
 
 def parse_sets(items: Sequence[str]) -> dict[str, Any]:
     """``--set KEY=VALUE`` items as parameters: values read as TOML (a bare word is a
-    string), keys with ``_`` for ``-``."""
+    string; a parameter that takes text, such as ``loss`` or ``latency``, takes the value
+    as written), keys with ``_`` for ``-``."""
     import tomllib
 
+    from netdp.tasks import param_specs
+
+    specs = param_specs()
     params: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise InputError("set", f"expects KEY=VALUE (got {item!r})")
+        name, text = key.strip().replace("-", "_"), value.strip()
+        if name in specs and specs[name].kind is str and not text.startswith(('"', "'")):
+            params[name] = text
+            continue
         try:
-            params[key.strip().replace("-", "_")] = tomllib.loads(f"v = {value.strip()}")["v"]
+            params[name] = tomllib.loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError:
-            params[key.strip().replace("-", "_")] = value.strip()
+            params[name] = text
     return params
 
 

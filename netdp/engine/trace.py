@@ -105,7 +105,7 @@ class FaultLog:
         return {"sent": self.sent, "resent": self.resent, "lost": self.lost,
                 "duplicated": self.duplicated, "skipped": self.skipped,
                 "regenerated": self.regenerated, "lost_tokens": len(self.lost_tokens),
-                "completed": self.completed,
+                "completed": self.completed, "finished_tokens": len(self.finished),
                 "completion_time": self.completion_time, "node_downtime": self.downtime}
 
 

@@ -184,6 +184,9 @@ def _hidden_paths(setup: Any, trace: Any, members: list[int],
     node has one next holder: the ring)."""
     if trace.holders.size == 0:
         return None
+    if trace.faults is not None and setup.config.on_loss != "resend":
+        raise InputError("fixed-path", f"--on-loss {setup.config.on_loss} changes the walk's "
+                         "law, so its hidden paths cannot be drawn again: give --fixed-path")
     from netdp.engine.routing import Router
     from netdp.privacy.graph_walk import transition_matrix
     from netdp.privacy.hidden_paths import resample
