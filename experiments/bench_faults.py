@@ -8,7 +8,8 @@ One walk of ``--tokens`` tokens for ``--steps`` steps each on the complete graph
 timed in the same process), faults that never strike (``--slow 0:2``: every hop is a
 hand-off, none fails), loss 0.01 with exponential churn (means 500 up, 50 down) under
 ``resend`` with 1000 retries, and the same under ``skip``. Prints one JSON row per
-setting: hops per second, the ratio to the baseline, and the fault counts.
+setting: hops per second, the ratio to the baseline, messages per second (every send
+and its ack), and the fault counts.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ def main() -> None:
         hops = int((trace.holders >= 0).sum())
         rate = hops / statistics.median(seconds)
         base = base or rate
+        sends = trace.faults.sent if trace.faults else 0
         print(json.dumps({"setting": name, "hops": hops, "seconds": statistics.median(seconds),
                           "hops_per_s": round(rate), "ratio_to_fault_free": rate / base,
+                          "messages_per_s": round(2 * sends / statistics.median(seconds)),
                           "faults": trace.faults.to_dict() if trace.faults else None}),
               flush=True)
 

@@ -395,3 +395,49 @@ def test_audits_of_a_faulty_walk(capsys):
     assert main([*base, "--set", "on_loss=skip", "--fixed-path"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["paths"] == "fixed" and out["audit"]["sandwich"]
+
+
+# --------------------------------------------------------------------------- compiled
+
+ORACLE_CASES = [
+    dict(loss="0.2"), dict(loss="0.2", on_loss="skip"), dict(churn="exp:30:10"),
+    dict(churn="weibull:0.7:30:10", on_loss="skip", loss="0.1"),
+    dict(crash=300.0, loss="0.05"), dict(slow="0.3:4", loss="0.1", latency="exp:1"),
+    dict(loss="0.3", retries=2), dict(churn="exp:5:20", on_loss="skip", retries=3),
+    dict(topology="hypercube", nodes=16, loss="0.1", churn="exp:50:10", on_loss="skip"),
+    dict(topology="ring", nodes=12, steps=None, loss="0.2", churn="exp:50:5"),
+    dict(loss="0.1", tokens=3, latency="pareto:1:3"),
+    dict(self_moves=False, loss="0.2", on_loss="skip", churn="exp:20:10"),
+]
+
+
+@pytest.mark.parametrize("extra", ORACLE_CASES)
+def test_the_compiled_walk_is_the_python_walk(extra):
+    """The compiled hand-offs (netdp.engine._fault_kernels) against their oracle, the
+    event engine's Python path: the same holders, times to the last bit, counts and lost
+    tokens, over 3 runs, with loss, churn that outlives the sessions drawn at first,
+    crashes, stragglers, drawn latencies, skips, graphs and the ring."""
+    from netdp.engine import events
+    from netdp.engine.faults import fault_run
+
+    params = {**BASE, "nodes": 30, "steps": 400, "seed": 3, **extra}
+    config = make_config({k: v for k, v in params.items() if v is not None})
+    task = task_of(config)
+    setup = task.prepare(config)
+    for run in range(3):
+        streams = Streams(setup.seed, run)
+        task.trace(setup, streams)  # builds the router
+        router, latency = setup.memo["router"], setup.memo["latency"]
+        tokens = range(config.tokens)
+
+        def walk(fn, *extra_args, router=router, streams=streams, latency=latency,
+                 tokens=tokens):
+            return fn(router, setup.steps, [streams.generator("walk", k) for k in tokens],
+                      latency, [streams.generator("latency", k) for k in tokens], *extra_args,
+                      fault_run(setup, streams, config.tokens))
+
+        a, b = walk(events.run_faulty, 0.0), walk(events.run_compiled)
+        assert np.array_equal(a.holders, b.holders)
+        assert np.array_equal(np.nan_to_num(a.times, nan=-1.0), np.nan_to_num(b.times, nan=-1.0))
+        assert a.faults.to_dict() == b.faults.to_dict()
+        assert a.faults.lost_tokens == b.faults.lost_tokens

@@ -25,6 +25,8 @@ def run(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
         latency: Latency = CONSTANT, latency_rngs: Sequence[np.random.Generator] = (),
         service_time: float = 0.0, faults: FaultRun | None = None) -> Trace:
     """Simulate ``len(walk_rngs)`` tokens for ``steps`` steps each; see the vector engine."""
+    if faults is not None and compiled(router, faults, service_time):
+        return run_compiled(router, steps, walk_rngs, latency, latency_rngs, faults)
     if faults is not None:
         return run_faulty(router, steps, walk_rngs, latency, latency_rngs, service_time,
                           faults)
@@ -98,6 +100,9 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
     lost_tokens: list[tuple[int, int, float, str]] = []
     reached: set[int] = set()
 
+    def stream(rngs: Sequence[np.random.Generator], k: int) -> np.random.Generator:
+        return rngs[k] if rngs else faults.rngs[k]
+
     def uniforms(rng: np.random.Generator) -> Iterator[np.ndarray]:
         for lo in range(0, steps, CHUNK):  # the fault-free engines' chunks
             size = min(CHUNK, steps - lo) - (1 if lo == 0 else 0)
@@ -113,24 +118,25 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
         return latency.a if latency.is_constant else float(latency.draw(rng, 1)[0])
 
     def hand_off(h: int, nxt: int, t: float, first: float,
-                 rng: np.random.Generator) -> tuple[int, float, float, bool]:
+                 k: int) -> tuple[int, float, float, bool]:
         """``(receiver, arrival, end, acked)`` of the token sent by ``h`` at ``t``:
         arrival ``inf`` when no copy arrives within the retries; ``end`` when the sender
         is done. ``skip`` routes around a down receiver at once; ``retries + 1`` sends and
         skips in all end the hand-off."""
         if nxt == h:  # the holder keeps the token: no message
             return nxt, t + first, t + first, True
+        rng, delay, skip = faults.rngs[k], stream(faults.delays, k), stream(faults.skips, k)
         arrival, sends = math.inf, 0
         while sends <= cfg.retries:
             reached.add(nxt)
             if cfg.on_loss == "skip" and not nodes.is_up(nxt, t):
                 counts["skipped"] += 1
                 sends += 1
-                nxt = int(router.route(h, rng.random((1, router.width)))[0])
+                nxt = int(router.route(h, skip.random((1, router.width)))[0])
                 if nxt == h:
                     return nxt, t + first, t + first, True
                 continue
-            lat = first if sends == 0 else fresh_latency(rng) * nodes.slowdown(h)
+            lat = first if sends == 0 else fresh_latency(delay) * nodes.slowdown(h)
             counts["sent"] += 1
             counts["resent"] += sends > 0
             sends += 1
@@ -142,7 +148,7 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                     arrival = got
                 else:
                     counts["duplicated"] += 1
-                ack = got + fresh_latency(rng) * nodes.slowdown(nxt)
+                ack = got + fresh_latency(delay) * nodes.slowdown(nxt)
                 if faults.lose(nxt, h, rng) or not nodes.is_up(h, ack):
                     counts["lost"] += 1
                 elif ack <= t + cfg.timeout:
@@ -188,7 +194,7 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                 break
             counts["skipped"] += 1  # skip: the walk starts at a node that is up
             reached.add(h)
-            h = router.start(faults.rngs[k])
+            h = router.start(stream(faults.skips, k))
         previous: int | None = None
         for i in range(steps):
             reached.add(h)
@@ -216,7 +222,7 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                 lose(k, i + 1, nodes.crash_time(h) + cfg.timeout,
                      f"node {h} crashed holding it", previous)
                 return
-            nxt, arrival, end, acked = hand_off(h, nxt, env.now, first, faults.rngs[k])
+            nxt, arrival, end, acked = hand_off(h, nxt, env.now, first, k)
             if not acked and cfg.on_loss == "regenerate":
                 if arrival == math.inf:
                     lose(k, i + 1, end, f"node {h} gave up on node {nxt}", h)
@@ -240,3 +246,92 @@ def run_faulty(router: Router, steps: int, walk_rngs: Sequence[np.random.Generat
                    downtime=nodes.mean_downtime(reached, done),
                    finished=tuple(sorted(finished)), origin=tuple(origin))
     return Trace(router.topology.n, holders, times, engine="event", faults=log)
+
+
+def compiled(router: Router, faults: FaultRun, service_time: float) -> bool:
+    """Whether :func:`run_compiled` takes the run: tokens that never wait for each other
+    (no service time), ``resend`` or ``skip``, iid loss, and sessions drawn in blocks (or
+    no churn). The rest (queues, ``regenerate``, bursts, tables) runs :func:`run_faulty`."""
+    cfg = faults.faults
+    return (service_time == 0 and cfg.on_loss in ("resend", "skip")
+            and cfg.loss.law == "iid" and cfg.churn.law in ("none", "exp", "weibull")
+            and bool(faults.delays) and bool(faults.skips))
+
+
+def run_compiled(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
+                 latency: Latency, latency_rngs: Sequence[np.random.Generator],
+                 faults: FaultRun) -> Trace:
+    """:func:`run_faulty` for tokens that walk on their own, one compiled loop per token
+    (:mod:`netdp.engine._fault_kernels`): the same draws in the same order, so the same
+    walk, time for time (``tests/test_faults.py``)."""
+    from netdp.engine import _fault_kernels as fk
+
+    topo, cfg, nodes = router.topology, faults.faults, faults.nodes
+    tokens, width = len(walk_rngs), router.width
+    kind = {"ring": fk.RING, "complete": fk.COMPLETE}.get(topo.kind, fk.GRAPH)
+    indptr = getattr(router, "_indptr", np.zeros(1, np.int64))
+    indices = getattr(router, "_indices", np.zeros(1, np.int64))
+    rule = getattr(router, "_rule", 0)
+    holders = np.full((tokens, steps), -1, dtype=np.int64)
+    times = np.full((tokens, steps), np.nan)
+    counts = np.zeros(5, dtype=np.int64)
+    reached = np.zeros(topo.n, dtype=bool)
+    lost_tokens: list[tuple[int, int, float, str]] = []
+    block = max(64, 4 * (cfg.retries + 1))
+
+    def fresh(rng: np.random.Generator, size: int) -> np.ndarray:
+        return np.full(size, latency.a) if latency.is_constant else latency.draw(rng, size)
+
+    for k in range(tokens):
+        walk_rng, skip_rng = walk_rngs[k], faults.skips[k]
+        h = router.start(walk_rng)
+        for _ in range(cfg.retries + 1 if cfg.on_loss == "skip" else 0):
+            if nodes.is_up(h, 0.0):
+                break
+            counts[fk.SKIPPED] += 1  # skip: the walk starts at a node that is up
+            reached[h] = True
+            h = router.start(skip_rng)
+        walk_u = router.draw(walk_rng, steps - 1) if steps > 1 else np.zeros((0, width))
+        first = (np.full(steps - 1, latency.a) if latency.is_constant
+                 else latency.draw(latency_rngs[k], steps - 1))
+        loss_u = faults.rngs[k].random(block) if cfg.loss.p > 0 else np.zeros(0)
+        fresh_lat = fresh(faults.delays[k], block)
+        skip_u = skip_rng.random((block, width)) if cfg.on_loss == "skip" else \
+            np.zeros((0, width))
+        state = np.array([0.0, h, 0.0, 0, 0, 0, -1])
+        while True:
+            churn, bounds, up0, crash, slow = nodes.arrays()
+            status = fk.walk(kind, topo.n, bool(topo.self_moves), indptr, indices, rule,
+                             steps, walk_u, first, cfg.loss.p, loss_u, fresh_lat, skip_u,
+                             cfg.on_loss == "skip", cfg.retries, cfg.timeout, churn, bounds,
+                             up0, crash, slow, state, counts, holders[k], times[k], reached)
+            if status == fk.MORE:  # more draws, from where each stream stopped
+                if cfg.loss.p > 0:
+                    loss_u = np.concatenate([loss_u, faults.rngs[k].random(block)])
+                fresh_lat = np.concatenate([fresh_lat, fresh(faults.delays[k], block)])
+                if cfg.on_loss == "skip":
+                    skip_u = np.concatenate([skip_u, skip_rng.random((block, width))])
+                block *= 2
+            elif status == fk.GROW:
+                nodes.grow()
+            else:
+                break
+        i = int(state[fk.STEP])
+        if status == fk.CRASHED:
+            lost_tokens.append((k, i, float(state[fk.T]) + cfg.timeout,
+                                f"node {int(state[fk.H])} crashed holding it"))
+        elif status == fk.NO_COPY:
+            lost_tokens.append((k, i + 1, float(state[fk.T]),
+                                f"no copy reached node {int(state[fk.NODE])} in "
+                                f"{cfg.retries + 1} sends or skips"))
+    done = float(np.nanmax(times)) if np.isfinite(times).any() else 0.0
+    done = max([done, *(t for _, _, t, _ in lost_tokens)])
+    names = ("sent", "resent", "lost", "duplicated", "skipped")
+    log = FaultLog(**{name: int(c) for name, c in zip(names, counts, strict=True)},
+                   regenerated=0, lost_tokens=tuple(sorted(lost_tokens)),
+                   completion_time=done, downtime=nodes.mean_downtime(np.flatnonzero(reached),
+                                                                       done),
+                   finished=tuple(k for k in range(tokens)
+                                  if not any(x[0] == k for x in lost_tokens)),
+                   origin=tuple(range(tokens)))
+    return Trace(topo.n, holders.astype(router.dtype), times, engine="event", faults=log)

@@ -292,18 +292,40 @@ class Nodes:
             while self._bounds.shape[1] < min(max(SESSIONS, cover + 2), 256):
                 self._grow()
 
-    def _grow(self) -> None:
-        """One more block of sessions for every node, continuing the sessions stream."""
+    def _grow(self, blocks: int = 1) -> None:
+        """``blocks`` more blocks of sessions for every node, continuing the sessions
+        stream (block by block, so the schedule is the same however they are grouped)."""
         assert self._bounds is not None and self._up0 is not None
         n, have = self._bounds.shape
         churn, rng = self.faults.churn, self._sessions_rng
-        up = self._lengths(rng, churn.up, (SESSIONS, n)).T
-        down = self._lengths(rng, churn.down, (SESSIONS, n)).T
-        first_up = ((have + np.arange(SESSIONS)) % 2 == 0)[None, :] == self._up0[:, None]
+        parts = [self._bounds]
         start = self._bounds[:, -1:] if have else np.zeros((n, 1))
-        block = start + np.cumsum(np.where(first_up, up, down), axis=1)
-        self._bounds = np.concatenate([self._bounds, block], axis=1)
+        for b in range(blocks):
+            up = self._lengths(rng, churn.up, (SESSIONS, n)).T
+            down = self._lengths(rng, churn.down, (SESSIONS, n)).T
+            index = have + b * SESSIONS + np.arange(SESSIONS)
+            first_up = (index % 2 == 0)[None, :] == self._up0[:, None]
+            parts.append(start + np.cumsum(np.where(first_up, up, down), axis=1))
+            start = parts[-1][:, -1:]
+        self._bounds = np.concatenate(parts, axis=1)
         self._rows.clear()
+
+    def arrays(self) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(churn, session ends, first states, crash times, slowdowns)`` of every node,
+        for the compiled walk (exponential or Weibull churn, or none)."""
+        n = self.n
+        churn = self._bounds is not None and self._up0 is not None
+        bounds = self._bounds if churn else np.ones((1, 1))
+        up0 = self._up0 if churn else np.ones(1, dtype=bool)
+        crash = self._crash if self._crash is not None else np.full(n, np.inf)
+        slow = self._slow if self._slow is not None else np.ones(n)
+        assert bounds is not None and up0 is not None
+        return churn, bounds, up0, crash, slow
+
+    def grow(self) -> None:
+        """Twice the sessions for every node (see the class docstring)."""
+        assert self._bounds is not None
+        self._grow(max(1, self._bounds.shape[1] // SESSIONS))
 
     def crash_time(self, node: int) -> float:
         """When ``node`` crashes for good (``inf``: never)."""
@@ -397,15 +419,17 @@ class Nodes:
 
 @dataclass
 class FaultRun:
-    """The faults of one run: what is configured, the nodes' states, one stream per token
-    for its messages (losses, the latencies of sends again and of acks, skips), and
-    ``spawn(k, g)``: the walk and latency streams of token ``k``'s ``g``-th regenerated
-    token."""
+    """The faults of one run: what is configured, the nodes' states, and per token one
+    stream for its messages' losses (``rngs``), one for the latencies of sends again and
+    of acks (``delays``), one for the skips (``skips``); ``spawn(k, g)``: the walk and
+    latency streams of token ``k``'s ``g``-th regenerated token."""
 
     faults: Faults
     nodes: Nodes
     rngs: Sequence[np.random.Generator]
     spawn: Callable[[int, int], tuple[np.random.Generator, np.random.Generator]] | None = None
+    delays: Sequence[np.random.Generator] = ()
+    skips: Sequence[np.random.Generator] = ()
     links: dict[tuple[int, int], bool] = field(default_factory=dict)  # Gilbert-Elliott: bad?
 
     def lose(self, src: int, dst: int, rng: np.random.Generator) -> bool:
@@ -439,4 +463,6 @@ def fault_run(setup: Any, streams: Any, tokens: int) -> FaultRun | None:
 
     return FaultRun(faults, Nodes(faults, setup.topology.n, streams.seed, streams.run,
                                   horizon),
-                    [streams.generator("faults", 3, k) for k in range(tokens)], spawn)
+                    [streams.generator("faults", 3, k) for k in range(tokens)], spawn,
+                    [streams.generator("faults", 5, k) for k in range(tokens)],
+                    [streams.generator("faults", 6, k) for k in range(tokens)])
