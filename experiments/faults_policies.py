@@ -5,12 +5,14 @@ Usage: python experiments/faults_policies.py [--seeds 20] [--out docs/figures/fa
        [--csv faults_policies.csv]
 
 The grids of experiments/sweeps/faults_loss.toml and faults_churn.toml (a walk sum on
-the complete graph, n = 50, T = 1000), run here in one process (about 20 s). Four
-panels: the share of runs that completed, and the mean pairwise ε (kov) of those that
-did, against the loss rate (3 retries); the share completed, and how much larger the
+the complete graph, n = 50, T = 1000), and gossip averaging on a hypercube of 64 nodes
+under message loss, run here in one process (about 35 s). The walk's four panels: the
+share of runs that completed, and the mean pairwise ε (kov) of those that did, against
+the loss rate (3 retries); the share completed, and how much larger the
 estimate's absolute error is than the fault-free run's of the same seed (completed runs),
-against exponential churn (mean 200 up, 5 to 160 down, default retries). Dashed: the
-fault-free run.
+against exponential churn (mean 200 up, 5 to 160 down, default retries). Gossip: the
+mean pairwise ε (rdp, the realised exact loss) and the states' error and noise against
+the loss rate. Dashed: the fault-free run.
 """
 
 from __future__ import annotations
@@ -30,8 +32,16 @@ DOWN = (5, 20, 40, 80, 160)
 BASE = {"task": "sum", "topology": "complete", "nodes": 50, "steps": 1000}
 
 
+GOSSIP = {"task": "sum", "protocol": "gossip", "topology": "hypercube", "nodes": 64}
+
+
 def rows(seeds: int) -> list[dict]:
     out = []
+    for loss in ("0", *LOSS):  # gossip: plain steps, the default T for the graph
+        for seed in range(max(seeds // 2, 2)):
+            params = {**GOSSIP, "seed": seed} if loss == "0" else \
+                {**GOSSIP, "seed": seed, "loss": loss}
+            out.append({**flatten(simulate(params).to_json()), "protocol": "gossip"})
     for policy in POLICIES:
         for loss in LOSS:
             for seed in range(seeds):
@@ -50,10 +60,11 @@ def figure(df):
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(10, 7), layout="constrained")
-    axes = fig.subplots(2, 2)
-    loss = df[df["loss"] != "0"].assign(rate=lambda d: d["loss"].astype(float))
-    churn = df[df["churn"] != "none"].assign(
+    fig = Figure(figsize=(10, 10), layout="constrained")
+    axes = fig.subplots(3, 2)
+    walks = df[df["protocol"] == "walk"]
+    loss = walks[walks["loss"] != "0"].assign(rate=lambda d: d["loss"].astype(float))
+    churn = walks[walks["churn"] != "none"].assign(
         down=lambda d: d["churn"].str.split(":").str[2].astype(float),
         excess=lambda d: d["abs_error"] - d["fault_free_abs_error"])
     marks = dict(zip(POLICIES, ("o", "s", "^"), strict=True))
@@ -68,11 +79,20 @@ def figure(df):
     axes[0, 1].plot(loss.groupby("rate")["fault_free_kov_mean"].mean(), "k--",
                     label="fault-free")
     axes[1, 1].axhline(0.0, color="k", ls="--", label="fault-free")
+    g = df[df["protocol"] == "gossip"].assign(rate=lambda d: d["loss"].astype(float))
+    by = g.groupby("rate")
+    axes[2, 0].plot(by["rdp_mean"].mean(), marker="o", label="gossip, loss")
+    axes[2, 0].plot(by["fault_free_rdp_mean"].mean(), "k--", label="fault-free")
+    axes[2, 1].plot(by["abs_error"].mean(), marker="o", label="mean |error|, loss")
+    axes[2, 1].plot(by["fault_free_abs_error"].mean(), "k--", label="fault-free |error|")
+    axes[2, 1].plot(by["faults_noise_std"].mean(), marker="s", label="noise std, loss")
     labels = [("message loss rate (3 retries)", "share of runs completed"),
               ("message loss rate (3 retries)", "mean pairwise ε (kov), completed runs"),
               ("mean down time (mean up 200)", "share of runs completed"),
               ("mean down time (mean up 200)",
-               "|error| minus the fault-free |error|\n(same seeds, completed runs)")]
+               "|error| minus the fault-free |error|\n(same seeds, completed runs)"),
+              ("message loss rate (gossip, hypercube n = 64)", "mean pairwise ε (rdp)"),
+              ("message loss rate (gossip, hypercube n = 64)", "error and noise of the states")]
     for ax, (x, y) in zip(axes.flat, labels, strict=True):
         ax.set_xlabel(x)
         ax.set_ylabel(y)
@@ -80,8 +100,8 @@ def figure(df):
         ax.legend(fontsize=8)
     axes[1, 0].set_xscale("log")
     axes[1, 1].set_xscale("log")
-    fig.suptitle("Walk sum, complete graph, n = 50, T = 1000: where each --on-loss "
-                 "policy breaks")
+    fig.suptitle("Faults: the --on-loss policies of a walk sum (rows 1-2), gossip under "
+                 "loss (row 3)")
     return fig
 
 
@@ -97,10 +117,11 @@ def main() -> int:
     args = parser.parse_args()
     df = pd.DataFrame(rows(args.seeds))
     df["loss"] = df["loss"].astype(str)
+    df["protocol"] = df["protocol"].fillna("walk")
     if args.csv:
         df.to_csv(args.csv, index=False)
     save(figure(df), Path(args.out), dpi=110)
-    summary = df.groupby(["on_loss", "loss", "churn"])[["faults_completed", "kov_mean",
+    summary = df.groupby(["protocol", "on_loss", "loss", "churn"])[["faults_completed", "kov_mean",
                                                           "abs_error"]].mean()
     print(summary.round(3).to_string())
     print(f"wrote {args.out}", file=sys.stderr)

@@ -58,7 +58,7 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
     config, topo = setup.config, setup.topology
     task = task_of(config)
     tracker = task.tracker(setup, keep_pairs)
-    outcomes, records, logs, lost = [], [], [], []
+    outcomes, records, logs, lost, noise = [], [], [], [], []
     for r in _progress(config.runs, progress):
         start = time.perf_counter()
         streams = Streams(setup.seed, r)
@@ -73,14 +73,20 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
             continue
         outcome = task.run(setup, trace.finished(), streams)
         tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
+        if trace.faults is not None:
+            noise.append(task.output_noise(setup, trace.finished(), outcome))
         outcomes.append(outcome)
         records.append(RunRecord(r, task.record(outcome), trace.hops,
                                  time.perf_counter() - start))
     faults = None
     if logs:
-        free = run(task.prepare(config.replace(**FAULT_FREE)), False, False)
+        free_setup = task.prepare(config.replace(**FAULT_FREE))
+        free = run(free_setup, False, False)
+        free_noise = [task.output_noise(free_setup, None, o) for o in free.outcomes]
         faults = FaultsReport(tuple(logs), tuple(lost), {"utility": free.utility.to_dict(),
-                                                         "privacy": free.privacy.to_dict()})
+                                                         "privacy": free.privacy.to_dict(),
+                                                         "noise_std": _mean(free_noise)},
+                              _mean(noise))
     if not outcomes:
         gone = NotCompleted(f"every run lost a token ({lost[0]})")
         return Report(config=config, version=__version__, engine=config.engine,
@@ -93,6 +99,13 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
                   privacy=tracker.report(), sections=task.sections(setup, outcomes),
                   pairs=tracker.matrix(), outcomes=tuple(outcomes),
                   process=task.process_line(setup), faults=faults)
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """The mean, or ``None`` when a value is missing (or there is none)."""
+    if not values or any(v is None for v in values):
+        return None
+    return float(sum(v for v in values if v is not None) / len(values))
 
 
 def _progress(runs: int, progress: bool | None) -> Any:

@@ -77,12 +77,17 @@ class FaultsReport(Part):
     lost_tokens
         ``"run r, token k at step i (t = ...): why"`` for each token lost.
     fault_free
-        ``{"utility": ..., "privacy": ...}`` of the same runs without faults.
+        ``{"utility": ..., "privacy": ..., "noise_std": ...}`` of the same runs without
+        faults.
+    noise_std
+        The std of the noise in the published result, as the runs went (mean over the
+        completed runs; ``None`` where the task does not say).
     """
 
     runs: tuple[Mapping[str, Any], ...]
     lost_tokens: tuple[str, ...]
     fault_free: Mapping[str, Any]
+    noise_std: float | None = None
 
     def totals(self) -> dict[str, Any]:
         """Counts summed over the runs, times and downtime averaged."""
@@ -97,6 +102,7 @@ class FaultsReport(Part):
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.totals(), "messages_lost_share": self._share(),
+                "noise_std": self.noise_std,
                 "lost_token_log": list(self.lost_tokens), "runs": [dict(r) for r in self.runs],
                 "fault_free": dict(self.fault_free)}
 
@@ -118,6 +124,9 @@ class FaultsReport(Part):
         if not t["completed_runs"]:
             out.append("          no run completed: no estimate and no privacy figures (a "
                        "result, not an error)")
+        if self.noise_std is not None:
+            out.append(f"          noise in the result: std {fmt(self.noise_std)} (fault-free "
+                       f"{fmt(self.fault_free.get('noise_std'))})")
         out.append("          the same runs without faults: faults.fault_free in --json")
         return out
 

@@ -121,6 +121,7 @@ def _faults(row: dict, faults: dict | None) -> None:
         for key in ("mean", "max"):
             _put(row, f"fault_free_{name}_{key}", entry.get(key), "faults")
     _scalars(row, free.get("utility") or {}, "fault_free_", "faults")
+    _put(row, "fault_free_noise_std", free.get("noise_std"), "faults")
 
 
 def error_row(config: dict, seed: int, config_hash: str, message: str,

@@ -133,6 +133,12 @@ class Task(ABC):
         raise InputError("task", f"{self.label} declares no neighbouring worlds: its "
                          "protocol cannot be audited")
 
+    def output_noise(self, setup: Setup, trace: Trace | None, outcome: Any) -> float | None:
+        """The std of the noise in one run's published result, as the run went (faults
+        change it; ``trace`` ``None``: a fault-free run), where the task can say; the
+        ``faults`` report sets it beside the fault-free run's."""
+        return None
+
     def gaussian_view(self, setup: Setup) -> bool:
         """Whether the observer's view is a Gaussian shift between the two audit worlds
         (a linear map of Gaussian noise): the Gaussian-DP fit is then the tight test."""

@@ -543,6 +543,23 @@ class GossipSumTask(Task):
         return gossip.gossip(memo["W"], x0, setup.steps, accelerated=sec.accelerated,
                              gamma=memo["gamma"])
 
+    def output_noise(self, setup: Setup, trace: Trace | None, outcome: Any) -> float | None:
+        """The root mean square over nodes of the noise std in the final states:
+        ``σ · width · ‖(M_T)_{i,:}‖``, with ``M_T`` the rounds' realised map (``W^T``
+        without faults)."""
+        from netdp.privacy import gossip
+
+        sec, memo = _section(setup), setup.memo
+        rounds = None if trace is None else trace.gossip
+        if rounds is not None and rounds.lost is not None:
+            final = list(gossip.faulty_iterate(memo["W"], np.eye(setup.topology.n),
+                                               rounds))[-1]
+            norms = np.einsum("ij,ij->i", final, final)
+        else:
+            norms = gossip.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
+                                     gamma=memo["gamma"])[-1]
+        return float(memo["sigma"] * (sec.high - sec.low) * math.sqrt(norms.mean()))
+
     def record(self, outcome: GossipRun) -> dict[str, float]:
         return {"estimate": float(outcome.final.mean()),
                 "abs_error": float(outcome.errors.mean()),

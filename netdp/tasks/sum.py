@@ -327,6 +327,15 @@ class SumTask(Task):
     def record(self, outcome: Any) -> dict[str, float]:
         return {"estimate": outcome.estimate, "abs_error": outcome.abs_error}
 
+    def output_noise(self, setup: Setup, trace: Trace | None, outcome: Any) -> float | None:
+        """``sqrt(draws) σ / steps`` per token's estimate, over the ``K`` tokens
+        averaged: ``/ sqrt(K)`` (additive noise; a randomizer's reports: not given)."""
+        if setup.config.get("mechanism") not in ADDITIVE:
+            return None
+        tokens = len(outcome.token_values)
+        return (math.sqrt(outcome.noise_draws) * setup.mechanism.std / setup.steps
+                / math.sqrt(tokens))
+
     def utility(self, setup: Setup, outcomes: Sequence[Any]) -> SumUtility:
         estimates = [o.estimate for o in outcomes]
         mech, first = setup.mechanism, outcomes[0]
