@@ -20,6 +20,7 @@ from netdp.errors import InputError
 COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("run one protocol and report its utility and privacy", "netdp.cli.simulate"),
     "audit": ("an empirical lower bound on a randomizer's epsilon", "netdp.cli.audit"),
+    "attack": ("poisoning attacks on a frequency oracle vs theory", "netdp.cli.attack"),
     "bounds": ("print theoretical privacy curves over a grid of n", "netdp.cli.info"),
     "topologies": ("list the named topologies", "netdp.cli.info"),
     "sweep": ("run a grid of simulations into a result table", "netdp.sweep.commands"),

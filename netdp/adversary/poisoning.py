@@ -1,0 +1,232 @@
+"""Poisoning attacks on LDP frequency collection: fake users promote chosen targets.
+
+Spec mechanisms.md, "Poisoning" and "Poisoning: gains and defences" (Cao, Jia and Gong,
+"Data Poisoning Attacks to Local Differential Privacy Protocols", USENIX Security 2021).
+``M`` fake users join ``N`` honest ones (``β = M / (N + M)``) and send reports that
+promote the targets ``T`` (``|T| = r``):
+
+* **RPA**: a uniformly random valid report;
+* **RIA**: a uniformly random target, perturbed honestly;
+* **MGA**: the report that maximises the targets' estimated frequency (GRR: a random
+  target, unperturbed; unary encoding: every target bit set; local hashing: a hash that
+  maps as many targets as it can to one value, and that value).
+
+The **frequency gain** is ``FG = Σ_{t ∈ T} (f̃_t - f̂_t)``: the estimate from all
+``N + M`` reports minus the estimate from the ``N`` honest ones (the same honest
+reports). For a pure oracle (support probabilities ``p*``, ``q*``), if a fake report
+supports target t with probability ``s_t``, then ``E[f̃_t] = (1 - β) f_t + β (s_t - q*)
+/ (p* - q*)``, so
+
+    ``E[FG] = β (Σ_t (s_t - q*) / (p* - q*) - f_T)``.
+
+With the attacks' ``s_t`` this gives every closed form of the paper: RIA ``β (1 - f_T)``
+for every oracle; RPA ``β (r/d - f_T)`` (GRR), ``β (r (1/2 - q)/(p - q) - f_T)`` (unary
+encoding: ``β (r - f_T)`` for OUE), ``-β f_T`` (local hashing); MGA ``β ((1 - r q)/(p -
+q) - f_T)`` (GRR) and ``β (r (1 - q)/(p - q) - f_T)`` (unary encoding, local hashing
+when the hash supports every target).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.errors import InputError, check
+
+ATTACKS = ("rpa", "ria", "mga")
+CRAFTED = ("grr", "sue", "oue", "blh", "olh")  # oracles whose RPA and MGA reports are built
+TARGETS = ("random", "least")
+HASH_TRIES = 1 << 20  # hash keys an MGA on local hashing tries, in blocks
+HASH_BLOCK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Poisoning:
+    """An attack on one frequency oracle, its gain measured over trials and in theory.
+
+    Attributes
+    ----------
+    mechanism
+        The oracle's ``describe()``.
+    attack, beta, targets
+        The attack, the fraction of fake users and the target categories.
+    honest, fake
+        Honest users ``N`` and fake users ``M`` per trial.
+    trials
+        Independent repetitions (fresh honest and fake reports).
+    gain, gain_std, theory
+        Mean frequency gain over the trials, the standard error of that mean, and the
+        closed form ``β (Σ_t (s_t - q*)/(p* - q*) - f_T)``.
+    per_target
+        Mean gain of each target.
+    supported
+        Targets that a fake report supports for sure (MGA on local hashing: those its
+        hash maps to the value sent; else ``r``).
+    mse, mse_attacked
+        Mean squared error of the honest users' frequencies, estimated without and with
+        the fake reports.
+    seconds
+        Time of the trials.
+    """
+
+    mechanism: dict
+    attack: str
+    beta: float
+    targets: tuple[int, ...]
+    honest: int
+    fake: int
+    trials: int
+    gain: float
+    gain_std: float
+    theory: float | None
+    per_target: tuple[float, ...]
+    supported: int
+    mse: float
+    mse_attacked: float
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{mechanism, attack, beta, targets, gain: {empirical, theory, std}, ...}``."""
+        return {"mechanism": self.mechanism, "attack": self.attack, "beta": self.beta,
+                "targets": list(self.targets), "users": {"honest": self.honest,
+                                                         "fake": self.fake},
+                "trials": self.trials,
+                "gain": {"empirical": self.gain, "theory": self.theory, "std": self.gain_std},
+                "per_target": [{"target": t, "gain": g}
+                               for t, g in zip(self.targets, self.per_target, strict=True)],
+                "supported_targets": self.supported,
+                "utility": {"mse_honest": self.mse, "mse_with_attack": self.mse_attacked},
+                "seconds": self.seconds}
+
+
+def choose_targets(values: np.ndarray, domain: int, r: int, how: str,
+                   rng: np.random.Generator) -> np.ndarray:
+    """``r`` target categories: uniformly at random, or the ``least`` frequent among the
+    honest values (ties by category)."""
+    check(how in TARGETS, "target-choice", f"must be one of {', '.join(TARGETS)} (got {how!r})")
+    check(1 <= r <= domain, "targets", f"must lie in 1..{domain} (the domain) (got {r})")
+    if how == "random":
+        return np.sort(rng.choice(domain, r, replace=False))
+    counts = np.bincount(values, minlength=domain)
+    return np.sort(np.argsort(counts, kind="stable")[:r])
+
+
+def fake_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
+                 rng: np.random.Generator,
+                 crafted: tuple[np.ndarray, int, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` fake reports of ``attack`` in the oracle's report format, and ``s_t``: the
+    probability that one of them supports each target. ``crafted``: an MGA's hash on
+    local hashing (:func:`best_hash`), found once for all trials."""
+    check(attack in ATTACKS, "attack", f"must be one of {', '.join(ATTACKS)} (got {attack!r})")
+    r = targets.size
+    if attack == "ria":
+        reports = oracle.perturb(targets[rng.integers(0, r, m)], rng)
+        if hasattr(oracle, "p_star"):
+            p, q = oracle.p_star, oracle.q_star
+            return reports, np.full(r, (p + (r - 1) * q) / r)
+        return reports, np.full(r, np.nan)
+    name = oracle.name
+    check(name in CRAFTED, "mechanism", f"{attack} reports are built for "
+          f"{', '.join(CRAFTED)} (got {name}); ria applies to every oracle")
+    d = oracle.domain
+    if name == "grr":
+        if attack == "rpa":
+            return rng.integers(0, d, m), np.full(r, 1.0 / d)
+        return targets[rng.integers(0, r, m)], np.full(r, 1.0 / r)
+    if name in ("sue", "oue"):
+        if attack == "rpa":
+            return (rng.random((m, d)) < 0.5).astype(np.uint8), np.full(r, 0.5)
+        bits = np.zeros((m, d), dtype=np.uint8)
+        bits[:, targets] = 1
+        return bits, np.ones(r)
+    from netdp.mechanisms._hashing import draw_keys
+
+    g = oracle.g
+    if attack == "rpa":
+        reports = np.empty((m, 3), dtype=np.int64)
+        reports[:, :2] = draw_keys(rng, m)
+        reports[:, 2] = rng.integers(0, g, m)
+        return reports, np.full(r, 1.0 / g)
+    key, value, hit = crafted if crafted is not None else best_hash(targets, g, rng)
+    reports = np.tile(np.array([key[0], key[1], value], dtype=np.int64), (m, 1))
+    return reports, hit.astype(float)
+
+
+def best_hash(targets: np.ndarray, g: int,
+              rng: np.random.Generator) -> tuple[np.ndarray, int, np.ndarray]:
+    """A hash key that maps as many targets as it can to one value: the key, the value
+    and which targets it maps there. Tries up to :data:`HASH_TRIES` random keys, in
+    blocks; stops at the first key that maps every target to one value."""
+    from netdp.mechanisms._hashing import draw_keys, hash_values
+
+    best: tuple[int, np.ndarray, int, np.ndarray] = (-1, np.zeros(2), 0, np.zeros(0))
+    for _ in range(HASH_TRIES // HASH_BLOCK):
+        keys = draw_keys(rng, HASH_BLOCK)
+        h = np.stack([hash_values(keys, int(t), g) for t in targets])  # (r, keys)
+        same = (h[:, None, :] == h[None, :, :]).sum(axis=0)  # (r, keys): how many share
+        top = same.max(axis=0)
+        k = int(np.argmax(top))
+        if top[k] > best[0]:
+            anchor = int(np.argmax(same[:, k]))
+            best = (int(top[k]), keys[k], int(h[anchor, k]), h[:, k] == h[anchor, k])
+        if best[0] == targets.size:
+            break
+    return best[1], best[2], best[3]
+
+
+def theory_gain(oracle: Any, support: np.ndarray, beta: float, f_targets: float) -> float | None:
+    """``β (Σ_t (s_t - q*)/(p* - q*) - f_T)`` for a pure oracle; ``None`` otherwise."""
+    if not hasattr(oracle, "p_star") or np.isnan(support).any():
+        return None
+    p, q = oracle.p_star, oracle.q_star
+    return float(beta * (np.sum((support - q) / (p - q)) - f_targets))
+
+
+def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, beta: float,
+           trials: int, rng: np.random.Generator) -> Poisoning:
+    """Measure ``attack`` on ``oracle`` with the honest ``values`` and ``β`` fake users,
+    over ``trials`` repetitions (fresh reports each), beside its closed form."""
+    check(0 < beta < 1, "beta", f"must lie in (0, 1) (got {beta})")
+    check(trials >= 2, "trials", f"must be at least 2 (got {trials})")
+    values = np.asarray(values, dtype=np.int64)
+    n = values.size
+    m = int(round(beta * n / (1.0 - beta)))
+    check(m >= 1, "beta", f"gives no fake user with {n} honest users (got {beta})")
+    truth = np.bincount(values, minlength=oracle.domain) / n
+    start = time.perf_counter()
+    gains = np.empty((trials, targets.size))
+    mse = np.empty((trials, 2))
+    support = np.zeros(targets.size)
+    crafted = best_hash(targets, oracle.g, rng) if attack == "mga" and \
+        oracle.name in ("blh", "olh") else None
+    for i in range(trials):
+        honest = oracle.perturb_aggregate(values, rng)
+        fakes, support = fake_reports(oracle, attack, targets, m, rng, crafted)
+        f_hat = oracle.estimate_counts(honest, n) / n
+        f_tilde = oracle.estimate_counts(honest + oracle.aggregate(fakes), n + m) / (n + m)
+        gains[i] = (f_tilde - f_hat)[targets]
+        mse[i] = [np.mean((f_hat - truth) ** 2), np.mean((f_tilde - truth) ** 2)]
+    total = gains.sum(axis=1)
+    beta_real = m / (n + m)
+    theory = theory_gain(oracle, support, beta_real, float(truth[targets].sum()))
+    return Poisoning(oracle.describe(), attack, beta_real, tuple(int(t) for t in targets), n,
+                     m, trials, float(total.mean()),
+                     float(total.std(ddof=1) / math.sqrt(trials)), theory,
+                     tuple(float(g) for g in gains.mean(axis=0)),
+                     int(np.sum(support == 1.0)) if attack == "mga" and oracle.name in
+                     ("blh", "olh") else targets.size,
+                     float(mse[:, 0].mean()), float(mse[:, 1].mean()),
+                     time.perf_counter() - start)
+
+
+def check_oracle_name(name: str) -> None:
+    """Refuse an unknown frequency oracle by name (one line, the allowed names)."""
+    from netdp.tasks.histogram import MECHANISMS
+
+    if name not in MECHANISMS:
+        raise InputError("mechanism", f"must be one of {', '.join(MECHANISMS)} (got {name!r})")

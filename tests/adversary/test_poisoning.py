@@ -1,0 +1,121 @@
+"""Poisoning attacks: measured gains against the closed forms of Cao, Jia and Gong."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from netdp import mechanisms
+from netdp.adversary.poisoning import CRAFTED, choose_targets, poison
+from netdp.data import categories
+
+D, EPS, BETA, R, USERS, TRIALS = 32, 1.0, 0.05, 5, 20_000, 30
+ALL = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
+
+
+def setting(seed: int = 2):
+    values = categories("zipf", USERS, D, np.random.default_rng(seed))
+    targets = choose_targets(values, D, R, "random", np.random.default_rng(seed + 1))
+    return values, targets
+
+
+@pytest.mark.parametrize("name", CRAFTED)
+@pytest.mark.parametrize("attack", ["rpa", "ria", "mga"])
+def test_gain_matches_its_closed_form(name, attack):
+    """Every built attack on every oracle it is built for: the mean gain over 30 trials
+    is within 4 standard errors of ``β (Σ_t (s_t - q*)/(p* - q*) - f_T)``."""
+    values, targets = setting()
+    oracle = mechanisms.frequency_oracle(name, EPS, D)
+    got = poison(oracle, values, attack, targets, BETA, TRIALS, np.random.default_rng(5))
+    assert got.theory is not None
+    assert abs(got.gain - got.theory) < 4 * got.gain_std, (got.gain, got.theory, got.gain_std)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_ria_gains_beta_one_minus_f_T_on_every_oracle(name):
+    """RIA sends honest reports of random targets; any unbiased oracle then gains
+    ``β (1 - f_T)``, sketches and histogram encodings included."""
+    values, targets = setting()
+    oracle = mechanisms.frequency_oracle(name, EPS, D)
+    got = poison(oracle, values, "ria", targets, BETA, TRIALS, np.random.default_rng(6))
+    f_t = np.bincount(values, minlength=D)[targets].sum() / values.size
+    want = got.beta * (1 - f_t)
+    assert abs(got.gain - want) < 4 * got.gain_std, (got.gain, want, got.gain_std)
+
+
+def test_the_paper_s_closed_forms_are_these():
+    """The generic form gives the paper's: kRR RPA ``β (r/d - f_T)``, OUE RPA
+    ``β (r - f_T)``, OLH RPA ``-β f_T``, kRR MGA ``β ((1 - r q)/(p - q) - f_T)``, OUE MGA
+    ``β (r (1 - q)/(p - q) - f_T)``; and a wrong closed form is rejected by the same
+    measurement (the test can fail)."""
+    values, targets = setting()
+    f_t = np.bincount(values, minlength=D)[targets].sum() / values.size
+    rng = np.random.default_rng(7)
+    grr = mechanisms.frequency_oracle("grr", EPS, D)
+    oue = mechanisms.frequency_oracle("oue", EPS, D)
+    olh = mechanisms.frequency_oracle("olh", EPS, D)
+    cases = [(grr, "rpa", lambda b: b * (R / D - f_t)), (oue, "rpa", lambda b: b * (R - f_t)),
+             (olh, "rpa", lambda b: -b * f_t),
+             (grr, "mga", lambda b: b * ((1 - R * grr.q) / (grr.p - grr.q) - f_t)),
+             (oue, "mga", lambda b: b * (R * (1 - oue.q) / (oue.p - oue.q) - f_t))]
+    for oracle, attack, closed in cases:
+        got = poison(oracle, values, attack, targets, BETA, TRIALS, rng)
+        assert got.theory == pytest.approx(closed(got.beta), rel=1e-9, abs=1e-12)
+    wrong = poison(oue, values, "rpa", targets, BETA, TRIALS, rng)  # kRR's form on OUE
+    assert abs(wrong.gain - wrong.beta * (R / D - f_t)) > 10 * wrong.gain_std
+
+
+def test_mga_beats_ria_and_rpa_where_the_theory_says():
+    """kRR at ε = 1, d = 32: MGA gains far more than RIA, which gains more than RPA (about
+    0 here, ``r/d`` close to ``f_T``)."""
+    values, targets = setting()
+    grr = mechanisms.frequency_oracle("grr", EPS, D)
+    g = {a: poison(grr, values, a, targets, BETA, TRIALS, np.random.default_rng(8))
+         for a in ("rpa", "ria", "mga")}
+    assert g["mga"].gain > 10 * g["ria"].gain > 0
+    assert g["ria"].gain > g["rpa"].gain + 4 * g["ria"].gain_std
+
+
+def test_targets_and_bad_input():
+    from netdp.errors import InputError
+
+    values, _ = setting()
+    least = choose_targets(values, D, 3, "least", np.random.default_rng(0))
+    counts = np.bincount(values, minlength=D)
+    assert set(counts[least]) <= set(np.sort(counts)[:3])
+    with pytest.raises(InputError, match="targets"):
+        choose_targets(values, D, D + 1, "random", np.random.default_rng(0))
+    cms = mechanisms.frequency_oracle("cms", EPS, D)
+    with pytest.raises(InputError, match="ria applies to every oracle"):
+        poison(cms, values, "mga", least, BETA, 4, np.random.default_rng(0))
+
+
+def run_cli(capsys, *argv):
+    from netdp.cli import main
+
+    code = main(["attack", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_json(capsys):
+    code, out, _ = run_cli(capsys, "--mechanism", "oue", "--domain", "64", "--users", "20000",
+                           "--trials", "5", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert {"empirical", "theory", "std"} <= set(d["gain"])
+    assert len(d["per_target"]) == 10 and {"mse_honest", "mse_with_attack"} <= set(d["utility"])
+    assert d["seed"] == 0 and d["mechanism"]["name"] == "oue"
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["--beta", "1.5"], "--beta"), (["--mechanism", "nope"], "--mechanism"),
+    (["--mechanism", "cms", "--attack", "mga"], "--mechanism"),
+    (["--targets", "500"], "--targets"), (["--trials", "1"], "--trials"),
+    (["--epsilon", "-1"], "--epsilon"),
+])
+def test_cli_bad_input_is_one_line_exit_2(capsys, argv, flag):
+    code, out, err = run_cli(capsys, "--users", "2000", *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and flag in err, err
