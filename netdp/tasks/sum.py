@@ -140,12 +140,18 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
 
 def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
                  keep_pairs: bool) -> Any:
-    from netdp.privacy.tracker import walk_losses
+    from netdp.privacy.tracker import clip_to_ldp, ldp_losses, walk_losses
 
     mech = setup.mechanism
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
-    return walk_losses(trace, setup.config.epsilon, setup.config.delta, z, accountant,
-                       coalition, keep_pairs=keep_pairs)
+    cfg = setup.config
+    losses = walk_losses(trace, cfg.epsilon, cfg.delta, z, accountant, coalition,
+                         keep_pairs=keep_pairs or coalition is not None)
+    if coalition is None:
+        return losses
+    # A coalition observes the cycles between any member's visits: composed over all of
+    # them, a node's subsampled entries can pass its own LDP loss, which bounds it too.
+    return clip_to_ldp(losses, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
 
 
 def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
