@@ -40,6 +40,7 @@ from netdp.errors import InputError, check
 ATTACKS = ("rpa", "ria", "mga")
 CRAFTED = ("grr", "sue", "oue", "blh", "olh")  # oracles whose RPA and MGA reports are built
 TARGETS = ("random", "least")
+DEFENCES = ("normalize", "enforced-perturbation")
 HASH_TRIES = 1 << 20  # hash keys an MGA on local hashing tries, in blocks
 HASH_BLOCK = 1 << 16
 
@@ -71,6 +72,9 @@ class Poisoning:
         the fake reports.
     seconds
         Time of the trials.
+    defences
+        For each defence asked for: ``{name, gain, std, theory, mse_honest,
+        mse_with_attack}`` on the same trials (:func:`defend`).
     """
 
     mechanism: dict
@@ -88,6 +92,7 @@ class Poisoning:
     mse: float
     mse_attacked: float
     seconds: float
+    defences: tuple[dict, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """``{mechanism, attack, beta, targets, gain: {empirical, theory, std}, ...}``."""
@@ -100,6 +105,7 @@ class Poisoning:
                                for t, g in zip(self.targets, self.per_target, strict=True)],
                 "supported_targets": self.supported,
                 "utility": {"mse_honest": self.mse, "mse_with_attack": self.mse_attacked},
+                **({"defence": list(self.defences)} if self.defences else {}),
                 "seconds": self.seconds}
 
 
@@ -187,10 +193,38 @@ def theory_gain(oracle: Any, support: np.ndarray, beta: float, f_targets: float)
     return float(beta * (np.sum((support - q) / (p - q)) - f_targets))
 
 
+def enforced_inputs(oracle: Any, attack: str, targets: np.ndarray, m: int,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Under enforced perturbation the randomness is not the fake user's (the
+    oblivious-transfer step of seed 003): it picks only its input, which is then perturbed
+    honestly. MGA and RIA pick a random target (MGA becomes RIA); RPA a random category.
+    Returns the reports and their ``s_t``."""
+    d, r = oracle.domain, targets.size
+    if attack == "rpa":
+        reports = oracle.perturb(rng.integers(0, d, m), rng)
+        if hasattr(oracle, "p_star"):
+            p, q = oracle.p_star, oracle.q_star
+            return reports, np.full(r, (p + (d - 1) * q) / d)
+        return reports, np.full(r, np.nan)
+    return fake_reports(oracle, "ria", targets, m, rng)
+
+
+def normalized(f: np.ndarray) -> np.ndarray:
+    """The ``normalize`` defence: frequencies clipped at 0 and rescaled to sum to 1."""
+    f = np.clip(f, 0.0, None)
+    total = f.sum()
+    return f / total if total > 0 else np.full(f.size, 1.0 / f.size)
+
+
 def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, beta: float,
-           trials: int, rng: np.random.Generator) -> Poisoning:
+           trials: int, rng: np.random.Generator,
+           defences: tuple[str, ...] = ()) -> Poisoning:
     """Measure ``attack`` on ``oracle`` with the honest ``values`` and ``β`` fake users,
-    over ``trials`` repetitions (fresh reports each), beside its closed form."""
+    over ``trials`` repetitions (fresh reports each), beside its closed form; and the same
+    under each of ``defences`` (:data:`DEFENCES`)."""
+    for name in defences:
+        check(name in DEFENCES, "defence", f"must be one of {', '.join(DEFENCES)} "
+              f"(got {name!r})")
     check(0 < beta < 1, "beta", f"must lie in (0, 1) (got {beta})")
     check(trials >= 2, "trials", f"must be at least 2 (got {trials})")
     values = np.asarray(values, dtype=np.int64)
@@ -204,6 +238,8 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     support = np.zeros(targets.size)
     crafted = best_hash(targets, oracle.g, rng) if attack == "mga" and \
         oracle.name in ("blh", "olh") else None
+    extra = {name: np.empty((trials, 3)) for name in defences}  # gain, mse, mse attacked
+    enforced_support = np.zeros(targets.size)
     for i in range(trials):
         honest = oracle.perturb_aggregate(values, rng)
         fakes, support = fake_reports(oracle, attack, targets, m, rng, crafted)
@@ -211,9 +247,26 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
         f_tilde = oracle.estimate_counts(honest + oracle.aggregate(fakes), n + m) / (n + m)
         gains[i] = (f_tilde - f_hat)[targets]
         mse[i] = [np.mean((f_hat - truth) ** 2), np.mean((f_tilde - truth) ** 2)]
+        for name, out in extra.items():
+            if name == "normalize":
+                a, b = normalized(f_hat), normalized(f_tilde)
+            else:
+                forced, enforced_support = enforced_inputs(oracle, attack, targets, m, rng)
+                a = f_hat
+                b = oracle.estimate_counts(honest + oracle.aggregate(forced), n + m) / (n + m)
+            out[i] = [np.sum((b - a)[targets]), np.mean((a - truth) ** 2),
+                      np.mean((b - truth) ** 2)]
     total = gains.sum(axis=1)
     beta_real = m / (n + m)
-    theory = theory_gain(oracle, support, beta_real, float(truth[targets].sum()))
+    f_targets = float(truth[targets].sum())
+    theory = theory_gain(oracle, support, beta_real, f_targets)
+    defended = tuple(
+        {"name": name, "gain": float(out[:, 0].mean()),
+         "std": float(out[:, 0].std(ddof=1) / math.sqrt(trials)),
+         "theory": theory_gain(oracle, enforced_support, beta_real, f_targets)
+         if name == "enforced-perturbation" else None,
+         "mse_honest": float(out[:, 1].mean()), "mse_with_attack": float(out[:, 2].mean())}
+        for name, out in extra.items())
     return Poisoning(oracle.describe(), attack, beta_real, tuple(int(t) for t in targets), n,
                      m, trials, float(total.mean()),
                      float(total.std(ddof=1) / math.sqrt(trials)), theory,
@@ -221,7 +274,7 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
                      int(np.sum(support == 1.0)) if attack == "mga" and oracle.name in
                      ("blh", "olh") else targets.size,
                      float(mse[:, 0].mean()), float(mse[:, 1].mean()),
-                     time.perf_counter() - start)
+                     time.perf_counter() - start, defended)
 
 
 def check_oracle_name(name: str) -> None:

@@ -23,9 +23,15 @@ how it works:
   Security 2021), s_t being the chance that a fake report supports target t. rpa and
   mga are built for grr, sue, oue, blh and olh; ria for every oracle.
 
+defences (--defence, repeatable; measured on the same trials):
+  normalize               the estimate clipped at 0 and renormalised to sum to 1
+  enforced-perturbation   the randomness is fixed by an oblivious-transfer step the user
+                          cannot bias: a fake user picks only its input (mga becomes ria)
+
 examples:
   netdp attack --mechanism oue --domain 128 --epsilon 1 --beta 0.05 --targets 10 \\
       --attack mga --users 100000 --seed 1 --json
+  netdp attack --mechanism olh --attack mga --defence normalize --defence enforced-perturbation
   netdp attack --mechanism grr --attack rpa --target-choice least
   netdp attack --mechanism hcms --attack ria --domain 64
 """
@@ -58,6 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the honest users' categories (default: zipf)")
     p.add_argument("--trials", type=integer, default=20, help="repetitions with fresh "
                    "reports, for the gain's standard error (default: 20)")
+    p.add_argument("--defence", action="append", default=[], metavar="NAME",
+                   help="also measure the gain under a defence (repeatable): normalize "
+                   "(clip at 0, renormalise) or enforced-perturbation (the randomness is "
+                   "not the fake user's: it picks only its input)")
     p.add_argument("--seed", type=integer, default=0, help="the run's seed (default: 0)")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(handler=attack)
@@ -89,7 +99,7 @@ def attack(args: argparse.Namespace) -> int:
     targets = choose_targets(values, args.domain, args.targets, args.target_choice,
                              seeding.generator(args.seed, "attack", 0))
     result = poison(oracle, values, args.attack, targets, args.beta, args.trials,
-                    seeding.generator(args.seed, "attack", 1))
+                    seeding.generator(args.seed, "attack", 1), tuple(args.defence))
     if args.json:
         print(json.dumps({"version": __version__, "seed": args.seed, **result.to_dict()},
                          indent=2))
@@ -104,6 +114,11 @@ def attack(args: argparse.Namespace) -> int:
               "hash found)")
     print(f"  honest MSE  {fmt(result.mse)} without the fake reports, "
           f"{fmt(result.mse_attacked)} with them")
+    for d in result.defences:
+        aside = "" if d["theory"] is None else f"  (theory {fmt(d['theory'])})"
+        print(f"  defence     {d['name']}: gain {fmt(d['gain'])} +- {fmt(d['std'])}{aside}; "
+              f"honest MSE {fmt(d['mse_honest'])}, {fmt(d['mse_with_attack'])} with the "
+              "fake reports")
     print(f"  targets     {', '.join(str(t) for t in result.targets)}")
     print(f"  {result.seconds:.2f} s")
     return 0
