@@ -5,12 +5,12 @@ Usage: python experiments/poisoning_gain.py [--users 100000] [--trials 5] [--see
        [--out docs/figures/poisoning_gain.png] [--csv poisoning_gain.csv]
 
 The setting of the issue: d = 128 categories (zipf data), β = 0.05 fake users, r = 10
-random targets. For GRR, SUE, OUE, BLH and OLH, and the attacks RPA, RIA and MGA, at
-ε from 0.5 to 8: the mean gain over ``--trials`` repetitions (error bars: 2 standard
+random targets. For GRR, SUE, OUE, BLH, OLH, CMS and HCMS, and the attacks RPA, RIA and
+MGA, at ε from 0.5 to 8: the mean gain over ``--trials`` repetitions (error bars: 2 standard
 errors), and the closed form β (Σ_t (s_t - q*)/(p* - q*) - f_T) as a line. MGA on local
 hashing assumes a hash that maps every target to one value; where the search of 2^20
 keys finds none (large g), the point falls below that line, and the printed table gives
-how many targets the hash found supports. About 2 minutes.
+how many targets the hash found supports. About 1 minute.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from netdp import mechanisms, seeding
 from netdp.adversary.poisoning import choose_targets, poison, theory_gain
 from netdp.data import categories
 
-ORACLES = ("grr", "sue", "oue", "blh", "olh")
+ORACLES = ("grr", "sue", "oue", "blh", "olh", "cms", "hcms")
 ATTACKS = ("rpa", "ria", "mga")
 EPSILONS = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
 D, BETA, R = 128, 0.05, 10
@@ -37,7 +37,8 @@ def ideal_support(oracle, attack: str) -> np.ndarray:
     if attack == "ria":
         return np.full(R, (p + (R - 1) * q) / R)
     if attack == "rpa":
-        return np.full(R, {"grr": 1 / D, "sue": 0.5, "oue": 0.5}.get(oracle.name, q))
+        return np.full(R, {"grr": 1 / D, "sue": 0.5, "oue": 0.5, "cms": 0.5,
+                           "hcms": 0.5}.get(oracle.name, q))
     return np.full(R, 1 / R) if oracle.name == "grr" else np.ones(R)
 
 
@@ -83,7 +84,7 @@ def figure(df, f_t: float):
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullFormatter
 
-    fig = Figure(figsize=(13, 4), layout="constrained")
+    fig = Figure(figsize=(17, 4), layout="constrained")
     axes = fig.subplots(1, len(ORACLES), sharey=True)
     grid = np.geomspace(EPSILONS[0], EPSILONS[-1], 60)
     colours = dict(zip(ATTACKS, ("tab:blue", "tab:orange", "tab:red"), strict=True))

@@ -38,7 +38,8 @@ import numpy as np
 from netdp.errors import InputError, check
 
 ATTACKS = ("rpa", "ria", "mga")
-CRAFTED = ("grr", "sue", "oue", "blh", "olh")  # oracles whose RPA and MGA reports are built
+# oracles whose RPA and MGA reports are built
+CRAFTED = ("grr", "sue", "oue", "blh", "olh", "cms", "hcms")
 TARGETS = ("random", "least")
 DEFENCES = ("normalize", "enforced-perturbation")
 HASH_TRIES = 1 << 20  # hash keys an MGA on local hashing tries, in blocks
@@ -150,6 +151,8 @@ def fake_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
         bits = np.zeros((m, d), dtype=np.uint8)
         bits[:, targets] = 1
         return bits, np.ones(r)
+    if name in ("cms", "hcms"):
+        return sketch_reports(oracle, attack, targets, m, rng)
     from netdp.mechanisms._hashing import draw_keys
 
     g = oracle.g
@@ -161,6 +164,34 @@ def fake_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
     key, value, hit = crafted if crafted is not None else best_hash(targets, g, rng)
     reports = np.tile(np.array([key[0], key[1], value], dtype=np.int64), (m, 1))
     return reports, hit.astype(float)
+
+
+def sketch_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """CMS and HCMS fake reports. A random row ``j`` each. RPA: CMS random signs, HCMS a
+    random coefficient and bit (a report supports an item w.p. 1/2). MGA: CMS +1 at
+    ``h_j(t)`` for every target and -1 elsewhere; HCMS the coefficient ``l = 0``, whose
+    Hadamard row is all +1, with bit +1 (it supports every item, targets included)."""
+    r = targets.size
+    j = rng.integers(0, oracle.k, m)
+    if oracle.name == "hcms":
+        out = np.empty((m, 3), dtype=np.int64)
+        out[:, 0] = j
+        if attack == "rpa":
+            out[:, 1] = rng.integers(0, oracle.m, m)
+            out[:, 2] = np.where(rng.random(m) < 0.5, 1, -1)
+            return out, np.full(r, 0.5)
+        out[:, 1], out[:, 2] = 0, 1
+        return out, np.ones(r)
+    out = np.empty((m, 1 + oracle.m), dtype=oracle.report_dtype)
+    out[:, 0] = j
+    if attack == "rpa":
+        out[:, 1:] = np.where(rng.random((m, oracle.m)) < 0.5, 1, -1)
+        return out, np.full(r, 0.5)
+    out[:, 1:] = -1
+    cols = oracle.hash_items(j[:, None], targets[None, :])  # (m, r)
+    out[np.arange(m)[:, None], 1 + cols] = 1
+    return out, np.ones(r)
 
 
 def best_hash(targets: np.ndarray, g: int,

@@ -16,12 +16,13 @@ how it works:
     ria  a uniformly random target, perturbed honestly
     mga  the report that maximises the targets' estimated frequency (grr: a target,
          unperturbed; sue/oue: every target bit set; blh/olh: a hash that maps the
-         targets to one value, and that value)
+         targets to one value, and that value; cms: +1 at every target's hash; hcms:
+         the all-ones Hadamard coefficient)
   The frequency gain is the targets' total estimated frequency with the fake reports
   minus without them (the same honest reports), over --trials repetitions, beside the
   closed form beta (sum_t (s_t - q*)/(p* - q*) - f_T) of Cao, Jia and Gong (USENIX
   Security 2021), s_t being the chance that a fake report supports target t. rpa and
-  mga are built for grr, sue, oue, blh and olh; ria for every oracle.
+  mga are built for grr, sue, oue, blh, olh, cms and hcms; ria for every oracle.
 
 defences (--defence, repeatable; measured on the same trials):
   normalize               the estimate clipped at 0 and renormalised to sum to 1
@@ -33,7 +34,7 @@ examples:
       --attack mga --users 100000 --seed 1 --json
   netdp attack --mechanism olh --attack mga --defence normalize --defence enforced-perturbation
   netdp attack --mechanism grr --attack rpa --target-choice least
-  netdp attack --mechanism hcms --attack ria --domain 64
+  netdp attack --mechanism hcms --attack mga --domain 64
 """
 
 

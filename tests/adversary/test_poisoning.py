@@ -87,9 +87,9 @@ def test_targets_and_bad_input():
     assert set(counts[least]) <= set(np.sort(counts)[:3])
     with pytest.raises(InputError, match="targets"):
         choose_targets(values, D, D + 1, "random", np.random.default_rng(0))
-    cms = mechanisms.frequency_oracle("cms", EPS, D)
+    rappor = mechanisms.frequency_oracle("rappor", EPS, D)
     with pytest.raises(InputError, match="ria applies to every oracle"):
-        poison(cms, values, "mga", least, BETA, 4, np.random.default_rng(0))
+        poison(rappor, values, "mga", least, BETA, 4, np.random.default_rng(0))
 
 
 def run_cli(capsys, *argv):
@@ -112,7 +112,7 @@ def test_cli_json(capsys):
 
 @pytest.mark.parametrize(("argv", "flag"), [
     (["--beta", "1.5"], "--beta"), (["--mechanism", "nope"], "--mechanism"),
-    (["--mechanism", "cms", "--attack", "mga"], "--mechanism"),
+    (["--mechanism", "rappor", "--attack", "mga"], "--mechanism"),
     (["--targets", "500"], "--targets"), (["--trials", "1"], "--trials"),
     (["--epsilon", "-1"], "--epsilon"),
 ])
@@ -157,3 +157,32 @@ def test_cli_defences(capsys):
     assert d["name"] == "enforced-perturbation" and d["theory"] is not None
     code, out, err = run_cli(capsys, "--users", "2000", "--defence", "nope")
     assert code == 2 and "--defence" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("eps", "cms_mga", "hcms_mga"), [
+    (0.1, 103.70, 101.24), (0.4, 27.87, 25.58), (0.8, 15.31, 13.28), (1.0, 12.82, 10.91),
+    (2.0, 7.96, 6.60)])
+def test_the_source_note_s_table_shape(eps, cms_mga, hcms_mga):
+    """Seed 003, Table 4 (FG x 100, r = 1): HCMS's MGA gain is below CMS's, by the ratio of
+    their boosts ``(1 - q*)/(p* - q*)`` (Hadamard's one bit at ε against CMS's m signs at
+    ε/2), to 1 %; RPA on HCMS gains about nothing (``-β f_T``), RPA on CMS half of RIA.
+    The note's absolute scale differs from ours (its FG is about 5x ours at its
+    defaults); the ratios are the shape."""
+    values, targets = setting()
+    cms = mechanisms.frequency_oracle("cms", eps, D)
+    hcms = mechanisms.frequency_oracle("hcms", eps, D)
+
+    def boost(o):
+        return (1 - o.q_star) / (o.p_star - o.q_star)
+
+    assert boost(hcms) / boost(cms) == pytest.approx(hcms_mga / cms_mga, rel=0.01)
+    if eps == 1.0:
+        one = targets[:1]
+        rng = np.random.default_rng(11)
+        rpa_h = poison(hcms, values, "rpa", one, BETA, TRIALS, rng)
+        rpa_c = poison(cms, values, "rpa", one, BETA, TRIALS, rng)
+        ria_c = poison(cms, values, "ria", one, BETA, TRIALS, rng)
+        f_t = np.bincount(values, minlength=D)[one].sum() / values.size
+        assert abs(rpa_h.gain + rpa_h.beta * f_t) < 4 * rpa_h.gain_std + 2e-3
+        assert rpa_c.gain == pytest.approx(ria_c.gain / 2, abs=4 * (rpa_c.gain_std
+                                                                     + ria_c.gain_std))
