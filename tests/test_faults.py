@@ -169,6 +169,7 @@ def test_churn_sessions_have_their_availability():
     assert down.mean() == pytest.approx(0.25, abs=4 * down.std() / math.sqrt(200) + 0.01)
     times = np.linspace(0, 2000, 400)
     up = np.array([[nodes.is_up(v, t) for t in times] for v in range(50)])
+    assert np.array_equal(up.T, np.stack([nodes.up_at(t) for t in times])[:, :50])
     assert up.mean() == pytest.approx(0.75, abs=0.03)
     assert all(nodes.is_up(3, nodes.next_up(3, t)) for t in times[:50])
 
@@ -190,6 +191,7 @@ def test_churn_table_and_crashes():
     nodes = Nodes(faults, 5, 1, 0)
     assert nodes.is_up(1, 1.9) and not nodes.is_up(1, 2.0) and nodes.is_up(1, 5.0)
     assert nodes.next_up(1, 3.0) == 5.0 and nodes.downtime(1, 10.0) == 3.0
+    assert nodes.up_at(1.9).all() and list(np.flatnonzero(~nodes.up_at(2.0))) == [1]
     crashing = Nodes(Faults(crash=10.0), 5, 1, 0)
     c = crashing.crash_time(4)
     assert not crashing.is_up(4, c) and crashing.next_up(4, c) == math.inf

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.errors import InputError, check
+from netdp.errors import check
 
 ATTACKS = ("rpa", "ria", "mga")
 # oracles whose RPA and MGA reports are built
@@ -307,10 +307,3 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
                      float(mse[:, 0].mean()), float(mse[:, 1].mean()),
                      time.perf_counter() - start, defended)
 
-
-def check_oracle_name(name: str) -> None:
-    """Refuse an unknown frequency oracle by name (one line, the allowed names)."""
-    from netdp.tasks.histogram import MECHANISMS
-
-    if name not in MECHANISMS:
-        raise InputError("mechanism", f"must be one of {', '.join(MECHANISMS)} (got {name!r})")

@@ -77,12 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def attack(args: argparse.Namespace) -> int:
     """Run the attack; print the gain beside its closed form."""
     from netdp import __version__, mechanisms, seeding
-    from netdp.adversary.poisoning import check_oracle_name, choose_targets, poison
+    from netdp.adversary.poisoning import choose_targets, poison
     from netdp.data import categories
     from netdp.errors import check
     from netdp.reports import fmt
 
-    check_oracle_name(args.mechanism)
     check(math.isfinite(args.epsilon) and args.epsilon > 0, "epsilon",
           f"must be a positive number (got {args.epsilon})")
     check(2 <= args.domain <= 1_000_000, "domain", f"must lie in 2..1e6 (got {args.domain})")

@@ -339,6 +339,22 @@ class Nodes:
         """Whether ``node`` is up at time ``t``."""
         return t < self.crash_time(node) and self._session_up(node, t)
 
+    def up_at(self, t: float) -> np.ndarray:
+        """``(n,)``: which nodes are up at time ``t``, :meth:`is_up` for all at once."""
+        up = np.ones(self.n, dtype=bool) if self._crash is None else t < self._crash
+        churn = self.faults.churn
+        if churn.law == "file":
+            for node, spans in churn.table.items():
+                if node < self.n and any(down <= t < end for down, end in spans):
+                    up[node] = False
+        elif churn.active:
+            assert self._bounds is not None and self._up0 is not None
+            while (self._bounds[:, -1] <= t).any():
+                self._grow()
+            flips = (self._bounds <= t).sum(axis=1)
+            up &= self._up0 == (flips % 2 == 0)
+        return up
+
     def next_up(self, node: int, t: float) -> float:
         """The first time at or after ``t`` that ``node`` is up (``inf``: never again)."""
         if t >= self.crash_time(node):

@@ -84,7 +84,7 @@ def lose_messages(faults: Any, n: int, src: np.ndarray, dst: np.ndarray, steps: 
             u = rng.random((2, m))
             bad = np.where(bad, u[0] >= loss.p_bg, u[0] < loss.p_gb)
             lost[t] = u[1] < np.where(bad, loss.bad, loss.good)
-    up = np.array([[nodes.is_up(v, t * period) for v in range(n)] for t in range(steps + 1)])
+    up = np.stack([nodes.up_at(t * period) for t in range(steps + 1)])
     lost |= ~up[:, src] | ~up[:, dst]
     frozen = ~up[:steps]
     log = FaultLog(sent=int((steps + 1) * m), resent=0, lost=int(lost.sum()), duplicated=0,
