@@ -222,3 +222,15 @@ def test_install_run_reinstall_editable_run(tmp_path: Path) -> None:
     assert second["utility"]["estimate"] == first["utility"]["estimate"]
     assert _kernel_caches(numba_dir) > cached  # the source tree's kernels, cached there too
     assert not _kernel_caches(src), "numba cache written into the source tree"
+
+
+def test_every_subpackage_ships_in_the_wheel() -> None:
+    """A subpackage missing from ``[tool.setuptools] packages`` works in an editable install
+    and is absent from ``pip install .`` (``netdp attack`` once failed that way)."""
+    declared = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+                   ["packages"])
+    found = {".".join(init.parent.relative_to(REPO).parts)
+             for init in (REPO / "netdp").rglob("__init__.py")
+             if "__pycache__" not in init.parts}
+    assert found, "no package found under netdp/"
+    assert found <= declared, f"not shipped: {sorted(found - declared)}"
