@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from netdp import __version__
+from netdp.adversary.network import AttackReport, adversary_of
 from netdp.config import SimulationConfig
 from netdp.reports import FaultsReport, NotCompleted, Report, RunRecord
 from netdp.resources import check_footprint
@@ -58,7 +59,8 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
     config, topo = setup.config, setup.topology
     task = task_of(config)
     tracker = task.tracker(setup, keep_pairs)
-    outcomes, records, logs, lost, noise = [], [], [], [], []
+    adversary = adversary_of(config, task.attacks, task.label)
+    outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
     for r in _progress(config.runs, progress):
         start = time.perf_counter()
         streams = Streams(setup.seed, r)
@@ -71,7 +73,11 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
             records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
                                      time.perf_counter() - start, completed=False))
             continue
-        outcome = task.run(setup, trace.finished(), streams)
+        if adversary is None:
+            outcome = task.run(setup, trace.finished(), streams)
+        else:
+            outcome, attack_run = task.attacked(setup, trace.finished(), streams, adversary)
+            attacked.append(attack_run)
         tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
         if trace.faults is not None:
             noise.append(task.output_noise(setup, trace.finished(), outcome))
@@ -93,12 +99,17 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
                       topology=topo, mechanism=task.describe_mechanism(setup),
                       runs=tuple(records), utility=gone, privacy=gone, faults=faults,
                       process=task.process_line(setup))
+    attack = None
+    if adversary is not None:
+        honest = task.utility(setup, [a.honest for a in attacked]).to_dict()
+        attack = AttackReport(str(adversary.attack), adversary.malicious_text,
+                              tuple(attacked), tuple(setup.memo.get("targets", ())), honest)
     return Report(config=config, version=__version__, engine=config.engine,
                   topology=topo, mechanism=task.describe_mechanism(setup),
                   runs=tuple(records), utility=task.utility(setup, outcomes),
                   privacy=tracker.report(), sections=task.sections(setup, outcomes),
                   pairs=tracker.matrix(), outcomes=tuple(outcomes),
-                  process=task.process_line(setup), faults=faults)
+                  process=task.process_line(setup), faults=faults, attack=attack)
 
 
 def _mean(values: list[float | None]) -> float | None:

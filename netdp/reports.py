@@ -20,6 +20,7 @@ from netdp.config import SimulationConfig
 from netdp.jsonable import jsonable
 
 if TYPE_CHECKING:
+    from netdp.adversary.network import AttackReport
     from netdp.topology import Topology
 
 SCHEMA = 2  # 1: wave 1 (unversioned); 2: typed reports, config of the task's parameters
@@ -179,6 +180,11 @@ class Report:
         The task's outcome of each run, for a closer look (not part of the JSON).
     process
         How the information moved, for the text report (default: the walk's line).
+    faults
+        What went wrong, beside the fault-free run (runs with faults).
+    attack
+        The malicious holders' effect (an :class:`~netdp.adversary.network.AttackReport`;
+        runs with ``--attack``).
     """
 
     config: SimulationConfig
@@ -194,6 +200,7 @@ class Report:
     outcomes: tuple[Any, ...] = ()
     process: str | None = None
     faults: FaultsReport | None = None
+    attack: AttackReport | None = None
     schema: int = SCHEMA
 
     @property
@@ -224,6 +231,8 @@ class Report:
                     "runs": [r.to_dict() for r in self.runs]})
         if self.faults is not None:
             out["faults"] = self.faults.to_dict()
+        if self.attack is not None:
+            out["attack"] = self.attack.to_dict()
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -239,6 +248,8 @@ class Report:
         lines += self.utility.lines(self) + self.privacy.lines(self)
         if self.faults is not None:
             lines += self.faults.lines(self)
+        if self.attack is not None:
+            lines += self.attack.lines()
         moves = "messages" if cfg.get("protocol") == "gossip" else "hops"
         lines += ["", f"  {self.hops:,} {moves} in {self.runtime_s:.3g} s; seed {self.seed} "
                       f"(rerun with --seed {self.seed})"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition", "hashes",
-              "sources", "paths", "attack")
+              "sources", "paths", "attack", "targets", "calibration")
 
 
 def fresh_seed() -> int:

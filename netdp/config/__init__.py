@@ -21,12 +21,13 @@ from netdp.config.simulation import (
     SimulationConfig,
     common_fields,
     parse_coalition,
+    parse_nodes,
 )
 from netdp.errors import InputError
 
 __all__ = ["ACCOUNTANTS", "ENGINES", "WALKS", "Param", "Section", "SimulationConfig",
            "check_value", "coerce", "common_fields", "param", "params_of", "parse_coalition",
-           "read_config"]
+           "parse_nodes", "read_config"]
 
 
 def read_config(path: str | Path, param: str = "config") -> dict[str, Any]:

@@ -23,9 +23,11 @@ ACCOUNTANTS = ("kov", "rdp", "pld")
 PROTOCOLS = ("walk", "gossip")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 
-RUN, PRIVACY, TRACKING, TIME, FAULTS, OUTPUT = (
+RUN, PRIVACY, TRACKING, TIME, FAULTS, ADVERSARY, OUTPUT = (
     "what to run", "local randomizer", "privacy tracking", "time and engines",
-    "faults (walks: event engine; gossip: loss and churn)", "reproducibility and output")
+    "faults (walks: event engine; gossip: loss and churn)",
+    "adversaries (malicious holders; see netdp attack for collection)",
+    "reproducibility and output")
 ON_LOSS = ("resend", "skip", "regenerate")
 
 
@@ -112,6 +114,15 @@ class SimulationConfig:
                            low=0.0, low_open=True, metavar="S", group=FAULTS)
     retries: int = param(20, "sends after the first before the token counts as lost",
                          low=0, high=10**6, metavar="R", group=FAULTS)
+    malicious: str | None = param(None, "malicious holders: node ids like 3,7,9, or K nodes "
+                                  "drawn per run (random:K); they run --attack", kind=str,
+                                  metavar="IDS|random:K", group=ADVERSARY,
+                                  default_text="none")
+    attack: str | None = param(None, "what the malicious holders do (the task's attacks: "
+                               "histogram rpa ria mga, sum max beyond:X; both drop, replay, "
+                               "inflate:K); the report gives the gain and what honest nodes "
+                               "detect", kind=str, metavar="NAME", group=ADVERSARY,
+                               default_text="none")
     seed: int | None = param(None, "seed of the run", kind=int, low=0, high=2**128 - 1,
                              metavar="INT", group=OUTPUT,
                              default_text="fresh from the OS, printed in the output")
@@ -153,6 +164,11 @@ class SimulationConfig:
                              f"{topology})")
         if self.coalition is not None:
             parse_coalition(self.coalition)
+        check((self.malicious is None) == (self.attack is None),
+              "malicious" if self.attack is not None else "attack",
+              "--malicious and --attack go together: who attacks, and how")
+        if self.malicious is not None:
+            parse_nodes(self.malicious, "malicious")
         from netdp.engine.clock import parse_latency
         from netdp.engine.faults import from_config
 
@@ -219,9 +235,15 @@ def common_fields() -> tuple[str, ...]:
 
 def parse_coalition(text: str) -> tuple[str, list[int] | int]:
     """``"3,7,9"`` (those nodes) or ``"random:C"`` (C nodes drawn per run)."""
+    return parse_nodes(text, "coalition")
+
+
+def parse_nodes(text: str, name: str) -> tuple[str, list[int] | int]:
+    """A set of nodes given as ``"3,7,9"`` (those nodes) or ``"random:C"`` (C nodes drawn
+    per run), for the parameter ``name`` (``coalition``, ``malicious``)."""
     text = str(text).strip()
-    bad = InputError("coalition", f"expected node ids like 3,7,9 or random:C with C >= 1 "
-                                  f"(got {text!r})")
+    bad = InputError(name, f"expected node ids like 3,7,9 or random:C with C >= 1 "
+                           f"(got {text!r})")
     try:
         if text.startswith("random:"):
             size = int(text[7:])

@@ -56,7 +56,8 @@ def flatten(result: dict, config_hash: str | None = None) -> dict:
     A_q50, A_q90, A_q99, A_delta, A_pairs, A_unprotected`` per empirical accountant ``A``
     (``<regime>_rdp_mean`` … for sgd),
     and any other number of ``privacy`` by the same "_" rule; with faults, ``faults_*``
-    counts and the fault-free run's ``fault_free_*`` figures. Outside the config, only
+    counts and the fault-free run's ``fault_free_*`` figures; with an attack, ``attack_*``
+    figures and the honest runs' ``honest_*`` utility. Outside the config, only
     numbers (and ``None``) become columns: text and lists (a histogram's estimate vector)
     are left out. A name that would collide with an earlier column gets its section as
     prefix (``utility_dummies``).
@@ -100,7 +101,24 @@ def flatten(result: dict, config_hash: str | None = None) -> dict:
                 _put(row, f"{name}_{key}", value, "privacy")
     _scalars(row, privacy, "", "privacy")
     _faults(row, result.get("faults"))
+    _attack(row, result.get("attack"))
     return row
+
+
+def _attack(row: dict, attack: dict | None) -> None:
+    """``attack_share``, ``attack_lost``, ``attack_fakes``, ``attack_gain_empirical``,
+    ``attack_gain_std``, ``attack_gain_theory``, and per check ``attack_<check>_rate`` and
+    ``attack_<check>_mean_delay``; the same runs with every holder honest give
+    ``honest_<utility number>``."""
+    if not attack:
+        return
+    for key in ("share", "lost", "fakes"):
+        _put(row, f"attack_{key}", attack.get(key), "attack")
+    _scalars(row, attack.get("gain") or {}, "attack_gain_", "attack")
+    for entry in attack.get("detection") or []:
+        for key in ("rate", "mean_delay"):
+            _put(row, f"attack_{entry['check']}_{key}", entry.get(key), "attack")
+    _scalars(row, attack.get("honest_utility") or {}, "honest_", "attack")
 
 
 def _faults(row: dict, faults: dict | None) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from netdp.adversary.network import adversary_of
 from netdp.config import SimulationConfig, coerce, common_fields, flat_params, params_of
 from netdp.config.params import Section
 from netdp.errors import InputError, check
@@ -102,6 +103,7 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     extra = [a for a in config.accountants or () if a not in task.accountants()]
     check(not extra, "accountant", f"the {task.label} tracker composes with "
           f"{', '.join(task.accountants()) or 'no accountant'} (got {', '.join(extra)})")
+    adversary_of(config, task.attacks, task.label)  # refuses an attack the run cannot model
     return config
 
 

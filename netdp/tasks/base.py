@@ -9,7 +9,9 @@ subclass, registered by one line in :mod:`netdp.tasks`. It declares:
 * ``tracking``: which pairwise tracker applies on which topology;
 * ``view``: what one observer sees of one run, and ``audit_worlds``: the two neighbouring
   data sets an audit of that view compares;
-* ``utility``: the utility report over the runs.
+* ``utility``: the utility report over the runs;
+* ``attacks`` and ``attacked``: what a malicious holder can do, and one run under attack
+  (:mod:`netdp.adversary.network`).
 
 The run loop (:func:`netdp.api.simulate`) never branches on the task.
 """
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from netdp.adversary.network import Adversary, AttackRun
 from netdp.config import Section, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.errors import InputError, check
@@ -70,6 +73,8 @@ class Task(ABC):
     outputs: ClassVar[tuple[Output, ...]] = ()
     default_nodes: ClassVar[int] = 100
     steps_per_node: ClassVar[int] = 100
+    #: The ``--attack`` names its malicious holders can run (none: no attack).
+    attacks: ClassVar[tuple[str, ...]] = ()
 
     @property
     def key(self) -> str:
@@ -124,6 +129,13 @@ class Task(ABC):
 
         Uses the same streams as :meth:`run`, so the view is the run's own.
         """
+
+    def attacked(self, setup: Setup, trace: Trace, streams: Streams,
+                 adversary: Adversary) -> tuple[Any, AttackRun]:
+        """One run with malicious holders (``--malicious``, ``--attack``): the outcome
+        they leave behind, and the attack's record against the same run with every
+        holder honest (the same draws). A task that offers :attr:`attacks` says how."""
+        raise InputError("attack", f"{self.label} offers no attack")
 
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """The data of two neighbouring worlds that differ in ``node``'s data only: the

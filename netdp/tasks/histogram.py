@@ -16,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from netdp.adversary.network import Adversary, AttackRun
 from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
+from netdp.protocols.histogram import CHUNK
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
@@ -28,6 +30,7 @@ MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", 
 HASHED = ("cms", "hcms", "rappor")  # public hash functions, drawn per run
 SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 DATA = ("uniform", "constant", "normal", "zipf")
+TARGET_CHOICES = ("random", "least")
 GROUP = "summation and histograms"
 MAX_DOMAIN = 10**8
 MAX_EPSILON = 700.0  # e^700 ~ 1e304: the oracles' probabilities stay finite
@@ -62,8 +65,19 @@ class HistogramConfig(Section):
                                   group=GROUP)
     column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
                                metavar="NAME|INDEX", group=GROUP, default_text="the first")
+    targets: int | None = param(None, "with --attack: the number of target categories the "
+                                "malicious holders promote", kind=int, low=1, metavar="R",
+                                group=GROUP, default_text="min(10, L // 4), at least 1")
+    target_choice: str = param("random", "with --attack: random targets, or the least "
+                               "frequent categories", choices=TARGET_CHOICES, group=GROUP)
 
     def validate(self, config: Any) -> None:
+        check(self.targets is None or config.attack is not None, "targets",
+              "picks the targets of --attack; give the attack")
+        check(self.target_choice == "random" or config.attack is not None, "target-choice",
+              "picks the targets of --attack; give the attack")
+        check(self.targets is None or self.targets <= self.domain, "targets",
+              f"must lie in 1..{self.domain} (the domain) (got {self.targets})")
         check(self.shuffle != "blanket" or self.mechanism == "grr", "shuffle",
               "the privacy blanket bound holds for grr (k-ary randomized response) only")
         check(self.gamma is None or self.mechanism == "grr", "gamma",
@@ -72,6 +86,12 @@ class HistogramConfig(Section):
               f"applies to the ring only (the topology is {config.topology})")
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
+        if _crafts(config.attack) or (config.attack or "").startswith("rpa"):
+            from netdp.adversary.poisoning import CRAFTED
+
+            check(self.mechanism in CRAFTED, "attack", f"{config.attack} forges "
+                  f"{self.mechanism} reports, which are built for {', '.join(CRAFTED)} (ria "
+                  "applies to every oracle)")
         eps0 = self.local_epsilon(config.epsilon)
         check(eps0 <= MAX_EPSILON, "epsilon" if self.gamma is None else "gamma",
               f"one report's level must be <= {MAX_EPSILON} (e^epsilon must stay finite; "
@@ -123,6 +143,11 @@ class HistogramUtility(Utility):
         return lines
 
 
+def _crafts(attack: str | None) -> bool:
+    """Whether ``--attack`` sends MGA reports (``mga``, or ``inflate``'s fake ones)."""
+    return (attack or "").split(":")[0] in ("mga", "inflate")
+
+
 def _section(setup: Setup) -> HistogramConfig:
     section = setup.config.section
     assert isinstance(section, HistogramConfig)
@@ -163,6 +188,7 @@ class HistogramTask(Task):
     name = "histogram"
     summary = "frequencies of categories by frequency oracles (AISTATS Alg. 2 and 4)"
     section = HistogramConfig
+    attacks = ("rpa", "ria", "mga", "drop", "replay", "inflate")
     tracking = (
         Tracking("ring", "K windows of shuffled reports per pair (first and last padded by "
                  "the dummies), composed with KOV", _ring_losses, ("kov",),
@@ -223,6 +249,115 @@ class HistogramTask(Task):
         if setup.topology.kind == "ring":
             return ring_histogram(trace, setup.data, oracle, rng, setup.config.get("dummies"))
         return walk_histogram(trace, setup.data, oracle, rng)
+
+    def attacked(self, setup: Setup, trace: Trace, streams: Streams,
+                 adversary: Adversary) -> tuple[Any, AttackRun]:
+        """Malicious holders forge their reports (rpa, ria, mga: :mod:`~netdp.adversary.
+        poisoning`) or tamper with the aggregate (drop, replay, inflate:K with K MGA
+        reports); the honest reports are the run's own draws."""
+        from netdp.adversary.network import AttackRun, Null, detect, plan, received_mass
+        from netdp.adversary.poisoning import fake_reports
+        from netdp.protocols.histogram import HistOutcome, aggregate_reports, truth
+
+        honest = self.run(setup, trace, streams)
+        oracle, attack = self.oracle(setup, streams.run), adversary.attack
+        targets, crafted = self.targets(setup, oracle)
+        acts = plan(trace.holders, adversary.malicious(setup.topology.n, setup.seed,
+                                                       streams.run), attack)
+        forge, rng = adversary.forge_stream(setup.seed, streams.run), streams.generator("noise")
+        ring, d, holders = setup.topology.kind == "ring", oracle.domain, trace.holders
+        dummies = setup.config.get("dummies") if ring else 0
+        if ring:  # node 0's head dummies: the same draws as the honest run's
+            aggregate_reports(oracle, rng.integers(0, d, dummies), rng)
+        model = None if ring else self.mass_model(setup, oracle)
+        keep = acts.alive if attack.tampers else acts.alive & ~acts.attacked
+        flat, keep, masses = holders.reshape(-1), keep.reshape(-1), np.zeros(holders.size)
+        total: Any = 0
+        for lo in range(0, flat.size, CHUNK):
+            reports = oracle.perturb(setup.data[flat[lo:lo + CHUNK]], rng)
+            if keep[lo:lo + CHUNK].any():
+                total = total + oracle.aggregate(reports[keep[lo:lo + CHUNK]])
+            if model is not None:
+                masses[lo:lo + len(reports)] = model.masses(oracle, reports)
+        name = "mga" if attack.tampers else attack.name
+        count = int(attack.amount or 0) if attack.tampers else int(acts.attacked.sum())
+        fakes, support = fake_reports(oracle, name, targets, count, forge, crafted)
+        fake_mass = 0.0
+        if attack.tampers and count and acts.fakes.any():
+            total = total + oracle.aggregate(fakes) * int(acts.fakes.sum())
+        elif not attack.tampers and count:
+            total = total + oracle.aggregate(fakes)
+        if model is not None and count:
+            forged = model.masses(oracle, fakes)
+            if attack.tampers:
+                fake_mass = float(forged.sum())
+            else:
+                masses[acts.attacked.reshape(-1)] = forged
+        reports = holders.size
+        outcome = HistOutcome(oracle.estimate_counts(total, reports) / reports,
+                              truth(setup.data, d), reports, dummies)
+        per_target = (outcome.estimate - honest.estimate)[targets]
+        detections: tuple[Any, ...] = ()
+        if model is not None:
+            grid = masses.reshape(holders.shape)
+            detections = detect(holders, acts, received_mass(acts, grid, fake_mass), grid,
+                                Null(1.0, 1.0, model.var))
+        note = None if model is not None else (
+            "honest holders' checks: not modelled on the ring" if ring else
+            f"honest holders' checks: {oracle.name} reports have no vectorised support")
+        return outcome, AttackRun(
+            float(per_target.sum()), self.expected_gain(setup, oracle, trace, acts, targets,
+                                                        support, attack),
+            tuple(float(g) for g in per_target), acts.share, int((~acts.alive).sum()),
+            int(acts.fakes.sum()) * count if attack.tampers else 0, detections, honest,
+            tuple(int(m) for m in acts.malicious), note)
+
+    def expected_gain(self, setup: Setup, oracle: Any, trace: Trace, acts: Any,
+                      targets: np.ndarray, support: np.ndarray, attack: Any) -> float | None:
+        """``E[FG]`` given the walk and the attack's plan, for a pure oracle (``None``
+        otherwise): the targets' estimated counts lose ``r q* + (p* - q*) [x ∈ T]`` per
+        dropped report, gain ``Σ_t s_t - r q* - (p* - q*) [x ∈ T]`` per forged one and
+        ``Σ_t s_t`` per fake one added (debiased over the same count), over
+        ``N (p* - q*)`` (N reports)."""
+        if not hasattr(oracle, "p_star") or np.isnan(support).any():
+            return None
+        p, q, r = oracle.p_star, oracle.q_star, targets.size
+        in_t = np.isin(setup.data[trace.holders], targets)
+        dead = float(np.sum((r * q + (p - q) * in_t)[~acts.alive]))
+        forged = 0.0 if attack.tampers else float(np.sum(
+            (support.sum() - r * q - (p - q) * in_t)[acts.attacked]))
+        added = float(acts.fakes.sum() * int(attack.amount or 0) * support.sum()) \
+            if attack.tampers else 0.0
+        return (added + forged - dead) / (trace.holders.size * (p - q))
+
+    def targets(self, setup: Setup, oracle: Any) -> tuple[np.ndarray, Any]:
+        """The attack's targets (``targets`` stream, key 0) and an MGA's crafted hash on
+        local hashing (key 1), once per simulation (kept in ``setup.memo``)."""
+        from netdp import seeding
+        from netdp.adversary.poisoning import best_hash, choose_targets
+
+        if "targets" not in setup.memo:
+            sec = _section(setup)
+            r = sec.targets or max(1, min(10, sec.domain // 4))
+            setup.memo["targets"] = choose_targets(setup.data, sec.domain, r,
+                                                   sec.target_choice,
+                                                   seeding.generator(setup.seed, "targets", 0))
+            setup.memo["crafted"] = None
+            if oracle.name in ("blh", "olh") and _crafts(setup.config.attack):
+                setup.memo["crafted"] = best_hash(setup.memo["targets"], oracle.g,
+                                                  seeding.generator(setup.seed, "targets", 1))
+        return setup.memo["targets"], setup.memo["crafted"]
+
+    def mass_model(self, setup: Setup, oracle: Any) -> Any:
+        """The honest holders' null model of a report's mass (``calibration`` stream), once
+        per simulation (``None`` for cms, hcms and rappor: no vectorised support)."""
+        from netdp import seeding
+        from netdp.adversary.network import MassModel
+
+        if "mass" not in setup.memo:
+            setup.memo["mass"] = MassModel.of(oracle, seeding.generator(setup.seed,
+                                                                        "calibration"))
+        return setup.memo["mass"]
 
     def record(self, outcome: Any) -> dict[str, float]:
         return {"l1": outcome.l1, "linf": outcome.linf, "mse": outcome.mse}

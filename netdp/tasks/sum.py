@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.adversary.network import Adversary, AttackRun
 from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
@@ -84,6 +85,9 @@ class SumConfig(Section):
             check(name not in (config.accountants or ()) or self.mechanism == "gaussian",
                   "accountant", f"{name} accounts Gaussian noise; use --accountant kov with "
                   f"{self.mechanism}")
+        check(config.attack is None or self.mechanism in ADDITIVE, "attack",
+              f"malicious sums are modelled with additive noise (gaussian, laplace); "
+              f"{self.mechanism} reports replace the value")
         if self.mechanism == "gaussian" and self.calibration == "classic":
             check(config.epsilon <= 1, "epsilon", f"must be <= 1 with --calibration classic "
                   f"(got {config.epsilon:g}); use --calibration analytic")
@@ -285,6 +289,7 @@ class SumTask(Task):
     name = "sum"
     summary = "the mean of real values (AISTATS Alg. 1 on the ring, Alg. 3 on a walk)"
     section = SumConfig
+    attacks = ("max", "beyond", "drop", "replay", "inflate")
     tracking = (
         Tracking("ring", "one noise draw every n - 1 hops; each turn is an (eps0, delta) "
                  "release, composed with KOV; coalitions holding both neighbours expose",
@@ -329,6 +334,48 @@ class SumTask(Task):
         if topo.kind == "ring":
             return ring_sum(trace, values, mech, rng, section.noise_every_hop)
         return walk_sum(trace, values, mech, rng, topo, cfg.walk)
+
+    def attacked(self, setup: Setup, trace: Trace, streams: Streams,
+                 adversary: Adversary) -> tuple[Any, AttackRun]:
+        """Malicious holders add the top of the range (``max``) or any value X
+        (``beyond:X``, for a protocol that does not check the range) with their noise, or
+        tamper with the running sum (drop, replay, inflate:K adds K fake contributions of
+        the top of the range); the honest draws are the run's own."""
+        from netdp.adversary.network import AttackRun, Null, detect, plan, received_mass
+        from netdp.mechanisms.noise import Gaussian
+        from netdp.protocols.summation import SumOutcome
+
+        honest = self.run(setup, trace, streams)
+        section, attack = setup.config.section, adversary.attack
+        assert isinstance(section, SumConfig)
+        added = contributions(setup, trace, streams.generator("noise"))
+        x = setup.data[trace.holders]
+        acts = plan(trace.holders, adversary.malicious(setup.topology.n, setup.seed,
+                                                       streams.run), attack)
+        forged = 0.0
+        if not attack.tampers:
+            value = section.high if attack.name == "max" else float(attack.amount or 0.0)
+            added = np.where(acts.attacked, added - x + value, added)
+            forged = float(np.sum((value - x)[acts.attacked]))
+        fake = (attack.amount or 0.0) * section.high if attack.name == "inflate" else 0.0
+        tokens = (added * acts.alive).sum(axis=1) + acts.fakes * fake
+        outcome = SumOutcome(float(tokens.mean() / trace.steps), honest.truth,
+                             honest.theoretical_std, tokens, honest.noise_draws)
+        expected = (forged - float(np.sum(x[~acts.alive])) + float(acts.fakes.sum()) * fake) \
+            / trace.holders.size
+        checked = isinstance(setup.mechanism, Gaussian) and setup.topology.kind != "ring"
+        detections: tuple[Any, ...] = ()
+        if checked:
+            null = Null(section.low, section.high, setup.mechanism.std ** 2)
+            detections = detect(trace.holders, acts, received_mass(acts, added, fake), added,
+                                null)
+        note = None if checked else ("honest holders' checks: modelled for Gaussian noise on "
+                                     "walks (the ring adds noise once every n - 1 hops)")
+        return outcome, AttackRun(
+            outcome.estimate - honest.estimate, expected, (), acts.share,
+            int((~acts.alive).sum()), int(acts.fakes.sum() * (attack.amount or 0))
+            if attack.name == "inflate" else 0, detections, honest,
+            tuple(int(m) for m in acts.malicious), note)
 
     def record(self, outcome: Any) -> dict[str, float]:
         return {"estimate": outcome.estimate, "abs_error": outcome.abs_error}
