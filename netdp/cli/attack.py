@@ -17,12 +17,15 @@ how it works:
     mga  the report that maximises the targets' estimated frequency (grr: a target,
          unperturbed; sue/oue: every target bit set; blh/olh: a hash that maps the
          targets to one value, and that value; cms: +1 at every target's hash; hcms:
-         the all-ones Hadamard coefficient)
+         the all-ones Hadamard coefficient; hr: a coefficient whose column has one
+         sign on every target, and that sign; rappor: the Bloom bits whose decoder
+         weight summed over the targets is positive)
   The frequency gain is the targets' total estimated frequency with the fake reports
   minus without them (the same honest reports), over --trials repetitions, beside the
   closed form beta (sum_t (s_t - q*)/(p* - q*) - f_T) of Cao, Jia and Gong (USENIX
-  Security 2021), s_t being the chance that a fake report supports target t. rpa and
-  mga are built for grr, sue, oue, blh, olh, cms and hcms; ria for every oracle.
+  Security 2021), s_t being the chance that a fake report supports target t (rappor:
+  the estimate of the fake report's mean bit vector). rpa and mga are built for grr,
+  sue, oue, blh, olh, hr, cms, hcms and rappor; ria for every oracle.
 
 defences (--defence, repeatable; measured on the same trials):
   normalize               the estimate clipped at 0 and renormalised to sum to 1

@@ -87,9 +87,9 @@ def test_targets_and_bad_input():
     assert set(counts[least]) <= set(np.sort(counts)[:3])
     with pytest.raises(InputError, match="targets"):
         choose_targets(values, D, D + 1, "random", np.random.default_rng(0))
-    rappor = mechanisms.frequency_oracle("rappor", EPS, D)
+    the = mechanisms.frequency_oracle("the", EPS, D)
     with pytest.raises(InputError, match="ria applies to every oracle"):
-        poison(rappor, values, "mga", least, BETA, 4, np.random.default_rng(0))
+        poison(the, values, "mga", least, BETA, 4, np.random.default_rng(0))
 
 
 def run_cli(capsys, *argv):
@@ -112,7 +112,7 @@ def test_cli_json(capsys):
 
 @pytest.mark.parametrize(("argv", "flag"), [
     (["--beta", "1.5"], "--beta"), (["--mechanism", "nope"], "--mechanism"),
-    (["--mechanism", "rappor", "--attack", "mga"], "--mechanism"),
+    (["--mechanism", "she", "--attack", "mga"], "--mechanism"),
     (["--targets", "500"], "--targets"), (["--trials", "1"], "--trials"),
     (["--epsilon", "-1"], "--epsilon"),
 ])
@@ -186,3 +186,44 @@ def test_the_source_note_s_table_shape(eps, cms_mga, hcms_mga):
         assert abs(rpa_h.gain + rpa_h.beta * f_t) < 4 * rpa_h.gain_std + 2e-3
         assert rpa_c.gain == pytest.approx(ria_c.gain / 2, abs=4 * (rpa_c.gain_std
                                                                      + ria_c.gain_std))
+
+
+def test_hadamard_response_s_closed_forms_and_a_wrong_s_t_is_rejected():
+    """HR (``q* = 1/2``): RPA's closed form is ``-β f_T`` and MGA's ``β (r c_ε - f_T)``;
+    the measured MGA gain rejects a wrong ``s_t = p*`` (what an honest holder of each
+    target would give: ``β (r - f_T)``) by more than 10 standard errors (the test can
+    fail)."""
+    from netdp.adversary.poisoning import theory_gain
+
+    values, targets = setting()
+    f_t = np.bincount(values, minlength=D)[targets].sum() / values.size
+    hr = mechanisms.frequency_oracle("hr", EPS, D)
+    rng = np.random.default_rng(12)
+    rpa = poison(hr, values, "rpa", targets, BETA, TRIALS, rng)
+    mga = poison(hr, values, "mga", targets, BETA, TRIALS, rng)
+    assert rpa.theory == pytest.approx(-rpa.beta * f_t)
+    assert mga.theory == pytest.approx(mga.beta * (R * hr.c_eps - f_t))
+    wrong = theory_gain(hr, np.full(R, hr.p_star), mga.beta, f_t)
+    assert wrong == pytest.approx(mga.beta * (R - f_t))
+    assert abs(mga.gain - mga.theory) < 4 * mga.gain_std
+    assert abs(mga.gain - wrong) > 10 * mga.gain_std
+
+
+def test_rappor_s_mga_is_the_best_report():
+    """RAPPOR's MGA report maximises the targets' estimate: no single bit flipped does
+    better, and it beats the Bloom filter with exactly the targets' bits set or equals
+    it."""
+    from netdp.adversary.poisoning import fake_reports, report_boost
+
+    _, targets = setting()
+    rappor = mechanisms.frequency_oracle("rappor", EPS, D)
+    report, mean = fake_reports(rappor, "mga", targets, 1, np.random.default_rng(0))
+    best = report_boost(rappor, mean, targets).sum()
+    for b in range(rappor.bloom):
+        flipped = mean.copy()
+        flipped[b] = 1 - flipped[b]
+        assert report_boost(rappor, flipped, targets).sum() <= best + 1e-9
+    bloom = np.zeros(rappor.bloom)
+    bloom[rappor.bits[:, targets].ravel()] = 1
+    assert report_boost(rappor, bloom, targets).sum() <= best + 1e-9
+    assert report.shape == (1, rappor.bloom) and np.array_equal(report[0], mean)
