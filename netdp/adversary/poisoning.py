@@ -52,7 +52,7 @@ ATTACKS = ("rpa", "ria", "mga")
 # oracles whose RPA and MGA reports are built
 CRAFTED = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor")
 TARGETS = ("random", "least")
-DEFENCES = ("normalize", "enforced-perturbation")
+DEFENCES = ("normalize", "enforced-perturbation", "detect-fake", "recover")
 HASH_TRIES = 1 << 20  # hash keys an MGA on local hashing tries, in blocks
 HASH_BLOCK = 1 << 16
 
@@ -86,7 +86,9 @@ class Poisoning:
         Time of the trials.
     defences
         For each defence asked for: ``{name, gain, std, theory, mse_honest,
-        mse_with_attack}`` on the same trials (:func:`defend`).
+        mse_with_attack}`` on the same trials; ``detect-fake`` adds ``removed_fake`` and
+        ``removed_honest``, the mean number of fake and honest reports it drops per trial
+        (:mod:`netdp.adversary.defences`).
     """
 
     mechanism: dict
@@ -341,9 +343,16 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     """Measure ``attack`` on ``oracle`` with the honest ``values`` and ``β`` fake users,
     over ``trials`` repetitions (fresh reports each), beside its closed form; and the same
     under each of ``defences`` (:data:`DEFENCES`)."""
+    from netdp.adversary.defences import check_applies, detect_fake, recover
+    from netdp.protocols.histogram import project_simplex
+
     for name in defences:
         check(name in DEFENCES, "defence", f"must be one of {', '.join(DEFENCES)} "
               f"(got {name!r})")
+        check_applies(oracle.name, name)
+    detect = "detect-fake" in defences
+    check(not detect or targets.size >= 2, "targets", "detect-fake mines itemsets of "
+          f"2 or more targets: needs at least 2 (got {targets.size})")
     check(0 < beta < 1, "beta", f"must lie in (0, 1) (got {beta})")
     check(trials >= 2, "trials", f"must be at least 2 (got {trials})")
     values = np.asarray(values, dtype=np.int64)
@@ -357,24 +366,41 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     support = np.zeros(oracle.bloom if oracle.name == "rappor" else targets.size)
     crafted = best_hash(targets, oracle.g, rng) if attack == "mga" and \
         oracle.name in ("blh", "olh") else None
-    extra = {name: np.empty((trials, 3)) for name in defences}  # gain, mse, mse attacked
+    # gain, mse, mse attacked (detect-fake: and the fake and honest reports dropped)
+    extra = {name: np.empty((trials, 5 if name == "detect-fake" else 3)) for name in defences}
     enforced_support = np.zeros_like(support)
     for i in range(trials):
-        honest = oracle.perturb_aggregate(values, rng)
+        if detect:  # the reports themselves, drawn as perturb_aggregate draws them
+            honest_reports = oracle.perturb(values, rng)
+            honest = oracle.aggregate(honest_reports)
+        else:
+            honest = oracle.perturb_aggregate(values, rng)
         fakes, support = fake_reports(oracle, attack, targets, m, rng, crafted)
         f_hat = oracle.estimate_counts(honest, n) / n
         f_tilde = oracle.estimate_counts(honest + oracle.aggregate(fakes), n + m) / (n + m)
         gains[i] = (f_tilde - f_hat)[targets]
         mse[i] = [np.mean((f_hat - truth) ** 2), np.mean((f_tilde - truth) ** 2)]
         for name, out in extra.items():
+            dropped: list[int] = []
             if name == "normalize":
                 a, b = normalized(f_hat), normalized(f_tilde)
+            elif name == "recover":  # without fake reports: β = 0, the projection alone
+                a, b = project_simplex(f_hat), recover(oracle, f_tilde, m / (n + m), n + m)
+            elif name == "detect-fake":
+                kept, _ = detect_fake(oracle, honest_reports, targets.size)
+                a = oracle.estimate_counts(oracle.aggregate(honest_reports[kept]),
+                                           max(1, int(kept.sum()))) / max(1, int(kept.sum()))
+                both = np.concatenate([honest_reports, fakes.astype(honest_reports.dtype)])
+                kept, _ = detect_fake(oracle, both, targets.size)
+                b = oracle.estimate_counts(oracle.aggregate(both[kept]),
+                                           max(1, int(kept.sum()))) / max(1, int(kept.sum()))
+                dropped = [int(np.sum(~kept[n:])), int(np.sum(~kept[:n]))]
             else:
                 forced, enforced_support = enforced_inputs(oracle, attack, targets, m, rng)
                 a = f_hat
                 b = oracle.estimate_counts(honest + oracle.aggregate(forced), n + m) / (n + m)
             out[i] = [np.sum((b - a)[targets]), np.mean((a - truth) ** 2),
-                      np.mean((b - truth) ** 2)]
+                      np.mean((b - truth) ** 2), *dropped]
     total = gains.sum(axis=1)
     beta_real = m / (n + m)
     f_targets = float(truth[targets].sum())
@@ -384,7 +410,9 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
          "std": float(out[:, 0].std(ddof=1) / math.sqrt(trials)),
          "theory": theory_gain(oracle, enforced_support, beta_real, f_targets, targets)
          if name == "enforced-perturbation" else None,
-         "mse_honest": float(out[:, 1].mean()), "mse_with_attack": float(out[:, 2].mean())}
+         "mse_honest": float(out[:, 1].mean()), "mse_with_attack": float(out[:, 2].mean()),
+         **({"removed_fake": float(out[:, 3].mean()), "removed_honest": float(out[:, 4].mean())}
+            if name == "detect-fake" else {})}
         for name, out in extra.items())
     return Poisoning(oracle.describe(), attack, beta_real, tuple(int(t) for t in targets), n,
                      m, trials, float(total.mean()),
