@@ -133,8 +133,8 @@ def attack(args: argparse.Namespace) -> int:
               f"honest MSE {fmt(d['mse_honest'])}, {fmt(d['mse_with_attack'])} with the "
               "fake reports")
         if "removed_fake" in d:
-            print(f"              removed {fmt(d['removed_fake'])} of {result.fake:,} fake "
-                  f"and {fmt(d['removed_honest'])} of {result.honest:,} honest reports "
+            print(f"              removed {d['removed_fake']:,.1f} of {result.fake:,} fake "
+                  f"and {d['removed_honest']:,.1f} of {result.honest:,} honest reports "
                   "per trial")
     print(f"  targets     {', '.join(str(t) for t in result.targets)}")
     print(f"  {result.seconds:.2f} s")
