@@ -9,7 +9,10 @@ promote the targets ``T`` (``|T| = r``):
 * **RIA**: a uniformly random target, perturbed honestly;
 * **MGA**: the report that maximises the targets' estimated frequency (GRR: a random
   target, unperturbed; unary encoding: every target bit set; local hashing: a hash that
-  maps as many targets as it can to one value, and that value).
+  maps as many targets as it can to one value, and that value; Hadamard response: a
+  coefficient ``j`` whose column has one sign ``σ`` on every target's row, and the bit
+  ``σ``; RAPPOR: the Bloom-filter report that maximises the targets' least-squares
+  estimate, every bit whose decoder weight summed over the targets is positive).
 
 The **frequency gain** is ``FG = Σ_{t ∈ T} (f̃_t - f̂_t)``: the estimate from all
 ``N + M`` reports minus the estimate from the ``N`` honest ones (the same honest
@@ -23,7 +26,15 @@ With the attacks' ``s_t`` this gives every closed form of the paper: RIA ``β (1
 for every oracle; RPA ``β (r/d - f_T)`` (GRR), ``β (r (1/2 - q)/(p - q) - f_T)`` (unary
 encoding: ``β (r - f_T)`` for OUE), ``-β f_T`` (local hashing); MGA ``β ((1 - r q)/(p -
 q) - f_T)`` (GRR) and ``β (r (1 - q)/(p - q) - f_T)`` (unary encoding, local hashing
-when the hash supports every target).
+when the hash supports every target); Hadamard response (``q* = 1/2``): RPA ``-β f_T``,
+MGA ``β (r c_ε - f_T)``.
+
+RAPPOR is not a pure oracle (its estimate is a least-squares decoding of the Bloom bits),
+but its estimate is affine in the aggregate and unbiased, so the same argument gives
+``E[FG] = β (Σ_t e_t - f_T)``, with ``e_t`` the estimate of target t from the *expected*
+aggregate of one fake report (its mean bit vector): :func:`report_boost`, which gives
+``(s_t - q*)/(p* - q*)`` for a pure oracle. For RAPPOR, :func:`fake_reports` returns that
+mean bit vector in place of ``s_t``; the closed form is then exact, not asymptotic.
 """
 
 from __future__ import annotations
@@ -39,9 +50,9 @@ from netdp.errors import check
 
 ATTACKS = ("rpa", "ria", "mga")
 # oracles whose RPA and MGA reports are built
-CRAFTED = ("grr", "sue", "oue", "blh", "olh", "cms", "hcms")
+CRAFTED = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor")
 TARGETS = ("random", "least")
-DEFENCES = ("normalize", "enforced-perturbation")
+DEFENCES = ("normalize", "enforced-perturbation", "detect-fake", "recover")
 HASH_TRIES = 1 << 20  # hash keys an MGA on local hashing tries, in blocks
 HASH_BLOCK = 1 << 16
 
@@ -75,7 +86,9 @@ class Poisoning:
         Time of the trials.
     defences
         For each defence asked for: ``{name, gain, std, theory, mse_honest,
-        mse_with_attack}`` on the same trials (:func:`defend`).
+        mse_with_attack}`` on the same trials; ``detect-fake`` adds ``removed_fake`` and
+        ``removed_honest``, the mean number of fake and honest reports it drops per trial
+        (:mod:`netdp.adversary.defences`).
     """
 
     mechanism: dict
@@ -127,12 +140,15 @@ def fake_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
                  crafted: tuple[np.ndarray, int, np.ndarray] | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
     """``m`` fake reports of ``attack`` in the oracle's report format, and ``s_t``: the
-    probability that one of them supports each target. ``crafted``: an MGA's hash on
-    local hashing (:func:`best_hash`), found once for all trials."""
+    probability that one of them supports each target (RAPPOR: the probability that it
+    sets each Bloom bit, its mean report; :func:`report_boost`). ``crafted``: an MGA's
+    hash on local hashing (:func:`best_hash`), found once for all trials."""
     check(attack in ATTACKS, "attack", f"must be one of {', '.join(ATTACKS)} (got {attack!r})")
     r = targets.size
     if attack == "ria":
         reports = oracle.perturb(targets[rng.integers(0, r, m)], rng)
+        if oracle.name == "rappor":
+            return reports, mean_rappor_report(oracle, targets)
         if hasattr(oracle, "p_star"):
             p, q = oracle.p_star, oracle.q_star
             return reports, np.full(r, (p + (r - 1) * q) / r)
@@ -153,6 +169,10 @@ def fake_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
         return bits, np.ones(r)
     if name in ("cms", "hcms"):
         return sketch_reports(oracle, attack, targets, m, rng)
+    if name == "hr":
+        return hadamard_reports(oracle, attack, targets, m, rng)
+    if name == "rappor":
+        return rappor_reports(oracle, attack, targets, m, rng)
     from netdp.mechanisms._hashing import draw_keys
 
     g = oracle.g
@@ -194,6 +214,52 @@ def sketch_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
     return out, np.ones(r)
 
 
+def hadamard_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Hadamard-response fake reports ``(j, bit)``; a report supports item i when
+    ``bit H[i+1, j] = +1``. RPA: a uniform coefficient and a uniform bit (it supports
+    every item w.p. 1/2 = q*). MGA: a coefficient drawn uniformly among those whose
+    column ``H[t+1, j]`` has one sign σ on every target (``j = 0``, the all-ones column,
+    is always one; ``Σ_t H[t+1, j] = fwht(1_T)[j]`` finds them all), with the bit σ: it
+    supports every target, the most any report can."""
+    from netdp.mechanisms._hadamard import fwht
+
+    r = targets.size
+    out = np.empty((m, 2), dtype=np.int64)
+    if attack == "rpa":
+        out[:, 0] = rng.integers(0, oracle.m, m)
+        out[:, 1] = np.where(rng.random(m) < 0.5, 1, -1)
+        return out, np.full(r, 0.5)
+    rows = np.zeros(oracle.m)
+    rows[targets + 1] = 1.0
+    column_sums = np.rint(fwht(rows)).astype(np.int64)  # Σ_t H[t+1, j] for every j
+    best = np.flatnonzero(np.abs(column_sums) == r)
+    out[:, 0] = best[rng.integers(0, best.size, m)]
+    out[:, 1] = np.sign(column_sums[out[:, 0]])
+    return out, np.ones(r)
+
+
+def mean_rappor_report(oracle: Any, items: np.ndarray) -> np.ndarray:
+    """The mean RAPPOR report of an honest user holding a uniformly random item of
+    ``items``: each bit's probability of being set."""
+    return np.mean([oracle.bit_probabilities(int(i)) for i in items], axis=0)
+
+
+def rappor_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """RAPPOR fake reports (Bloom bits) and their mean bit vector. RPA: uniform bits.
+    MGA: the targets' total estimate ``Σ_t (W (x - p*) / (q* - p*))_t`` is linear in the
+    report x, with weight ``w_b = Σ_t W[t, b] / (q* - p*)`` on bit b (``W`` the
+    least-squares decoder, ``q* > p*``), so the best report sets exactly the bits with
+    ``w_b > 0`` (those of weight within 1e-9 of the largest ``|w|`` of 0 are left unset,
+    as they add nothing). Needs the dense decoder: refused beyond its memory budget."""
+    if attack == "rpa":
+        return (rng.random((m, oracle.bloom)) < 0.5).astype(np.uint8), np.full(oracle.bloom, 0.5)
+    weight = oracle.decoder[targets].sum(axis=0)
+    bits = (weight > 1e-9 * np.abs(weight).max()).astype(np.uint8)
+    return np.tile(bits, (m, 1)), bits.astype(float)
+
+
 def best_hash(targets: np.ndarray, g: int,
               rng: np.random.Generator) -> tuple[np.ndarray, int, np.ndarray]:
     """A hash key that maps as many targets as it can to one value: the key, the value
@@ -216,12 +282,34 @@ def best_hash(targets: np.ndarray, g: int,
     return best[1], best[2], best[3]
 
 
-def theory_gain(oracle: Any, support: np.ndarray, beta: float, f_targets: float) -> float | None:
-    """``β (Σ_t (s_t - q*)/(p* - q*) - f_T)`` for a pure oracle; ``None`` otherwise."""
-    if not hasattr(oracle, "p_star") or np.isnan(support).any():
+def report_boost(oracle: Any, support: np.ndarray,
+                 targets: np.ndarray | None = None) -> np.ndarray | None:
+    """``e_t``: the expected estimated count of each target from one fake report.
+
+    A pure oracle: ``(s_t - q*)/(p* - q*)`` from the support probabilities ``s_t``.
+    RAPPOR: ``support`` is the fake report's mean bit vector (its expected aggregate)
+    and ``e_t`` the oracle's own estimate of it for one report, ``(W (x̄ - p*)/(q* -
+    p*))_t``: exact, since the estimate is affine in the aggregate. ``None`` when the
+    oracle has neither, or the support is unknown (NaN).
+    """
+    if np.isnan(support).any():
         return None
-    p, q = oracle.p_star, oracle.q_star
-    return float(beta * (np.sum((support - q) / (p - q)) - f_targets))
+    if oracle.name == "rappor":
+        assert targets is not None, "RAPPOR's boost needs the targets"
+        return np.asarray(oracle.estimate_counts(support, 1), dtype=float)[targets]
+    if not hasattr(oracle, "p_star"):
+        return None
+    return (support - oracle.q_star) / (oracle.p_star - oracle.q_star)
+
+
+def theory_gain(oracle: Any, support: np.ndarray, beta: float, f_targets: float,
+                targets: np.ndarray | None = None) -> float | None:
+    """``β (Σ_t e_t - f_T)`` (:func:`report_boost`; ``e_t = (s_t - q*)/(p* - q*)`` for a
+    pure oracle); ``None`` when the oracle has no closed form."""
+    boost = report_boost(oracle, support, targets)
+    if boost is None:
+        return None
+    return float(beta * (np.sum(boost) - f_targets))
 
 
 def enforced_inputs(oracle: Any, attack: str, targets: np.ndarray, m: int,
@@ -233,6 +321,8 @@ def enforced_inputs(oracle: Any, attack: str, targets: np.ndarray, m: int,
     d, r = oracle.domain, targets.size
     if attack == "rpa":
         reports = oracle.perturb(rng.integers(0, d, m), rng)
+        if oracle.name == "rappor":
+            return reports, mean_rappor_report(oracle, np.arange(d))
         if hasattr(oracle, "p_star"):
             p, q = oracle.p_star, oracle.q_star
             return reports, np.full(r, (p + (d - 1) * q) / d)
@@ -253,9 +343,16 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     """Measure ``attack`` on ``oracle`` with the honest ``values`` and ``β`` fake users,
     over ``trials`` repetitions (fresh reports each), beside its closed form; and the same
     under each of ``defences`` (:data:`DEFENCES`)."""
+    from netdp.adversary.defences import check_applies, detect_fake, recover
+    from netdp.protocols.histogram import project_simplex
+
     for name in defences:
         check(name in DEFENCES, "defence", f"must be one of {', '.join(DEFENCES)} "
               f"(got {name!r})")
+        check_applies(oracle.name, name)
+    detect = "detect-fake" in defences
+    check(not detect or targets.size >= 2, "targets", "detect-fake mines itemsets of "
+          f"2 or more targets: needs at least 2 (got {targets.size})")
     check(0 < beta < 1, "beta", f"must lie in (0, 1) (got {beta})")
     check(trials >= 2, "trials", f"must be at least 2 (got {trials})")
     values = np.asarray(values, dtype=np.int64)
@@ -266,37 +363,56 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     start = time.perf_counter()
     gains = np.empty((trials, targets.size))
     mse = np.empty((trials, 2))
-    support = np.zeros(targets.size)
+    support = np.zeros(oracle.bloom if oracle.name == "rappor" else targets.size)
     crafted = best_hash(targets, oracle.g, rng) if attack == "mga" and \
         oracle.name in ("blh", "olh") else None
-    extra = {name: np.empty((trials, 3)) for name in defences}  # gain, mse, mse attacked
-    enforced_support = np.zeros(targets.size)
+    # gain, mse, mse attacked (detect-fake: and the fake and honest reports dropped)
+    extra = {name: np.empty((trials, 5 if name == "detect-fake" else 3)) for name in defences}
+    enforced_support = np.zeros_like(support)
     for i in range(trials):
-        honest = oracle.perturb_aggregate(values, rng)
+        if detect:  # the reports themselves, drawn as perturb_aggregate draws them
+            honest_reports = oracle.perturb(values, rng)
+            honest = oracle.aggregate(honest_reports)
+        else:
+            honest = oracle.perturb_aggregate(values, rng)
         fakes, support = fake_reports(oracle, attack, targets, m, rng, crafted)
         f_hat = oracle.estimate_counts(honest, n) / n
         f_tilde = oracle.estimate_counts(honest + oracle.aggregate(fakes), n + m) / (n + m)
         gains[i] = (f_tilde - f_hat)[targets]
         mse[i] = [np.mean((f_hat - truth) ** 2), np.mean((f_tilde - truth) ** 2)]
         for name, out in extra.items():
+            dropped: list[int] = []
             if name == "normalize":
                 a, b = normalized(f_hat), normalized(f_tilde)
+            elif name == "recover":  # without fake reports: β = 0, the projection alone
+                a, b = project_simplex(f_hat), recover(oracle, f_tilde, m / (n + m), n + m)
+            elif name == "detect-fake":
+                kept, _ = detect_fake(oracle, honest_reports, targets.size)
+                a = oracle.estimate_counts(oracle.aggregate(honest_reports[kept]),
+                                           max(1, int(kept.sum()))) / max(1, int(kept.sum()))
+                both = np.concatenate([honest_reports, fakes.astype(honest_reports.dtype)])
+                kept, _ = detect_fake(oracle, both, targets.size)
+                b = oracle.estimate_counts(oracle.aggregate(both[kept]),
+                                           max(1, int(kept.sum()))) / max(1, int(kept.sum()))
+                dropped = [int(np.sum(~kept[n:])), int(np.sum(~kept[:n]))]
             else:
                 forced, enforced_support = enforced_inputs(oracle, attack, targets, m, rng)
                 a = f_hat
                 b = oracle.estimate_counts(honest + oracle.aggregate(forced), n + m) / (n + m)
             out[i] = [np.sum((b - a)[targets]), np.mean((a - truth) ** 2),
-                      np.mean((b - truth) ** 2)]
+                      np.mean((b - truth) ** 2), *dropped]
     total = gains.sum(axis=1)
     beta_real = m / (n + m)
     f_targets = float(truth[targets].sum())
-    theory = theory_gain(oracle, support, beta_real, f_targets)
+    theory = theory_gain(oracle, support, beta_real, f_targets, targets)
     defended = tuple(
         {"name": name, "gain": float(out[:, 0].mean()),
          "std": float(out[:, 0].std(ddof=1) / math.sqrt(trials)),
-         "theory": theory_gain(oracle, enforced_support, beta_real, f_targets)
+         "theory": theory_gain(oracle, enforced_support, beta_real, f_targets, targets)
          if name == "enforced-perturbation" else None,
-         "mse_honest": float(out[:, 1].mean()), "mse_with_attack": float(out[:, 2].mean())}
+         "mse_honest": float(out[:, 1].mean()), "mse_with_attack": float(out[:, 2].mean()),
+         **({"removed_fake": float(out[:, 3].mean()), "removed_honest": float(out[:, 4].mean())}
+            if name == "detect-fake" else {})}
         for name, out in extra.items())
     return Poisoning(oracle.describe(), attack, beta_real, tuple(int(t) for t in targets), n,
                      m, trials, float(total.mean()),

@@ -17,17 +17,27 @@ how it works:
     mga  the report that maximises the targets' estimated frequency (grr: a target,
          unperturbed; sue/oue: every target bit set; blh/olh: a hash that maps the
          targets to one value, and that value; cms: +1 at every target's hash; hcms:
-         the all-ones Hadamard coefficient)
+         the all-ones Hadamard coefficient; hr: a coefficient whose column has one
+         sign on every target, and that sign; rappor: the Bloom bits whose decoder
+         weight summed over the targets is positive)
   The frequency gain is the targets' total estimated frequency with the fake reports
   minus without them (the same honest reports), over --trials repetitions, beside the
   closed form beta (sum_t (s_t - q*)/(p* - q*) - f_T) of Cao, Jia and Gong (USENIX
-  Security 2021), s_t being the chance that a fake report supports target t. rpa and
-  mga are built for grr, sue, oue, blh, olh, cms and hcms; ria for every oracle.
+  Security 2021), s_t being the chance that a fake report supports target t (rappor:
+  the estimate of the fake report's mean bit vector). rpa and mga are built for grr,
+  sue, oue, blh, olh, hr, cms, hcms and rappor; ria for every oracle.
 
 defences (--defence, repeatable; measured on the same trials):
   normalize               the estimate clipped at 0 and renormalised to sum to 1
   enforced-perturbation   the randomness is fixed by an oblivious-transfer step the user
                           cannot bias: a fake user picks only its input (mga becomes ria)
+  detect-fake             drop the reports supporting an itemset that more reports
+                          support than its honest Binomial law allows (alpha 0.01,
+                          Bonferroni; pool: the 2 x TARGETS items of largest estimate);
+                          sue, oue, blh, olh; reports removed_fake and removed_honest
+  recover                 LDPRecover-style (beta known): subtract the fake footprint on
+                          the outlying items, rescale by 1/(1 - beta), project onto the
+                          simplex; grr, sue, oue, blh, olh, hr, cms, hcms
 
 examples:
   netdp attack --mechanism oue --domain 128 --epsilon 1 --beta 0.05 --targets 10 \\
@@ -35,6 +45,7 @@ examples:
   netdp attack --mechanism olh --attack mga --defence normalize --defence enforced-perturbation
   netdp attack --mechanism grr --attack rpa --target-choice least
   netdp attack --mechanism hcms --attack mga --domain 64
+  netdp attack --mechanism oue --domain 32 --targets 5 --defence detect-fake --defence recover
 """
 
 
@@ -67,8 +78,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "reports, for the gain's standard error (default: 20)")
     p.add_argument("--defence", action="append", default=[], metavar="NAME",
                    help="also measure the gain under a defence (repeatable): normalize "
-                   "(clip at 0, renormalise) or enforced-perturbation (the randomness is "
-                   "not the fake user's: it picks only its input)")
+                   "(clip at 0, renormalise), enforced-perturbation (the randomness is "
+                   "not the fake user's: it picks only its input), detect-fake (drop "
+                   "reports supporting an improbably frequent itemset) or recover "
+                   "(LDPRecover-style, beta known)")
     p.add_argument("--seed", type=integer, default=0, help="the run's seed (default: 0)")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(handler=attack)
@@ -119,6 +132,10 @@ def attack(args: argparse.Namespace) -> int:
         print(f"  defence     {d['name']}: gain {fmt(d['gain'])} +- {fmt(d['std'])}{aside}; "
               f"honest MSE {fmt(d['mse_honest'])}, {fmt(d['mse_with_attack'])} with the "
               "fake reports")
+        if "removed_fake" in d:
+            print(f"              removed {d['removed_fake']:,.1f} of {result.fake:,} fake "
+                  f"and {d['removed_honest']:,.1f} of {result.honest:,} honest reports "
+                  "per trial")
     print(f"  targets     {', '.join(str(t) for t in result.targets)}")
     print(f"  {result.seconds:.2f} s")
     return 0

@@ -307,28 +307,38 @@ class HistogramTask(Task):
             f"honest holders' checks: {oracle.name} reports have no vectorised support")
         return outcome, AttackRun(
             float(per_target.sum()), self.expected_gain(setup, oracle, trace, acts, targets,
-                                                        support, attack),
+                                                        support, fakes, attack),
             tuple(float(g) for g in per_target), acts.share, int((~acts.alive).sum()),
             int(acts.fakes.sum()) * count if attack.tampers else 0, detections, honest,
             tuple(int(m) for m in acts.malicious), note)
 
     def expected_gain(self, setup: Setup, oracle: Any, trace: Trace, acts: Any,
-                      targets: np.ndarray, support: np.ndarray, attack: Any) -> float | None:
-        """``E[FG]`` given the walk and the attack's plan, for a pure oracle (``None``
-        otherwise): the targets' estimated counts lose ``r q* + (p* - q*) [x ∈ T]`` per
-        dropped report, gain ``Σ_t s_t - r q* - (p* - q*) [x ∈ T]`` per forged one and
-        ``Σ_t s_t`` per fake one added (debiased over the same count), over
-        ``N (p* - q*)`` (N reports)."""
-        if not hasattr(oracle, "p_star") or np.isnan(support).any():
+                      targets: np.ndarray, support: np.ndarray, fakes: np.ndarray,
+                      attack: Any) -> float | None:
+        """``E[FG]`` given the walk and the attack's plan, for an oracle whose estimate is
+        affine in the aggregate, ``ĉ = L(A) - n c``: a report adds its own term ``L``, of
+        mean ``[x = t] + c_t`` (honest) or ``e_t + c_t`` (forged or fake: :func:`~netdp.
+        adversary.poisoning.report_boost`), while ``n`` stays the run's count. So a lost
+        report takes ``[x ∈ T] + Σ_t c_t`` from the targets, a forged one adds
+        ``Σ_t e_t - [x ∈ T]``, a fake one ``Σ_t (e_t + c_t)``; over N reports. (A pure
+        oracle: ``e_t = (s_t - q*)/(p* - q*)``, ``c_t = q*/(p* - q*)``.) ``None`` where
+        the boost is unknown."""
+        from netdp.adversary.poisoning import report_boost
+
+        boost = report_boost(oracle, support, targets) if len(fakes) else np.zeros(1)
+        if boost is None:
             return None
-        p, q, r = oracle.p_star, oracle.q_star, targets.size
+        shape = oracle.aggregate(oracle.perturb(np.zeros(1, dtype=np.int64),
+                                                np.random.default_rng(0)))
+        zero = np.zeros_like(shape, dtype=float)  # L(0) - c = -c: the offset per report
+        offset = float(-np.sum(np.asarray(oracle.estimate_counts(zero, 1))[targets]))
         in_t = np.isin(setup.data[trace.holders], targets)
-        dead = float(np.sum((r * q + (p - q) * in_t)[~acts.alive]))
-        forged = 0.0 if attack.tampers else float(np.sum(
-            (support.sum() - r * q - (p - q) * in_t)[acts.attacked]))
-        added = float(acts.fakes.sum() * int(attack.amount or 0) * support.sum()) \
-            if attack.tampers else 0.0
-        return (added + forged - dead) / (trace.holders.size * (p - q))
+        dead = float(np.sum((in_t + offset)[~acts.alive]))
+        if attack.tampers:
+            gained = float(acts.fakes.sum()) * len(fakes) * (float(boost.sum()) + offset)
+        else:
+            gained = float(np.sum((boost.sum() - in_t)[acts.attacked]))
+        return (gained - dead) / trace.holders.size
 
     def targets(self, setup: Setup, oracle: Any) -> tuple[np.ndarray, Any]:
         """The attack's targets (``targets`` stream, key 0) and an MGA's crafted hash on

@@ -142,15 +142,16 @@ def test_sum_gain_of_lost_contributions_is_unbiased(attack):
 @pytest.mark.parametrize(("mechanism", "attack"), [
     ("grr", "mga"), ("grr", "rpa"), ("oue", "mga"), ("oue", "rpa"), ("oue", "ria"),
     ("olh", "mga"), ("grr", "drop"), ("oue", "replay"), ("oue", "inflate:3"),
-    ("olh", "inflate:2")])
+    ("olh", "inflate:2"), ("hr", "mga"), ("hr", "drop"), ("rappor", "mga"),
+    ("rappor", "replay"), ("cms", "mga"), ("hcms", "rpa")])
 def test_histogram_gain_matches_its_expectation(mechanism, attack):
     """The targets' frequency gain, run by run, against its expectation given the walk
-    and the plan (the generic closed form of Cao, Jia and Gong inside the token), within
-    4 standard errors over 30 runs."""
+    and the plan (the generic closed form of Cao, Jia and Gong inside the token, for any
+    estimate affine in the aggregate), within 4 standard errors over 30 runs."""
     report = run_attack(task="histogram", mechanism=mechanism, domain=16, attack=attack,
                         runs=30)
-    diff = differences(report)
-    assert abs(diff.mean()) < 4 * diff.std(ddof=1) / math.sqrt(diff.size), diff
+    diff = differences(report)  # inflate's crafted fakes are deterministic: 0 to rounding
+    assert abs(diff.mean()) < 4 * diff.std(ddof=1) / math.sqrt(diff.size) + 1e-12, diff
 
 
 def test_a_wrong_expectation_is_rejected_by_the_same_measurement():

@@ -87,9 +87,9 @@ def test_targets_and_bad_input():
     assert set(counts[least]) <= set(np.sort(counts)[:3])
     with pytest.raises(InputError, match="targets"):
         choose_targets(values, D, D + 1, "random", np.random.default_rng(0))
-    rappor = mechanisms.frequency_oracle("rappor", EPS, D)
+    the = mechanisms.frequency_oracle("the", EPS, D)
     with pytest.raises(InputError, match="ria applies to every oracle"):
-        poison(rappor, values, "mga", least, BETA, 4, np.random.default_rng(0))
+        poison(the, values, "mga", least, BETA, 4, np.random.default_rng(0))
 
 
 def run_cli(capsys, *argv):
@@ -112,7 +112,7 @@ def test_cli_json(capsys):
 
 @pytest.mark.parametrize(("argv", "flag"), [
     (["--beta", "1.5"], "--beta"), (["--mechanism", "nope"], "--mechanism"),
-    (["--mechanism", "rappor", "--attack", "mga"], "--mechanism"),
+    (["--mechanism", "she", "--attack", "mga"], "--mechanism"),
     (["--targets", "500"], "--targets"), (["--trials", "1"], "--trials"),
     (["--epsilon", "-1"], "--epsilon"),
 ])
@@ -186,3 +186,133 @@ def test_the_source_note_s_table_shape(eps, cms_mga, hcms_mga):
         assert abs(rpa_h.gain + rpa_h.beta * f_t) < 4 * rpa_h.gain_std + 2e-3
         assert rpa_c.gain == pytest.approx(ria_c.gain / 2, abs=4 * (rpa_c.gain_std
                                                                      + ria_c.gain_std))
+
+
+def test_hadamard_response_s_closed_forms_and_a_wrong_s_t_is_rejected():
+    """HR (``q* = 1/2``): RPA's closed form is ``-β f_T`` and MGA's ``β (r c_ε - f_T)``;
+    the measured MGA gain rejects a wrong ``s_t = p*`` (what an honest holder of each
+    target would give: ``β (r - f_T)``) by more than 10 standard errors (the test can
+    fail)."""
+    from netdp.adversary.poisoning import theory_gain
+
+    values, targets = setting()
+    f_t = np.bincount(values, minlength=D)[targets].sum() / values.size
+    hr = mechanisms.frequency_oracle("hr", EPS, D)
+    rng = np.random.default_rng(12)
+    rpa = poison(hr, values, "rpa", targets, BETA, TRIALS, rng)
+    mga = poison(hr, values, "mga", targets, BETA, TRIALS, rng)
+    assert rpa.theory == pytest.approx(-rpa.beta * f_t)
+    assert mga.theory == pytest.approx(mga.beta * (R * hr.c_eps - f_t))
+    wrong = theory_gain(hr, np.full(R, hr.p_star), mga.beta, f_t)
+    assert wrong == pytest.approx(mga.beta * (R - f_t))
+    assert abs(mga.gain - mga.theory) < 4 * mga.gain_std
+    assert abs(mga.gain - wrong) > 10 * mga.gain_std
+
+
+def test_rappor_s_mga_is_the_best_report():
+    """RAPPOR's MGA report maximises the targets' estimate: no single bit flipped does
+    better, and it beats the Bloom filter with exactly the targets' bits set or equals
+    it."""
+    from netdp.adversary.poisoning import fake_reports, report_boost
+
+    _, targets = setting()
+    rappor = mechanisms.frequency_oracle("rappor", EPS, D)
+    report, mean = fake_reports(rappor, "mga", targets, 1, np.random.default_rng(0))
+    best = report_boost(rappor, mean, targets).sum()
+    for b in range(rappor.bloom):
+        flipped = mean.copy()
+        flipped[b] = 1 - flipped[b]
+        assert report_boost(rappor, flipped, targets).sum() <= best + 1e-9
+    bloom = np.zeros(rappor.bloom)
+    bloom[rappor.bits[:, targets].ravel()] = 1
+    assert report_boost(rappor, bloom, targets).sum() <= best + 1e-9
+    assert report.shape == (1, rappor.bloom) and np.array_equal(report[0], mean)
+
+
+def test_detect_fake_catches_mga_on_oue_and_drops_the_honest_reports_its_law_says():
+    """MGA's reports all support the r targets: every one is dropped in every trial (a
+    miss needs the honest count plus m = 1053 to stay below the Binomial quantile, far in
+    its lower tail). The honest reports dropped are those supporting every target:
+    ``n (f_T p q^4 + (1 - f_T) q^5)`` on average, within 4 standard errors of the mean
+    over the trials; the gain falls from 0.78 to within 0.05 of 0."""
+    values, targets = setting()
+    oue = mechanisms.frequency_oracle("oue", EPS, D)
+    trials = 10
+    got = poison(oue, values, "mga", targets, BETA, trials, np.random.default_rng(14),
+                 ("detect-fake",))
+    (d,) = got.defences
+    assert d["removed_fake"] == got.fake
+    f_t = np.bincount(values, minlength=D)[targets].sum() / values.size
+    pi = f_t * oue.p * oue.q ** (R - 1) + (1 - f_t) * oue.q ** R
+    want = got.honest * pi
+    assert abs(d["removed_honest"] - want) < 4 * np.sqrt(want / trials), (d, want)
+    assert abs(d["gain"]) < 0.05 < got.gain - 0.7
+
+
+@pytest.mark.parametrize(("name", "attack"), [("oue", "ria"), ("olh", "ria"),
+                                              ("olh", "rpa")])
+def test_detect_fake_barely_touches_reports_that_look_honest(name, attack):
+    """RIA's reports are honest reports of the targets and RPA's on local hashing support
+    each item w.p. q*: their itemsets stay within the honest law, which flags a clean
+    run with probability at most α = 0.01. So over 6 trials at most a percent of the fake
+    and of the honest reports is dropped, and the gain is untouched to 4 standard errors."""
+    values, targets = setting()
+    oracle = mechanisms.frequency_oracle(name, EPS, D)
+    got = poison(oracle, values, attack, targets, BETA, 6, np.random.default_rng(15),
+                 ("detect-fake",))
+    (d,) = got.defences
+    assert d["removed_fake"] <= 0.01 * got.fake and d["removed_honest"] <= 0.01 * got.honest
+    assert abs(d["gain"] - got.gain) < 4 * (d["std"] + got.gain_std)
+
+
+def test_detect_fake_catches_mga_on_olh():
+    """OLH's MGA shares one hash that maps every target to one value: all its reports are
+    dropped; the honest ones dropped support a flagged itemset of at least 2 items, which
+    an honest report does w.p. about ``q*^2 = 1/g^2`` at most (pairwise-independent
+    hashes), so fewer than ``n / g^2`` of them are."""
+    values, targets = setting()
+    olh = mechanisms.frequency_oracle("olh", EPS, D)
+    got = poison(olh, values, "mga", targets, BETA, 4, np.random.default_rng(16),
+                 ("detect-fake",))
+    (d,) = got.defences
+    assert d["removed_fake"] == got.fake
+    assert d["removed_honest"] < got.honest / olh.g ** 2
+    assert abs(d["gain"]) < got.gain / 5
+
+
+@pytest.mark.parametrize(("name", "factor"), [("oue", 1.5), ("grr", 2.5)])
+def test_recover_cuts_mga_s_gain_by_a_stated_factor(name, factor):
+    """LDPRecover-style recovery with β known: MGA's gain falls by more than ``factor``
+    even 4 standard errors up (1.5 on OUE, 2.5 on GRR; the means fall 2.2x and 3.6x:
+    honest heavy hitters flagged with the targets take a share of the subtracted
+    footprint); the recovered honest estimate costs
+    the honest users less than 12x the plain honest MSE (it is 0.0023 against 0.0002 on
+    OUE, 0.0018 against 0.00055 on GRR, from 0.0072 and 0.0056 undefended)."""
+    values, targets = setting()
+    oracle = mechanisms.frequency_oracle(name, EPS, D)
+    got = poison(oracle, values, "mga", targets, BETA, TRIALS, np.random.default_rng(13),
+                 ("recover",))
+    (d,) = got.defences
+    assert d["gain"] + 4 * d["std"] < got.gain / factor
+    assert d["mse_with_attack"] < got.mse_attacked / 2
+    assert d["mse_with_attack"] < 12 * got.mse
+
+
+@pytest.mark.parametrize(("argv", "oracles"), [
+    (["--mechanism", "grr", "--defence", "detect-fake"], "sue, oue, blh, olh"),
+    (["--mechanism", "rappor", "--defence", "recover"], "grr, sue"),
+    (["--mechanism", "oue", "--targets", "1", "--defence", "detect-fake"], "at least 2")])
+def test_cli_defences_refuse_oracles_they_do_not_apply_to(capsys, argv, oracles):
+    code, out, err = run_cli(capsys, "--users", "2000", "--trials", "2", *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and oracles in err, err
+    assert "--defence" in err or "--targets" in err
+
+
+def test_cli_detect_fake_json(capsys):
+    code, out, _ = run_cli(capsys, "--mechanism", "oue", "--domain", "32", "--users",
+                           "20000", "--trials", "3", "--targets", "5", "--defence",
+                           "detect-fake", "--defence", "recover", "--json")
+    assert code == 0
+    detect, rec = json.loads(out)["defence"]
+    assert detect["name"] == "detect-fake" and detect["removed_fake"] == 1000
+    assert {"name", "gain", "std", "theory", "mse_honest", "mse_with_attack"} <= set(rec)
