@@ -12,7 +12,7 @@ its expectation given the walk (lines; the generic closed form of Cao, Jia and G
 the share of forged reports as beta). Middle and right: a walk sum (Gaussian noise,
 epsilon = 1) and a grr / oue histogram, K = 1 ... 20 malicious holders tampering with the
 token (drop, replay, inflate) or forging a value (max, beyond:5): the share of runs in
-which an honest holder's check (flow or conservation) raised the alarm. About 2 minutes.
+which an honest holder's check (flow or conservation) raised the alarm. About 70 s.
 """
 
 from __future__ import annotations
