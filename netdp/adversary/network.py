@@ -240,7 +240,7 @@ def detect(holders: np.ndarray, plan: Plan, received: np.ndarray, masses: np.nda
     honest[:, 0] = False  # the first holder receives an empty token: nothing to check
     t = np.broadcast_to(np.arange(steps), holders.shape)
     # flow: each holder's previous visit j of the same token (its hand-off R_j + m_j)
-    order = np.lexsort((t, holders), axis=1)
+    order = np.argsort(holders, axis=1, kind="stable")  # by node, then by step
     prev = np.full(holders.shape, -1)
     rows = np.arange(tokens)[:, None]
     same = holders[rows, order[:, 1:]] == holders[rows, order[:, :-1]]
