@@ -20,7 +20,6 @@ On the ring node 0's dummy reports are uniform over the extended domain, which d
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +55,9 @@ class ItemsetsConfig(Section):
     mean_size: float = param(4.0, "synthetic sets: mean set size (1 + Poisson), items drawn "
                              "without replacement from a Zipf law", low=1.0, high=1000.0,
                              metavar="S", group=GROUP)
-    top: int = param(10, "K: report the K most frequent items", low=1, high=MAX_ITEMS,
-                     metavar="K", group=GROUP)
+    top: int | None = param(None, "K: report the K most frequent items", kind=int, low=1,
+                            high=MAX_ITEMS, metavar="K", group=GROUP,
+                            default_text="min(10, L)")
     oracle: str = param("adaptive", "PSFO's oracle: grr (at the amplified eps'), olh, or "
                         "adaptive (grr iff L < (4 l^2 - l) e^eps + 1)", choices=ORACLES,
                         group=GROUP)
@@ -74,9 +74,14 @@ class ItemsetsConfig(Section):
                                metavar="NAME|INDEX", group="summation and histograms",
                                default_text="the first")
 
+    @property
+    def k(self) -> int:
+        """K of the top K: ``--top``, else ``min(10, L)``."""
+        return self.top if self.top is not None else min(10, self.domain)
+
     def validate(self, config: Any) -> None:
-        check(self.top <= self.domain, "top", f"must lie in 1..{self.domain} (the domain) "
-              f"(got {self.top})")
+        check(self.top is None or self.top <= self.domain, "top",
+              f"must lie in 1..{self.domain} (the domain) (got {self.top})")
         check(self.mean_size <= self.domain, "mean-size", f"must lie in 1..{self.domain} "
               f"(the domain) (got {self.mean_size:g})")
         check(self.column is None or self.data_file is not None, "column",
@@ -260,7 +265,7 @@ class ItemsetsTask(Task):
             sets = read_sets(sec.data_file, sec.column, sec.domain)
             check(config.nodes is None or config.nodes == sets.n, "nodes",
                   f"{sec.data_file} holds {sets.n} sets; omit --nodes or pass --nodes {sets.n}")
-        topo = build_topology(config, None if sets is None else sets.n)
+        topo = build_topology(config, config.nodes if sets is None else sets.n)
         if sets is None:
             sets = synthetic_sets(topo.n, sec.domain, sec.mean_size,
                                   seeding.generator(config.seed, "data"))
@@ -286,7 +291,7 @@ class ItemsetsTask(Task):
             return sec.set_size, "--set-size"
         if sec.data_file is None:
             return poisson_length(sec.mean_size, sec.domain), "90th percentile of the size law"
-        q = np.quantile(sets.sizes, PERCENTILE, method="higher") if sets.n else 1
+        q = np.quantile(sets.sizes, PERCENTILE, method="inverted_cdf") if sets.n else 1
         return max(1, int(q)), "90th percentile of the file's set sizes (not private)"
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
@@ -323,7 +328,7 @@ class ItemsetsTask(Task):
         real = (head + total + tail) - head - tail
         estimate = psfo.estimate_counts(real, reports) / reports
         truth = setup.data.frequencies()
-        k = _section(setup).top
+        k = _section(setup).k
         found = top_k(estimate, k)
         precision, recall = precision_recall(found, truth, k)
         dummies = int(setup.config.get("dummies") or 0) if setup.topology.kind == "ring" else 0
@@ -353,12 +358,12 @@ class ItemsetsTask(Task):
         bias = psfo.bias(sets) / sets.n
         ldp = psfo.variance(sets) / sets.n**2 + bias**2
         return ItemsetsUtility(
-            estimate=estimate, truth=first.truth, found=top_k(estimate, sec.top),
+            estimate=estimate, truth=first.truth, found=top_k(estimate, sec.k),
             mse=float(np.mean([o.mse for o in outcomes])),
             theoretical_mse=float(np.mean(self.variance(setup) + bias**2)),
             ldp_mse=float(np.mean(ldp)), max_bias=float(-bias.min()),
             precision=float(np.mean([o.precision for o in outcomes])),
-            recall=float(np.mean([o.recall for o in outcomes])), top=sec.top,
+            recall=float(np.mean([o.recall for o in outcomes])), top=sec.k,
             length=psfo.length, length_source=setup.memo.get("length_source", ""),
             longer_share=float(np.mean(sets.sizes > psfo.length)), reports=first.reports)
 
