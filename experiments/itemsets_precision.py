@@ -16,12 +16,12 @@ the mean precision over --runs runs (error bars: 2 standard errors). About 45 se
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from netdp import seeding, simulate
 from netdp.mechanisms.set_valued import PSFO, precision_recall, top_k
@@ -102,18 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", default=None, help="also write the tidy table here")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    table = rows(args.runs, args.nodes, args.steps)
-    plot(table, Path(args.out), args.nodes, args.steps)
+    frame = pd.DataFrame(rows(args.runs, args.nodes, args.steps), columns=list(COLUMNS))
+    print(frame.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    plot(frame.to_dict("records"), Path(args.out), args.nodes, args.steps)
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, COLUMNS)
-            writer.writeheader()
-            writer.writerows(table)
-    for r in table:
-        print(f"{r['series']:30} eps={r['epsilon']:<5g} {r['oracle']:4} l={r['set_size']} "
-              f"precision {r['precision']:.3f} +- {2 * r['precision_se']:.3f} recall "
-              f"{r['recall']:.3f} MSE {r['mse']:.2e}")
-    print(f"{len(table)} points in {time.perf_counter() - start:.0f} s -> {args.out}")
+        frame.to_csv(args.csv, index=False)
+    print(f"{len(frame)} points in {time.perf_counter() - start:.0f} s -> {args.out}")
     return 0
 
 
