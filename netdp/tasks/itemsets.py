@@ -1,0 +1,396 @@
+"""Itemsets: frequent items of set-valued data by padding and sampling (PSFO) on a walk.
+
+Wang, Li and Jha, "Locally Differentially Private Frequent Itemset Mining", IEEE S&P 2018:
+§IV (PSFO, the adaptive GRR/OLH choice) and §V (SVIM: the top-k items from PSFO
+estimates; ℓ is the 90th percentile of the set sizes). Each node holds a set of items; the
+token carries the base oracle's running aggregate and every holder adds one fresh PSFO
+report per visit (a fresh padded-and-sampled item, then the oracle's report). At the end
+the aggregate is debiased, multiplied by ℓ and divided by the number of reports: the
+frequency of each item among the nodes (biased downwards for items in sets longer than
+ℓ, :meth:`~netdp.mechanisms.set_valued.PSFO.bias`). The top K of the estimate are the
+frequent items, scored by precision and recall against the true top K.
+
+Privacy: one PSFO report is ε-LDP (Theorem 3 for GRR at ε'), and an observer sees only the
+aggregate of the reports added since its last visit, so the histogram's shuffle trackers
+apply with ε0 = ε (the generic FMT bounds: the blanket bound is for plain GRR, not PSFO).
+On the ring node 0's dummy reports are uniform over the extended domain, which dominate
+``e^-ε P[y | v]`` for every set ``v`` as the bound asks of the other reports.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netdp.config import Section, SimulationConfig, param
+from netdp.engine.trace import Trace
+from netdp.errors import InputError, check
+from netdp.mechanisms.set_valued import ORACLES, PSFO, ItemSets, precision_recall, top_k
+from netdp.reports import Report, Utility, fmt
+from netdp.tasks.base import Task
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.tracking import Tracking
+
+GROUP = "itemsets (--task itemsets)"
+MAX_ITEMS = 100_000
+PERCENTILE = 0.9  # S&P 2018 §V-B: ℓ covers 90% of the sets
+
+
+@dataclass(frozen=True)
+class ItemsetsConfig(Section):
+    """Parameters of ``--task itemsets``."""
+
+    task = "itemsets"
+
+    domain: int = param(50, "number of items", low=2, high=MAX_ITEMS, short=("-L",),
+                        metavar="L", group="summation and histograms")
+    set_size: int | None = param(None, "the padding length l of PSFO", kind=int, low=1,
+                                 high=MAX_ITEMS, metavar="ELL", group=GROUP,
+                                 default_text="the 90th percentile of the set sizes")
+    mean_size: float = param(4.0, "synthetic sets: mean set size (1 + Poisson), items drawn "
+                             "without replacement from a Zipf law", low=1.0, high=1000.0,
+                             metavar="S", group=GROUP)
+    top: int | None = param(None, "K: report the K most frequent items", kind=int, low=1,
+                            high=MAX_ITEMS, metavar="K", group=GROUP,
+                            default_text="min(10, L)")
+    oracle: str = param("adaptive", "PSFO's oracle: grr (at the amplified eps'), olh, or "
+                        "adaptive (grr iff L < (4 l^2 - l) e^eps + 1)", choices=ORACLES,
+                        group=GROUP)
+    shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
+                         "fmt-numeric or fmt-closed", choices=("fmt-numeric", "fmt-closed"),
+                         group="summation and histograms")
+    dummies: int | None = param(None, "ring: dummy reports node 0 adds at the start and "
+                                "again at the end", kind=int, low=0, metavar="D",
+                                group="summation and histograms", default_text="n - 1")
+    data_file: str | None = param(None, "take the sets from a CSV file with a header row "
+                                  "(one row per node; items separated by spaces)", kind=str,
+                                  metavar="CSV", group="summation and histograms")
+    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
+                               metavar="NAME|INDEX", group="summation and histograms",
+                               default_text="the first")
+
+    @property
+    def k(self) -> int:
+        """K of the top K: ``--top``, else ``min(10, L)``."""
+        return self.top if self.top is not None else min(10, self.domain)
+
+    def validate(self, config: Any) -> None:
+        check(self.top is None or self.top <= self.domain, "top",
+              f"must lie in 1..{self.domain} (the domain) (got {self.top})")
+        check(self.mean_size <= self.domain, "mean-size", f"must lie in 1..{self.domain} "
+              f"(the domain) (got {self.mean_size:g})")
+        check(self.column is None or self.data_file is not None, "column",
+              "picks a column of --data-file; give the file")
+        check(self.dummies is None or config.topology == "ring", "dummies",
+              f"applies to the ring only (the topology is {config.topology})")
+        check(config.epsilon <= 700.0, "epsilon", "must be <= 700 (e^epsilon must stay "
+              f"finite; got {config.epsilon:g})")
+
+
+def synthetic_sets(n: int, domain: int, mean_size: float, rng: np.random.Generator) -> ItemSets:
+    """``n`` sets: size ``1 + Poisson(mean_size - 1)`` (at most ``domain``), items drawn
+    without replacement with weights ``(i+1)^-1.1`` (the largest Gumbel-perturbed log
+    weights). Draws, in order: the sizes, then one Gumbel per user and item, by blocks of
+    users."""
+    from netdp.data import ZIPF_EXPONENT
+    from netdp.mechanisms._oracle import row_chunks
+
+    sizes = np.minimum(1 + rng.poisson(mean_size - 1, n), domain)
+    log_w = -ZIPF_EXPONENT * np.log(np.arange(domain) + 1.0)
+    rows = []
+    for block in row_chunks(n, domain):
+        keys = log_w + rng.gumbel(size=(block.stop - block.start, domain))
+        order = np.argsort(-keys, axis=1)
+        keep = np.arange(domain) < sizes[block, None]
+        rows.append(order[keep])  # row-major: each user's items, in order
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    items = np.concatenate(rows) if rows else np.empty(0, dtype=np.int64)
+    return ItemSets(offsets, items, domain)
+
+
+def poisson_length(mean_size: float, domain: int) -> int:
+    """ℓ for synthetic sets: the 90th percentile of ``1 + Poisson(mean_size - 1)`` (a
+    public figure of the generator, not of the data)."""
+    from scipy import stats
+
+    return int(min(domain, 1 + stats.poisson.ppf(PERCENTILE, mean_size - 1)))
+
+
+def read_sets(path: str, column: str | None, domain: int) -> ItemSets:
+    """The sets of a CSV file with a header row: one row per node, one cell of item ids
+    separated by spaces (an empty cell is an empty set)."""
+    try:
+        with Path(path).open(newline="") as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError("data-file", f"cannot read {path}: {exc}") from exc
+    check(len(rows) >= 2, "data-file", f"{path} needs a header row and one row per node")
+    header = rows[0]
+    if column is None:
+        index = 0
+    elif column in header:
+        index = header.index(column)
+    else:
+        check(column.isdigit() and int(column) < len(header), "column",
+              f"no column {column!r} in {path} (columns: {', '.join(header)})")
+        index = int(column)
+    sets = []
+    for line, row in enumerate(rows[1:], start=2):
+        cell = row[index] if index < len(row) else ""
+        try:
+            sets.append([int(tok) for tok in cell.split()])
+        except ValueError:
+            raise InputError("data-file", f"{path} line {line}: items must be integers "
+                             f"separated by spaces (got {cell!r})") from None
+    return ItemSets.from_lists(sets, domain)
+
+
+@dataclass(frozen=True, eq=False)
+class ItemsetsOutcome:
+    """One run: estimated and true item frequencies, and the top K found."""
+
+    estimate: np.ndarray
+    truth: np.ndarray
+    found: np.ndarray
+    reports: int
+    dummies: int
+    precision: float
+    recall: float
+
+    @property
+    def mse(self) -> float:
+        """Mean over items of the squared error."""
+        return float(np.mean((self.estimate - self.truth) ** 2))
+
+
+@dataclass(frozen=True, eq=False)
+class ItemsetsUtility(Utility):
+    """Item frequencies (mean over runs), their errors, and the top K's precision/recall."""
+
+    estimate: np.ndarray
+    truth: np.ndarray
+    found: np.ndarray
+    mse: float
+    theoretical_mse: float
+    ldp_mse: float
+    max_bias: float
+    precision: float
+    recall: float
+    top: int
+    length: int
+    length_source: str
+    longer_share: float
+    reports: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantity": "item frequencies", "estimate": self.estimate.tolist(),
+                "truth": self.truth.tolist(), "top_found": self.found.tolist(),
+                "mse": self.mse, "theoretical_mse": self.theoretical_mse,
+                "ldp_mse": self.ldp_mse, "max_bias": self.max_bias,
+                "precision": self.precision, "recall": self.recall, "top": self.top,
+                "set_size": self.length, "set_size_source": self.length_source,
+                "longer_share": self.longer_share, "reports": self.reports}
+
+    def lines(self, report: Report) -> list[str]:
+        mech = report.mechanism or {}
+        lines = [f"  oracle  psfo with {mech['oracle']} (rule {mech['rule']}), eps="
+                 f"{mech['epsilon']:.4g} (base eps {mech['base_epsilon']:.4g}); {self.truth.size}"
+                 f" items + {self.length} dummies; {self.reports:,} reports",
+                 f"  l = {self.length} ({self.length_source}); {self.longer_share:.1%} of the "
+                 f"sets are longer (largest downward bias {fmt(self.max_bias)})", "",
+                 f"  {'item':>6} {'estimate':>11} {'truth':>11}"]
+        for j in self.found[:12]:
+            lines.append(f"  {j:>6} {fmt(self.estimate[j]):>11} {fmt(self.truth[j]):>11}")
+        lines += ["", f"  top {self.top}: precision {self.precision:.3f}, recall "
+                      f"{self.recall:.3f} (mean over runs)",
+                  f"  error   MSE {fmt(self.mse)} (theory {fmt(self.theoretical_mse)}); LDP "
+                  f"baseline MSE {fmt(self.ldp_mse)} (one report per node)"]
+        return lines
+
+
+def _section(setup: Setup) -> ItemsetsConfig:
+    section = setup.config.section
+    assert isinstance(section, ItemsetsConfig)
+    return section
+
+
+def _extended(setup: Setup) -> int:
+    """The base oracle's domain, ``d + ℓ`` (the shuffle tracker's domain)."""
+    return int(setup.mechanism.base.domain)
+
+
+def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.shuffle_tracker import ring_histogram_losses
+
+    cfg, sec = setup.config, _section(setup)
+    return ring_histogram_losses(setup.topology.n, cfg.rounds, cfg.epsilon, cfg.delta,
+                                 sec.shuffle, _extended(setup), sec.dummies or 0, coalition)
+
+
+def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.shuffle_tracker import walk_histogram_losses
+
+    cfg, sec = setup.config, _section(setup)
+    return walk_histogram_losses(trace, cfg.epsilon, cfg.delta, sec.shuffle, _extended(setup),
+                                 coalition, keep_pairs)
+
+
+class ItemsetsTask(Task):
+    """Frequent items of set-valued data, by PSFO reports aggregated in a walking token."""
+
+    name = "itemsets"
+    summary = "frequent items of set-valued data by padding and sampling (PSFO, S&P 2018)"
+    section = ItemsetsConfig
+    tracking = (
+        Tracking("ring", "the histogram's ring tracker: K windows of shuffled eps-LDP PSFO "
+                 "reports per pair, composed with KOV", _ring_losses, ("kov",)),
+        Tracking("complete", "the histogram's walk tracker: each window one shuffle of "
+                 "eps-LDP PSFO reports; KOV, capped at LDP", _walk_losses, ("kov",)),
+    )
+
+    def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import seeding
+
+        sec = config.section
+        assert isinstance(sec, ItemsetsConfig) and config.seed is not None
+        sets = None
+        if sec.data_file is not None:
+            sets = read_sets(sec.data_file, sec.column, sec.domain)
+            check(config.nodes is None or config.nodes == sets.n, "nodes",
+                  f"{sec.data_file} holds {sets.n} sets; omit --nodes or pass --nodes {sets.n}")
+        topo = build_topology(config, config.nodes if sets is None else sets.n)
+        if sets is None:
+            sets = synthetic_sets(topo.n, sec.domain, sec.mean_size,
+                                  seeding.generator(config.seed, "data"))
+        check(sets.n == topo.n, "nodes", f"the data holds {sets.n} sets for {topo.n} nodes")
+        length, source = self.length(sec, sets)
+        dummies = sec.dummies
+        if topo.kind == "ring" and dummies is None:
+            dummies = topo.n - 1
+        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
+                                  dummies=dummies)
+        mech = PSFO(resolved.epsilon, sec.domain, length, sec.oracle)
+        setup = Setup(resolved, topo, steps, sets, mech)
+        setup.memo["length_source"] = source
+        return setup
+
+    @staticmethod
+    def length(sec: ItemsetsConfig, sets: ItemSets) -> tuple[int, str]:
+        """ℓ and where it came from: ``--set-size``; for synthetic sets the 90th percentile
+        of the generator's size law (public); for a file the 90th percentile of its sizes
+        (read from the data without privacy: S&P 2018 §V-B estimates it privately from a
+        separate group of users, which this run does not model)."""
+        if sec.set_size is not None:
+            return sec.set_size, "--set-size"
+        if sec.data_file is None:
+            return poisson_length(sec.mean_size, sec.domain), "90th percentile of the size law"
+        q = np.quantile(sets.sizes, PERCENTILE, method="inverted_cdf") if sets.n else 1
+        return max(1, int(q)), "90th percentile of the file's set sizes (not private)"
+
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
+        """Each holder adds a fresh PSFO report to the token's aggregate; node 0 removes
+        its dummies on the ring."""
+        head, reports, tail, _ = self._draws(setup, trace, streams, keep=False)
+        return self._outcome(setup, reports, head, tail)
+
+    def _draws(self, setup: Setup, trace: Trace, streams: Streams,
+               keep: bool) -> tuple[Any, Any, Any, Any]:
+        """``(head, aggregate, tail, report chunks)``: the dummies' aggregates (0 off the
+        ring) and the real reports'. Draws, in order: the sampled items (one uniform per
+        report), the head dummies, the reports, the tail dummies."""
+        from netdp.protocols.histogram import aggregate_reports, perturbed_reports
+
+        psfo: PSFO = setup.mechanism
+        rng = streams.generator("noise")
+        sampled = psfo.sample(setup.data, trace.holders.reshape(-1), rng)
+        ring = setup.topology.kind == "ring"
+        dummies = int(setup.config.get("dummies") or 0) if ring else 0
+        ext, base = _extended(setup), psfo.base
+        head = aggregate_reports(base, rng.integers(0, ext, dummies), rng) if ring else 0.0
+        if keep:
+            chunks = perturbed_reports(base, sampled, rng)
+            total: Any = sum((base.aggregate(c) for c in chunks), start=0.0)
+        else:
+            chunks, total = [], aggregate_reports(base, sampled, rng)
+        tail = aggregate_reports(base, rng.integers(0, ext, dummies), rng) if ring else 0.0
+        return head, total, tail, chunks
+
+    def _outcome(self, setup: Setup, total: Any, head: Any, tail: Any) -> ItemsetsOutcome:
+        psfo: PSFO = setup.mechanism
+        reports = int(setup.steps * setup.config.tokens)
+        real = (head + total + tail) - head - tail
+        estimate = psfo.estimate_counts(real, reports) / reports
+        truth = setup.data.frequencies()
+        k = _section(setup).k
+        found = top_k(estimate, k)
+        precision, recall = precision_recall(found, truth, k)
+        dummies = int(setup.config.get("dummies") or 0) if setup.topology.kind == "ring" else 0
+        return ItemsetsOutcome(estimate, truth, found, reports, dummies, precision, recall)
+
+    def record(self, outcome: ItemsetsOutcome) -> dict[str, float]:
+        return {"mse": outcome.mse, "precision": outcome.precision, "recall": outcome.recall}
+
+    def variance(self, setup: Setup) -> np.ndarray:
+        """Variance of each estimated frequency. The ring (every node ``K`` times):
+        ``K ℓ² Σ_u s_ui (1 - s_ui) / (δ² N²)``, exact; elsewhere the reports taken as
+        i.i.d. over uniform holders (exact on the complete graph with self-moves):
+        ``ℓ² s (1 - s) / (N δ²)`` with ``s = q* + δ φ_i``."""
+        psfo: PSFO = setup.mechanism
+        sets: ItemSets = setup.data
+        reports = setup.steps * setup.config.tokens
+        if setup.topology.kind == "ring":
+            return np.asarray(setup.config.rounds * psfo.variance(sets) / reports**2)
+        share = psfo.sampling_sums(sets)[0] / sets.n
+        return psfo.mixture_variance(share, reports)
+
+    def utility(self, setup: Setup, outcomes: Sequence[ItemsetsOutcome]) -> ItemsetsUtility:
+        psfo: PSFO = setup.mechanism
+        sets: ItemSets = setup.data
+        first, sec = outcomes[0], _section(setup)
+        estimate = np.mean([o.estimate for o in outcomes], axis=0)
+        bias = psfo.bias(sets) / sets.n
+        ldp = psfo.variance(sets) / sets.n**2 + bias**2
+        return ItemsetsUtility(
+            estimate=estimate, truth=first.truth, found=top_k(estimate, sec.k),
+            mse=float(np.mean([o.mse for o in outcomes])),
+            theoretical_mse=float(np.mean(self.variance(setup) + bias**2)),
+            ldp_mse=float(np.mean(ldp)), max_bias=float(-bias.min()),
+            precision=float(np.mean([o.precision for o in outcomes])),
+            recall=float(np.mean([o.recall for o in outcomes])), top=sec.k,
+            length=psfo.length, length_source=setup.memo.get("length_source", ""),
+            longer_share=float(np.mean(sets.sizes > psfo.length)), reports=first.reports)
+
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s set ``{0}`` or ``{1}``."""
+        sets: ItemSets = setup.data
+        lists = [list(sets.items[a:b]) for a, b in zip(sets.offsets[:-1], sets.offsets[1:],
+                                                        strict=True)]
+        worlds = []
+        for item in (0, 1):
+            lists[node] = [item]
+            worlds.append(ItemSets.from_lists(lists, sets.domain))
+        return worlds[0], worlds[1]
+
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """The aggregates the observer receives, from the run's own draws."""
+        head, _, tail, chunks = self._draws(setup, trace, streams, keep=True)
+        base = setup.mechanism.base
+        reports = np.concatenate(chunks) if chunks else np.empty(0)
+        steps = trace.steps
+        token, step = np.nonzero(trace.holders == observer)
+        received, published = [], []
+        for k in range(trace.tokens):
+            cuts = np.concatenate([[0], step[token == k], [steps]]) + k * steps
+            parts = [base.aggregate(reports[a:b]) for a, b in zip(cuts[:-1], cuts[1:],
+                                                                   strict=True)]
+            running = head + np.cumsum(parts, axis=0)
+            received.extend(running[:-1])
+            published.append(running[-1] + tail)
+        return View(observer, token, step, np.array(received), np.array(published))
