@@ -441,7 +441,7 @@ class HistogramTask(Task):
         is not modelled, as in ``theoretical_mse``: ``sampling_var`` is ``None`` and the
         MSEs leave it out)."""
         from netdp import mechanisms
-        from netdp.protocols.user_level import total
+        from netdp.protocols.user_level import sqrt_ratio, total
 
         users: UserLevel = setup.memo["user_level"]
         cfg, sec, d = setup.config, _section(setup), _section(setup).domain
@@ -458,7 +458,7 @@ class HistogramTask(Task):
             sec.report_epsilon(cfg.epsilon), float(users.size - users.kept.size),
             float(users.size - users.kept.size), bias, float(np.mean((kept - f) ** 2)),
             noise, sampling, draw, total(bias, noise, sampling or 0.0, draw), naive_noise,
-            total(naive_noise, sampling or 0.0), math.sqrt(naive_noise / noise) if noise > 0 else None)
+            total(naive_noise, sampling or 0.0), sqrt_ratio(naive_noise, noise))
 
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """``node``'s category 0 or 1."""

@@ -431,7 +431,7 @@ class SumTask(Task):
         """The bound's bias and variances against the naive approach's (no bound: every
         record, noise of sensitivity ``K (high - low)``), closed forms on the mean per
         record (:mod:`netdp.protocols.user_level`)."""
-        from netdp.protocols.user_level import total
+        from netdp.protocols.user_level import sqrt_ratio, total
 
         users: UserLevel = setup.memo["user_level"]
         cfg, k = setup.config, users.per_node
@@ -449,8 +449,7 @@ class SumTask(Task):
             (1 - users.kept_share) * float(users.records.sum()), users.dropped_mass(),
             bias ** 2, float(realized) ** 2, noise, sampling, users.sum_draw_variance(),
             total(bias ** 2, noise, sampling, users.sum_draw_variance()), naive_noise,
-            total(naive_noise, naive_sampling),
-            None if noise is None or naive_noise is None else math.sqrt(naive_noise / noise))
+            total(naive_noise, naive_sampling), sqrt_ratio(naive_noise, noise))
 
     def untracked_note(self, setup: Setup) -> str:
         mechanism = setup.config.get("mechanism")
