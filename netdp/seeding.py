@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition", "hashes",
-              "sources", "paths", "attack", "targets", "calibration")
+              "sources", "paths", "attack", "targets", "calibration",
+              "bounding")
 
 
 def fresh_seed() -> int:

@@ -23,11 +23,12 @@ from netdp.config.simulation import (
     parse_coalition,
     parse_nodes,
 )
+from netdp.config.user_level import UserLevelSection
 from netdp.errors import InputError
 
 __all__ = ["ACCOUNTANTS", "ENGINES", "WALKS", "Param", "Section", "SimulationConfig",
            "check_value", "coerce", "common_fields", "param", "params_of", "parse_coalition",
-           "parse_nodes", "read_config"]
+           "parse_nodes", "read_config", "UserLevelSection"]
 
 
 def read_config(path: str | Path, param: str = "config") -> dict[str, Any]:

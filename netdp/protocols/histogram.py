@@ -81,37 +81,43 @@ def perturbed_reports(oracle: FrequencyOracle, categories: np.ndarray,
 
 
 def truth(categories: np.ndarray, domain: int) -> np.ndarray:
-    """Frequency of each category among the nodes."""
+    """Frequency of each category among the nodes (among their reports, where a node
+    holds a row of several: :mod:`netdp.protocols.user_level`)."""
+    categories = categories.reshape(-1)
     return np.bincount(categories, minlength=domain) / categories.size
 
 
 def ring_histogram(trace: Trace, categories: np.ndarray, oracle: FrequencyOracle,
                    rng: np.random.Generator, dummies: int) -> HistOutcome:
-    """Algorithm 2: ``K`` turns of the ring, one report per holder per turn.
+    """Algorithm 2: ``K`` turns of the ring, one report per holder per turn (a row of
+    categories per node: one report of each entry, in order).
 
     The published aggregate is ``dummies + reports + dummies``; node 0 removes its
     dummies and debiases the ``K n`` real reports.
     """
     d = oracle.domain
     head = aggregate_reports(oracle, rng.integers(0, d, dummies), rng)
-    token = head + aggregate_reports(oracle, categories[trace.holders[0]], rng)
+    reports = categories[trace.holders[0]].reshape(-1)
+    token = head + aggregate_reports(oracle, reports, rng)
     tail = aggregate_reports(oracle, rng.integers(0, d, dummies), rng)
     published = token + tail
     real = published - head - tail
-    counts = oracle.estimate_counts(real, trace.steps)
-    return HistOutcome(counts / trace.steps, truth(categories, d), trace.steps, dummies)
+    counts = oracle.estimate_counts(real, reports.size)
+    return HistOutcome(counts / reports.size, truth(categories, d), reports.size, dummies)
 
 
 def walk_histogram(trace: Trace, categories: np.ndarray, oracle: FrequencyOracle,
                    rng: np.random.Generator) -> HistOutcome:
-    """Algorithm 4: each token's holder adds a report at every step; the published result
-    is the sum of the tokens, debiased over all ``tokens · T`` reports.
+    """Algorithm 4: each token's holder adds a report at every step (a row of categories
+    per node: one report of each entry); the published result is the sum of the tokens,
+    debiased over all its reports.
 
     Unbiased for the nodes' histogram when every node is visited equally often in
     expectation (the complete graph, or a Metropolis walk on any graph).
     """
-    reports = trace.holders.size
-    total = aggregate_reports(oracle, categories[trace.holders.reshape(-1)], rng)
+    sent = categories[trace.holders.reshape(-1)].reshape(-1)
+    reports = sent.size
+    total = aggregate_reports(oracle, sent, rng)
     counts = oracle.estimate_counts(total, reports)
     return HistOutcome(counts / reports, truth(categories, oracle.domain), reports)
 

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from netdp.adversary.network import Adversary, AttackRun
-from netdp.config import Section, SimulationConfig, param
+from netdp.config import SimulationConfig, UserLevelSection, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.protocols.histogram import CHUNK
+from netdp.protocols.user_level import UserLevel, UserLevelReport
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
@@ -37,8 +38,9 @@ MAX_EPSILON = 700.0  # e^700 ~ 1e304: the oracles' probabilities stay finite
 
 
 @dataclass(frozen=True)
-class HistogramConfig(Section):
-    """Parameters of ``--task histogram``."""
+class HistogramConfig(UserLevelSection):
+    """Parameters of ``--task histogram`` (with the user-level mode's ``records_per_node``
+    and ``bound``: :mod:`netdp.protocols.user_level`)."""
 
     task = "histogram"
 
@@ -72,6 +74,13 @@ class HistogramConfig(Section):
                                "frequent categories", choices=TARGET_CHOICES, group=GROUP)
 
     def validate(self, config: Any) -> None:
+        super().validate(config)
+        check(self.bound == 1 or self.gamma is None, "gamma",
+              "sets one report's level; with --bound T each of a node's T reports is at "
+              "epsilon / T (leave --gamma out)")
+        check(self.bound == 1 or self.shuffle != "blanket", "shuffle",
+              "the privacy blanket bound holds for one grr report per node; with --bound T "
+              "a node sends T (use fmt-numeric or fmt-closed)")
         check(self.targets is None or config.attack is not None, "targets",
               "picks the targets of --attack; give the attack")
         check(self.target_choice == "random" or config.attack is not None, "target-choice",
@@ -98,10 +107,15 @@ class HistogramConfig(Section):
               f"got {eps0:g})")
 
     def local_epsilon(self, epsilon: float) -> float:
-        """ε0 of one report: from ``gamma`` for γ-RR, else ``epsilon``."""
+        """ε0 of a node's contribution: from ``gamma`` for γ-RR, else ``epsilon``."""
         if self.gamma is not None:
             return math.log1p(self.domain * (1 - self.gamma) / self.gamma)
         return epsilon
+
+    def report_epsilon(self, epsilon: float) -> float:
+        """ε of one report: the contribution's ε0 split over its ``T`` reports (basic
+        composition)."""
+        return self.local_epsilon(epsilon) / self.bound
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,13 +132,16 @@ class HistogramUtility(Utility):
     reports: int
     dummies: int
     projected: bool
+    user_level: UserLevelReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"quantity": "frequencies", "estimate": self.estimate.tolist(),
-                "truth": self.truth.tolist(), "l1": self.l1, "linf": self.linf,
-                "mse": self.mse, "theoretical_mse": self.theoretical_mse,
-                "ldp_mse": self.ldp_mse, "reports": self.reports, "dummies": self.dummies,
-                "projected": self.projected}
+        out = {"quantity": "frequencies", "estimate": self.estimate.tolist(),
+               "truth": self.truth.tolist(), "l1": self.l1, "linf": self.linf,
+               "mse": self.mse, "theoretical_mse": self.theoretical_mse,
+               "ldp_mse": self.ldp_mse, "reports": self.reports, "dummies": self.dummies,
+               "projected": self.projected}
+        return out if self.user_level is None else {**out,
+                                                    "user_level": self.user_level.to_dict()}
 
     def lines(self, report: Report) -> list[str]:
         mech = report.mechanism or {}
@@ -140,7 +157,7 @@ class HistogramUtility(Utility):
         lines += ["", f"  error   L1 {fmt(self.l1)}  Linf {fmt(self.linf)}  MSE {fmt(self.mse)} "
                       f"(theory {fmt(self.theoretical_mse)}); LDP baseline MSE "
                       f"{fmt(self.ldp_mse)} (one report per node)"]
-        return lines
+        return lines + ([] if self.user_level is None else self.user_level.lines())
 
 
 def _crafts(attack: str | None) -> bool:
@@ -152,6 +169,25 @@ def _section(setup: Setup) -> HistogramConfig:
     section = setup.config.section
     assert isinstance(section, HistogramConfig)
     return section
+
+
+def _dummy_reports(setup: Setup) -> int:
+    """Node 0's dummy reports at each end of the ring: ``dummies`` bundles of ``T``
+    reports (a dummy stands for a node's contribution, as the ring tracker counts it)."""
+    return int(setup.config.get("dummies")) * setup.config.get("bound")
+
+
+def _per_record(setup: Setup, outcome: Any) -> Any:
+    """A run's outcome on each category's share of all ``N`` records: the estimate of the
+    kept reports' shares times ``T/K`` (the bounded total over ``N``), beside the truth
+    (the record-level outcome, unchanged, when ``K = 1``)."""
+    import dataclasses
+
+    users: UserLevel = setup.memo["user_level"]
+    if users.per_node == 1:
+        return outcome
+    return dataclasses.replace(outcome, estimate=outcome.estimate * users.kept_share,
+                               truth=users.frequencies(_section(setup).domain))
 
 
 def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
@@ -206,19 +242,24 @@ class HistogramTask(Task):
         assert isinstance(sec, HistogramConfig) and config.seed is not None
         values, nodes = values_from_file(config)
         topo = build_topology(config, nodes)
+        per = sec.records_per_node
         if values is None:
-            values = categories(sec.data, topo.n, sec.domain,
+            values = categories(sec.data, topo.n * per, sec.domain,
                                 seeding.generator(config.seed, "data"))
         values = check_categories(values, sec.domain, sec.data_file or f"--data {sec.data}")
-        check(values.size == topo.n, "nodes",
+        check(values.size == topo.n * per, "nodes",
               f"the data holds {values.size} values for {topo.n} nodes")
+        users = UserLevel.draw(values.reshape(topo.n, per), sec.bound,
+                               seeding.generator(config.seed, "bounding"))
+        values = users.categories()
         dummies = sec.dummies
         if topo.kind == "ring" and dummies is None:
             dummies = topo.n - 1
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
                                   dummies=dummies)
         setup = Setup(resolved, topo, steps, values)
-        return Setup(resolved, topo, steps, values, self.oracle(setup, 0))
+        return Setup(resolved, topo, steps, values, self.oracle(setup, 0),
+                     memo={"user_level": users})
 
     def oracle(self, setup: Setup, run: int) -> Any:
         """The run's frequency oracle; cms, hcms and rappor draw fresh public hash
@@ -231,7 +272,7 @@ class HistogramTask(Task):
         hash_seed = 0
         if sec.mechanism in HASHED:
             hash_seed = int(Streams(setup.seed, run).generator("hashes").integers(2**31))
-        return mechanisms.frequency_oracle(sec.mechanism, sec.local_epsilon(cfg.epsilon),
+        return mechanisms.frequency_oracle(sec.mechanism, sec.report_epsilon(cfg.epsilon),
                                            sec.domain, hash_seed)
 
     def epsilon0(self, setup: Setup) -> float:
@@ -247,8 +288,10 @@ class HistogramTask(Task):
         oracle = self.oracle(setup, streams.run)
         rng = streams.generator("noise")
         if setup.topology.kind == "ring":
-            return ring_histogram(trace, setup.data, oracle, rng, setup.config.get("dummies"))
-        return walk_histogram(trace, setup.data, oracle, rng)
+            outcome = ring_histogram(trace, setup.data, oracle, rng, _dummy_reports(setup))
+        else:
+            outcome = walk_histogram(trace, setup.data, oracle, rng)
+        return _per_record(setup, outcome)
 
     def attacked(self, setup: Setup, trace: Trace, streams: Streams,
                  adversary: Adversary) -> tuple[Any, AttackRun]:
@@ -379,14 +422,43 @@ class HistogramTask(Task):
         estimate = np.mean([o.estimate for o in outcomes], axis=0)
         if sec.project:
             estimate = project_simplex(estimate)
+        share = setup.memo["user_level"].kept_share ** 2  # 1.0 at K = 1: the shares' scale
+        theory = float(np.mean(setup.mechanism.variance(first.truth, first.reports))) * share
         return HistogramUtility(
             estimate=estimate, truth=first.truth,
             l1=float(np.mean([o.l1 for o in outcomes])),
             linf=float(np.mean([o.linf for o in outcomes])),
             mse=float(np.mean([o.mse for o in outcomes])),
-            theoretical_mse=float(np.mean(setup.mechanism.variance(first.truth, first.reports))),
-            ldp_mse=ldp_mse(setup.mechanism, first.truth, setup.topology.n),
-            reports=first.reports, dummies=first.dummies, projected=sec.project)
+            theoretical_mse=theory,
+            ldp_mse=ldp_mse(setup.mechanism, first.truth, setup.topology.n * sec.bound) * share,
+            reports=first.reports, dummies=first.dummies, projected=sec.project,
+            user_level=self.user_level(setup, first, theory) if sec.user_level else None)
+
+    def user_level(self, setup: Setup, outcome: Any, noise: float) -> UserLevelReport:
+        """The bound's bias and variances against the naive approach's (no bound: every
+        record reported, each at ``ε/K``), closed forms averaged over the categories
+        (:mod:`netdp.protocols.user_level`); the noise's is the oracle's (a walk's sampling
+        is not modelled, as in ``theoretical_mse``: ``sampling_var`` is ``None`` and the
+        MSEs leave it out)."""
+        from netdp import mechanisms
+        from netdp.protocols.user_level import sqrt_ratio, total
+
+        users: UserLevel = setup.memo["user_level"]
+        cfg, sec, d = setup.config, _section(setup), _section(setup).domain
+        k, t, f = users.per_node, users.bound, outcome.truth
+        naive = mechanisms.frequency_oracle(sec.mechanism, sec.local_epsilon(cfg.epsilon) / k,
+                                            d, 0)
+        naive_noise = float(np.mean(naive.variance(f, outcome.reports // t * k)))
+        bias = float(np.mean(users.histogram_bias(d) ** 2))
+        kept = np.bincount(users.kept.reshape(-1), minlength=d) / users.size
+        sampling = 0.0 if setup.topology.kind == "ring" else None
+        draw = float(np.mean(users.histogram_draw_variance(d)))
+        return UserLevelReport(
+            "frequencies", k, t, users.size, sec.local_epsilon(cfg.epsilon),
+            sec.report_epsilon(cfg.epsilon), float(users.size - users.kept.size),
+            float(users.size - users.kept.size), bias, float(np.mean((kept - f) ** 2)),
+            noise, sampling, draw, total(bias, noise, sampling or 0.0, draw), naive_noise,
+            total(naive_noise, sampling or 0.0), sqrt_ratio(naive_noise, noise))
 
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """``node``'s category 0 or 1."""
@@ -412,10 +484,12 @@ class HistogramTask(Task):
             return total
 
         ring = setup.topology.kind == "ring"
-        dummies = setup.config.get("dummies") if ring else 0
+        dummies = _dummy_reports(setup) if ring else 0
+        per = setup.config.get("bound")  # reports per visit
         head = aggregate(perturbed_reports(oracle, rng.integers(0, d, dummies), rng)) \
             if ring else 0.0
-        chunks = perturbed_reports(oracle, setup.data[trace.holders.reshape(-1)], rng)
+        chunks = perturbed_reports(
+            oracle, setup.data[trace.holders.reshape(-1)].reshape(-1), rng)
         reports = np.concatenate(chunks) if chunks else np.empty(0)
         tail = aggregate(perturbed_reports(oracle, rng.integers(0, d, dummies), rng)) \
             if ring else 0.0
@@ -426,7 +500,8 @@ class HistogramTask(Task):
             total = head
             for a, b in zip(edges[:-1], edges[1:], strict=True):
                 if b > a:
-                    total = total + oracle.aggregate(reports[k * steps + a:k * steps + b])
+                    total = total + oracle.aggregate(
+                        reports[(k * steps + a) * per:(k * steps + b) * per])
                 if b < steps:
                     received.append(total)
             published.append(total + tail)
@@ -443,7 +518,7 @@ class HistogramTask(Task):
         oracle = oracle_memory_bytes(sec.mechanism, sec.local_epsilon(config.epsilon),
                                      sec.domain, max(reports, 1))
         out = {**super().footprint(config, nodes, steps),
-               "the categories": (8.0 * nodes, "nodes"),
+               "the categories": (8.0 * nodes * sec.records_per_node, "nodes"),
                "the frequency oracle": (float(oracle), "domain"),
                "the estimates over runs": (8.0 * sec.domain * (config.runs + 6), "domain")}
         if config.topology == "ring":

@@ -90,13 +90,14 @@ class View:
     published: np.ndarray
 
 
-def range_worlds(setup: Setup, node: int) -> tuple[np.ndarray, np.ndarray]:
+def range_worlds(setup: Setup, node: int, scale: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """The values with ``node``'s at the low and at the high end of the range (``low``,
-    ``high``): the neighbouring worlds of a sum's audit, the farthest apart."""
+    ``high``; times ``scale``, the records a node adds up): the neighbouring worlds of a
+    sum's audit, the farthest apart."""
     worlds = []
     for end in ("low", "high"):
         data = np.array(setup.data, dtype=float, copy=True)
-        data[node] = setup.config.get(end)
+        data[node] = scale * setup.config.get(end)
         worlds.append(data)
     return worlds[0], worlds[1]
 

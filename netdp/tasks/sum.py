@@ -10,6 +10,7 @@ taboo chain (kov, rdp; :mod:`netdp.privacy.taboo`) beside the ICML 2024 closed f
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from netdp.adversary.network import Adversary, AttackRun
-from netdp.config import Section, SimulationConfig, param
+from netdp.config import SimulationConfig, UserLevelSection, param
 from netdp.engine.trace import Trace
 from netdp.errors import check
+from netdp.protocols.user_level import UserLevel, UserLevelReport
 from netdp.reports import Report, Utility, fmt, row
 from netdp.tasks.base import Task
 from netdp.tasks.setup import (
@@ -43,8 +45,9 @@ SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
 
 
 @dataclass(frozen=True)
-class SumConfig(Section):
-    """Parameters of ``--task sum``."""
+class SumConfig(UserLevelSection):
+    """Parameters of ``--task sum`` (with the user-level mode's ``records_per_node`` and
+    ``bound``: :mod:`netdp.protocols.user_level`)."""
 
     task = "sum"
 
@@ -73,6 +76,7 @@ class SumConfig(Section):
                                 f"{SAMPLED} beyond")
 
     def validate(self, config: Any) -> None:
+        super().validate(config)
         check(self.low < self.high, "range", f"needs LOW < HIGH (got {self.low:g} "
               f"{self.high:g})")
         check(math.isfinite(self.high - self.low), "range", f"the width HIGH - LOW must be "
@@ -92,6 +96,10 @@ class SumConfig(Section):
             check(config.epsilon <= 1, "epsilon", f"must be <= 1 with --calibration classic "
                   f"(got {config.epsilon:g}); use --calibration analytic")
 
+    def contribution_range(self) -> tuple[float, float]:
+        """What one node adds: the sum of its ``T`` kept records, in ``T [low, high]``."""
+        return self.bound * self.low, self.bound * self.high
+
 
 @dataclass(frozen=True, eq=False)
 class SumUtility(Utility):
@@ -103,11 +111,14 @@ class SumUtility(Utility):
     theoretical_std: float | None
     empirical_std: float | None
     ldp_std: float | None
+    user_level: UserLevelReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"quantity": "mean", "estimate": self.estimate, "truth": self.truth,
-                "abs_error": self.abs_error, "theoretical_std": self.theoretical_std,
-                "empirical_std": self.empirical_std, "ldp_std": self.ldp_std}
+        out = {"quantity": "mean", "estimate": self.estimate, "truth": self.truth,
+               "abs_error": self.abs_error, "theoretical_std": self.theoretical_std,
+               "empirical_std": self.empirical_std, "ldp_std": self.ldp_std}
+        return out if self.user_level is None else {**out,
+                                                    "user_level": self.user_level.to_dict()}
 
     def lines(self, report: Report) -> list[str]:
         mech, section = report.mechanism or {}, report.config.section
@@ -127,7 +138,7 @@ class SumUtility(Utility):
                                          self.theoretical_std, self.empirical_std))), widths)]
         if self.ldp_std is not None:
             lines.append(f"  LDP baseline (noise at every hop): std {fmt(self.ldp_std)}")
-        return lines
+        return lines + ([] if self.user_level is None else self.user_level.lines())
 
 
 def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
@@ -306,19 +317,31 @@ class SumTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import seeding
+
+        section = config.section
+        assert isinstance(section, SumConfig)
+        values, topo = real_values(config, section.records_per_node)
+        users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
+                               seeding.generator(config.seed or 0, "bounding"))
+        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
+        return Setup(resolved, topo, steps, users.sums(), self.noise(config, section.bound),
+                     memo={"user_level": users})
+
+    def noise(self, config: SimulationConfig, records: int) -> Any:
+        """The randomizer of a contribution that adds up ``records`` records: additive
+        noise of sensitivity ``records (high - low)`` (the user-level sensitivity), or a
+        report (it maps the contribution's range onto ``[-1, 1]`` itself)."""
         from netdp import mechanisms
 
         section = config.section
         assert isinstance(section, SumConfig)
-        values, topo = real_values(config)
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
         if section.mechanism in ADDITIVE:
             delta = config.delta if section.mechanism == "gaussian" else 0.0
-            mech: Any = mechanisms.additive(section.mechanism, config.epsilon, delta,
-                                            section.high - section.low, section.calibration)
-        else:
-            mech = mechanisms.numeric(section.mechanism, config.epsilon)
-        return Setup(resolved, topo, steps, values, mech)
+            return mechanisms.additive(section.mechanism, config.epsilon, delta,
+                                       records * (section.high - section.low),
+                                       section.calibration)
+        return mechanisms.numeric(section.mechanism, config.epsilon)
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
         """Each holder adds its value and its noise (or its report) to the token."""
@@ -329,11 +352,13 @@ class SumTask(Task):
         assert isinstance(section, SumConfig)
         rng = streams.generator("noise")
         if section.mechanism not in ADDITIVE:
-            return randomized_sum(trace, values, mech, rng, section.low, section.high, topo,
-                                  cfg.walk)
-        if topo.kind == "ring":
-            return ring_sum(trace, values, mech, rng, section.noise_every_hop)
-        return walk_sum(trace, values, mech, rng, topo, cfg.walk)
+            outcome = randomized_sum(trace, values, mech, rng, *section.contribution_range(),
+                                     topo, cfg.walk)
+        elif topo.kind == "ring":
+            outcome = ring_sum(trace, values, mech, rng, section.noise_every_hop)
+        else:
+            outcome = walk_sum(trace, values, mech, rng, topo, cfg.walk)
+        return per_record(setup, outcome)
 
     def attacked(self, setup: Setup, trace: Trace, streams: Streams,
                  adversary: Adversary) -> tuple[Any, AttackRun]:
@@ -393,12 +418,38 @@ class SumTask(Task):
         estimates = [o.estimate for o in outcomes]
         mech, first = setup.mechanism, outcomes[0]
         ring_additive = setup.topology.kind == "ring" and setup.config.get("mechanism") in ADDITIVE
+        per_node = setup.config.get("records_per_node")
         return SumUtility(
             estimate=float(np.mean(estimates)), truth=first.truth,
             abs_error=float(np.mean([o.abs_error for o in outcomes])),
             theoretical_std=first.theoretical_std,
             empirical_std=float(np.std(estimates, ddof=1)) if len(outcomes) > 1 else None,
-            ldp_std=mech.std / math.sqrt(setup.steps) if ring_additive else None)
+            ldp_std=mech.std / math.sqrt(setup.steps) / per_node if ring_additive else None,
+            user_level=self.user_level(setup, first) if per_node > 1 else None)
+
+    def user_level(self, setup: Setup, outcome: Any) -> UserLevelReport:
+        """The bound's bias and variances against the naive approach's (no bound: every
+        record, noise of sensitivity ``K (high - low)``), closed forms on the mean per
+        record (:mod:`netdp.protocols.user_level`)."""
+        from netdp.protocols.user_level import sqrt_ratio, total
+
+        users: UserLevel = setup.memo["user_level"]
+        cfg, k = setup.config, users.per_node
+        noise = naive_noise = None
+        if cfg.get("mechanism") in ADDITIVE:
+            per_draw = outcome.noise_draws / (setup.steps * k) ** 2 / len(outcome.token_values)
+            noise = per_draw * setup.mechanism.std ** 2
+            naive_noise = per_draw * self.noise(cfg, k).std ** 2
+        sampling = _sampling_var(setup, users.sums(), k)
+        naive_sampling = _sampling_var(setup, users.records.sum(axis=1), k)
+        bias = users.sum_bias()
+        realized = users.kept.sum() / users.size - users.mean()
+        return UserLevelReport(
+            "mean", k, users.bound, users.size, cfg.epsilon, cfg.epsilon,
+            (1 - users.kept_share) * float(users.records.sum()), users.dropped_mass(),
+            bias ** 2, float(realized) ** 2, noise, sampling, users.sum_draw_variance(),
+            total(bias ** 2, noise, sampling, users.sum_draw_variance()), naive_noise,
+            total(naive_noise, naive_sampling), sqrt_ratio(naive_noise, noise))
 
     def untracked_note(self, setup: Setup) -> str:
         mechanism = setup.config.get("mechanism")
@@ -408,8 +459,9 @@ class SumTask(Task):
         return super().untracked_note(setup)
 
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
-        """``node``'s value at the low and at the high end of the range."""
-        return range_worlds(setup, node)
+        """``node``'s value at the low and at the high end of the range (its contribution:
+        the sum of ``T`` records at either end, in the user-level mode)."""
+        return range_worlds(setup, node, setup.config.get("bound"))
 
     def gaussian_view(self, setup: Setup) -> bool:
         from netdp.mechanisms.noise import Gaussian
@@ -426,11 +478,12 @@ class SumTask(Task):
         return {**super().footprint(config, nodes, steps), "the values": (8.0 * nodes, "nodes")}
 
 
-def real_values(config: SimulationConfig) -> tuple[np.ndarray, Any]:
+def real_values(config: SimulationConfig, per_node: int = 1) -> tuple[np.ndarray, Any]:
     """The nodes' real values and the graph: ``--data-file`` (which may fix the number of
     nodes) or synthetic ``--data`` from the run's ``data`` stream, checked against the
     section's range (``low``, ``high``, ``data``, ``data_file``: the sum's parameters,
-    shared by gossip averaging)."""
+    shared by gossip averaging); ``per_node`` synthetic records per node, node by node
+    (the first ``n`` draws when 1)."""
     from netdp import seeding
     from netdp.data import check_range, synthetic
 
@@ -439,12 +492,37 @@ def real_values(config: SimulationConfig) -> tuple[np.ndarray, Any]:
     values, nodes = values_from_file(config)
     topo = build_topology(config, nodes)
     if values is None:
-        values = synthetic(sec.data, topo.n, seeding.generator(config.seed, "data"),
+        values = synthetic(sec.data, topo.n * per_node, seeding.generator(config.seed, "data"),
                            sec.low, sec.high)
-    check(values.size == topo.n, "nodes",
+    check(values.size == topo.n * per_node, "nodes",
           f"the data holds {values.size} values for {topo.n} nodes")
     check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}")
     return values, topo
+
+
+def per_record(setup: Setup, outcome: Any) -> Any:
+    """A run's outcome on the mean per record: the mean of the nodes' contributions over
+    ``K``, beside the mean of all records (the record-level outcome, unchanged, when
+    ``K = 1``)."""
+    users: UserLevel = setup.memo["user_level"]
+    k = users.per_node
+    if k == 1:
+        return outcome
+    std = outcome.theoretical_std
+    return dataclasses.replace(outcome, estimate=outcome.estimate / k, truth=users.mean(),
+                               theoretical_std=None if std is None else std / k)
+
+
+def _sampling_var(setup: Setup, sums: np.ndarray, per_node: int) -> float | None:
+    """The walk's sampling variance of the mean per record, for nodes that add ``sums``
+    (none on the ring: every node adds its sum once per turn; ``None`` where
+    :func:`~netdp.protocols.summation.walk_sum_std` has no closed form)."""
+    from netdp.protocols.summation import walk_sum_std
+
+    if setup.topology.kind == "ring":
+        return 0.0
+    std = walk_sum_std(setup.topology, setup.config.walk, sums, setup.steps, 0.0)
+    return None if std is None else std ** 2 / per_node ** 2 / setup.config.tokens
 
 
 def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.ndarray:
@@ -456,13 +534,14 @@ def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.nd
     assert isinstance(section, SumConfig)
     tokens, steps = trace.holders.shape
     if section.mechanism not in ADDITIVE:
-        scaled = 2.0 * (values - section.low) / (section.high - section.low) - 1.0
-        half = (section.high - section.low) / 2
+        low, high = section.contribution_range()
+        scaled = 2.0 * (values - low) / (high - low) - 1.0
+        half = (high - low) / 2
         out = np.empty((tokens, steps))
         for k in range(tokens):
             for lo in range(0, steps, CHUNK):
                 part = mech.perturb(scaled[trace.holders[k, lo:lo + CHUNK]], rng)
-                out[k, lo:lo + part.size] = (part + 1.0) * half + section.low
+                out[k, lo:lo + part.size] = (part + 1.0) * half + low
         return out
     out = values[trace.holders].astype(float)
     if setup.topology.kind == "ring":
