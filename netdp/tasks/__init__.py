@@ -17,6 +17,7 @@ from netdp.tasks.base import Task
 from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
 from netdp.tasks.histogram import HistogramTask
+from netdp.tasks.multidim import MultidimTask
 from netdp.tasks.sgd import SgdTask
 from netdp.tasks.sgd_gossip import GossipSgdTask
 from netdp.tasks.sum import SumTask
@@ -30,6 +31,7 @@ TASKS: dict[str, Task] = {task.key: task for task in (
     SgdTask(),
     GossipSgdTask(),
     FractionTask(),
+    MultidimTask(),
 )}
 
 __all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",
