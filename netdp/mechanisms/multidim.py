@@ -152,8 +152,8 @@ class DuchiMultidim:
         m = np.arange(d + 1)
         logw = np.array([_log_comb(d, int(i)) for i in m])
         upper, lower = 2 * m >= d, 2 * m <= d
-        plus = _draw(np.where(upper, logw, -np.inf), rng.random(n))
-        minus = _draw(np.where(lower, logw, -np.inf), rng.random(n))
+        plus = _draw(np.where(upper, logw, -np.inf), np.asarray(rng.random(n)))
+        minus = _draw(np.where(lower, logw, -np.inf), np.asarray(rng.random(n)))
         ones = np.where(positive, plus, minus)
         rank = np.argsort(np.argsort(rng.random((n, d)), axis=1), axis=1)
         w = np.where(rank < ones[:, None], 1.0, -1.0)
@@ -287,8 +287,8 @@ class Multidim:
         start = m
         for j, (oracle, c) in enumerate(zip(self.oracles, self.domains, strict=True)):
             reports = oracle.perturb(table.categorical[:, j], rng)
-            scores = oracle.report_scores(reports, range(c))
-            z = (scores - oracle.q_star) / (oracle.p_star - oracle.q_star)
+            support = oracle.report_scores(reports, range(c)) > 0
+            z = (support - oracle.q_star) / (oracle.p_star - oracle.q_star)
             out[:, start:start + c] = np.where(keep[:, m + j, None], self.scale * z, 0.0)
             start += c
         return out
