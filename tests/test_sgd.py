@@ -294,3 +294,56 @@ def test_cli_bad_sgd_input_is_one_line(tmp_path, capsys, args, flag):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and flag in err
     assert not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------- LDP SGD (Wang et al. ICDE 2019, §5)
+
+@pytest.mark.parametrize("mechanism", ["hybrid", "piecewise"])
+def test_sampled_ldp_update_is_unbiased_with_its_variance(mechanism):
+    """One step from w = 0 with lr = 1: ``-w / L`` is the sampled PM/HM report of the
+    clipped ``g / L`` (k = 2 of 3 coordinates at eps = 6), unbiased with the closed-form
+    variance ``(d/k)(Var_M(t) + t²) - t²`` per coordinate."""
+    from netdp.protocols.sgd import SampledPerturbation
+
+    X = np.array([[3.0, -1.0, 0.5]])
+    data = Split(X, np.array([1.0]), np.array([0, 1]), X, np.array([1.0]), "one row")
+    L, rounds = 0.4, 4000
+    pert = SampledPerturbation.of(mechanism, 6.0, 3)
+    assert pert.k == 2
+    g = -0.5 * X[0]  # the logistic gradient at w = 0, y = 1
+    t = g / np.linalg.norm(g)  # clipped to L, divided by L
+    rng = np.random.default_rng(17)
+    reports = np.array([-walk_sgd(np.array([0]), data, Model("logistic"), 0.0, L,
+                                  np.array([1.0]), rng, evals=1, ldp=pert).weights / L
+                        for _ in range(rounds)])
+    var = pert.coordinate_variance(t)
+    for j in range(3):
+        assert abs(reports[:, j].mean() - t[j]) <= 5 * math.sqrt(var[j] / rounds)
+        c = reports[:, j] - reports[:, j].mean()
+        se = math.sqrt((np.mean(c**4) - reports[:, j].var() ** 2) / rounds)
+        assert abs(reports[:, j].var(ddof=1) - var[j]) <= 5 * se
+    wrong = pert.coordinate_variance(t) - (pert.dim / pert.k - 1) * t**2  # no sampling term
+    assert any(abs(reports[:, j].var(ddof=1) - wrong[j]) > 5 * math.sqrt(
+        (np.mean((reports[:, j] - reports[:, j].mean()) ** 4) - reports[:, j].var() ** 2)
+        / rounds) for j in range(3))
+
+
+def test_ldp_update_epsilon_meets_the_target():
+    from netdp.privacy.accountants import kov_exact_epsilon
+
+    eps_u = P.ldp_update_epsilon(2.0, 1e-6, 10)
+    assert 0.2 <= eps_u <= 2.0
+    assert float(kov_exact_epsilon(eps_u, 10, 1e-6)) == pytest.approx(2.0, abs=1e-6)
+    assert P.ldp_update_epsilon(2.0, 1e-6, 1) == 2.0
+
+
+def test_compare_runs_the_sampled_ldp_regimes(capsys):
+    report = simulate(make_config(task="sgd", dataset="synthetic", nodes=50, steps=500,
+                                  epsilon=4.0, regimes=("local", "local-hm", "local-pm"),
+                                  seed=2))
+    util = report.utility.to_dict()
+    for regime in ("local-hm", "local-pm"):
+        assert np.isfinite(util[regime]["final_objective"]) and util[regime]["sigma"] > 0
+    assert [row.regime for row in report.privacy.empirical] == ["local"]
+    with pytest.raises(InputError, match="lipschitz"):
+        make_config(task="sgd", regimes=("local-hm",), lipschitz=float("inf"))

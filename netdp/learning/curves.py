@@ -37,9 +37,10 @@ class LearningCurve:
 
 
 STYLES = {"local": ("-", "o"), "network": ("--", "s"), "central": (":", "^"),
-          "nonprivate": ("-.", "x")}
+          "nonprivate": ("-.", "x"), "local-hm": ("-", "D"), "local-pm": ("-", "v")}
 LABELS = {"local": "local DP", "network": "network DP", "central": "central DP",
-          "nonprivate": "non-private"}
+          "nonprivate": "non-private", "local-hm": "local DP, sampled HM",
+          "local-pm": "local DP, sampled PM"}
 
 
 def curves_csv(report: Report) -> str:

@@ -180,10 +180,16 @@ def _owners(y: np.ndarray, n: int, rng: np.random.Generator, skew: float | None)
 
 
 def _randhie_path() -> Path:
+    return statsmodels_file("randhie/randhie.csv", "randhie")
+
+
+def statsmodels_file(relative: str, name: str) -> Path:
+    """A data file shipped inside the installed ``statsmodels`` wheel
+    (``statsmodels/datasets/<relative>``), for the table ``name``."""
     spec = importlib.util.find_spec("statsmodels")
     if spec is None or not spec.submodule_search_locations:
-        raise InputError("dataset", "randhie ships with statsmodels: pip install statsmodels")
-    return Path(next(iter(spec.submodule_search_locations))) / "datasets/randhie/randhie.csv"
+        raise InputError("dataset", f"{name} ships with statsmodels: pip install statsmodels")
+    return Path(next(iter(spec.submodule_search_locations))) / "datasets" / relative
 
 
 def _read_csv(path: Path, param: str) -> tuple[np.ndarray, list[str]]:

@@ -24,6 +24,12 @@ Every loss below is linear in the order α, ``R(α) = ρ α`` with ``ρ = 2 L² 
 
 The ``local`` and ``network`` (and the first ``central``) figures are expectations over
 the walk, as in the paper; :func:`pair_coefficients` gives the actual ones of a run.
+
+``local-hm``, ``local-pm`` (Wang et al., ICDE 2019, §5)
+    Every update is an ε_u-LDP report of the clipped gradient (sampled Hybrid or Piecewise
+    coordinates, :class:`netdp.protocols.sgd.SampledPerturbation`), seen by the next
+    holder; ε_u is the largest level whose ``K``-fold composition (optimal, Kairouz, Oh
+    and Viswanath) meets (ε, δ): :func:`ldp_update_epsilon`.
 """
 
 from __future__ import annotations
@@ -135,6 +141,20 @@ def calibrate(regime: str, eps: float, delta: float, clip_norm: float, n: int, s
         return Calibration(regime, by_sampling, eps, delta, None,
                            "rdp (dp-accounting): DP-SGD, one of n sampled per step")
     raise InputError("regime", f"must be one of {', '.join(REGIMES)} (got {regime!r})")
+
+
+def ldp_update_epsilon(eps: float, delta: float, contributions: float) -> float:
+    """The largest ε_u whose ``ceil(K)``-fold optimal composition (KOV, exact) is at most
+    ``eps`` at ``delta``; at least ``eps / ceil(K)`` (basic composition)."""
+    from netdp.privacy.accountants import kov_exact_epsilon
+
+    k = max(1, math.ceil(contributions - 1e-9))
+    if k == 1:
+        return eps
+    f = lambda e: float(kov_exact_epsilon(e, k, delta)) - eps  # noqa: E731
+    if f(eps) <= 0:
+        return eps
+    return float(brentq(f, eps / k, eps, xtol=1e-10))
 
 
 def _sigma(c: float, clip_norm: float, rho: float) -> float:

@@ -18,6 +18,7 @@ from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
 from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.itemsets import ItemsetsTask
+from netdp.tasks.multidim import MultidimTask
 from netdp.tasks.sgd import SgdTask
 from netdp.tasks.sgd_gossip import GossipSgdTask
 from netdp.tasks.sum import SumTask
@@ -32,6 +33,7 @@ TASKS: dict[str, Task] = {task.key: task for task in (
     GossipSgdTask(),
     FractionTask(),
     ItemsetsTask(),
+    MultidimTask(),
 )}
 
 __all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",

@@ -34,7 +34,10 @@ from netdp.tasks.base import Output, Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
 
-REGIMES = ("local", "network", "central", "nonprivate")
+REGIMES = ("local", "network", "central", "nonprivate", "local-hm", "local-pm")
+#: Regimes whose updates are Wang et al.'s sampled PM/HM reports (ICDE 2019, §5), not
+#: Gaussian: regime -> numeric mechanism.
+LDP_REGIMES = {"local-hm": "hybrid", "local-pm": "piecewise"}
 SCHEDULES = ("constant", "inv-sqrt", "inv")
 DEFAULT_NODES = 2000
 GROUP = "decentralized SGD (--task sgd)"
@@ -75,7 +78,9 @@ class SgdConfig(Section):
                                           "then assumes K)", kind=int, low=1, metavar="K",
                                           group=GROUP, default_text="none, assumes T/n")
     regimes: tuple[str, ...] = param(("network",), "comma-separated regimes run on the same "
-                                     "walk and noise: local, network, central, nonprivate",
+                                     "walk and noise: local, network, central, nonprivate, "
+                                     "local-hm, local-pm (sampled HM/PM gradients, Wang et "
+                                     "al. 2019)",
                                      choices=REGIMES, flag="compare", metavar="REGIMES",
                                      group=GROUP, default_text="network")
     evals: int = param(100, "evaluation points along the walk", low=1, high=100_000,
@@ -85,6 +90,9 @@ class SgdConfig(Section):
         check_learning(self, REGIMES)
         check(config.tokens == 1, "tokens", f"sgd moves one model token (got {config.tokens})")
         check(config.coalition is None, "coalition", "coalitions are not tracked for sgd")
+        check(not set(self.regimes) & set(LDP_REGIMES) or np.isfinite(self.lipschitz),
+              "lipschitz", "local-hm and local-pm report g / L in [-1, 1]^d: L must be "
+              "finite")
         from netdp.engine.faults import from_config
 
         check(config.on_loss != "regenerate" or from_config(config) is None, "on-loss",
@@ -291,7 +299,7 @@ class SgdTracker(Tracker):
         if self.keep_pairs and run == 0:
             cals = outcome.calibrations
             regime = "network" if "network" in cals else next(
-                (r for r in regimes if r != "nonprivate"), None)
+                (r for r in regimes if r != "nonprivate" and r not in LDP_REGIMES), None)
             if regime is not None:
                 sigma, clip = cals[regime].sigma, cfg.get("lipschitz")
                 eps = _pair_epsilons(coef, sigma, clip, cfg.delta)
@@ -462,12 +470,40 @@ class SgdTask(Task):
             if regime == "nonprivate":
                 out[regime] = sgd_privacy.Calibration(regime, 0.0, float("inf"), cfg.delta,
                                                       None, "none (no noise)")
+            elif regime in LDP_REGIMES:
+                out[regime] = self.ldp_calibration(setup, regime)
             else:
                 out[regime] = sgd_privacy.calibrate(regime, cfg.epsilon, cfg.delta,
                                                     cfg.get("lipschitz"), n, setup.steps,
                                                     data.contributions, per_update)
         setup.memo["calibrations"] = out
         return out
+
+    def ldp_calibration(self, setup: Setup, regime: str) -> Any:
+        """ε_u per update (the largest whose K-fold composition meets (ε, δ)); ``sigma``
+        reports the update's worst-case noise std per coordinate, ``L sqrt(Var x_j)`` at
+        ``|g_j| = L``, to set beside the Gaussian regimes' σ."""
+        from netdp.privacy import sgd as sgd_privacy
+
+        cfg, data = setup.config, setup.data
+        eps_u = sgd_privacy.ldp_update_epsilon(cfg.epsilon, cfg.delta, data.contributions)
+        pert = self.perturbation(setup, regime, eps_u)
+        sigma = cfg.get("lipschitz") * float(np.sqrt(pert.coordinate_variance(np.ones(1))[0]))
+        return sgd_privacy.Calibration(
+            regime, sigma, cfg.epsilon, cfg.delta, eps_u,
+            f"kov exact: K updates, each one {eps_u:.4g}-LDP report of k = {pert.k} of "
+            f"{pert.dim} coordinates by {pert.mechanism} at eps_u/k (Wang et al. 2019)")
+
+    def perturbation(self, setup: Setup, regime: str, eps_u: float | None = None) -> Any:
+        """The sampled PM/HM perturbation of an LDP regime (``None`` for the others)."""
+        from netdp.protocols.sgd import SampledPerturbation
+
+        if regime not in LDP_REGIMES:
+            return None
+        if eps_u is None:
+            eps_u = setup.memo["calibrations"][regime].coefficient
+        return SampledPerturbation.of(LDP_REGIMES[regime], float(eps_u),
+                                      setup.data.split.dim)
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> SgdRun:
         """The model walks: each holder takes a clipped, noisy step on its own rows."""
@@ -480,7 +516,8 @@ class SgdTask(Task):
             walk.curves[regime] = walk_sgd(
                 walk.holders, data.split, data.model, walk.calibrations[regime].sigma,
                 cfg.get("lipschitz"), data.rates, streams.generator("noise"), data.radius,
-                cfg.get("max_contributions"), cfg.get("evals"))
+                cfg.get("max_contributions"), cfg.get("evals"),
+                self.perturbation(setup, regime))
         return walk
 
     def record(self, outcome: SgdRun) -> dict[str, float]:
@@ -535,7 +572,8 @@ class SgdTask(Task):
         snapshots = model_snapshots(walk.holders, data.split, data.model, sigma,
                                     cfg.get("lipschitz"), data.rates, streams.generator("noise"),
                                     data.radius, cfg.get("max_contributions"),
-                                    np.append(step, setup.steps))
+                                    np.append(step, setup.steps),
+                                    self.perturbation(setup, regime))
         return View(observer, np.zeros(step.size, np.int64), step, snapshots[:-1],
                     snapshots[-1:])
 
