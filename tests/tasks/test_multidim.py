@@ -103,7 +103,7 @@ def test_cli_runs_it_and_refuses_bad_input(capsys):
                  "naive", "--oracle", "grr", "--mechanism", "pm", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["utility"]["k"] == 6 and result["mechanism"]["name"] == "multidim-naive"
-    for argv, flag in ((["--dummies", "3"], "--dummies: applies to --task histogram only"),
+    for argv, flag in ((["--dummies", "3"], "--dummies: applies to --task histogram"),
                        (["--split", "joint"], "--split: joint is"),
                        (["--attributes", "2", "--categorical", "3"], "--categorical: must"),
                        (["--dataset", "fair", "--categorical", "1"], "--categorical: sets"),
