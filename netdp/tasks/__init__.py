@@ -16,6 +16,7 @@ from netdp.errors import InputError, check
 from netdp.tasks.base import Task
 from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
+from netdp.tasks.heavy_hitters import HeavyHittersTask
 from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.sgd import SgdTask
 from netdp.tasks.sgd_gossip import GossipSgdTask
@@ -30,6 +31,7 @@ TASKS: dict[str, Task] = {task.key: task for task in (
     SgdTask(),
     GossipSgdTask(),
     FractionTask(),
+    HeavyHittersTask(),
 )}
 
 __all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",
