@@ -71,7 +71,7 @@ class HeavyHittersConfig(Section):
     zipf_exponent: float = param(1.5, "synthetic items: Zipf law of this exponent over "
                                  "--support distinct ids", low=0.0, metavar="S", group=GROUP)
     support: int = param(1000, "synthetic items: number of distinct ids (drawn uniformly "
-                         "from the 2^M domain)", low=1, metavar="D", group=GROUP)
+                         "from the 2^M domain; at most 2^M)", low=1, metavar="D", group=GROUP)
     data_file: str | None = param(None, "take the items (ids 0..2^M-1) from a CSV file with a "
                                   "header row (one row per node)", kind=str, metavar="CSV",
                                   group=DATA_GROUP)
@@ -90,8 +90,6 @@ class HeavyHittersConfig(Section):
               "picks a column of --data-file; give the file")
         check(self.dummies is None or config.topology == "ring", "dummies",
               f"applies to the ring only (the topology is {config.topology})")
-        check(self.support <= 1 << self.domain_bits, "support",
-              f"must be at most 2^{self.domain_bits} (--domain-bits) (got {self.support})")
         self.plan()
 
     def plan(self) -> Plan:
