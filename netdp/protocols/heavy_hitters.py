@@ -46,14 +46,15 @@ class Plan:
 
     @classmethod
     def of(cls, bits: int, start: int | None = None, step: int | None = None,
-           groups: int | None = None, keep: int = 10) -> Plan:
+           groups: int | None = None, keep: int = 10, keep_flag: str = "candidates") -> Plan:
         """``ℓ_j = min(m, s0 + j η)`` (``g = 1 + ceil((m - s0) / η)``) or, with ``groups``,
         ``ℓ_j = s0 + round(j (m - s0) / (g - 1))``. ``s0`` defaults to
         ``min(m, ceil(log2 2c))`` (at least ``2c`` prefixes in the first round), ``η`` to 4.
+        ``keep_flag`` names ``c`` in errors (``top`` where ``c`` defaults to ``K``).
         """
         check(1 <= bits <= MAX_BITS, "domain-bits", f"must lie in 1..{MAX_BITS} "
               f"(got {bits})")
-        check(keep >= 1, "candidates", f"must be >= 1 (got {keep})")
+        check(keep >= 1, keep_flag, f"must be >= 1 (got {keep})")
         s0 = start if start is not None else min(bits, max(1, (2 * keep - 1).bit_length()))
         check(1 <= s0 <= bits, "start-bits", f"must lie in 1..{bits} (--domain-bits) "
               f"(got {s0})")
@@ -76,8 +77,9 @@ class Plan:
         check(1 << s0 <= MAX_CANDIDATES, "start-bits",
               f"2^start-bits prefixes are estimated at once: at most "
               f"{MAX_CANDIDATES.bit_length() - 1} (got {s0})")
-        check(keep << int(grow) <= MAX_CANDIDATES, "candidates",
-              f"candidates x 2^step must be at most {MAX_CANDIDATES} (got {keep} x 2^{grow})")
+        check(keep << int(grow) <= MAX_CANDIDATES, keep_flag,
+              f"the candidates kept x 2^step must be at most {MAX_CANDIDATES} (got {keep} "
+              f"x 2^{grow})")
         return plan
 
     @property

@@ -43,6 +43,7 @@ GROUP = "heavy hitters (--task heavy-hitters)"
 DATA_GROUP = "summation and histograms"
 ORACLES = ("olh", "blh")
 SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed")
+MAX_SUPPORT = 10**7  # the Zipf weights and the ids drawn: about 24 bytes each
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ class HeavyHittersConfig(Section):
     zipf_exponent: float = param(1.5, "synthetic items: Zipf law of this exponent over "
                                  "--support distinct ids", low=0.0, metavar="S", group=GROUP)
     support: int = param(1000, "synthetic items: number of distinct ids (drawn uniformly "
-                         "from the 2^M domain; at most 2^M)", low=1, metavar="D", group=GROUP)
+                         "from the 2^M domain; at most 2^M)", low=1, high=MAX_SUPPORT,
+                         metavar="D", group=GROUP)
     data_file: str | None = param(None, "take the items (ids 0..2^M-1) from a CSV file with a "
                                   "header row (one row per node)", kind=str, metavar="CSV",
                                   group=DATA_GROUP)
@@ -95,7 +97,8 @@ class HeavyHittersConfig(Section):
     def plan(self) -> Plan:
         """The prefix schedule (checked: bad combinations name their flag)."""
         return Plan.of(self.domain_bits, self.start_bits, self.step_bits, self.groups,
-                       self.candidates or self.top)
+                       self.candidates or self.top,
+                       "candidates" if self.candidates else "top")
 
 
 @dataclass(frozen=True, eq=False)
@@ -337,4 +340,5 @@ class HeavyHittersTask(Task):
         reports = config.tokens * steps
         return {**super().footprint(config, nodes, steps),
                 "the items": (8.0 * nodes, "nodes"),
+                "the synthetic ids": (24.0 * config.get("support"), "support"),
                 "the reports": (48.0 * reports, "steps")}

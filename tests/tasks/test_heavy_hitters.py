@@ -165,6 +165,7 @@ def test_the_view_ends_in_the_published_estimates():
     ({"shuffle": "blanket"}, "shuffle"),
     ({"dummies": 3}, "dummies"),
     ({"domain_bits": 30, "candidates": 5000, "step_bits": 8}, "candidates"),
+    ({"top": 100000}, "top"),
 ])
 def test_bad_input_names_its_flag(params, flag):
     with pytest.raises(InputError) as err:
