@@ -73,27 +73,11 @@ def candidate_counts(keys: np.ndarray, y: np.ndarray, items: np.ndarray, g: int,
     """``C_i = sum_j 1[H_j(i) = y_j]`` for the given categories ``items`` only.
 
     The cost is ``len(y) x len(items)`` hash evaluations, whatever the domain: what a
-    prefix-extension heavy-hitter search needs (candidates of a domain of ``2^32``).
+    prefix-extension heavy-hitter search needs (candidates of a domain of ``2^30``).
     Reports are hashed against all items in blocks of at most ``chunk_elements`` entries
-    (at least one report per block), in one int64 buffer.
-
-    Parameters
-    ----------
-    keys
-        int64 array (n, 2) of hash keys (columns a, b).
-    y
-        int64 array (n,) of reported hash values in ``[0, g)``.
-    items
-        int64 array (c,) of categories (below the hash family's prime).
-    g
-        Size of the hash range.
-    chunk_elements
-        Largest size of one (reports x items) block.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 array (c,) of support counts.
+    (at least one report per block), in one int64 buffer. ``keys``, ``y``, ``g`` and
+    ``chunk_elements`` as in :func:`support_counts`; ``items`` an int64 array (c,) of
+    categories below the hash family's prime. Returns the int64 counts (c,).
     """
     items = np.asarray(items, dtype=np.int64)
     counts = np.zeros(items.size, dtype=np.int64)
