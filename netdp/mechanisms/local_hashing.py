@@ -61,24 +61,40 @@ def support_counts(keys: np.ndarray, y: np.ndarray, domain: int, g: int,
         int64 array (domain,) of support counts.
     """
     counts = np.zeros(domain, dtype=np.int64)
-    n = len(y)
-    if n == 0:
-        return counts
     width = min(domain, max(1, chunk_elements))
-    rows = min(n, max(1, chunk_elements // width))
-    buffer = np.empty(rows * width, dtype=np.int64)
-    a, b = keys[:, 0, None], keys[:, 1, None]
     for lo in range(0, domain, width):
         items = np.arange(lo, min(domain, lo + width), dtype=np.int64)
-        for start in range(0, n, rows):
-            stop = min(n, start + rows)
-            hashed = buffer[:(stop - start) * items.size].reshape(stop - start, items.size)
-            np.multiply(a[start:stop], items, out=hashed)  # (a x + b) mod P mod g
-            hashed += b[start:stop]
-            hashed %= PRIME
-            hashed %= g
-            counts[lo:lo + items.size] += np.count_nonzero(hashed == y[start:stop, None],
-                                                           axis=0)
+        counts[lo:lo + items.size] = candidate_counts(keys, y, items, g, chunk_elements)
+    return counts
+
+
+def candidate_counts(keys: np.ndarray, y: np.ndarray, items: np.ndarray, g: int,
+                     chunk_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
+    """``C_i = sum_j 1[H_j(i) = y_j]`` for the given categories ``items`` only.
+
+    The cost is ``len(y) x len(items)`` hash evaluations, whatever the domain: what a
+    prefix-extension heavy-hitter search needs (candidates of a domain of ``2^30``).
+    Reports are hashed against all items in blocks of at most ``chunk_elements`` entries
+    (at least one report per block), in one int64 buffer. ``keys``, ``y``, ``g`` and
+    ``chunk_elements`` as in :func:`support_counts`; ``items`` an int64 array (c,) of
+    categories below the hash family's prime. Returns the int64 counts (c,).
+    """
+    items = np.asarray(items, dtype=np.int64)
+    counts = np.zeros(items.size, dtype=np.int64)
+    n = len(y)
+    if n == 0 or items.size == 0:
+        return counts
+    rows = min(n, max(1, chunk_elements // items.size))
+    buffer = np.empty(rows * items.size, dtype=np.int64)
+    a, b = keys[:, 0, None], keys[:, 1, None]
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        hashed = buffer[:(stop - start) * items.size].reshape(stop - start, items.size)
+        np.multiply(a[start:stop], items, out=hashed)  # (a x + b) mod P mod g
+        hashed += b[start:stop]
+        hashed %= PRIME
+        hashed %= g
+        counts += np.count_nonzero(hashed == y[start:stop, None], axis=0)
     return counts
 
 
@@ -158,6 +174,16 @@ class _LocalHashing(PureOracle):
                   and y.min() >= 0 and y.max() < self.g, "reports",
                   f"need 1 <= a < {PRIME}, 0 <= b < {PRIME} and 0 <= y < {self.g}")
         return support_counts(reports[:, :2], reports[:, 2], self.domain, self._g)
+
+    def candidate_counts(self, reports: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """Support counts of ``items`` only (int64, one per item), without the whole
+        domain: ``aggregate(reports)[items]`` at a cost of ``len(reports) x len(items)``
+        (:func:`candidate_counts`)."""
+        reports = check_reports(reports, 3, "(a, b, y)").astype(np.int64, copy=False)
+        items = np.asarray(items, dtype=np.int64)
+        check(items.size == 0 or (items.min() >= 0 and items.max() < self.domain), "items",
+              f"candidates must lie in 0..{self.domain - 1}")
+        return candidate_counts(reports[:, :2], reports[:, 2], items, self._g)
 
     def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
         """A report ``(a, b, y)`` supports the categories that its hash maps to ``y``."""

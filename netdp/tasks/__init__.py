@@ -16,6 +16,7 @@ from netdp.errors import InputError, check
 from netdp.tasks.base import Task
 from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
+from netdp.tasks.heavy_hitters import HeavyHittersTask
 from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.itemsets import ItemsetsTask
 from netdp.tasks.multidim import MultidimTask
@@ -34,6 +35,7 @@ TASKS: dict[str, Task] = {task.key: task for task in (
     FractionTask(),
     ItemsetsTask(),
     MultidimTask(),
+    HeavyHittersTask(),
 )}
 
 __all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",

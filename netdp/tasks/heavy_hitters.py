@@ -1,0 +1,344 @@
+"""Heavy hitters: the ``K`` most frequent items of a ``2^m`` domain, by prefix extension.
+
+The Prefix Extending Method (PEM) of Wang et al., "Locally Differentially Private Heavy
+Hitter Identification", IEEE TDSC 2019 (arXiv 1708.06674), Section 4, on the walk of
+AISTATS 2022 Alg. 4 (Alg. 2 on the ring). Each node holds one item (an ``m``-bit id).
+The token carries every group's reports (a multiset: local-hashing reports ``(a, b, y)``
+do not grow with the domain, and their support of any candidate can be counted later);
+each holder adds, per visit, one report of its item's prefix for a group it draws
+uniformly (:mod:`netdp.protocols.heavy_hitters`). At the end the aggregator runs PEM's
+rounds over the groups: all ``2^s0`` prefixes, then the ``c`` best extended by the next
+bits, ..., and publishes the ``K`` best items with their estimated frequencies.
+
+Utility, against the true top-``K`` ``T`` (ties to the smaller id) of the nodes' items
+and the found set ``F``: precision ``|F ∩ T| / |F|``, recall ``|F ∩ T| / |T|``, and the
+normalized cumulative rank (NCR, Wang et al. Section 6.1): the true item of rank ``i``
+scores ``K - i + 1``, others 0, and ``NCR = Σ_{v ∈ F} q(v) / (K (K + 1) / 2)``.
+
+Privacy: each report is one ε-LDP report of one randomizer (group drawn independently
+of the data, then OLH/BLH of the prefix), and an observer sees the reports added since
+its last visit as a multiset: the histogram's shuffle tracker applies as it is with
+``ε0 = ε`` on the complete graph (Alg. 4) and the ring (Alg. 2, node 0's dummies of
+uniform items). Other graphs: the LDP baseline only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.config import Section, SimulationConfig, param
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.protocols.heavy_hitters import MAX_BITS, Plan
+from netdp.reports import Report, Utility, fmt
+from netdp.tasks.base import Task
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
+from netdp.tasks.tracking import Tracking
+
+GROUP = "heavy hitters (--task heavy-hitters)"
+DATA_GROUP = "summation and histograms"
+ORACLES = ("olh", "blh")
+SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed")
+MAX_SUPPORT = 10**7  # the Zipf weights and the ids drawn: about 24 bytes each
+
+
+@dataclass(frozen=True)
+class HeavyHittersConfig(Section):
+    """Parameters of ``--task heavy-hitters``."""
+
+    task = "heavy-hitters"
+
+    domain_bits: int = param(16, "items are m-bit ids: the domain is 2^m", low=1,
+                             high=MAX_BITS, metavar="M", group=GROUP)
+    top: int = param(10, "how many heavy hitters to find (K)", low=1, metavar="K",
+                     group=GROUP)
+    candidates: int | None = param(None, "prefixes kept after each round (c)", kind=int,
+                                   low=1, metavar="C", group=GROUP, default_text="K")
+    start_bits: int | None = param(None, "prefix length of the first round (s0)", kind=int,
+                                   low=1, metavar="S0", group=GROUP,
+                                   default_text="min(M, ceil(log2 2C))")
+    step_bits: int | None = param(None, "bits added per round (eta)", kind=int, low=1,
+                                  metavar="ETA", group=GROUP, default_text="4")
+    groups: int | None = param(None, "number of rounds (groups of reports) instead of "
+                               "--step-bits: lengths s0 + round(j (M - s0) / (G - 1))",
+                               kind=int, low=1, metavar="G", group=GROUP,
+                               default_text="from --step-bits")
+    oracle: str = param("olh", "the frequency oracle of each report: olh or blh",
+                        choices=ORACLES, group=GROUP)
+    zipf_exponent: float = param(1.5, "synthetic items: Zipf law of this exponent over "
+                                 "--support distinct ids", low=0.0, metavar="S", group=GROUP)
+    support: int = param(1000, "synthetic items: number of distinct ids (drawn uniformly "
+                         "from the 2^M domain; at most 2^M)", low=1, high=MAX_SUPPORT,
+                         metavar="D", group=GROUP)
+    data_file: str | None = param(None, "take the items (ids 0..2^M-1) from a CSV file with a "
+                                  "header row (one row per node)", kind=str, metavar="CSV",
+                                  group=DATA_GROUP)
+    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
+                               metavar="NAME|INDEX", group=DATA_GROUP,
+                               default_text="the first")
+    shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
+                         "fmt-numeric or fmt-closed", choices=SHUFFLE_BOUNDS,
+                         group=DATA_GROUP)
+    dummies: int | None = param(None, "ring: dummy reports node 0 adds at the start and "
+                                "again at the end", kind=int, low=0, metavar="D",
+                                group=DATA_GROUP, default_text="n - 1")
+
+    def validate(self, config: Any) -> None:
+        check(self.column is None or self.data_file is not None, "column",
+              "picks a column of --data-file; give the file")
+        check(self.dummies is None or config.topology == "ring", "dummies",
+              f"applies to the ring only (the topology is {config.topology})")
+        self.plan()
+
+    def plan(self) -> Plan:
+        """The prefix schedule (checked: bad combinations name their flag)."""
+        return Plan.of(self.domain_bits, self.start_bits, self.step_bits, self.groups,
+                       self.candidates or self.top,
+                       "candidates" if self.candidates else "top")
+
+
+@dataclass(frozen=True, eq=False)
+class HeavyOutcome:
+    """One run: the found items (best first) with their estimates, the true top-K with
+    their frequencies, the scores, and the reports per group."""
+
+    found: np.ndarray
+    estimates: np.ndarray
+    top: np.ndarray
+    top_freq: np.ndarray
+    found_freq: np.ndarray
+    precision: float
+    recall: float
+    ncr: float
+    per_group: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class HeavyUtility(Utility):
+    """Precision, recall and NCR over the runs; the first run's items and estimates."""
+
+    precision: float
+    recall: float
+    ncr: float
+    precision_std: float
+    first: HeavyOutcome
+    lengths: tuple[int, ...]
+    reports: int
+
+    def to_dict(self) -> dict[str, Any]:
+        f = self.first
+        return {"quantity": "top-K items", "precision": self.precision,
+                "recall": self.recall, "ncr": self.ncr, "precision_std": self.precision_std,
+                "found": f.found.tolist(), "found_estimate": f.estimates.tolist(),
+                "found_truth": f.found_freq.tolist(), "top": f.top.tolist(),
+                "top_truth": f.top_freq.tolist(), "prefix_lengths": list(self.lengths),
+                "reports_per_group": f.per_group.tolist(), "reports": self.reports}
+
+    def lines(self, report: Report) -> list[str]:
+        f, mech = self.first, report.mechanism or {}
+        lengths = ", ".join(str(x) for x in self.lengths)
+        lines = [f"  oracle  {mech.get('name')} eps={mech.get('epsilon', 0):.4g}; prefix "
+                 f"lengths {lengths} bits; {self.reports:,} reports "
+                 f"({', '.join(str(int(x)) for x in f.per_group)} per group)", "",
+                 f"  {'rank':>4} {'found':>12} {'estimate':>10} {'truth':>10}   "
+                 f"{'true top':>12} {'truth':>10}"]
+        for i in range(max(f.found.size, f.top.size)):
+            left = (f"{int(f.found[i]):>12} {fmt(f.estimates[i]):>10} "
+                    f"{fmt(f.found_freq[i]):>10}" if i < f.found.size else " " * 34)
+            right = (f"{int(f.top[i]):>12} {fmt(f.top_freq[i]):>10}"
+                     if i < f.top.size else "")
+            lines.append(f"  {i + 1:>4} {left}   {right}")
+        lines += ["", f"  top-{f.top.size}: precision {fmt(self.precision)} (std "
+                      f"{fmt(self.precision_std)} over runs), recall {fmt(self.recall)}, "
+                      f"NCR {fmt(self.ncr)}"]
+        return lines
+
+
+def _section(setup: Setup) -> HeavyHittersConfig:
+    section = setup.config.section
+    assert isinstance(section, HeavyHittersConfig)
+    return section
+
+
+def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.shuffle_tracker import walk_histogram_losses
+
+    cfg = setup.config
+    return walk_histogram_losses(trace, cfg.epsilon, cfg.delta, _section(setup).shuffle, 2,
+                                 coalition, keep_pairs)
+
+
+def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
+                 keep_pairs: bool) -> Any:
+    from netdp.privacy.shuffle_tracker import ring_histogram_losses
+
+    cfg = setup.config
+    return ring_histogram_losses(setup.topology.n, cfg.rounds, cfg.epsilon, cfg.delta,
+                                 _section(setup).shuffle, 2, cfg.get("dummies") or 0,
+                                 coalition)
+
+
+def zipf_items(bits: int, support: int, exponent: float, n: int,
+               rng: np.random.Generator) -> np.ndarray:
+    """``n`` items: ``support`` distinct ids drawn uniformly from ``[0, 2^bits)``, the
+    id of rank ``r`` held with probability ``∝ r^-exponent`` (a truncated Zipf law)."""
+    ids = rng.choice(1 << bits, size=support, replace=False)
+    weights = np.arange(1.0, support + 1) ** -exponent
+    return ids[rng.choice(support, size=n, p=weights / weights.sum())].astype(np.int64)
+
+
+class HeavyHittersTask(Task):
+    """Top-K items of a large domain by PEM's prefix extension over walk-carried reports."""
+
+    name = "heavy-hitters"
+    summary = "the top-K items of a 2^m domain by prefix extension (PEM, Wang et al. 2019)"
+    section = HeavyHittersConfig
+    default_nodes = 2000
+    steps_per_node = 10
+    tracking = (
+        Tracking("ring", "K windows of shuffled reports per pair (first and last padded by "
+                 "the dummies), composed with KOV", _ring_losses, ("kov",)),
+        Tracking("complete", "each window an observer sees is one shuffle of its reports "
+                 "(group drawn per report), subsampled where the node's presence is "
+                 "uncertain; KOV, capped at LDP", _walk_losses, ("kov",)),
+    )
+
+    def prepare(self, config: SimulationConfig) -> Setup:
+        from netdp import seeding
+        from netdp.protocols.heavy_hitters import group_oracles
+
+        sec = config.section
+        assert isinstance(sec, HeavyHittersConfig) and config.seed is not None
+        values, nodes = values_from_file(config)
+        if nodes is None and config.topology in ("ring", "complete"):
+            nodes = self.default_nodes
+        topo = build_topology(config, nodes)
+        if values is None:
+            values = zipf_items(sec.domain_bits, min(sec.support, 1 << sec.domain_bits),
+                                sec.zipf_exponent, topo.n, seeding.generator(config.seed,
+                                                                             "data"))
+        items = np.rint(values)
+        check(bool(np.all(items == values)) and items.min() >= 0
+              and items.max() < 1 << sec.domain_bits, "data-file",
+              f"{sec.data_file} must hold integer ids in 0..2^{sec.domain_bits} - 1 "
+              "(raise --domain-bits)")
+        check(items.size == topo.n, "nodes",
+              f"the data holds {items.size} items for {topo.n} nodes")
+        dummies = sec.dummies
+        if topo.kind == "ring" and dummies is None:
+            dummies = topo.n - 1
+        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
+                                  dummies=dummies)
+        plan = sec.plan()
+        oracles = group_oracles(sec.oracle, config.epsilon, plan)
+        return Setup(resolved, topo, steps, items.astype(np.int64), oracles[-1],
+                     {"plan": plan, "oracles": oracles})
+
+    def describe_mechanism(self, setup: Setup) -> dict[str, Any] | None:
+        out = setup.mechanism.describe()
+        out["domain"] = f"2^{_section(setup).domain_bits} (last group)"
+        return out
+
+    def mechanism_name(self, setup: Setup) -> str | None:
+        return _section(setup).oracle
+
+    def privacy_details(self, setup: Setup) -> dict[str, Any]:
+        return {"shuffle_bound": _section(setup).shuffle}
+
+    def token_reports(self, setup: Setup, trace: Trace,
+                      streams: Streams) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The reports the tokens carry, as ``(groups, reports)`` pairs: node 0's head
+        dummies (ring), every holder's report in trace order (token by token), node 0's
+        tail dummies (ring). Dummies are reports of uniform items (known to node 0, which
+        removes them before estimating)."""
+        from netdp.protocols.heavy_hitters import perturb_groups
+
+        plan, oracles = setup.memo["plan"], setup.memo["oracles"]
+        rng = streams.generator("noise")
+        dummies = (setup.config.get("dummies") or 0) if setup.topology.kind == "ring" else 0
+        head = perturb_groups(rng.integers(0, 1 << plan.bits, dummies), plan, oracles, rng)
+        real = perturb_groups(setup.data[trace.holders.reshape(-1)], plan, oracles, rng)
+        tail = perturb_groups(rng.integers(0, 1 << plan.bits, dummies), plan, oracles, rng)
+        return [head, real, tail]
+
+    def run(self, setup: Setup, trace: Trace, streams: Streams) -> HeavyOutcome:
+        """Each holder adds one report to the token; the aggregator runs PEM's rounds."""
+        from netdp.protocols.heavy_hitters import identify, scores, true_top
+
+        sec, plan = _section(setup), setup.memo["plan"]
+        groups, reports = self.token_reports(setup, trace, streams)[1]
+        found = identify(groups, reports, plan, setup.memo["oracles"], sec.top)
+        top, top_freq = true_top(setup.data, sec.top)
+        values, counts = np.unique(setup.data, return_counts=True)
+        at = np.searchsorted(values, found.items).clip(0, values.size - 1)
+        found_freq = np.where(values[at] == found.items, counts[at], 0) / setup.data.size
+        precision, recall, ncr = scores(found.items, top)
+        return HeavyOutcome(found.items, found.estimates, top, top_freq, found_freq,
+                            precision, recall, ncr,
+                            np.bincount(groups, minlength=plan.groups))
+
+    def record(self, outcome: HeavyOutcome) -> dict[str, float]:
+        return {"precision": outcome.precision, "recall": outcome.recall, "ncr": outcome.ncr}
+
+    def utility(self, setup: Setup, outcomes: Sequence[HeavyOutcome]) -> HeavyUtility:
+        precision = np.array([o.precision for o in outcomes])
+        return HeavyUtility(float(precision.mean()),
+                            float(np.mean([o.recall for o in outcomes])),
+                            float(np.mean([o.ncr for o in outcomes])),
+                            float(precision.std()), outcomes[0], setup.memo["plan"].lengths,
+                            int(outcomes[0].per_group.sum()))
+
+    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+        """On each arrival, per group ``j``, the support counts of the published items'
+        ``ℓ_j``-bit prefixes among the group's reports the token holds (head dummies
+        included): a post-processing of the multiset the observer receives, ``(visits,
+        g, F)``; ``published``: the same at the end of each token (tail dummies added)."""
+        from netdp.mechanisms._hashing import hash_values
+
+        plan, oracles = setup.memo["plan"], setup.memo["oracles"]
+        found = self.run(setup, trace, streams).found
+        parts = self.token_reports(setup, trace, streams)
+
+        def support(groups: np.ndarray, reports: np.ndarray) -> np.ndarray:
+            out = np.zeros((groups.size, plan.groups, found.size))
+            for j, length in enumerate(plan.lengths):
+                mine = groups == j
+                prefixes = found >> (plan.bits - length)
+                out[mine, j] = hash_values(reports[mine, None, :2], prefixes,
+                                           oracles[j].g) == reports[mine, 2, None]
+            return out
+
+        head, real, tail = (support(*part).sum(axis=0) if i != 1 else support(*part)
+                            for i, part in enumerate(parts))
+        steps = trace.steps
+        running = head + np.cumsum(real.reshape(trace.tokens, steps, plan.groups, -1),
+                                   axis=1) - real.reshape(trace.tokens, steps, plan.groups, -1)
+        token, step = np.nonzero(trace.holders == observer)
+        published = running[:, -1] + real.reshape(trace.tokens, steps, plan.groups,
+                                                  -1)[:, -1] + tail
+        return View(observer, token, step, running[token, step], published)
+
+    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+        """``node``'s item is the most frequent item, or another id."""
+        values, counts = np.unique(setup.data, return_counts=True)
+        first = values[int(counts.argmax())]
+        other = (int(first) + 1) % (1 << _section(setup).domain_bits)
+        worlds = []
+        for item in (first, other):
+            data = np.array(setup.data, copy=True)
+            data[node] = item
+            worlds.append(data)
+        return worlds[0], worlds[1]
+
+    def footprint(self, config: SimulationConfig, nodes: int,
+                  steps: int) -> dict[str, tuple[float, str]]:
+        reports = config.tokens * steps
+        return {**super().footprint(config, nodes, steps),
+                "the items": (8.0 * nodes, "nodes"),
+                "the synthetic ids": (24.0 * config.get("support"), "support"),
+                "the reports": (48.0 * reports, "steps")}
