@@ -180,4 +180,4 @@ def test_cli_runs_it_with_json(capsys):
     assert result["utility"]["quantity"] == "top-K items"
     assert len(result["utility"]["found"]) == 3
     assert main(["simulate", "--task", "heavy-hitters", "--domain", "5"]) == 2
-    assert "--domain: applies to --task histogram only" in capsys.readouterr().err
+    assert "--domain: applies to --task histogram" in capsys.readouterr().err
