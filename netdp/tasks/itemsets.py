@@ -340,7 +340,7 @@ def psfo_round(psfo: PSFO, sets: ItemSets, holders: np.ndarray,
     from netdp.protocols.histogram import aggregate_reports
 
     total = aggregate_reports(psfo.base, psfo.sample(sets, holders, rng), rng)
-    return psfo.estimate_counts(total, holders.size) / holders.size
+    return psfo.estimate_counts(np.asarray(total), holders.size) / holders.size
 
 
 def size_round(epsilon: float, sizes: np.ndarray, cap: int, oracle: str,
@@ -461,16 +461,15 @@ class ItemsetsTask(Task):
         best = top_k(freq, min(k, masks.size))
         rows = mask_items(found, masks, sec.itemset_size)[best]
         keys, counts = setup.memo["supports"]
-        at = np.searchsorted(keys, itemset_keys(rows, sets.domain)).clip(0, max(keys.size - 1,
-                                                                                0))
-        hit = keys[at] == itemset_keys(rows, sets.domain) if keys.size else np.zeros(
-            rows.shape[0], bool)
-        index = np.where(hit, at, -1)
-        p_sets, r_sets = precision_recall(index, counts, k) if keys.size else (0.0, 0.0)
+        wanted = itemset_keys(rows, sets.domain)
+        at = np.searchsorted(keys, wanted)
+        hit = at < keys.size
+        hit[hit] = keys[at[hit]] == wanted[hit]
+        support = np.append(counts, 0.0)  # the last entry: itemsets nobody holds
+        p_sets, r_sets = precision_recall(np.where(hit, at, -1), support, k)
         return ItemsetsOutcome(estimate, truth, found, reports, 0, precision, recall,
                                (*lengths, length), rows, freq[best],
-                               np.where(hit, counts[at] if keys.size else 0.0, 0.0) / sets.n,
-                               p_sets, r_sets)
+                               support[np.where(hit, at, keys.size)] / sets.n, p_sets, r_sets)
 
     def _draws(self, setup: Setup, trace: Trace, streams: Streams,
                keep: bool) -> tuple[Any, Any, Any, Any]:
