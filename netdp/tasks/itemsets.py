@@ -15,6 +15,11 @@ aggregate of the reports added since its last visit, so the histogram's shuffle 
 apply with ε0 = ε (the generic FMT bounds: the blanket bound is for plain GRR, not PSFO).
 On the ring node 0's dummy reports are uniform over the extended domain, which dominate
 ``e^-ε P[y | v]`` for every set ``v`` as the bound asks of the other reports.
+
+``--mining svim|svsm`` (§V-B, §VI): the walk's steps are split into equal blocks, one per
+round (:meth:`ItemsetsTask.mine`); a report's round is a function of its step (public,
+data-independent), and each round's aggregate is public at its end, so the tracker takes
+each block as a token of its own (:func:`phase_trace`).
 """
 
 from __future__ import annotations
