@@ -261,3 +261,86 @@ def precision_recall(found: np.ndarray, truth: np.ndarray, k: int) -> tuple[floa
     true_set = np.flatnonzero(truth >= kth) if kth > 0 else np.flatnonzero(truth > 0)
     hits = np.intersect1d(found, true_set).size
     return hits / max(len(found), 1), hits / max(true_set.size, 1)
+
+
+# --- itemsets (S&P 2018 §VI, SVSM) -------------------------------------------------------
+
+#: The most items an itemset round may be built from (their subsets are bit masks).
+MAX_MASK_ITEMS = 62
+
+
+def candidate_masks(count: int, max_size: int) -> np.ndarray:
+    """Every subset of size ``2..max_size`` of ``count`` items, as bit masks over their
+    positions, by size and then lexicographically (S&P 2018 §VI: the candidate itemsets
+    are built from the frequent items)."""
+    from itertools import combinations
+
+    check(count <= MAX_MASK_ITEMS, "top", f"must be <= {MAX_MASK_ITEMS} for itemsets")
+    masks = [sum(1 << i for i in combo) for size in range(2, max_size + 1)
+             for combo in combinations(range(count), size)]
+    return np.array(masks, dtype=np.int64)
+
+
+def contained(sets: ItemSets, items: np.ndarray, masks: np.ndarray) -> ItemSets:
+    """Each user's candidates: the masks (over the positions of ``items``) whose items all
+    lie in the user's set, as sets over the domain ``0..len(masks)-1``. With the one-bit
+    masks ``1 << j`` this is ``v ∩ items``, relabelled by position."""
+    items = np.asarray(items, dtype=np.int64)
+    check(items.size <= MAX_MASK_ITEMS, "top", f"must be <= {MAX_MASK_ITEMS} for itemsets")
+    index = np.full(sets.domain, -1, dtype=np.int64)
+    index[items] = np.arange(items.size)
+    pos = index[sets.items]
+    keep = pos >= 0
+    held = np.zeros(sets.n, dtype=np.int64)
+    np.bitwise_or.at(held, sets.owners()[keep], np.left_shift(1, pos[keep]))
+    masks = np.asarray(masks, dtype=np.int64)
+    inside = (held[:, None] & masks[None, :]) == masks[None, :]
+    users, which = np.nonzero(inside)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(users, minlength=sets.n))])
+    return ItemSets(offsets, which, max(int(masks.size), 2))
+
+
+def mask_items(items: np.ndarray, masks: np.ndarray, max_size: int) -> np.ndarray:
+    """``(len(masks), max_size)``: each mask's items, ascending, padded with -1."""
+    items = np.asarray(items, dtype=np.int64)
+    bits = (np.asarray(masks, dtype=np.int64)[:, None] >> np.arange(items.size)) & 1
+    out = np.full((bits.shape[0], max_size), -1, dtype=np.int64)
+    rows, cols = np.nonzero(bits)
+    rank = np.arange(rows.size) - np.searchsorted(rows, rows)
+    out[rows, rank] = items[cols]
+    big = np.iinfo(np.int64).max
+    out = np.sort(np.where(out < 0, big, out), axis=1)
+    return np.where(out == big, -1, out)
+
+
+def itemset_keys(itemsets: np.ndarray, domain: int) -> np.ndarray:
+    """One integer per itemset (rows of ascending items padded with -1): the digits of the
+    items in base ``domain + 1`` (the padding is the digit ``domain``)."""
+    rows = np.asarray(itemsets, dtype=np.int64)
+    digits = np.where(rows < 0, domain, rows)
+    base = (domain + 1) ** np.arange(rows.shape[1] - 1, -1, -1, dtype=np.int64)
+    return digits @ base
+
+
+def itemset_supports(sets: ItemSets, max_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact supports of every itemset of size ``2..max_size`` some user holds: ``(keys,
+    counts)`` (:func:`itemset_keys`), enumerated for all users of one set size at once."""
+    from itertools import combinations
+
+    check((sets.domain + 1) ** max_size < 2**62, "itemset-size",
+          f"itemsets of {max_size} items over {sets.domain} items overflow the keys")
+    sizes = sets.sizes
+    keys = []
+    for s in np.unique(sizes[sizes >= 2]):
+        users = np.flatnonzero(sizes == s)
+        rows = np.sort(sets.items[sets.offsets[users, None] + np.arange(s)], axis=1)
+        for size in range(2, min(int(s), max_size) + 1):
+            combos = np.array(list(combinations(range(int(s)), size)), dtype=np.int64)
+            picked = rows[:, combos].reshape(-1, size)
+            padded = np.full((picked.shape[0], max_size), -1, dtype=np.int64)
+            padded[:, :size] = picked
+            keys.append(itemset_keys(padded, sets.domain))
+    if not keys:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    unique, counts = np.unique(np.concatenate(keys), return_counts=True)
+    return unique, counts.astype(float)

@@ -15,6 +15,11 @@ aggregate of the reports added since its last visit, so the histogram's shuffle 
 apply with ε0 = ε (the generic FMT bounds: the blanket bound is for plain GRR, not PSFO).
 On the ring node 0's dummy reports are uniform over the extended domain, which dominate
 ``e^-ε P[y | v]`` for every set ``v`` as the bound asks of the other reports.
+
+``--mining svim|svsm`` (§V-B, §VI): the walk's steps are split into equal blocks, one per
+round (:meth:`ItemsetsTask.mine`); a report's round is a function of its step (public,
+data-independent), and each round's aggregate is public at its end, so the tracker takes
+each block as a token of its own (:func:`phase_trace`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,18 @@ import numpy as np
 from netdp.config import Section, SimulationConfig, param
 from netdp.engine.trace import Trace
 from netdp.errors import InputError, check
-from netdp.mechanisms.set_valued import ORACLES, PSFO, ItemSets, precision_recall, top_k
+from netdp.mechanisms.set_valued import (
+    ORACLES,
+    PSFO,
+    ItemSets,
+    candidate_masks,
+    contained,
+    itemset_keys,
+    itemset_supports,
+    mask_items,
+    precision_recall,
+    top_k,
+)
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
@@ -39,6 +55,10 @@ from netdp.tasks.tracking import Tracking
 GROUP = "itemsets (--task itemsets)"
 MAX_ITEMS = 100_000
 PERCENTILE = 0.9  # S&P 2018 §V-B: ℓ covers 90% of the sets
+MAX_CANDIDATES = 5000  # candidate itemsets of one SVSM round
+#: The rounds of each protocol, in walk order (each a block of consecutive steps).
+PHASES = {"one-round": ("items",), "svim": ("items", "size", "candidates"),
+          "svsm": ("items", "size", "candidates", "size", "itemsets")}
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,14 @@ class ItemsetsConfig(Section):
     column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
                                metavar="NAME|INDEX", group="summation and histograms",
                                default_text="the first")
+    mining: str = param("one-round", "one-round (one PSFO round over all items), svim "
+                        "(S&P 2018 §V: candidates, a private size round choosing l, the "
+                        "candidates' frequencies) or svsm (§VI: svim, then the itemsets of "
+                        "the top K items); the walk's steps are split into equal blocks, "
+                        "one per round", choices=tuple(PHASES), group=GROUP)
+    itemset_size: int = param(2, "svsm: the largest itemset size (candidates: every subset "
+                              "of 2..S of the top K items)", low=2, high=4, metavar="S",
+                              group=GROUP)
 
     @property
     def k(self) -> int:
@@ -90,6 +118,16 @@ class ItemsetsConfig(Section):
               f"applies to the ring only (the topology is {config.topology})")
         check(config.epsilon <= 700.0, "epsilon", "must be <= 700 (e^epsilon must stay "
               f"finite; got {config.epsilon:g})")
+        check(self.mining == "one-round" or config.topology != "ring", "mining",
+              f"{self.mining} runs on the walk (the ring's dummies and tracker are for "
+              "one-round)")
+        if self.mining == "svsm":
+            from math import comb
+
+            count = sum(comb(self.k, s) for s in range(2, self.itemset_size + 1))
+            check(count <= MAX_CANDIDATES, "itemset-size", f"{count} candidate itemsets of "
+                  f"the top {self.k} items; at most {MAX_CANDIDATES} (lower --itemset-size "
+                  "or --top)")
 
 
 def synthetic_sets(n: int, domain: int, mean_size: float, rng: np.random.Generator) -> ItemSets:
@@ -152,7 +190,9 @@ def read_sets(path: str, column: str | None, domain: int) -> ItemSets:
 
 @dataclass(frozen=True, eq=False)
 class ItemsetsOutcome:
-    """One run: estimated and true item frequencies, and the top K found."""
+    """One run: estimated and true item frequencies, and the top K found; with ``svsm``,
+    the top itemsets found (rows of items padded with -1), their estimated and true
+    frequencies and their precision/recall; the ℓ of each PSFO round."""
 
     estimate: np.ndarray
     truth: np.ndarray
@@ -161,6 +201,12 @@ class ItemsetsOutcome:
     dummies: int
     precision: float
     recall: float
+    lengths: tuple[int, ...] = ()
+    itemsets: np.ndarray | None = None
+    itemset_estimate: np.ndarray | None = None
+    itemset_truth: np.ndarray | None = None
+    itemset_precision: float = float("nan")
+    itemset_recall: float = float("nan")
 
     @property
     def mse(self) -> float:
@@ -186,15 +232,31 @@ class ItemsetsUtility(Utility):
     length_source: str
     longer_share: float
     reports: int
+    mining: str = "one-round"
+    last: ItemsetsOutcome | None = None
+    itemset_precision: float = float("nan")
+    itemset_recall: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"quantity": "item frequencies", "estimate": self.estimate.tolist(),
-                "truth": self.truth.tolist(), "top_found": self.found.tolist(),
-                "mse": self.mse, "theoretical_mse": self.theoretical_mse,
-                "ldp_mse": self.ldp_mse, "max_bias": self.max_bias,
-                "precision": self.precision, "recall": self.recall, "top": self.top,
-                "set_size": self.length, "set_size_source": self.length_source,
-                "longer_share": self.longer_share, "reports": self.reports}
+        out = {"quantity": "item frequencies", "estimate": self.estimate.tolist(),
+               "truth": self.truth.tolist(), "top_found": self.found.tolist(),
+               "mse": self.mse, "theoretical_mse": self.theoretical_mse,
+               "ldp_mse": self.ldp_mse, "max_bias": self.max_bias,
+               "precision": self.precision, "recall": self.recall, "top": self.top,
+               "set_size": self.length, "set_size_source": self.length_source,
+               "longer_share": self.longer_share, "reports": self.reports}
+        if self.mining == "one-round" or self.last is None:
+            return out
+        out.update(mining=self.mining, round_set_sizes=list(self.last.lengths))
+        if self.last.itemsets is not None:
+            assert self.last.itemset_estimate is not None and self.last.itemset_truth is not None
+            out.update(itemsets_found=[[int(i) for i in row if i >= 0]
+                                       for row in self.last.itemsets],
+                       itemset_estimate=self.last.itemset_estimate.tolist(),
+                       itemset_truth=self.last.itemset_truth.tolist(),
+                       itemset_precision=self.itemset_precision,
+                       itemset_recall=self.itemset_recall)
+        return out
 
     def lines(self, report: Report) -> list[str]:
         mech = report.mechanism or {}
@@ -207,9 +269,25 @@ class ItemsetsUtility(Utility):
         for j in self.found[:12]:
             lines.append(f"  {j:>6} {fmt(self.estimate[j]):>11} {fmt(self.truth[j]):>11}")
         lines += ["", f"  top {self.top}: precision {self.precision:.3f}, recall "
-                      f"{self.recall:.3f} (mean over runs)",
-                  f"  error   MSE {fmt(self.mse)} (theory {fmt(self.theoretical_mse)}); LDP "
-                  f"baseline MSE {fmt(self.ldp_mse)} (one report per node)"]
+                      f"{self.recall:.3f} (mean over runs)"]
+        if self.mining == "one-round" or self.last is None:
+            return lines + [f"  error   MSE {fmt(self.mse)} (theory {fmt(self.theoretical_mse)}"
+                            f"); LDP baseline MSE {fmt(self.ldp_mse)} (one report per node)"]
+        last = self.last
+        lines += [f"  error   MSE {fmt(self.mse)} (no closed form: the candidates and l are "
+                  f"chosen from the reports); LDP baseline MSE {fmt(self.ldp_mse)} (one-round,"
+                  " one report per node)",
+                  f"  rounds  {self.mining}: {' -> '.join(PHASES[self.mining])}; l of the PSFO "
+                  f"rounds (first run): {', '.join(str(x) for x in last.lengths)}"]
+        if last.itemsets is not None:
+            assert last.itemset_estimate is not None and last.itemset_truth is not None
+            lines += ["", f"  {'itemset':>16} {'estimate':>11} {'truth':>11}"]
+            for row, est, tru in list(zip(last.itemsets, last.itemset_estimate,
+                                          last.itemset_truth, strict=True))[:12]:
+                name = "{" + ",".join(str(i) for i in row if i >= 0) + "}"
+                lines.append(f"  {name:>16} {fmt(est):>11} {fmt(tru):>11}")
+            lines += ["", f"  top {self.top} itemsets: precision {self.itemset_precision:.3f},"
+                          f" recall {self.itemset_recall:.3f} (mean over runs)"]
         return lines
 
 
@@ -238,8 +316,52 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     from netdp.privacy.shuffle_tracker import walk_histogram_losses
 
     cfg, sec = setup.config, _section(setup)
-    return walk_histogram_losses(trace, cfg.epsilon, cfg.delta, sec.shuffle, _extended(setup),
-                                 coalition, keep_pairs)
+    return walk_histogram_losses(phase_trace(trace, len(PHASES[sec.mining])), cfg.epsilon,
+                                 cfg.delta, sec.shuffle, _extended(setup), coalition,
+                                 keep_pairs)
+
+
+def phase_trace(trace: Trace, phases: int) -> Trace:
+    """The walk with each round's block of steps as a token of its own, published at its
+    end (one round's aggregate is public once the next round's candidates are drawn from
+    it): each window an observer sees then holds the reports of one round only, all of
+    one ε-LDP randomizer. One round: the trace itself."""
+    if phases == 1:
+        return trace
+    tokens, steps = trace.holders.shape
+    return Trace(trace.n, trace.holders.reshape(tokens * phases, steps // phases))
+
+
+def phase_holders(trace: Trace, phases: int) -> list[np.ndarray]:
+    """The holders of each round's block of steps (every token's), in walk order."""
+    return [block.reshape(-1) for block in np.split(trace.holders, phases, axis=1)]
+
+
+def psfo_round(psfo: PSFO, sets: ItemSets, holders: np.ndarray,
+               rng: np.random.Generator) -> np.ndarray:
+    """One PSFO round: each entry of ``holders`` adds one report (draws: the sampled items,
+    then the reports); the estimated frequency of each of ``sets``' items among the
+    holders' sets, ``ℓ ĉ_i / N`` (S&P 2018 §IV)."""
+    from netdp.protocols.histogram import aggregate_reports
+
+    total = aggregate_reports(psfo.base, psfo.sample(sets, holders, rng), rng)
+    return psfo.estimate_counts(np.asarray(total), holders.size) / holders.size
+
+
+def size_round(epsilon: float, sizes: np.ndarray, cap: int, oracle: str,
+               holders: np.ndarray, rng: np.random.Generator) -> int:
+    """ℓ from a private round of set sizes (S&P 2018 §V-B): each report is a frequency
+    oracle's report of ``min(|v|, cap)`` (PSFO of the singleton, ℓ = 1: ε-LDP); ℓ is the
+    smallest size whose estimated cumulative share (negative estimates clipped) reaches
+    90%, at least 1."""
+    values = np.minimum(sizes, cap)
+    singletons = ItemSets(np.arange(values.size + 1), values, cap + 1)
+    share = np.clip(psfo_round(PSFO(epsilon, cap + 1, 1, oracle), singletons, holders, rng),
+                    0.0, None)
+    total = share.sum()
+    if total <= 0:
+        return 1
+    return max(1, int(np.searchsorted(np.cumsum(share), PERCENTILE * total)))
 
 
 class ItemsetsTask(Task):
@@ -276,9 +398,15 @@ class ItemsetsTask(Task):
             dummies = topo.n - 1
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
                                   dummies=dummies)
+        phases = len(PHASES[sec.mining])
+        if phases > 1:  # equal blocks of steps, one per round
+            steps = phases * -(-steps // phases)
+            resolved = resolved.replace(steps=steps)
         mech = PSFO(resolved.epsilon, sec.domain, length, sec.oracle)
         setup = Setup(resolved, topo, steps, sets, mech)
         setup.memo["length_source"] = source
+        if sec.mining == "svsm":
+            setup.memo["supports"] = itemset_supports(sets, sec.itemset_size)
         return setup
 
     @staticmethod
@@ -297,8 +425,56 @@ class ItemsetsTask(Task):
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
         """Each holder adds a fresh PSFO report to the token's aggregate; node 0 removes
         its dummies on the ring."""
+        if _section(setup).mining != "one-round":
+            return self.mine(setup, trace, streams)
         head, reports, tail, _ = self._draws(setup, trace, streams, keep=False)
         return self._outcome(setup, reports, head, tail)
+
+    def mine(self, setup: Setup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
+        """SVIM (S&P 2018 §V-B) and SVSM (§VI) on the walk, one block of steps per round:
+        PSFO over all items, whose top ``2K`` are the candidates; a size round choosing ℓ
+        for the candidates; PSFO over the candidates (``v ∩ C``), whose top ``K`` are the
+        frequent items; for SVSM a size round and PSFO over the candidate itemsets (every
+        subset of ``2..S`` of the frequent items) each set contains, whose top ``K`` are the
+        frequent itemsets. Draws, in order, from the noise stream: each round's."""
+        sec, sets, psfo = _section(setup), setup.data, setup.mechanism
+        phases = PHASES[sec.mining]
+        blocks = phase_holders(trace, len(phases))
+        rng = streams.generator("noise")
+        eps, k = setup.config.epsilon, sec.k
+        first = psfo_round(psfo, sets, blocks[0], rng)
+        cand = top_k(first, min(2 * k, sets.domain))
+        cand_sets = contained(sets, cand, np.left_shift(1, np.arange(cand.size)))
+        length = size_round(eps, cand_sets.sizes, cand.size, sec.oracle, blocks[1], rng)
+        second = psfo_round(PSFO(eps, cand_sets.domain, length, sec.oracle), cand_sets,
+                            blocks[2], rng)[:cand.size]
+        estimate = first.copy()
+        estimate[cand] = second
+        found = cand[top_k(second, k)]
+        truth = sets.frequencies()
+        precision, recall = precision_recall(found, truth, k)
+        reports = int(setup.steps * setup.config.tokens)
+        lengths = (psfo.length, length)
+        if "itemsets" not in phases:
+            return ItemsetsOutcome(estimate, truth, found, reports, 0, precision, recall,
+                                   lengths)
+        masks = candidate_masks(found.size, sec.itemset_size)
+        held = contained(sets, found, masks)
+        length = size_round(eps, held.sizes, masks.size, sec.oracle, blocks[3], rng)
+        freq = psfo_round(PSFO(eps, held.domain, length, sec.oracle), held, blocks[4],
+                          rng)[:masks.size]
+        best = top_k(freq, min(k, masks.size))
+        rows = mask_items(found, masks, sec.itemset_size)[best]
+        keys, counts = setup.memo["supports"]
+        wanted = itemset_keys(rows, sets.domain)
+        at = np.searchsorted(keys, wanted)
+        hit = at < keys.size
+        hit[hit] = keys[at[hit]] == wanted[hit]
+        support = np.append(counts, 0.0)  # the last entry: itemsets nobody holds
+        p_sets, r_sets = precision_recall(np.where(hit, at, -1), support, k)
+        return ItemsetsOutcome(estimate, truth, found, reports, 0, precision, recall,
+                               (*lengths, length), rows, freq[best],
+                               support[np.where(hit, at, keys.size)] / sets.n, p_sets, r_sets)
 
     def _draws(self, setup: Setup, trace: Trace, streams: Streams,
                keep: bool) -> tuple[Any, Any, Any, Any]:
@@ -335,7 +511,11 @@ class ItemsetsTask(Task):
         return ItemsetsOutcome(estimate, truth, found, reports, dummies, precision, recall)
 
     def record(self, outcome: ItemsetsOutcome) -> dict[str, float]:
-        return {"mse": outcome.mse, "precision": outcome.precision, "recall": outcome.recall}
+        out = {"mse": outcome.mse, "precision": outcome.precision, "recall": outcome.recall}
+        if outcome.itemsets is not None:
+            out.update(itemset_precision=outcome.itemset_precision,
+                       itemset_recall=outcome.itemset_recall)
+        return out
 
     def variance(self, setup: Setup) -> np.ndarray:
         """Variance of each estimated frequency. The ring (every node ``K`` times):
@@ -357,15 +537,20 @@ class ItemsetsTask(Task):
         estimate = np.mean([o.estimate for o in outcomes], axis=0)
         bias = psfo.bias(sets) / sets.n
         ldp = psfo.variance(sets) / sets.n**2 + bias**2
+        one = sec.mining == "one-round"
+        theory = float(np.mean(self.variance(setup) + bias**2)) if one else float("nan")
         return ItemsetsUtility(
             estimate=estimate, truth=first.truth, found=top_k(estimate, sec.k),
             mse=float(np.mean([o.mse for o in outcomes])),
-            theoretical_mse=float(np.mean(self.variance(setup) + bias**2)),
+            theoretical_mse=theory,
             ldp_mse=float(np.mean(ldp)), max_bias=float(-bias.min()),
             precision=float(np.mean([o.precision for o in outcomes])),
             recall=float(np.mean([o.recall for o in outcomes])), top=sec.k,
             length=psfo.length, length_source=setup.memo.get("length_source", ""),
-            longer_share=float(np.mean(sets.sizes > psfo.length)), reports=first.reports)
+            longer_share=float(np.mean(sets.sizes > psfo.length)), reports=first.reports,
+            mining=sec.mining, last=None if one else first,
+            itemset_precision=float(np.mean([o.itemset_precision for o in outcomes])),
+            itemset_recall=float(np.mean([o.itemset_recall for o in outcomes])))
 
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """``node``'s set ``{0}`` or ``{1}``."""
@@ -379,7 +564,9 @@ class ItemsetsTask(Task):
         return worlds[0], worlds[1]
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
-        """The aggregates the observer receives, from the run's own draws."""
+        """The aggregates the observer receives, from the run's own draws (one-round)."""
+        check(_section(setup).mining == "one-round", "mining",
+              "the audit replays the one-round protocol only")
         head, _, tail, chunks = self._draws(setup, trace, streams, keep=True)
         base = setup.mechanism.base
         reports = np.concatenate(chunks) if chunks else np.empty(0)
