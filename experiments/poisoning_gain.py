@@ -9,7 +9,8 @@ random targets. For GRR, SUE, OUE, BLH, OLH, HR, CMS, HCMS and RAPPOR, and the a
 RPA, RIA and MGA, at ε from 0.5 to 8: the mean gain over ``--trials`` repetitions (error
 bars: 2 standard errors), and the closed form β (Σ_t e_t - f_T) as a line (e_t: one fake
 report's expected estimate of target t, (s_t - q*)/(p* - q*) for a pure oracle); for HR and
-RAPPOR the line joins the closed form at the measured ε, the report's ``theory``. MGA on local
+RAPPOR the line joins the closed form at the measured ε, the report's ``theory`` (RAPPOR's
+default parameters reach ε < 2.2 only: its larger ε are skipped). MGA on local
 hashing assumes a hash that maps every target to one value; where the search of 2^20
 keys finds none (large g), the point falls below that line, and the printed table gives
 how many targets the hash found supports. About 1 minute.
@@ -26,6 +27,7 @@ import numpy as np
 from netdp import mechanisms, seeding
 from netdp.adversary.poisoning import choose_targets, poison, theory_gain
 from netdp.data import categories
+from netdp.errors import InputError
 
 ORACLES = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor")
 IDEAL = ("grr", "sue", "oue", "blh", "olh", "cms", "hcms")  # closed forms drawn on a grid
@@ -65,7 +67,11 @@ def main() -> int:
     rng = seeding.generator(args.seed, "attack", 1)
     for name in ORACLES:
         for eps in EPSILONS:
-            oracle = mechanisms.frequency_oracle(name, eps, D)
+            try:
+                oracle = mechanisms.frequency_oracle(name, eps, D)
+            except InputError as err:  # RAPPOR's defaults reach eps < 2.2 only
+                print(f"{name} at eps = {eps:g}: skipped ({err})", file=sys.stderr)
+                continue
             for attack in ATTACKS:
                 got = poison(oracle, values, attack, targets, BETA, args.trials, rng)
                 rows.append({"oracle": name, "epsilon": eps, "attack": attack,
