@@ -34,6 +34,7 @@ from netdp.mechanisms.set_valued import ORACLES, PSFO, ItemSets, precision_recal
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.graph_tracking import report_tracking, sources_param
 from netdp.tasks.tracking import Tracking
 
 GROUP = "itemsets (--task itemsets)"
@@ -73,6 +74,7 @@ class ItemsetsConfig(Section):
     column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
                                metavar="NAME|INDEX", group="summation and histograms",
                                default_text="the first")
+    sources: int | None = sources_param()
 
     @property
     def k(self) -> int:
@@ -242,6 +244,11 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
                                  coalition, keep_pairs)
 
 
+def _shuffle(setup: Setup) -> tuple[float, str, int]:
+    """The level of one report, the shuffle bound and the domain it reads."""
+    return setup.config.epsilon, _section(setup).shuffle, _extended(setup)
+
+
 class ItemsetsTask(Task):
     """Frequent items of set-valued data, by PSFO reports aggregated in a walking token."""
 
@@ -253,6 +260,7 @@ class ItemsetsTask(Task):
                  "reports per pair, composed with KOV", _ring_losses, ("kov",)),
         Tracking("complete", "the histogram's walk tracker: each window one shuffle of "
                  "eps-LDP PSFO reports; KOV, capped at LDP", _walk_losses, ("kov",)),
+        report_tracking(_shuffle),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
