@@ -115,7 +115,7 @@ class CycleRows:
     ia: np.ndarray
     ib: np.ndarray
     factors: np.ndarray
-    arrays: tuple[np.ndarray, ...]
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     cut: int
 
 

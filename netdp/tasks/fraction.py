@@ -27,8 +27,8 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
 GROUP = "fraction (--task fraction)"

@@ -36,8 +36,8 @@ from netdp.errors import check
 from netdp.protocols.heavy_hitters import MAX_BITS, Plan
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
 GROUP = "heavy hitters (--task heavy-hitters)"

@@ -24,8 +24,8 @@ from netdp.protocols.histogram import CHUNK
 from netdp.protocols.user_level import UserLevel, UserLevelReport
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")

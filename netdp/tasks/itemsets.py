@@ -33,8 +33,8 @@ from netdp.errors import InputError, check
 from netdp.mechanisms.set_valued import ORACLES, PSFO, ItemSets, precision_recall, top_k
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.tracking import Tracking
 
 GROUP = "itemsets (--task itemsets)"

@@ -31,8 +31,8 @@ from netdp.errors import check
 from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.tracking import Tracking
 
 GROUP = "multidimensional collection (--task multidim)"

@@ -25,6 +25,14 @@ from netdp.errors import check
 from netdp.protocols.user_level import UserLevel, UserLevelReport
 from netdp.reports import Report, Utility, fmt, row
 from netdp.tasks.base import Task
+from netdp.tasks.graph_tracking import (
+    DENSE_NODES,
+    graph_by_distance,
+    graph_note,
+    matrix_observers,
+    sources_param,
+    transition,
+)
 from netdp.tasks.setup import (
     Setup,
     Streams,
@@ -33,15 +41,6 @@ from netdp.tasks.setup import (
     range_worlds,
     resolve,
     values_from_file,
-)
-from netdp.tasks.graph_tracking import (
-    DENSE_NODES,
-    graph_by_distance,
-    graph_note,
-    matrix_observers,
-    sources_param,
-    transition,
-    walk_observers,
 )
 from netdp.tasks.tracking import Tracking
 
