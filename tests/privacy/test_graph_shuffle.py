@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from test_taboo import dense_visits  # the plain-numpy taboo rates (same folder)
 
 from netdp import topology
 from netdp.engine import walk
@@ -27,24 +28,11 @@ def graph_trace(name: str, n: int, steps: int, seed: int, rule: str = "simple"):
     return topo, trace, graph_walk.transition_matrix(topo, rule)
 
 
-def dense_rate(P: np.ndarray, v: int, a: int, b: int, L: int) -> np.ndarray:
-    """``Σ_{k=1}^{L-1} (Q^k)_{au} (Q^{L-k})_{ub} / (Q^L)_{ab}``, ``Q`` = ``P`` without
-    ``v``, by dense matrix powers."""
-    Q = P.copy()
-    Q[v, :] = 0.0
-    Q[:, v] = 0.0
-    powers = [np.eye(P.shape[0])]
-    for _ in range(L):
-        powers.append(powers[-1] @ Q)
-    num = sum((powers[k][a, :] * powers[L - k][:, b] for k in range(1, L)),
-              np.zeros(P.shape[0]))
-    return num / powers[L][a, b]
-
-
 def oracle(trace, P: np.ndarray, u: int, v: int, eps_of) -> float:
     """ε(u → v) from the token's holders, one window at a time, in plain Python."""
     losses = []
     steps = trace.steps
+    blocked = np.arange(P.shape[0]) == v
     for h in np.asarray(trace.holders).reshape(-1, steps):
         at = np.flatnonzero(h == v)
         if at.size == 0:
@@ -67,7 +55,7 @@ def oracle(trace, P: np.ndarray, u: int, v: int, eps_of) -> float:
                 if a < 0 or b < 0:
                     q = 1.0  # an end unknown: every other report may be u's
                 else:
-                    q = min(dense_rate(P, v, a, b, r - 1)[u], 1.0) if r >= 3 else 0.0
+                    q = min(dense_visits(P, blocked, a, b, r - 1)[u], 1.0) if r >= 3 else 0.0
                 losses.append(math.log1p(q * math.expm1(eps)))
     e = np.array(losses)
     return float(kov_het_epsilon(e.sum(), (e * np.tanh(e / 2)).sum(), (e * e).sum(),
