@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -208,6 +209,39 @@ def _pairwise_windows(own, reports, first, last, eps_s, n_obs, n_ids, others, de
     return base, weight, k, offsets, counts, values, ids
 
 
+@dataclass(frozen=True)
+class Windows:
+    """Every window of every observer of a walk (:func:`walk_windows`), sorted by
+    observer, with its shuffled ε: ``own`` (observer index), ``reports``, ``first``,
+    ``last`` (``-1``: unknown), ``eps_s``; the view's ``n_ids``, ``observers`` and
+    ``others`` (:func:`~netdp.privacy.tracker.observer_view`)."""
+
+    own: np.ndarray
+    reports: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    eps_s: np.ndarray
+    n_ids: int
+    observers: np.ndarray
+    others: np.ndarray
+
+
+def trace_windows(trace: Trace, eps0: float, delta: float, bound: str = "fmt-numeric",
+                  domain: int = 2, coalition: Sequence[int] | None = None) -> Windows:
+    """The windows every observer (or the coalition) sees of ``trace``, each with the ε of
+    one report shuffled among the window's (``bound``; large windows binned)."""
+    check(bound in SHUFFLE_BOUNDS, "shuffle",
+          f"must be one of {', '.join(SHUFFLE_BOUNDS)} (got {bound!r})")
+    holders, n_ids, observers, others = observer_view(trace, coalition)
+    holders = holders.astype(np.int64)
+    own, reports, first, last = walk_windows(holders, trace.steps, n_ids, observers)
+    if (trace.holders < 0).any():  # a lost token's steps that never happened: no node
+        phantom = n_ids - 1
+        first, last = (np.where(x == phantom, -1, x) for x in (first, last))
+    eps_s = _binned_epsilon(bound, eps0, reports, delta, domain)
+    return Windows(own, reports, first, last, eps_s, n_ids, observers, others)
+
+
 def walk_histogram_losses(
     trace: Trace,
     eps0: float,
@@ -238,16 +272,10 @@ def walk_histogram_losses(
     keep_pairs
         Keep the node of each corrected pair (for :meth:`PairLosses.matrix`).
     """
-    check(bound in SHUFFLE_BOUNDS, "shuffle",
-          f"must be one of {', '.join(SHUFFLE_BOUNDS)} (got {bound!r})")
     n = trace.n
-    holders, n_ids, observers, others = observer_view(trace, coalition)
-    holders = holders.astype(np.int64)
-    own, reports, first, last = walk_windows(holders, trace.steps, n_ids, observers)
-    if (trace.holders < 0).any():  # a lost token's steps that never happened: no node
-        phantom = n_ids - 1
-        first, last = (np.where(x == phantom, -1, x) for x in (first, last))
-    eps_s = _binned_epsilon(bound, eps0, reports, delta, domain)
+    w = trace_windows(trace, eps0, delta, bound, domain, coalition)
+    own, reports, first, last, eps_s = w.own, w.reports, w.first, w.last, w.eps_s
+    observers, n_ids, others = w.observers, w.n_ids, w.others
     base, weight, k, offsets, counts, values, nodes = _pairwise_windows(
         own, reports, first, last, eps_s, observers.size, n_ids, others, float(delta),
         True)

@@ -102,6 +102,51 @@ def reversible_measure(P) -> np.ndarray | None:
     return None
 
 
+@dataclass(frozen=True)
+class CycleRows:
+    """The taboo-chain rows one observer's cycles need (see :func:`cycle_rows`).
+
+    ``ia``, ``ib``: per cycle, the start of its forward and backward rows (``-1``: no
+    interior, ``m < 4``; ``-2``: beyond the rows kept, rate 1); ``factors``: the backward
+    rows' factor per cycle; ``arrays``: ``(F, lf, sf, G, lg, sg)`` as
+    :func:`~netdp.privacy._taboo_kernels.interior_visits` reads them; ``cut``: how many
+    cycles are beyond the rows kept."""
+
+    ia: np.ndarray
+    ib: np.ndarray
+    factors: np.ndarray
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    cut: int
+
+
+def cycle_rows(P, pi: np.ndarray | None, blocked: np.ndarray, cyc: Cycles) -> CycleRows:
+    """The taboo chain's rows (``blocked`` removed) for the cycles ``cyc`` of one observer:
+    one set of forward rows serves both ends of a reversible chain (``pi`` its measure,
+    :func:`reversible_measure`), else forward rows from the ``a`` and backward ones from
+    the ``b``; a cycle beyond the rows kept (neither settled nor stored) takes rate 1."""
+    inner = cyc.m >= 4
+    longest = int(cyc.m[inner].max() - 2) if inner.any() else 1
+    ia = np.full(cyc.m.size, -1, np.int64)
+    ib = np.full(cyc.m.size, -1, np.int64)
+    factors = np.ones(cyc.m.size)
+    if pi is not None:
+        starts = np.unique(np.concatenate([cyc.a[inner], cyc.b[inner]]))
+        F, lf, sf, limit_f = _rows(P, starts, blocked, longest, False, 0)
+        G, lg, sg, limit_g = F, lf, sf, limit_f
+        ia[inner] = np.searchsorted(starts, cyc.a[inner])
+        ib[inner] = np.searchsorted(starts, cyc.b[inner])
+        factors[inner] = pi[cyc.b[inner]]
+    else:
+        starts_a, ia[inner] = np.unique(cyc.a[inner], return_inverse=True)
+        starts_b, ib[inner] = np.unique(cyc.b[inner], return_inverse=True)
+        F, lf, sf, limit_f = _rows(P, starts_a, blocked, longest, False, starts_b.size)
+        G, lg, sg, limit_g = _rows(P, starts_b, blocked, longest, True, starts_a.size)
+    short = (_covered(ia, cyc.m - 2, sf, limit_f) & _covered(ib, cyc.m - 2, sg, limit_g))
+    cut = inner & ~short
+    ia[cut] = ib[cut] = -2
+    return CycleRows(ia, ib, factors, (F, lf, sf, G, lg, sg), int(cut.sum()))
+
+
 def graph_walk_losses(trace: Trace, P, eps0: float, delta: float, noise_multiplier: float,
                       accountant: str = "kov", coalition: Sequence[int] | None = None,
                       observers: np.ndarray | None = None) -> PairLosses:
@@ -154,31 +199,11 @@ def graph_walk_losses(trace: Trace, P, eps0: float, delta: float, noise_multipli
         if coalition is None:
             blocked[v] = True
         cyc = observer_cycles(holders, trace.steps, start, pos, int(v))
-        inner = cyc.m >= 4
-        longest = int(cyc.m[inner].max() - 2) if inner.any() else 1
-        ia = np.full(cyc.m.size, -1, np.int64)
-        ib = np.full(cyc.m.size, -1, np.int64)
-        factors = np.ones(cyc.m.size)
-        if pi is not None:  # one set of forward rows serves both ends
-            starts = np.unique(np.concatenate([cyc.a[inner], cyc.b[inner]]))
-            F, lf, sf, limit = _rows(P, starts, blocked, longest, False, 0)
-            G, lg, sg, limit_g, limit_f = F, lf, sf, limit, limit
-            ia[inner] = np.searchsorted(starts, cyc.a[inner])
-            ib[inner] = np.searchsorted(starts, cyc.b[inner])
-            factors[inner] = pi[cyc.b[inner]]
-        else:
-            starts_a, ia[inner] = np.unique(cyc.a[inner], return_inverse=True)
-            starts_b, ib[inner] = np.unique(cyc.b[inner], return_inverse=True)
-            F, lf, sf, limit_f = _rows(P, starts_a, blocked, longest, False, starts_b.size)
-            G, lg, sg, limit_g = _rows(P, starts_b, blocked, longest, True, starts_a.size)
-        # a cycle beyond the rows kept (neither settled nor stored) takes rate 1
-        short = (_covered(ia, cyc.m - 2, sf, limit_f) & _covered(ib, cyc.m - 2, sg, limit_g))
-        cut = inner & ~short
-        unamplified += int(cut.sum())
-        ia[cut] = ib[cut] = -2
-        eps = kernels.observer_losses(cyc.m, ia, ib, cyc.a, cyc.b, F, lf, sf, G, lg, sg,
-                                      scale, factors, blocked, mode, float(eps0), float(delta),
-                                      float(noise_multiplier), RDP_ORDERS,
+        rows = cycle_rows(P, pi, blocked, cyc)
+        unamplified += rows.cut
+        eps = kernels.observer_losses(cyc.m, rows.ia, rows.ib, cyc.a, cyc.b, *rows.arrays,
+                                      scale, rows.factors, blocked, mode, float(eps0),
+                                      float(delta), float(noise_multiplier), RDP_ORDERS,
                                       numba.get_num_threads())
         keep = np.flatnonzero(~blocked)
         losses.append(eps[keep])

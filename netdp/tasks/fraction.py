@@ -27,6 +27,7 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
+from netdp.tasks.graph_tracking import report_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
@@ -51,6 +52,7 @@ class FractionConfig(Section):
                          "fmt-numeric, fmt-closed or blanket",
                          choices=("fmt-numeric", "fmt-closed", "blanket"),
                          group="summation and histograms")
+    sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:
         check(self.column is None or self.data_file is not None, "column",
@@ -99,13 +101,21 @@ def _losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int
                                  keep_pairs)
 
 
+def _shuffle(setup: Setup) -> tuple[float, str, int]:
+    """The level of one report, the shuffle bound and the domain it reads."""
+    section = setup.config.section
+    assert isinstance(section, FractionConfig)
+    return setup.config.epsilon, section.shuffle, 2
+
+
 class FractionTask(Task):
     """The share of ones, by binary randomized response reports summed in the token."""
 
     name = "fraction"
     summary = "the share of nodes holding a 1, by binary randomized response (worked example)"
     section = FractionConfig
-    tracking = (Tracking("complete", "the histogram's shuffle tracker with k = 2", _losses),)
+    tracking = (Tracking("complete", "the histogram's shuffle tracker with k = 2", _losses),
+                report_tracking(_shuffle))
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp import seeding

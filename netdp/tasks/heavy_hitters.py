@@ -36,6 +36,7 @@ from netdp.errors import check
 from netdp.protocols.heavy_hitters import MAX_BITS, Plan
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
+from netdp.tasks.graph_tracking import report_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
@@ -86,6 +87,7 @@ class HeavyHittersConfig(Section):
     dummies: int | None = param(None, "ring: dummy reports node 0 adds at the start and "
                                 "again at the end", kind=int, low=0, metavar="D",
                                 group=DATA_GROUP, default_text="n - 1")
+    sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:
         check(self.column is None or self.data_file is not None, "column",
@@ -192,6 +194,11 @@ def zipf_items(bits: int, support: int, exponent: float, n: int,
     return ids[rng.choice(support, size=n, p=weights / weights.sum())].astype(np.int64)
 
 
+def _shuffle(setup: Setup) -> tuple[float, str, int]:
+    """The level of one report, the shuffle bound and the domain it reads."""
+    return setup.config.epsilon, _section(setup).shuffle, 2
+
+
 class HeavyHittersTask(Task):
     """Top-K items of a large domain by PEM's prefix extension over walk-carried reports."""
 
@@ -206,6 +213,7 @@ class HeavyHittersTask(Task):
         Tracking("complete", "each window an observer sees is one shuffle of its reports "
                  "(group drawn per report), subsampled where the node's presence is "
                  "uncertain; KOV, capped at LDP", _walk_losses, ("kov",)),
+        report_tracking(_shuffle),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:

@@ -24,6 +24,7 @@ from netdp.protocols.histogram import CHUNK
 from netdp.protocols.user_level import UserLevel, UserLevelReport
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
+from netdp.tasks.graph_tracking import report_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 from netdp.tasks.tracking import Tracking
 
@@ -72,6 +73,7 @@ class HistogramConfig(UserLevelSection):
                                 group=GROUP, default_text="min(10, L // 4), at least 1")
     target_choice: str = param("random", "with --attack: random targets, or the least "
                                "frequent categories", choices=TARGET_CHOICES, group=GROUP)
+    sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:
         super().validate(config)
@@ -218,6 +220,12 @@ def _ring_theory(setup: Setup) -> dict[str, float]:
         sec.domain)}
 
 
+def _shuffle(setup: Setup) -> tuple[float, str, int]:
+    """The level of one report, the shuffle bound and the domain it reads."""
+    sec = _section(setup)
+    return sec.local_epsilon(setup.config.epsilon), sec.shuffle, sec.domain
+
+
 class HistogramTask(Task):
     """Histograms by frequency-oracle reports aggregated in a walking token."""
 
@@ -232,6 +240,7 @@ class HistogramTask(Task):
         Tracking("complete", "each window an observer sees is one shuffle of its reports, "
                  "subsampled where the node's presence is uncertain; KOV, capped at LDP",
                  _walk_losses, ("kov",)),
+        report_tracking(_shuffle),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:

@@ -49,6 +49,7 @@ from netdp.mechanisms.set_valued import (
 )
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
+from netdp.tasks.graph_tracking import report_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.tracking import Tracking
 
@@ -101,6 +102,7 @@ class ItemsetsConfig(Section):
     itemset_size: int = param(2, "svsm: the largest itemset size (candidates: every subset "
                               "of 2..S of the top K items)", low=2, high=4, metavar="S",
                               group=GROUP)
+    sources: int | None = sources_param()
 
     @property
     def k(self) -> int:
@@ -316,9 +318,13 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     from netdp.privacy.shuffle_tracker import walk_histogram_losses
 
     cfg, sec = setup.config, _section(setup)
-    return walk_histogram_losses(phase_trace(trace, len(PHASES[sec.mining])), cfg.epsilon,
-                                 cfg.delta, sec.shuffle, _extended(setup), coalition,
-                                 keep_pairs)
+    return walk_histogram_losses(_published(setup, trace), cfg.epsilon, cfg.delta,
+                                 sec.shuffle, _extended(setup), coalition, keep_pairs)
+
+
+def _published(setup: Setup, trace: Trace) -> Trace:
+    """The walk as its rounds' aggregates are published (:func:`phase_trace`)."""
+    return phase_trace(trace, len(PHASES[_section(setup).mining]))
 
 
 def phase_trace(trace: Trace, phases: int) -> Trace:
@@ -364,6 +370,11 @@ def size_round(epsilon: float, sizes: np.ndarray, cap: int, oracle: str,
     return max(1, int(np.searchsorted(np.cumsum(share), PERCENTILE * total)))
 
 
+def _shuffle(setup: Setup) -> tuple[float, str, int]:
+    """The level of one report, the shuffle bound and the domain it reads."""
+    return setup.config.epsilon, _section(setup).shuffle, _extended(setup)
+
+
 class ItemsetsTask(Task):
     """Frequent items of set-valued data, by PSFO reports aggregated in a walking token."""
 
@@ -375,6 +386,7 @@ class ItemsetsTask(Task):
                  "reports per pair, composed with KOV", _ring_losses, ("kov",)),
         Tracking("complete", "the histogram's walk tracker: each window one shuffle of "
                  "eps-LDP PSFO reports; KOV, capped at LDP", _walk_losses, ("kov",)),
+        report_tracking(_shuffle, _published),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:

@@ -31,6 +31,7 @@ from netdp.errors import check
 from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
+from netdp.tasks.graph_tracking import report_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
 from netdp.tasks.tracking import Tracking
 
@@ -71,6 +72,7 @@ class MultidimConfig(Section):
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
                          "fmt-numeric or fmt-closed", choices=SHUFFLE_BOUNDS,
                          group="summation and histograms")
+    sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:
         check(self.dataset in DATASETS, "dataset", f"--task multidim takes "
@@ -194,6 +196,11 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
                                  coalition, keep_pairs)
 
 
+def _shuffle(setup: Setup) -> tuple[float, str, int]:
+    """The level of one report, the shuffle bound and the domain it reads."""
+    return setup.config.epsilon, _section(setup).shuffle, 2
+
+
 class MultidimTask(Task):
     """Mixed numeric and categorical rows, one ε-LDP report of the row per visit."""
 
@@ -206,6 +213,7 @@ class MultidimTask(Task):
         Tracking("complete", "each window an observer sees is one shuffle of eps-LDP row "
                  "reports, subsampled where the node's presence is uncertain; KOV, capped "
                  "at LDP", _walk_losses, ("kov",)),
+        report_tracking(_shuffle),
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:

@@ -25,6 +25,14 @@ from netdp.errors import check
 from netdp.protocols.user_level import UserLevel, UserLevelReport
 from netdp.reports import Report, Utility, fmt, row
 from netdp.tasks.base import Task
+from netdp.tasks.graph_tracking import (
+    DENSE_NODES,
+    graph_by_distance,
+    graph_note,
+    matrix_observers,
+    sources_param,
+    transition,
+)
 from netdp.tasks.setup import (
     Setup,
     Streams,
@@ -40,8 +48,6 @@ ADDITIVE = ("gaussian", "laplace")
 MECHANISMS = ADDITIVE + ("duchi", "piecewise", "hybrid")
 DATA = ("uniform", "constant", "normal")
 GROUP = "summation and histograms"
-DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
-SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
 
 
 @dataclass(frozen=True)
@@ -69,11 +75,7 @@ class SumConfig(UserLevelSection):
                        pair="range", metavar="LOW", group=GROUP, default_text="0 1")
     high: float = param(1.0, "range of the values; its width is the sensitivity",
                         pair="range", metavar="HIGH", group=GROUP, default_text="0 1")
-    sources: int | None = param(None, "walks on a graph: observers sampled by the pairwise "
-                                "tracker (its cost grows with each observer)", kind=int,
-                                low=1, metavar="K", group=GROUP,
-                                default_text=f"every observer up to {DENSE_NODES} nodes, "
-                                f"{SAMPLED} beyond")
+    sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:
         super().validate(config)
@@ -178,71 +180,11 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
     from netdp.privacy.tracker import clip_to_ldp, ldp_losses
 
     cfg, mech = setup.config, setup.mechanism
-    observers = walk_observers(setup)
-    check(not keep_pairs or observers is None, "pairs-out", f"the matrix needs every "
-          f"observer: up to {DENSE_NODES} nodes, or --sources {setup.topology.n}")
+    observers = matrix_observers(setup, keep_pairs)
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
-    table = graph_walk_losses(trace, _transition(setup), cfg.epsilon, cfg.delta, z,
+    table = graph_walk_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
                               accountant, coalition, observers)
     return clip_to_ldp(table, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
-
-
-def walk_observers(setup: Setup) -> np.ndarray | None:
-    """The observers of the graph-walk tracker: ``None`` (all) up to :data:`DENSE_NODES`
-    nodes or when ``--sources`` covers them, else ``--sources`` (default :data:`SAMPLED`)
-    drawn once from the ``sources`` stream."""
-    n, sources = setup.topology.n, setup.config.get("sources")
-    samples = sources if sources is not None else (SAMPLED if n > DENSE_NODES else n)
-    if samples >= n or setup.config.coalition is not None:
-        return None
-    rng = Streams(setup.seed, 0).generator("sources")
-    return np.sort(rng.choice(n, size=samples, replace=False))
-
-
-def _transition(setup: Setup) -> Any:
-    """The walk's transition matrix (kept in the setup's memo)."""
-    if "P" not in setup.memo:
-        from netdp.engine.routing import resolve_walk
-        from netdp.privacy import graph_walk
-
-        topo = setup.topology
-        setup.memo["P"] = graph_walk.transition_matrix(topo, resolve_walk(topo,
-                                                                          setup.config.walk))
-    return setup.memo["P"]
-
-
-def _graph_walk_note(setup: Setup, tables: Sequence[Any]) -> str | None:
-    """Sampled observers (with the standard error of the mean over them) and cycles left
-    unamplified, when there are any."""
-    parts = []
-    observers = walk_observers(setup)
-    if observers is not None:
-        per = np.concatenate([np.add.reduceat(t.values, np.r_[0, np.cumsum(t.counts)[:-1]])
-                              / t.counts for t in tables])
-        stderr = per.std(ddof=1) / math.sqrt(per.size) if per.size > 1 else math.nan
-        parts.append(f"pairwise losses of {observers.size} of {setup.topology.n} observers, "
-                     f"sampled (--sources); standard error of the mean {stderr:.2g}")
-    cut = sum(t.unamplified for t in tables)
-    if cut:
-        parts.append(f"{cut} cycles outlasted the taboo-chain rows kept (the chain mixes "
-                     "slowly) and were accounted at rate 1 (sound, not amplified)")
-    return "; ".join(parts) or None
-
-
-def _graph_walk_by_distance(setup: Setup, tables: Sequence[Any]) -> tuple[Any, ...]:
-    """The pairs of all runs by hop distance between ``u`` and the observer ``v`` (from
-    ``v``, along the edges of a directed graph; none for a coalition, which has no one
-    position)."""
-    from netdp.reports import by_distance
-    from netdp.topology import hop_distances
-
-    if setup.config.coalition is not None:
-        return ()
-    hops = hop_distances(setup.topology, tables[0].observers)  # the same in every run
-    values = np.concatenate([t.values for t in tables])
-    distances = np.concatenate([hops[np.repeat(np.arange(t.counts.size), t.counts), t.nodes]
-                                for t in tables])
-    return by_distance(values, distances)
 
 
 def icml_theory(setup: Setup) -> dict[str, float]:
@@ -265,7 +207,7 @@ def icml_theory(setup: Setup) -> dict[str, float]:
     if n > 512:
         rng = Streams(setup.seed, 0).generator("sources")
         sources = np.sort(rng.choice(n, size=256, replace=False))
-    coef = cfg.tokens * graph_walk.icml_coefficients(_transition(setup), setup.steps, sources)
+    coef = cfg.tokens * graph_walk.icml_coefficients(transition(setup), setup.steps, sources)
     mask = np.ones(coef.shape, dtype=bool)
     rows = np.arange(coef.shape[0])
     mask[rows, rows if sources is None else sources] = False
@@ -312,7 +254,7 @@ class SumTask(Task):
                  "rates from the walk's taboo chain (union bound), composed by KOV or RDP; "
                  f"every observer up to {DENSE_NODES} nodes, sampled beyond",
                  _graph_walk_losses, ("kov", "rdp"), ADDITIVE, icml_theory,
-                 note=_graph_walk_note, by_distance=_graph_walk_by_distance,
+                 note=graph_note, by_distance=graph_by_distance,
                  theory_per_pair=False),
     )
 
