@@ -156,7 +156,7 @@ def test_the_view_ends_in_the_published_estimates():
 
 
 @pytest.mark.parametrize(("params", "flag"), [
-    ({"domain_bits": 31}, "domain-bits"),
+    ({"domain_bits": 54}, "domain-bits"),
     ({"groups": 3, "step_bits": 2}, "groups"),
     ({"domain_bits": 8, "start_bits": 9}, "start-bits"),
     ({"domain_bits": 8, "start_bits": 4, "groups": 6}, "groups"),
