@@ -75,7 +75,8 @@ def affine_mod61(a: npt.ArrayLike, x: npt.ArrayLike, b: npt.ArrayLike) -> np.nda
     mid = a1 * x0
     mid += a0 * x1
     low = a0 * x0
-    s = (a1 * x1) << np.uint64(3)
+    s = a1 * x1
+    s <<= np.uint64(3)
     s += mid >> np.uint64(29)
     mid &= _LOW29
     mid <<= np.uint64(32)
@@ -87,7 +88,7 @@ def affine_mod61(a: npt.ArrayLike, x: npt.ArrayLike, b: npt.ArrayLike) -> np.nda
     low = s >> np.uint64(61)
     s &= _P61
     s += low
-    s -= np.where(s >= _P61, _P61, np.uint64(0))
+    np.subtract(s, _P61, out=s, where=s >= _P61)
     return s
 
 

@@ -15,7 +15,14 @@ from netdp.cli import main
 from netdp.engine.routing import Router
 from netdp.errors import InputError
 from netdp.mechanisms import frequency_oracle
-from netdp.protocols.heavy_hitters import Plan, estimate, identify, perturb_groups, scores
+from netdp.protocols.heavy_hitters import (
+    Plan,
+    estimate,
+    group_oracles,
+    identify,
+    perturb_groups,
+    scores,
+)
 from netdp.tasks import TASKS, get_task, make_config
 from netdp.tasks.setup import Streams
 
@@ -103,6 +110,22 @@ def test_prefix_extension_finds_planted_items_centrally():
     n_last = int((groups == plan.groups - 1).sum())
     sd = np.sqrt(oracles[-1].variance(np.array([0.5, 1 / 3, 1 / 6]), n_last))
     assert np.all(np.abs(found.estimates - [0.5, 1 / 3, 1 / 6]) <= 5 * sd)
+
+
+def test_prefix_extension_finds_planted_53_bit_ids():
+    """The largest domain, 2^53: planted ids at its top (``2^53 - 1`` and ``2^53 - 1 - P``,
+    one id modulo ``P = 2^31 - 1``) and in the middle are found exactly at ε = 6."""
+    plan = Plan.of(53, keep=4)
+    oracles = group_oracles("olh", 6.0, plan)
+    top = (1 << 53) - 1
+    planted = np.array([top, top - ((1 << 31) - 1), (1 << 40) + 5])
+    items = np.repeat(planted, [3000, 2000, 1000])
+    groups, reports = perturb_groups(items, plan, oracles, np.random.default_rng(53))
+    found = identify(groups, reports, plan, oracles, 3)
+    np.testing.assert_array_equal(found.items, planted)
+    with pytest.raises(InputError) as err:
+        Plan.of(54)
+    assert err.value.param == "domain-bits"
 
 
 EASY = {"task": "heavy-hitters", "domain_bits": 20, "support": 3, "zipf_exponent": 1.0,
