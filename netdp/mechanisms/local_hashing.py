@@ -11,6 +11,13 @@ probability of the family: for ``x != x'`` the pair ``((a x + b) mod P, (a x' + 
 is a uniform pair of distinct residues, so ``P[H(x) = H(x')] = sum_r c_r (c_r - 1) /
 (P (P - 1))`` with ``c_r = |{z < P : z mod g = r}|``, within ``1/P`` (about 5e-10) of
 ``1/g``. The estimator uses ``q* = 1/g``; the bias this leaves is below ``n / P`` counts.
+
+Domains larger than P (ids of 32 bits and more, up to ``2^61 - 1``) hash with the same
+family over ``P61 = 2^61 - 1`` (:func:`~netdp.mechanisms._hashing.family_prime`); the
+report is still ``(a, b, y)`` in int64, the same closed forms hold with the collision
+probability within ``1/P61`` of ``1/g``, and only given candidates can be counted
+(:meth:`_LocalHashing.candidate_counts`): :meth:`~_LocalHashing.aggregate` would
+enumerate the whole domain and refuses.
 """
 
 from __future__ import annotations
@@ -22,7 +29,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from netdp.errors import check
-from netdp.mechanisms._hashing import PRIME, draw_keys, hash_values
+from netdp.mechanisms._hashing import (
+    PRIME,
+    PRIME61,
+    affine_mod61,
+    draw_keys,
+    family_prime,
+    hash_values,
+)
 from netdp.mechanisms._oracle import (
     CHUNK_ELEMENTS,
     PureOracle,
@@ -60,6 +74,8 @@ def support_counts(keys: np.ndarray, y: np.ndarray, domain: int, g: int,
     numpy.ndarray
         int64 array (domain,) of support counts.
     """
+    check(domain <= PRIME, "domain", f"support counts enumerate every category: at most "
+          f"{PRIME} categories (got {domain}); count given candidates instead")
     counts = np.zeros(domain, dtype=np.int64)
     width = min(domain, max(1, chunk_elements))
     for lo in range(0, domain, width):
@@ -69,7 +85,7 @@ def support_counts(keys: np.ndarray, y: np.ndarray, domain: int, g: int,
 
 
 def candidate_counts(keys: np.ndarray, y: np.ndarray, items: np.ndarray, g: int,
-                     chunk_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
+                     chunk_elements: int = CHUNK_ELEMENTS, prime: int = PRIME) -> np.ndarray:
     """``C_i = sum_j 1[H_j(i) = y_j]`` for the given categories ``items`` only.
 
     The cost is ``len(y) x len(items)`` hash evaluations, whatever the domain: what a
@@ -77,7 +93,9 @@ def candidate_counts(keys: np.ndarray, y: np.ndarray, items: np.ndarray, g: int,
     Reports are hashed against all items in blocks of at most ``chunk_elements`` entries
     (at least one report per block), in one int64 buffer. ``keys``, ``y``, ``g`` and
     ``chunk_elements`` as in :func:`support_counts`; ``items`` an int64 array (c,) of
-    categories below the hash family's prime. Returns the int64 counts (c,).
+    categories below the hash family's prime ``prime`` (:data:`PRIME`, or :data:`PRIME61`
+    for domains above it, hashed in uint64 by :func:`affine_mod61`). Returns the int64
+    counts (c,).
     """
     items = np.asarray(items, dtype=np.int64)
     counts = np.zeros(items.size, dtype=np.int64)
@@ -85,16 +103,20 @@ def candidate_counts(keys: np.ndarray, y: np.ndarray, items: np.ndarray, g: int,
     if n == 0 or items.size == 0:
         return counts
     rows = min(n, max(1, chunk_elements // items.size))
-    buffer = np.empty(rows * items.size, dtype=np.int64)
+    buffer = np.empty(rows * items.size if prime == PRIME else 0, dtype=np.int64)
     a, b = keys[:, 0, None], keys[:, 1, None]
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        hashed = buffer[:(stop - start) * items.size].reshape(stop - start, items.size)
-        np.multiply(a[start:stop], items, out=hashed)  # (a x + b) mod P mod g
-        hashed += b[start:stop]
-        hashed %= PRIME
-        hashed %= g
-        counts += np.count_nonzero(hashed == y[start:stop, None], axis=0)
+        if prime == PRIME:
+            hashed = buffer[:(stop - start) * items.size].reshape(stop - start, items.size)
+            np.multiply(a[start:stop], items, out=hashed)  # (a x + b) mod P mod g
+            hashed += b[start:stop]
+            hashed %= PRIME
+            hashed %= g
+        else:
+            hashed = affine_mod61(a[start:stop], items, b[start:stop])
+            hashed %= np.uint64(g)
+        counts += np.count_nonzero(hashed == y[start:stop, None].astype(hashed.dtype), axis=0)
     return counts
 
 
@@ -118,7 +140,7 @@ class _LocalHashing(PureOracle):
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
-        check_domain(self.domain, PRIME)
+        check_domain(self.domain, PRIME61)
         resolved = self._resolve_g()
         check_int(resolved, "g", 2, PRIME - 1)
         assert resolved is not None  # check_int raised otherwise
@@ -136,6 +158,12 @@ class _LocalHashing(PureOracle):
         """The size of the hash range, ``g``, as resolved by ``__post_init__``."""
         assert self.g is not None
         return self.g
+
+    @property
+    def prime(self) -> int:
+        """The prime of the hash family: ``2^31 - 1``, or ``2^61 - 1`` for domains above
+        it (:func:`~netdp.mechanisms._hashing.family_prime`)."""
+        return family_prime(self.domain)
 
     @property
     def p_star(self) -> float:
@@ -156,8 +184,8 @@ class _LocalHashing(PureOracle):
         """
         v = check_categories(values, self.domain)
         n = v.size
-        keys = draw_keys(rng, n)
-        hashed = hash_values(keys, v, self._g)
+        keys = draw_keys(rng, n, self.prime)
+        hashed = hash_values(keys, v, self._g, self.prime)
         keep = rng.random(n) < self.p
         offset = rng.integers(1, self._g, n)
         out = np.empty((n, 3), dtype=np.int64)
@@ -167,28 +195,38 @@ class _LocalHashing(PureOracle):
 
     def aggregate(self, reports: np.ndarray) -> np.ndarray:
         """int64 support count of every category, ``sum_j 1[H_j(i) = y_j]``, vectorized."""
+        check(self.domain <= PRIME, "domain", f"aggregate enumerates every category: at "
+              f"most {PRIME} (got {self.domain}); use candidate_counts for larger domains")
+        reports = self._checked(reports)
+        return support_counts(reports[:, :2], reports[:, 2], self.domain, self._g)
+
+    def _checked(self, reports: np.ndarray) -> np.ndarray:
+        """``reports`` as int64 (n, 3), after checking the keys and values lie in range."""
         reports = check_reports(reports, 3, "(a, b, y)").astype(np.int64, copy=False)
+        prime = self.prime
         if len(reports):
             a, b, y = reports[:, 0], reports[:, 1], reports[:, 2]
-            check(a.min() >= 1 and a.max() < PRIME and b.min() >= 0 and b.max() < PRIME
+            check(a.min() >= 1 and a.max() < prime and b.min() >= 0 and b.max() < prime
                   and y.min() >= 0 and y.max() < self.g, "reports",
-                  f"need 1 <= a < {PRIME}, 0 <= b < {PRIME} and 0 <= y < {self.g}")
-        return support_counts(reports[:, :2], reports[:, 2], self.domain, self._g)
+                  f"need 1 <= a < {prime}, 0 <= b < {prime} and 0 <= y < {self.g}")
+        return reports
 
     def candidate_counts(self, reports: np.ndarray, items: np.ndarray) -> np.ndarray:
         """Support counts of ``items`` only (int64, one per item), without the whole
         domain: ``aggregate(reports)[items]`` at a cost of ``len(reports) x len(items)``
         (:func:`candidate_counts`)."""
-        reports = check_reports(reports, 3, "(a, b, y)").astype(np.int64, copy=False)
+        reports = self._checked(reports)
         items = np.asarray(items, dtype=np.int64)
         check(items.size == 0 or (items.min() >= 0 and items.max() < self.domain), "items",
               f"candidates must lie in 0..{self.domain - 1}")
-        return candidate_counts(reports[:, :2], reports[:, 2], items, self._g)
+        return candidate_counts(reports[:, :2], reports[:, 2], items, self._g,
+                                prime=self.prime)
 
     def report_scores(self, reports: np.ndarray, items: Sequence[int]) -> np.ndarray:
         """A report ``(a, b, y)`` supports the categories that its hash maps to ``y``."""
         reports = np.asarray(reports, dtype=np.int64)
-        return np.stack([hash_values(reports[:, :2], int(i), self._g) == reports[:, 2]
+        return np.stack([hash_values(reports[:, :2], int(i), self._g, self.prime)
+                         == reports[:, 2]
                          for i in items], axis=1).astype(float)
 
     def report_bytes(self) -> int:
@@ -200,10 +238,13 @@ class _LocalHashing(PureOracle):
         return super().working_bytes(rows) + support_bytes(rows, self.domain)
 
     def describe(self) -> dict:
-        return {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,
-                "domain": self.domain, "g": self.g, "p": self.p, "q": self.q,
-                "p_star": self.p_star, "q_star": self.q_star,
-                "report": "int64 (a, b, y): hash key and perturbed hash value"}
+        out = {"name": self.name, "epsilon": self.epsilon, "delta": 0.0,
+               "domain": self.domain, "g": self.g, "p": self.p, "q": self.q,
+               "p_star": self.p_star, "q_star": self.q_star,
+               "report": "int64 (a, b, y): hash key and perturbed hash value"}
+        if self.prime != PRIME:
+            out["hash_prime"] = self.prime
+        return out
 
 
 @dataclass(frozen=True)

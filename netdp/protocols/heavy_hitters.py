@@ -29,8 +29,10 @@ from netdp.errors import check
 from netdp.mechanisms import frequency_oracle
 from netdp.mechanisms._oracle import pure_counts
 
-#: Largest domain bits: items and prefixes must lie below the hash family's prime 2^31 - 1.
-MAX_BITS = 30
+#: Largest domain bits. Prefixes of up to 30 bits hash with the prime 2^31 - 1, longer ones
+#: with 2^61 - 1 (:func:`netdp.mechanisms._hashing.family_prime`); ids pass through float64
+#: on the way in (``--data-file``, ``numpy.rint``), exact below 2^53.
+MAX_BITS = 53
 #: Largest number of candidates one round estimates (2^s0, c 2^η).
 MAX_CANDIDATES = 1 << 16
 

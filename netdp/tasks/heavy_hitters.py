@@ -317,8 +317,8 @@ class HeavyHittersTask(Task):
             for j, length in enumerate(plan.lengths):
                 mine = groups == j
                 prefixes = found >> (plan.bits - length)
-                out[mine, j] = hash_values(reports[mine, None, :2], prefixes,
-                                           oracles[j].g) == reports[mine, 2, None]
+                out[mine, j] = hash_values(reports[mine, None, :2], prefixes, oracles[j].g,
+                                           oracles[j].prime) == reports[mine, 2, None]
             return out
 
         head, real, tail = (support(*part).sum(axis=0) if i != 1 else support(*part)
