@@ -27,9 +27,8 @@ from netdp.engine.trace import Trace
 from netdp.errors import check
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
-from netdp.tasks.tracking import Tracking
 
 GROUP = "fraction (--task fraction)"
 
@@ -91,16 +90,6 @@ def keep_probability(epsilon: float) -> float:
     return 1.0 / (1.0 + math.exp(-epsilon))
 
 
-def _losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-            keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import walk_histogram_losses
-
-    cfg, section = setup.config, setup.config.section
-    assert isinstance(section, FractionConfig)
-    return walk_histogram_losses(trace, cfg.epsilon, cfg.delta, section.shuffle, 2, coalition,
-                                 keep_pairs)
-
-
 def _shuffle(setup: Setup) -> tuple[float, str, int]:
     """The level of one report, the shuffle bound and the domain it reads."""
     section = setup.config.section
@@ -114,7 +103,8 @@ class FractionTask(Task):
     name = "fraction"
     summary = "the share of nodes holding a 1, by binary randomized response (worked example)"
     section = FractionConfig
-    tracking = (Tracking("complete", "the histogram's shuffle tracker with k = 2", _losses),
+    tracking = (shuffle_tracking("complete", "the histogram's shuffle tracker with k = 2",
+                                 _shuffle),
                 report_tracking(_shuffle))
 
     def prepare(self, config: SimulationConfig) -> Setup:

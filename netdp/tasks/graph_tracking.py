@@ -127,3 +127,32 @@ def report_tracking(shuffle: ShuffleParams,
                     "subsampled at its taboo-chain rate (union bound); KOV, capped at LDP; "
                     f"every observer up to {DENSE_NODES} nodes, sampled beyond", losses,
                     ("kov",), note=graph_note, by_distance=graph_by_distance)
+
+
+def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
+                     published: Callable[[Setup, Trace], Trace] | None = None,
+                     **options: Any) -> Tracking:
+    """The ``ring`` or ``complete`` declaration of a report-based task: the histogram's
+    shuffle-window trackers (:func:`~netdp.privacy.shuffle_tracker.ring_histogram_losses`
+    with the task's ``dummies`` when it has them,
+    :func:`~netdp.privacy.shuffle_tracker.walk_histogram_losses`), read from
+    ``shuffle(setup) -> (eps0, bound, domain)`` as :func:`report_tracking` reads it;
+    ``options``: further :class:`Tracking` fields (``theory``)."""
+    check(topology in ("ring", "complete"), "topology", f"not a shuffle tracker's: {topology}")
+
+    def losses(setup: Setup, trace: Trace, accountant: str,
+               coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
+        from netdp.privacy.shuffle_tracker import ring_histogram_losses, walk_histogram_losses
+
+        cfg = setup.config
+        eps0, bound, domain = shuffle(setup)
+        if topology == "ring":
+            dummies = getattr(cfg.section, "dummies", None) or 0
+            return ring_histogram_losses(setup.topology.n, cfg.rounds, eps0, cfg.delta, bound,
+                                         domain, dummies, coalition)
+        if published is not None:
+            trace = published(setup, trace)
+        return walk_histogram_losses(trace, eps0, cfg.delta, bound, domain, coalition,
+                                     keep_pairs)
+
+    return Tracking(topology, summary, losses, ("kov",), **options)

@@ -36,9 +36,8 @@ from netdp.errors import check
 from netdp.protocols.heavy_hitters import MAX_BITS, Plan
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
-from netdp.tasks.tracking import Tracking
 
 GROUP = "heavy hitters (--task heavy-hitters)"
 DATA_GROUP = "summation and histograms"
@@ -166,25 +165,6 @@ def _section(setup: Setup) -> HeavyHittersConfig:
     return section
 
 
-def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import walk_histogram_losses
-
-    cfg = setup.config
-    return walk_histogram_losses(trace, cfg.epsilon, cfg.delta, _section(setup).shuffle, 2,
-                                 coalition, keep_pairs)
-
-
-def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import ring_histogram_losses
-
-    cfg = setup.config
-    return ring_histogram_losses(setup.topology.n, cfg.rounds, cfg.epsilon, cfg.delta,
-                                 _section(setup).shuffle, 2, cfg.get("dummies") or 0,
-                                 coalition)
-
-
 def zipf_items(bits: int, support: int, exponent: float, n: int,
                rng: np.random.Generator) -> np.ndarray:
     """``n`` items: ``support`` distinct ids drawn uniformly from ``[0, 2^bits)``, the
@@ -208,11 +188,11 @@ class HeavyHittersTask(Task):
     default_nodes = 2000
     steps_per_node = 10
     tracking = (
-        Tracking("ring", "K windows of shuffled reports per pair (first and last padded by "
-                 "the dummies), composed with KOV", _ring_losses, ("kov",)),
-        Tracking("complete", "each window an observer sees is one shuffle of its reports "
-                 "(group drawn per report), subsampled where the node's presence is "
-                 "uncertain; KOV, capped at LDP", _walk_losses, ("kov",)),
+        shuffle_tracking("ring", "K windows of shuffled reports per pair (first and last "
+                         "padded by the dummies), composed with KOV", _shuffle),
+        shuffle_tracking("complete", "each window an observer sees is one shuffle of its "
+                         "reports (group drawn per report), subsampled where the node's "
+                         "presence is uncertain; KOV, capped at LDP", _shuffle),
         report_tracking(_shuffle),
     )
 

@@ -24,9 +24,8 @@ from netdp.protocols.histogram import CHUNK
 from netdp.protocols.user_level import UserLevel, UserLevelReport
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
-from netdp.tasks.tracking import Tracking
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
 HASHED = ("cms", "hcms", "rappor")  # public hash functions, drawn per run
@@ -192,25 +191,6 @@ def _per_record(setup: Setup, outcome: Any) -> Any:
                                truth=users.frequencies(_section(setup).domain))
 
 
-def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import ring_histogram_losses
-
-    cfg, sec = setup.config, _section(setup)
-    return ring_histogram_losses(setup.topology.n, cfg.rounds, sec.local_epsilon(cfg.epsilon),
-                                 cfg.delta, sec.shuffle, sec.domain, sec.dummies or 0,
-                                 coalition)
-
-
-def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import walk_histogram_losses
-
-    cfg, sec = setup.config, _section(setup)
-    return walk_histogram_losses(trace, sec.local_epsilon(cfg.epsilon), cfg.delta, sec.shuffle,
-                                 sec.domain, coalition, keep_pairs)
-
-
 def _ring_theory(setup: Setup) -> dict[str, float]:
     from netdp.privacy.shuffle_tracker import ring_histogram_theory
 
@@ -234,12 +214,12 @@ class HistogramTask(Task):
     section = HistogramConfig
     attacks = ("rpa", "ria", "mga", "drop", "replay", "inflate")
     tracking = (
-        Tracking("ring", "K windows of shuffled reports per pair (first and last padded by "
-                 "the dummies), composed with KOV", _ring_losses, ("kov",),
-                 theory=_ring_theory),
-        Tracking("complete", "each window an observer sees is one shuffle of its reports, "
-                 "subsampled where the node's presence is uncertain; KOV, capped at LDP",
-                 _walk_losses, ("kov",)),
+        shuffle_tracking("ring", "K windows of shuffled reports per pair (first and last "
+                         "padded by the dummies), composed with KOV", _shuffle,
+                         theory=_ring_theory),
+        shuffle_tracking("complete", "each window an observer sees is one shuffle of its "
+                         "reports, subsampled where the node's presence is uncertain; KOV, "
+                         "capped at LDP", _shuffle),
         report_tracking(_shuffle),
     )
 

@@ -49,9 +49,8 @@ from netdp.mechanisms.set_valued import (
 )
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
-from netdp.tasks.tracking import Tracking
 
 GROUP = "itemsets (--task itemsets)"
 MAX_ITEMS = 100_000
@@ -304,24 +303,6 @@ def _extended(setup: Setup) -> int:
     return int(setup.mechanism.base.domain)
 
 
-def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import ring_histogram_losses
-
-    cfg, sec = setup.config, _section(setup)
-    return ring_histogram_losses(setup.topology.n, cfg.rounds, cfg.epsilon, cfg.delta,
-                                 sec.shuffle, _extended(setup), sec.dummies or 0, coalition)
-
-
-def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import walk_histogram_losses
-
-    cfg, sec = setup.config, _section(setup)
-    return walk_histogram_losses(_published(setup, trace), cfg.epsilon, cfg.delta,
-                                 sec.shuffle, _extended(setup), coalition, keep_pairs)
-
-
 def _published(setup: Setup, trace: Trace) -> Trace:
     """The walk as its rounds' aggregates are published (:func:`phase_trace`)."""
     return phase_trace(trace, len(PHASES[_section(setup).mining]))
@@ -382,10 +363,10 @@ class ItemsetsTask(Task):
     summary = "frequent items of set-valued data by padding and sampling (PSFO, S&P 2018)"
     section = ItemsetsConfig
     tracking = (
-        Tracking("ring", "the histogram's ring tracker: K windows of shuffled eps-LDP PSFO "
-                 "reports per pair, composed with KOV", _ring_losses, ("kov",)),
-        Tracking("complete", "the histogram's walk tracker: each window one shuffle of "
-                 "eps-LDP PSFO reports; KOV, capped at LDP", _walk_losses, ("kov",)),
+        shuffle_tracking("ring", "the histogram's ring tracker: K windows of shuffled "
+                         "eps-LDP PSFO reports per pair, composed with KOV", _shuffle),
+        shuffle_tracking("complete", "the histogram's walk tracker: each window one shuffle "
+                         "of eps-LDP PSFO reports; KOV, capped at LDP", _shuffle, _published),
         report_tracking(_shuffle, _published),
     )
 

@@ -31,9 +31,8 @@ from netdp.errors import check
 from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
 from netdp.reports import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, sources_param
+from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
-from netdp.tasks.tracking import Tracking
 
 GROUP = "multidimensional collection (--task multidim)"
 MECHANISMS = ("hybrid", "piecewise", "duchi", "hm", "pm")
@@ -178,24 +177,6 @@ def _section(setup: Setup) -> MultidimConfig:
     return section
 
 
-def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import ring_histogram_losses
-
-    cfg = setup.config
-    return ring_histogram_losses(setup.topology.n, cfg.rounds, cfg.epsilon, cfg.delta,
-                                 _section(setup).shuffle, 2, 0, coalition)
-
-
-def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
-                 keep_pairs: bool) -> Any:
-    from netdp.privacy.shuffle_tracker import walk_histogram_losses
-
-    cfg = setup.config
-    return walk_histogram_losses(trace, cfg.epsilon, cfg.delta, _section(setup).shuffle, 2,
-                                 coalition, keep_pairs)
-
-
 def _shuffle(setup: Setup) -> tuple[float, str, int]:
     """The level of one report, the shuffle bound and the domain it reads."""
     return setup.config.epsilon, _section(setup).shuffle, 2
@@ -208,11 +189,11 @@ class MultidimTask(Task):
     summary = "means and frequencies of d mixed attributes (Wang et al. ICDE 2019, §4)"
     section = MultidimConfig
     tracking = (
-        Tracking("ring", "K windows of shuffled eps-LDP row reports per pair, KOV",
-                 _ring_losses, ("kov",)),
-        Tracking("complete", "each window an observer sees is one shuffle of eps-LDP row "
-                 "reports, subsampled where the node's presence is uncertain; KOV, capped "
-                 "at LDP", _walk_losses, ("kov",)),
+        shuffle_tracking("ring", "K windows of shuffled eps-LDP row reports per pair, KOV",
+                         _shuffle),
+        shuffle_tracking("complete", "each window an observer sees is one shuffle of eps-LDP "
+                         "row reports, subsampled where the node's presence is uncertain; "
+                         "KOV, capped at LDP", _shuffle),
         report_tracking(_shuffle),
     )
 
