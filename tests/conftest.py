@@ -57,3 +57,18 @@ def captured(monkeypatch):
 
     monkeypatch.setattr(plots, "save", spy)
     return figures
+
+
+def walk_and_view(config, observer: int):
+    """Run 0 of ``config`` as ``simulate`` walks it (``Task.trace``) and ``observer``'s
+    view of it: ``(task, setup, trace, outcome, view)``, for the tests that a view ends
+    in the published result."""
+    from netdp.tasks import task_of
+    from netdp.tasks.setup import Streams
+
+    task = task_of(config)
+    setup = task.prepare(config)
+    streams = Streams(setup.seed, 0)
+    trace = task.trace(setup, streams)
+    outcome = task.run(setup, trace, streams)
+    return task, setup, trace, outcome, task.view(setup, trace, streams, observer=observer)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import assert_mean, assert_std_gaussian
+from conftest import assert_mean, assert_std_gaussian, walk_and_view
 from scipy import stats
 
 from netdp import simulate
@@ -15,7 +15,6 @@ from netdp.cli import main
 from netdp.errors import InputError
 from netdp.tasks import TASKS, get_task, make_config
 from netdp.tasks.fraction import keep_probability
-from netdp.tasks.setup import Streams
 
 RUNS = 400
 
@@ -64,16 +63,8 @@ def test_pairwise_losses_never_exceed_ldp_and_graphs_say_why_not():
 
 def test_the_view_is_the_run_itself():
     config = make_config(task="fraction", nodes=12, steps=300, tokens=2, seed=9)
-    task = get_task("fraction")
-    setup = task.prepare(config)
     report_estimate = simulate(config).utility.estimate
-    from netdp import engine
-    from netdp.engine.routing import Router
-
-    streams = Streams(setup.seed, 0)
-    trace = engine.walk("vector", Router(setup.topology), setup.steps,
-                        [streams.generator("walk", k) for k in range(2)])
-    view = task.view(setup, trace, streams, observer=4)
+    _, setup, trace, _, view = walk_and_view(config, 4)
     assert np.all(trace.holders[view.token, view.step] == 4)
     p = keep_probability(config.epsilon)
     mean_report = view.published.sum() / (2 * setup.steps)

@@ -7,12 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from conftest import Z, assert_mean, assert_std_gaussian
+from conftest import Z, assert_mean, assert_std_gaussian, walk_and_view
 from scipy import stats
 
-from netdp import engine, simulate
+from netdp import simulate
 from netdp.cli import main
-from netdp.engine.routing import Router
 from netdp.errors import InputError
 from netdp.mechanisms import frequency_oracle
 from netdp.protocols.heavy_hitters import (
@@ -24,7 +23,6 @@ from netdp.protocols.heavy_hitters import (
     scores,
 )
 from netdp.tasks import TASKS, get_task, make_config
-from netdp.tasks.setup import Streams
 
 RUNS = 2000
 EPS = 2.0
@@ -163,13 +161,7 @@ def test_other_graphs_are_tracked_by_the_graph_shuffle_tracker():
 def test_the_view_ends_in_the_published_estimates(bits):
     config = make_config(task="heavy-hitters", nodes=40, steps=600, tokens=2, seed=9,
                          domain_bits=bits, support=5)
-    task = get_task("heavy-hitters")
-    setup = task.prepare(config)
-    streams = Streams(setup.seed, 0)
-    trace = engine.walk("vector", Router(setup.topology), setup.steps,
-                        [streams.generator("walk", k) for k in range(2)])
-    outcome = task.run(setup, trace, streams)
-    view = task.view(setup, trace, streams, observer=4)
+    task, setup, trace, outcome, view = walk_and_view(config, 4)
     assert np.all(trace.holders[view.token, view.step] == 4)
     assert view.received.shape == (view.step.size, len(setup.memo["plan"].lengths),
                                    outcome.found.size)

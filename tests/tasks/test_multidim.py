@@ -7,14 +7,12 @@ import math
 
 import numpy as np
 import pytest
-from conftest import Z
+from conftest import Z, walk_and_view
 
-from netdp import engine, simulate
+from netdp import simulate
 from netdp.cli import main
-from netdp.engine.routing import Router
 from netdp.errors import InputError
 from netdp.tasks import TASKS, get_task, make_config
-from netdp.tasks.setup import Streams
 
 RUNS = 300
 
@@ -76,13 +74,7 @@ def test_other_graphs_are_tracked_by_the_graph_shuffle_tracker():
 
 def test_the_view_ends_in_the_published_sums():
     config = make_config(task="multidim", nodes=12, steps=300, tokens=2, seed=9)
-    task = get_task("multidim")
-    setup = task.prepare(config)
-    streams = Streams(setup.seed, 0)
-    trace = engine.walk("vector", Router(setup.topology), setup.steps,
-                        [streams.generator("walk", k) for k in range(2)])
-    outcome = task.run(setup, trace, streams)
-    view = task.view(setup, trace, streams, observer=4)
+    task, setup, trace, outcome, view = walk_and_view(config, 4)
     assert np.all(trace.holders[view.token, view.step] == 4)
     np.testing.assert_allclose(view.published.sum(axis=0) / (2 * setup.steps),
                                outcome.estimate, rtol=1e-10, atol=1e-12)
