@@ -19,7 +19,8 @@ from netdp.errors import InputError, check
 
 ENGINES = ("auto", "event", "vector")
 WALKS = ("auto", "simple", "lazy", "metropolis")
-ACCOUNTANTS = ("kov", "rdp", "pld")
+ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
+CONVENTIONS = ("sound", "reference")
 PROTOCOLS = ("walk", "gossip")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 
@@ -77,10 +78,17 @@ class SimulationConfig:
     accountants: tuple[str, ...] | None = param(
         None, "how pairwise losses are composed: kov (the reference tracker: KOV composition "
         "of per-cycle losses), rdp (Renyi DP of the same Gaussian entries, tighter) or pld "
-        "(privacy loss distributions, tightest; about 15 ms per node, so up to a few "
-        "thousand nodes); repeat for several", kind=tuple,
+        "(privacy loss distributions, tight; about 15 ms per node, so up to a few "
+        "thousand nodes) or exact (the exact loss of each view, walks with Gaussian noise, "
+        "a few hundred nodes); repeat for several", kind=tuple,
         choices=ACCOUNTANTS, flag="accountant", metavar="NAME", group=TRACKING,
         default_text="the task's (see the table below)")
+    convention: str = param("sound", "what a walk tracker models: sound (each view as it "
+                            "is: m - 1 unknown draws per cycle of m hops, every visit "
+                            "counted, the exact law of a node's visits; an upper bound of the "
+                            "true loss) or reference (the AISTATS 2022 Fig. 1b method: m "
+                            "draws, presence counted once; can fall below the true loss)",
+                            choices=CONVENTIONS, group=TRACKING)
     coalition: str | None = param(None, "nodes observing as one, e.g. 3,7,9, or C random "
                                   "nodes per run (random:C); reports every other node's "
                                   "loss towards the coalition", kind=str,

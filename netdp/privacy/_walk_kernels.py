@@ -28,6 +28,7 @@ import numba as nb
 import numpy as np
 
 from netdp.privacy import _compiled as compiled
+from netdp.privacy.cycle_entries import A_ONLY, B_ONLY, BOTH, FIRST, NONE, REGULAR, cycle_bin
 
 KOV, RDP, MU2 = 0, 1, 2
 
@@ -207,3 +208,96 @@ def compact(values, ids, offsets, counts, keep_ids):
                 ids[out + r] = ids[src + r]
         out += counts[o]
     return out
+
+
+@nb.njit(parallel=True, cache=True)
+def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, delta, orders,
+                   keep_ids, n_threads):
+    """:func:`pairwise` under the sound convention: entries read from ``table``
+    (:func:`netdp.privacy.cycle_entries.entry_tables`, indexed ``[kind, key, bin]``).
+
+    Per token, the stretch before the observer's first visit is one entry (``b``
+    attributable); each later return after ``m >= 2`` steps is one (``a`` and ``b``
+    attributable, one position when ``m = 2``); a return after one step (the observer
+    kept the token) shows nothing and is no entry.
+    """
+    start, pos = group_by_holder(holders, n_ids)
+    n_obs = observers.size
+    nf = table.shape[3]
+    offsets = np.zeros(n_obs + 1, np.int64)
+    most = 0
+    for o in range(n_obs):
+        v = observers[o]
+        offsets[o + 1] = offsets[o] + 2 * (start[v + 1] - start[v])
+        most = max(most, start[v + 1] - start[v])
+    values = np.empty(offsets[-1], np.float64)
+    ids = np.empty(offsets[-1] if keep_ids else 0, np.int64)
+    base = np.zeros(n_obs)
+    weight = np.zeros(n_obs, np.int64)
+    kk = np.zeros(n_obs, np.int64)
+    counts = np.zeros(n_obs, np.int64)
+    block = (n_obs + n_threads - 1) // n_threads
+    for t in nb.prange(n_threads):
+        acc = np.zeros((n_ids, nf))
+        seen = np.zeros(n_ids, np.bool_)
+        touched = np.empty(2 * most + 2, np.int64)
+        total = np.empty(nf)
+        for o in range(t * block, min(n_obs, (t + 1) * block)):
+            v = observers[o]
+            lo, hi = start[v], start[v + 1]
+            basef = np.zeros(nf)
+            k = 0
+            nt = 0
+            for e in range(lo, hi):
+                i = pos[e]
+                first = e == lo or pos[e - 1] // steps != i // steps
+                if first:
+                    length = i - (i // steps) * steps
+                    if length < 1:
+                        continue
+                    kind = FIRST
+                    us0, key0 = holders[i - 1], B_ONLY
+                    us1, key1 = -1, NONE
+                else:
+                    j = pos[e - 1]
+                    length = i - j
+                    if length < 2:
+                        continue
+                    kind = REGULAR
+                    a, b = holders[j + 1], holders[i - 1]
+                    if length == 2 or a == b:
+                        us0, key0 = a, (A_ONLY if length == 2 else BOTH)
+                        us1, key1 = -1, NONE
+                    else:
+                        us0, key0 = a, A_ONLY
+                        us1, key1 = b, B_ONLY
+                bn = cycle_bin(length)
+                k += 1
+                for f in range(nf):
+                    basef[f] += table[kind, NONE, bn, f]
+                for r in range(2):
+                    u = us0 if r == 0 else us1
+                    key = key0 if r == 0 else key1
+                    if u < 0:
+                        continue
+                    for f in range(nf):
+                        acc[u, f] += table[kind, key, bn, f] - table[kind, NONE, bn, f]
+                    if not seen[u]:
+                        seen[u] = True
+                        touched[nt] = u
+                        nt += 1
+            base[o] = _finalize(mode, basef, k, delta, orders)
+            kk[o] = k
+            weight[o] = others[o] - nt
+            out = offsets[o]
+            for r in range(nt):
+                u = touched[r]
+                for f in range(nf):
+                    total[f] = basef[f] + acc[u, f]
+                    acc[u, f] = 0.0
+                seen[u] = False
+                values[out + r] = _finalize(mode, total, k, delta, orders)
+                if keep_ids:
+                    ids[out + r] = u
+            counts[o] = nt
+    return base, weight, kk, offsets, counts, values, ids

@@ -22,6 +22,8 @@ from netdp.privacy.accountants import kov_het_epsilon, kov_het_terms, opti
 from netdp.privacy.events import ApproxDP, DpEvent, Gaussian, Subsampled
 
 WALK_ACCOUNTANTS = ("kov", "rdp", "pld")
+CONVENTIONS = ("sound", "reference")
+SOUND_ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
 # Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
 # how small an rdp loss can get: about (ln(1/δ) - ln α_max) / α_max, ~0.02 at δ = 2e-5, so
 # rdp flattens there for very large n (sound, but loose; kov keeps falling).
@@ -111,8 +113,12 @@ def walk_losses(
     accountant: str = "kov",
     coalition: Sequence[int] | None = None,
     keep_pairs: bool = False,
+    convention: str = "sound",
+    self_moves: bool = True,
+    laplace: bool = False,
 ) -> PairLosses:
-    """Pairwise losses of a random-walk summation (AISTATS 2022 Alg. 3, Fig. 1b method).
+    """Pairwise losses of a random-walk summation on the complete graph (AISTATS 2022
+    Alg. 3).
 
     Parameters
     ----------
@@ -131,7 +137,22 @@ def walk_losses(
         Nodes observing as one: losses of every other node towards the coalition.
     keep_pairs
         Keep the node of each corrected pair (needed by :meth:`PairLosses.matrix`).
+    convention
+        ``sound`` (default): each view as it is, ``m - 1`` unknown draws per cycle of ``m``
+        hops, every visit counted, the exact law of a node's visits, and the stretch before
+        the observer's first visit (:mod:`netdp.privacy.cycle_entries`).
+        ``reference``: the AISTATS 2022 Fig. 1b method exactly (``m`` draws, presence
+        counted once at the rate ``1 - (1 - 1/n)^m``); not an upper bound of the loss.
+    self_moves
+        Whether the walk may forward the token to its holder (the law of the visits).
+    laplace
+        The contributions' noise is Laplace (``eps0``-DP each): ``kov`` only.
     """
+    check(convention in CONVENTIONS, "convention",
+          f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
+    if convention == "sound":
+        return sound_walk_losses(trace, eps0, delta, noise_multiplier, accountant, coalition,
+                                 keep_pairs, self_moves, laplace)
     check(
         accountant in WALK_ACCOUNTANTS,
         "accountant",
@@ -169,6 +190,67 @@ def walk_losses(
     return PairLosses(
         accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
     )
+
+
+def view_lengths(holders: np.ndarray, steps: int, n_ids: int,
+                 observers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The observers' cycle lengths ``m >= 2`` and first-visit steps ``i0 >= 1`` (each
+    token's stretch before the observer's first visit)."""
+    start, pos = kernels.group_by_holder(holders, n_ids)
+    owner = np.repeat(np.arange(n_ids), np.diff(start))
+    keep = np.isin(owner, observers)
+    owner, pos = owner[keep], pos[keep]
+    token = pos // steps
+    fresh = np.ones(pos.size, bool)
+    fresh[1:] = (owner[1:] != owner[:-1]) | (token[1:] != token[:-1])
+    m = np.diff(pos)[~fresh[1:]]
+    first = (pos - token * steps)[fresh]
+    return m[m >= 2].astype(np.int64), first[first >= 1].astype(np.int64)
+
+
+def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier: float,
+                      accountant: str, coalition: Sequence[int] | None, keep_pairs: bool,
+                      self_moves: bool, laplace: bool) -> PairLosses:
+    """:func:`walk_losses` under the sound convention."""
+    from netdp.privacy import cycle_entries as ce
+
+    check(accountant in SOUND_ACCOUNTANTS, "accountant",
+          f"must be one of {', '.join(SOUND_ACCOUNTANTS)} for a walk (got {accountant!r})")
+    check(not laplace or accountant == "kov", "accountant",
+          f"{accountant} accounts Gaussian noise; use kov with Laplace noise")
+    n = trace.n
+    holders, n_ids, observers, others = observer_view(trace, coalition)
+    watchers = 1 if coalition is None else n - int(others[0])
+    law = ce.binomial_law(1.0 / (n - watchers)) if self_moves else _no_self_law(n, watchers)
+    noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
+    lengths = view_lengths(holders, trace.steps, n_ids, observers)
+    if accountant in ("pld", "exact"):
+        from netdp.privacy import exact
+
+        table = exact.walk_pld_losses(holders, trace.steps, n_ids, observers, others,
+                                      lengths, law, noise, delta, accountant, keep_pairs)
+        base, weight, k, counts, values, nodes = table
+    else:
+        mode = kernels.KOV if accountant == "kov" else kernels.RDP
+        tables = ce.entry_tables(mode, lengths, law, noise, delta, RDP_ORDERS)
+        base, weight, k, offsets, counts, values, nodes = kernels.pairwise_sound(
+            holders, trace.steps, n_ids, observers, others, mode, tables, float(delta),
+            RDP_ORDERS, keep_pairs, numba.get_num_threads())
+        used = kernels.compact(values, nodes, offsets, counts, keep_pairs)
+        values = values[:used]
+        nodes = nodes[:used] if keep_pairs else None
+    if coalition is not None:
+        observers = np.array([-1])
+    k_max = int(k.max()) if k.size else 0
+    return PairLosses(
+        accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
+    )
+
+
+def _no_self_law(n: int, watchers: int):
+    from netdp.privacy import count_law
+
+    return count_law.complete_law(n, watchers, self_moves=False)
 
 
 def entry_event(accountant: str, m: int, c: int, n: int, eps0: float, delta: float,

@@ -87,7 +87,7 @@ class SumConfig(UserLevelSection):
               "picks a column of --data-file; give the file")
         check(not self.noise_every_hop or config.topology == "ring", "noise-every-hop",
               f"applies to the ring only (every holder adds noise on {config.topology})")
-        for name in ("rdp", "pld"):
+        for name in ("rdp", "pld", "exact"):
             check(name not in (config.accountants or ()) or self.mechanism == "gaussian",
                   "accountant", f"{name} accounts Gaussian noise; use --accountant kov with "
                   f"{self.mechanism}")
@@ -159,12 +159,17 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
                  keep_pairs: bool) -> Any:
     from netdp.privacy.tracker import clip_to_ldp, ldp_losses, walk_losses
 
+    from netdp.mechanisms.noise import Laplace
+
     mech = setup.mechanism
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
     cfg = setup.config
+    sound = cfg.convention == "sound"
     losses = walk_losses(trace, cfg.epsilon, cfg.delta, z, accountant, coalition,
-                         keep_pairs=keep_pairs or coalition is not None)
-    if coalition is None:
+                         keep_pairs=keep_pairs or coalition is not None or sound,
+                         convention=cfg.convention, self_moves=setup.topology.self_moves,
+                         laplace=isinstance(mech, Laplace))
+    if coalition is None and not sound:
         return losses
     # A coalition observes the cycles between any member's visits: composed over all of
     # them, a node's subsampled entries can pass its own LDP loss, which bounds it too.
@@ -247,8 +252,9 @@ class SumTask(Task):
         Tracking("ring", "one noise draw every n - 1 hops; each turn is an (eps0, delta) "
                  "release, composed with KOV; coalitions holding both neighbours expose",
                  _ring_losses, ("kov",), ADDITIVE, _theory("ring"), _ring_ldp),
-        Tracking("complete", "the reference tracker (Fig. 1b): per-cycle losses of the walk "
-                 "that ran, composed by KOV, RDP or PLD", _walk_losses, ("kov", "rdp", "pld"),
+        Tracking("complete", "per-cycle losses of the walk that ran (each view as it is; "
+                 "--convention reference: the Fig. 1b method), composed by KOV, RDP or PLD, "
+                 "or exact", _walk_losses, ("kov", "rdp", "pld", "exact"),
                  ADDITIVE, _theory("complete")),
         Tracking("graph", "the reference tracker on any graph: each cycle's participation "
                  "rates from the walk's taboo chain (union bound), composed by KOV or RDP; "

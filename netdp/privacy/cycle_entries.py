@@ -1,0 +1,346 @@
+"""Sound per-cycle privacy entries of a walk view (the ``sound`` convention).
+
+Observer ``v`` hands the token on at step ``j`` and gets it back at ``i = j + m``: it sees
+the sum of the ``m - 1`` contributions in between, each under its own Gaussian draw, so
+``N = m - 1`` draws it does not know (spec network-dp.md, Corrections 1). Node ``u``
+contributes ``K = c + I`` of them: ``c`` attributable visits (``u`` is the node ``v``
+handed the token to, or the one that handed it back) and ``I`` interior visits whose law
+the cycle's public data fixes (Corrections 2, 3). The cycle towards ``u`` is the pair
+
+    ``P = N(0, s²)``  against  ``Q = Σ_k P(K = k) N(k, s²)``,   ``s = z √N``
+
+(``z`` = σ / Δ; values in units of the sensitivity). The stretch before ``v``'s first
+visit is one more such view, with ``N = i0`` draws, ``c = [u = b]`` and ``i0 - 1``
+interior positions.
+
+This module gives, for a cycle, an entry that bounds that pair soundly for each of the
+fast accountants:
+
+* **kov**: the pair is ``(log E[e^{ε_K}], δ)``-DP, where ``ε_k`` is the exact ε(δ) of a
+  Gaussian of sensitivity ``k`` and std ``s`` (``ε_0 = 0``): since
+  ``Q(S) = Σ_k P(k) N_k(S) <= Σ_k P(k) (e^{ε_k} N_0(S) + δ)``, and backwards
+  ``N_0(S) <= Q(S) / E[e^{-ε_K}] + δ`` with ``-log E[e^{-ε_K}] <= log E[e^{ε_K}]``
+  (Jensen). With Laplace noise ``ε_k = k ε0`` and ``δ = 0``.
+* **rdp**: ``c = 0``: ``u``'s presence ``B ~ Bern(q)``, ``q = P(I >= 1)``, stays hidden
+  but the count given presence, ``L ~ I | I >= 1``, is revealed (more than ``v`` sees:
+  sound); given ``L = l`` the pair is a Poisson-subsampled Gaussian of rate ``q`` and
+  sensitivity ``l``, and a public label mixes Rényi divergences exactly:
+  ``D_α = 1/(α-1) log Σ_l P(L = l) e^{(α-1) D_α^{SG}(q, s/l)}``.
+  ``c >= 1``: joint convexity of ``e^{(α-1) D_α}`` over the law of ``I`` (both
+  directions): ``1/(α-1) log Σ_i P(I = i) e^{α(α-1)(c+i)²/(2 s²)}``.
+
+Cycle lengths are grouped in bins (:func:`cycle_bin`); a bin's entry takes the noise of
+its shortest cycle and the count law of its longest. Every entry above is monotone in
+both (ε_k and the Rényi terms fall with ``s`` and rise with ``k``; the binomial laws, and
+their conditionals on ``I >= 1``, grow in likelihood-ratio order with the number of
+positions), so the bin's entry bounds each of its cycles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from netdp.privacy import _compiled as compiled
+
+EXACT_M = 32
+BIN_RATIO = 2 ** (1 / 32)
+_LOG_RATIO = math.log(BIN_RATIO)
+KCAP = 4096  # interior counts summed term by term; the tail beyond sits at the largest count
+
+# Kinds of views and attributable keys of an entry.
+REGULAR, FIRST = 0, 1
+NONE, A_ONLY, B_ONLY, BOTH = 0, 1, 2, 3
+KEYS = 4
+
+
+@nb.njit(cache=True)
+def cycle_bin(m):
+    """Bin id of a length (its own up to :data:`EXACT_M`, then geometric by
+    :data:`BIN_RATIO`)."""
+    if m <= EXACT_M:
+        return m
+    return EXACT_M + int(math.ceil(math.log(m / EXACT_M) / _LOG_RATIO - 1e-9))
+
+
+@nb.njit(cache=True)
+def cycle_bins(values):
+    """:func:`cycle_bin` of every value."""
+    out = np.empty(values.size, np.int64)
+    for i in range(values.size):
+        out[i] = cycle_bin(values[i])
+    return out
+
+
+def draws(kind: int, length: int) -> int:
+    """Noise draws the observer does not know: ``m - 1`` in a cycle, ``i0`` before the
+    first visit."""
+    return length - 1 if kind == REGULAR else length
+
+
+def interior(kind: int, length: int) -> int:
+    """Positions whose holder the observer does not know: ``m - 3`` in a cycle (none for
+    ``m = 2``), ``i0 - 1`` before the first visit."""
+    return max(length - 3, 0) if kind == REGULAR else length - 1
+
+
+def attributable(kind: int, length: int, key: int) -> int:
+    """Visits of ``u`` the observer attributes: ``u = a`` and ``u = b`` are one position
+    when ``m = 2``, and a first stretch has no ``a``."""
+    if key == NONE:
+        return 0
+    if key == BOTH:
+        return 1 if (kind == REGULAR and length == 2) else 2
+    return 1
+
+
+# A count law: (kind, length, key) -> (log P(I = i) for i = 0..len-1, log P(I >= len)),
+# the second being the mass put at the largest count ``interior(kind, length)``.
+CountLaw = Callable[[int, int, int], tuple[np.ndarray, float]]
+
+
+@nb.njit(cache=True)
+def binomial_logpmf(size, p, top):
+    """``log P(I = k)``, ``k = 0..top``, for ``I ~ Binomial(size, p)``, and the log of the
+    tail ``P(I > top)`` (``-inf`` when ``top >= size``), summed term by term."""
+    out = np.empty(top + 1)
+    lp, lq = math.log(p), math.log1p(-p)
+    for k in range(top + 1):
+        out[k] = (math.lgamma(size + 1.0) - math.lgamma(k + 1.0) - math.lgamma(size - k + 1.0)
+                  + k * lp + (size - k) * lq)
+    tail = -np.inf
+    for k in range(top + 1, size + 1):
+        term = (math.lgamma(size + 1.0) - math.lgamma(k + 1.0) - math.lgamma(size - k + 1.0)
+                + k * lp + (size - k) * lq)
+        tail = compiled._log_add(tail, term)
+        if term < tail - 40.0 and k > size * p:  # the terms fall geometrically from here
+            tail = compiled._log_add(tail, term + math.log(size - k + 1.0))  # crude cap
+            break
+    return out, tail
+
+
+def binomial_law(p: float) -> CountLaw:
+    """Interior holders iid, each ``u`` w.p. ``p``: ``I ~ Binomial(positions, p)`` (the
+    complete graph with self-moves, ``p = 1 / (n - |W|)``)."""
+
+    def law(kind: int, length: int, key: int) -> tuple[np.ndarray, float]:
+        size = interior(kind, length)
+        if size == 0 or p == 0.0:
+            return np.zeros(1), -np.inf
+        if p >= 1.0:
+            out = np.full(size + 1, -np.inf)
+            out[size] = 0.0
+            return out, -np.inf
+        return binomial_logpmf(size, p, min(size, KCAP))
+
+    law.p = p  # type: ignore[attr-defined]  # the per-visit bound applies
+    return law
+
+
+@dataclass(frozen=True)
+class Noise:
+    """What a contribution's noise is: ``z`` = σ / Δ (Gaussian), or ``eps0`` with
+    ``laplace`` set (pure ε0-DP per contribution)."""
+
+    z: float
+    eps0: float
+    laplace: bool = False
+
+
+def _log_sum(terms: np.ndarray) -> float:
+    top = float(np.max(terms))
+    if not np.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(terms - top))))
+
+
+@nb.njit(cache=True)
+def _log_ndtr(x):
+    """``log Φ(x)``: through erfc, and its asymptotic series far in the lower tail."""
+    if x > -37.0:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
+    y = 1.0 / (x * x)
+    series = 1.0 - y * (1.0 - y * (3.0 - y * (15.0 - y * 105.0)))
+    return -0.5 / y - math.log(-x) - 0.5 * math.log(2.0 * math.pi) + math.log(series)
+
+
+@nb.njit(cache=True)
+def _gdp_log_delta(mu, eps):
+    a = _log_ndtr(-eps / mu + mu / 2.0)
+    b = eps + _log_ndtr(-eps / mu - mu / 2.0)
+    if b >= a:
+        return -np.inf
+    return a + math.log(-math.expm1(b - a))
+
+
+@nb.njit(cache=True)
+def gdp_epsilon(mu, delta):
+    """ε(δ) of μ-Gaussian DP (a Gaussian of sensitivity/std μ), rounded up: bisection on
+    the decreasing ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` to 1e-12 relative, the
+    upper end returned (``δ(ε) <= δ`` holds there)."""
+    if mu <= 0.0:
+        return 0.0
+    ld = math.log(delta)
+    if _gdp_log_delta(mu, 0.0) <= ld:
+        return 0.0
+    lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(-2.0 * ld)
+    while _gdp_log_delta(mu, hi) > ld:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _gdp_log_delta(mu, mid) > ld:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi * (1.0 + 1e-9)  # a margin over the rounding of the tails
+
+
+@nb.njit(cache=True)
+def _gauss_eps_nb(mu, delta, out):
+    for i in range(mu.size):
+        out[i] = gdp_epsilon(mu[i], delta)
+
+
+def _gauss_eps(mu: np.ndarray, delta: float) -> np.ndarray:
+    out = np.empty(mu.size)
+    _gauss_eps_nb(np.ascontiguousarray(mu, dtype=np.float64), float(delta), out)
+    return out
+
+
+def kov_entry(logp: np.ndarray, tail: float, c: int, size: int, s: float, noise: Noise,
+              delta: float) -> float:
+    """``log E[e^{ε_K}]`` for ``K = c + I`` (``I``'s law ``logp``, its tail at ``size``)."""
+    k = c + np.arange(logp.size, dtype=float)
+    if noise.laplace:
+        eps = k * noise.eps0
+        top = (c + size) * noise.eps0
+    else:
+        eps = _gauss_eps(k / s, delta)
+        top = float(_gauss_eps(np.array([(c + size) / s]), delta)[0])
+    terms = logp + eps
+    if tail > -np.inf:
+        terms = np.append(terms, tail + top)
+    return max(_log_sum(terms), 0.0)
+
+
+@nb.njit(cache=True)
+def rdp_entry(logp, tail, c, size, s, orders, out):
+    """Rényi entry of a cycle (the label bound, see the module docstring) into ``out``."""
+    nf = orders.size
+    tmp = np.empty(nf)
+    if c == 0:
+        # q = P(I >= 1); label law P(I = l) / q for l >= 1 (tail at the largest count).
+        lq = -np.inf
+        for i in range(1, logp.size):
+            lq = compiled._log_add(lq, logp[i])
+        lq = compiled._log_add(lq, tail)
+        if lq == -np.inf:
+            for a in range(nf):
+                out[a] = 0.0
+            return
+        q = min(math.exp(lq), 1.0)
+        for a in range(nf):
+            out[a] = -np.inf
+        for i in range(1, logp.size + 1):
+            if i < logp.size:
+                lw, sens = logp[i] - lq, float(i)
+            else:
+                if tail == -np.inf:
+                    break
+                lw, sens = tail - lq, float(size)
+            compiled.rdp_gaussian_entry(q, sens, s, orders, tmp)
+            for a in range(nf):
+                out[a] = compiled._log_add(out[a], lw + (orders[a] - 1.0) * tmp[a])
+    else:
+        for a in range(nf):
+            out[a] = -np.inf
+        for i in range(logp.size + 1):
+            if i < logp.size:
+                lw, sens = logp[i], float(c + i)
+            else:
+                if tail == -np.inf:
+                    break
+                lw, sens = tail, float(c + size)
+            for a in range(nf):
+                alpha = orders[a]
+                out[a] = compiled._log_add(
+                    out[a], lw + alpha * (alpha - 1.0) * sens * sens / (2.0 * s * s))
+    for a in range(nf):
+        out[a] = max(out[a] / (orders[a] - 1.0), 0.0)
+
+
+@nb.njit(cache=True)
+def rdp_per_visit(p, c, size, s, orders, out):
+    """Rényi entry of a cycle whose ``size`` interior holders are iid, each ``u`` w.p.
+    ``p`` (the complete graph with self-moves), visit by visit: the draw ``N(0, s²)``
+    splits into ``β s²`` for the ``c`` attributable visits and ``(1 - β) s² / size`` for
+    each interior position, so the view is the sum (a post-processing) of a Gaussian of
+    sensitivity ``c`` and ``size`` Poisson-subsampled Gaussians of rate ``p``, which
+    compose. ``β = c / (c + size p)`` (the split of the mean shift)."""
+    nf = orders.size
+    tmp = np.empty(nf)
+    lam = size * p
+    beta = 0.0 if c == 0 else (1.0 if size == 0 else c / (c + lam))
+    for a in range(nf):
+        out[a] = 0.0
+    if c > 0:
+        for a in range(nf):
+            out[a] = orders[a] * c * c / (2.0 * beta * s * s)
+    if size > 0 and beta < 1.0:
+        compiled.rdp_gaussian_entry(p, 1.0, s * math.sqrt((1.0 - beta) / size), orders, tmp)
+        for a in range(nf):
+            out[a] += size * tmp[a]
+
+
+KOV, RDP = 0, 1
+
+
+def entry_tables(mode: int, lengths: tuple[np.ndarray, np.ndarray], law: CountLaw,
+                 noise: Noise, delta: float, orders: np.ndarray) -> np.ndarray:
+    """Features of every (kind, key, bin) that occurs: ``(2, KEYS, bins, nf)``.
+
+    ``lengths[kind]`` are the view lengths of that kind in the run (cycle lengths ``m``,
+    first-visit steps ``i0``); each bin's entry uses the noise of its shortest and the law
+    of its longest (see the module docstring). ``mode`` is :data:`KOV` (features of
+    KOV-het: ``(ε, ε tanh(ε/2), ε²)``) or :data:`RDP` (the curve at ``orders``).
+    """
+    nf = 3 if mode == KOV else orders.size
+    top = max((int(cycle_bin(int(x.max()))) for x in lengths if x.size), default=0)
+    out = np.zeros((2, KEYS, top + 1, nf))
+    for kind, values in enumerate(lengths):
+        if values.size == 0:
+            continue
+        bins = cycle_bins(values.astype(np.int64))
+        ids, inv = np.unique(bins, return_inverse=True)
+        lo = np.full(ids.size, np.iinfo(np.int64).max)
+        hi = np.zeros(ids.size, np.int64)
+        np.minimum.at(lo, inv, values)
+        np.maximum.at(hi, inv, values)
+        for b, m_lo, m_hi in zip(ids, lo, hi, strict=True):
+            n_draws = draws(kind, int(m_lo))
+            if n_draws <= 0:
+                continue
+            s = noise.z * math.sqrt(n_draws)
+            size = interior(kind, int(m_hi))
+            for key in range(KEYS):
+                if kind == FIRST and key in (A_ONLY, BOTH):
+                    continue
+                c = attributable(kind, int(m_hi), key)
+                logp, tail = law(kind, int(m_hi), key)
+                if mode == KOV:
+                    eps = kov_entry(logp, tail, c, size, s, noise, delta)
+                    compiled.kov_terms(eps, out[kind, key, b])
+                else:
+                    rdp_entry(logp, tail, c, size, s, orders, out[kind, key, b])
+                    p = getattr(law, "p", None)
+                    if p is not None:  # iid holders: the per-visit bound, whichever is less
+                        visit = np.empty(orders.size)
+                        rdp_per_visit(float(p), c, size, s, orders, visit)
+                        np.minimum(out[kind, key, b], visit, out=out[kind, key, b])
+    return out
