@@ -26,7 +26,8 @@ RTOL = 1e-12
 # (the graph-walk tracker and the graph shuffle-window tracker, docs/cli.md "JSON output"):
 # their privacy.empirical and privacy.note may change, nothing else. The new figures are
 # checked below against the LDP baseline.
-GRAPH_TRACKED = {"sum-hypercube-reference", "sum-karate-event-reference", "hist-graph-cms-reference"}
+GRAPH_TRACKED = {"sum-hypercube-reference", "sum-karate-event-reference",
+                 "hist-graph-cms-reference"}
 
 
 def other_tasks_parameters(task: str) -> set[str]:

@@ -157,9 +157,8 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
 
 def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
                  keep_pairs: bool) -> Any:
-    from netdp.privacy.tracker import clip_to_ldp, ldp_losses, walk_losses
-
     from netdp.mechanisms.noise import Laplace
+    from netdp.privacy.tracker import clip_to_ldp, ldp_losses, walk_losses
 
     mech = setup.mechanism
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
