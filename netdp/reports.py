@@ -285,6 +285,7 @@ class PairSummary:
     max: float
     quantiles: Mapping[str, float]
     by_distance: tuple[DistanceRow, ...] = ()
+    to_exact: Mapping[str, float] | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PairSummary:
@@ -309,6 +310,8 @@ class PairSummary:
                "max": self.max, **self.quantiles}
         if self.by_distance:
             out["by_distance"] = [r.to_dict() for r in self.by_distance]
+        if self.to_exact is not None:
+            out["ratio_to_exact"] = dict(self.to_exact)
         return out
 
 
@@ -376,11 +379,15 @@ class PairwisePrivacy(PrivacyReport):
         lines = ["", head, row(("", "mean", "min", "max", "q50", "q90", "q99"), widths)
                  + "  delta"]
         bound = self.details.get("shuffle_bound")
+        reference = report.config.convention == "reference"
         for emp in self.empirical:
             label = f"kov+{bound}" if bound else (
-                emp.accountant + (" (ref.)" if emp.accountant == "kov" else ""))
+                emp.accountant + (" (ref.)" if reference and emp.accountant == "kov" else ""))
             cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
             lines.append(row((label, *map(fmt, cells)), widths) + f"  {emp.delta:.2g}")
+            if emp.to_exact is not None:
+                lines.append(f"  {'':14}/ exact: mean {emp.to_exact['mean']:.3f}, "
+                             f"q90 {emp.to_exact['q90']:.3f}, max {emp.to_exact['max']:.3f}")
             if emp.unprotected:
                 lines.append(f"  {'':14}{emp.unprotected} pair(s) unprotected (infinite "
                              "loss): the coalition sees their contributions in the clear")

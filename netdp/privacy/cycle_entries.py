@@ -50,7 +50,8 @@ from netdp.privacy import _compiled as compiled
 EXACT_M = 32
 BIN_RATIO = 2 ** (1 / 32)
 _LOG_RATIO = math.log(BIN_RATIO)
-KCAP = 4096  # interior counts summed term by term; the tail beyond sits at the largest count
+KCAP = 1 << 16  # interior counts summed term by term at most; the tail sits at the largest
+EXACT_TERMS = 64  # counts whose Gaussian ε(δ) is exact; beyond, its closed-form bound
 
 # Kinds of views and attributable keys of an entry.
 REGULAR, FIRST = 0, 1
@@ -98,36 +99,47 @@ def attributable(kind: int, length: int, key: int) -> int:
     return 1
 
 
-# A count law: (kind, length, key) -> (log P(I = i) for i = 0..len-1, log P(I >= len)),
-# the second being the mass put at the largest count ``interior(kind, length)``.
-CountLaw = Callable[[int, int, int], tuple[np.ndarray, float]]
+# A count law: (kind, length, key, budget) -> (log P(I = i) for i = 0..len-1, log of a bound
+# on P(I >= len)), the second being the mass put at the largest count
+# ``interior(kind, length)``; ``budget``: how many nats below the largest term the tail may
+# be cut (the caller knows how fast its terms grow with the count).
+CountLaw = Callable[..., tuple[np.ndarray, float]]
+BUDGET = 60.0  # nats below the sum at which a law's tail is cut, beyond the terms' growth
 
 
 @nb.njit(cache=True)
-def binomial_logpmf(size, p, top):
-    """``log P(I = k)``, ``k = 0..top``, for ``I ~ Binomial(size, p)``, and the log of the
-    tail ``P(I > top)`` (``-inf`` when ``top >= size``), summed term by term."""
-    out = np.empty(top + 1)
+def binomial_logpmf(size, p, budget):
+    """``log P(I = k)`` for ``I ~ Binomial(size, p)``, ``k = 0..top``, and ``log`` of a bound
+    on the tail ``P(I > top)`` (``-inf`` when ``top = size``): terms are added until, past
+    the mean, the tail bound ``(size - k) P(I = k)`` (the terms decrease there) is
+    ``budget`` nats below the largest term."""
     lp, lq = math.log(p), math.log1p(-p)
-    for k in range(top + 1):
-        out[k] = (math.lgamma(size + 1.0) - math.lgamma(k + 1.0) - math.lgamma(size - k + 1.0)
-                  + k * lp + (size - k) * lq)
+    out = np.empty(min(size, KCAP) + 1)
+    term = size * lq
+    best = term
+    out[0] = term
+    top = 0
     tail = -np.inf
-    for k in range(top + 1, size + 1):
-        term = (math.lgamma(size + 1.0) - math.lgamma(k + 1.0) - math.lgamma(size - k + 1.0)
-                + k * lp + (size - k) * lq)
-        tail = compiled._log_add(tail, term)
-        if term < tail - 40.0 and k > size * p:  # the terms fall geometrically from here
-            tail = compiled._log_add(tail, term + math.log(size - k + 1.0))  # crude cap
+    for k in range(1, size + 1):
+        term += math.log((size - k + 1.0) / k) + lp - lq
+        if k >= out.size:
+            tail = term + math.log(size - k + 1.0)
             break
-    return out, tail
+        out[k] = term
+        top = k
+        best = max(best, term)
+        if k > size * p and k < size and term + math.log(size - k) < best - budget:
+            tail = term + math.log(size - k)
+            break
+    return out[: top + 1], tail
 
 
 def binomial_law(p: float) -> CountLaw:
     """Interior holders iid, each ``u`` w.p. ``p``: ``I ~ Binomial(positions, p)`` (the
     complete graph with self-moves, ``p = 1 / (n - |W|)``)."""
 
-    def law(kind: int, length: int, key: int) -> tuple[np.ndarray, float]:
+    def law(kind: int, length: int, key: int, budget: float = BUDGET
+            ) -> tuple[np.ndarray, float]:
         size = interior(kind, length)
         if size == 0 or p == 0.0:
             return np.zeros(1), -np.inf
@@ -135,7 +147,7 @@ def binomial_law(p: float) -> CountLaw:
             out = np.full(size + 1, -np.inf)
             out[size] = 0.0
             return out, -np.inf
-        return binomial_logpmf(size, p, min(size, KCAP))
+        return binomial_logpmf(size, p, float(budget))
 
     law.p = p  # type: ignore[attr-defined]  # the per-visit bound applies
     return law
@@ -221,8 +233,12 @@ def kov_entry(logp: np.ndarray, tail: float, c: int, size: int, s: float, noise:
         eps = k * noise.eps0
         top = (c + size) * noise.eps0
     else:
-        eps = _gauss_eps(k / s, delta)
-        top = float(_gauss_eps(np.array([(c + size) / s]), delta)[0])
+        eps = np.empty(k.size)
+        few = min(k.size, EXACT_TERMS)
+        eps[:few] = _gauss_eps(k[:few] / s, delta)
+        mu = k[few:] / s  # beyond: the closed-form bound of the Gaussian's ε(δ)
+        eps[few:] = mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta))
+        top = kov_growth(c, size, s, noise, delta)
     terms = logp + eps
     if tail > -np.inf:
         terms = np.append(terms, tail + top)
@@ -299,6 +315,42 @@ def rdp_per_visit(p, c, size, s, orders, out):
 
 
 KOV, RDP = 0, 1
+GROWTH_ORDER = 32.0  # Rényi terms beyond this order may be cut loose (per-visit covers them)
+
+
+def kov_growth(c: int, size: int, s: float, noise: Noise, delta: float) -> float:
+    """An upper bound of ``ε_{c + size}``: how far the terms of :func:`kov_entry` grow."""
+    if noise.laplace:
+        return (c + size) * noise.eps0
+    mu = (c + size) / s
+    return mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta))
+
+
+def rdp_growth(c: int, size: int, s: float) -> float:
+    """``(α - 1) α (c + size)² / (2 s²)`` at :data:`GROWTH_ORDER`."""
+    a = GROWTH_ORDER
+    return (a - 1.0) * a * (c + size) ** 2 / (2.0 * s * s)
+
+
+def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: float,
+               noise: Noise, delta: float, orders: np.ndarray, out: np.ndarray,
+               law_length: int | None = None) -> None:
+    """The entry of one view into ``out`` (KOV-het features, or the Rényi curve): noise of
+    std ``s``, the count law of a view of ``law_length`` (default ``length``)."""
+    at = length if law_length is None else law_length
+    size = interior(kind, at)
+    c = attributable(kind, at, key)
+    grow = kov_growth(c, size, s, noise, delta) if mode == KOV else rdp_growth(c, size, s)
+    logp, tail = law(kind, at, key, BUDGET + min(grow, 1e6))
+    if mode == KOV:
+        compiled.kov_terms(kov_entry(logp, tail, c, size, s, noise, delta), out)
+        return
+    rdp_entry(logp, tail, c, size, s, orders, out)
+    p = getattr(law, "p", None)
+    if p is not None:  # iid holders: the per-visit bound, whichever is less
+        visit = np.empty(orders.size)
+        rdp_per_visit(float(p), c, size, s, orders, visit)
+        np.minimum(out, visit, out=out)
 
 
 def entry_tables(mode: int, lengths: tuple[np.ndarray, np.ndarray], law: CountLaw,
@@ -327,20 +379,9 @@ def entry_tables(mode: int, lengths: tuple[np.ndarray, np.ndarray], law: CountLa
             if n_draws <= 0:
                 continue
             s = noise.z * math.sqrt(n_draws)
-            size = interior(kind, int(m_hi))
             for key in range(KEYS):
                 if kind == FIRST and key in (A_ONLY, BOTH):
                     continue
-                c = attributable(kind, int(m_hi), key)
-                logp, tail = law(kind, int(m_hi), key)
-                if mode == KOV:
-                    eps = kov_entry(logp, tail, c, size, s, noise, delta)
-                    compiled.kov_terms(eps, out[kind, key, b])
-                else:
-                    rdp_entry(logp, tail, c, size, s, orders, out[kind, key, b])
-                    p = getattr(law, "p", None)
-                    if p is not None:  # iid holders: the per-visit bound, whichever is less
-                        visit = np.empty(orders.size)
-                        rdp_per_visit(float(p), c, size, s, orders, visit)
-                        np.minimum(out[kind, key, b], visit, out=out[kind, key, b])
+                view_entry(mode, law, kind, int(m_lo), key, s, noise, delta, orders,
+                           out[kind, key, b], law_length=int(m_hi))
     return out

@@ -411,6 +411,86 @@ def ring_losses(
     )
 
 
+def dense(losses: PairLosses, members: Sequence[int] = ()) -> np.ndarray:
+    """``(observers, n)`` losses of every pair, NaN where ``u`` is the observer (or one of
+    the coalition's ``members``). Needs the corrected pairs' nodes; for small runs (the
+    exact accountant's)."""
+    if losses.nodes is None or losses.split:
+        raise ValueError("dense needs the corrected pairs' nodes (keep_pairs=True)")
+    out = np.repeat(losses.base[:, None], losses.n, axis=1)
+    owner = np.repeat(np.arange(losses.observers.size), losses.counts)
+    out[owner, losses.nodes] = losses.values
+    mine = np.flatnonzero(losses.observers >= 0)
+    out[mine, losses.observers[mine]] = np.nan
+    if len(members):
+        out[:, np.asarray(members, dtype=np.int64)] = np.nan
+    return out
+
+
+def ratio_to_exact(runs: Sequence[PairLosses], exact: Sequence[PairLosses],
+                   coalitions: Sequence[Sequence[int]] = ()) -> dict:
+    """Each pair's loss over its exact loss, summarised over all pairs of all runs: mean,
+    q90 and max (a pair whose exact loss is 0 counts 1 when its own is 0 too)."""
+    ratios = []
+    for i, (a, b) in enumerate(zip(runs, exact, strict=True)):
+        members = coalitions[i] if i < len(coalitions) else ()
+        da, db = dense(a, members), dense(b, members)
+        ok = np.isfinite(db) & np.isfinite(da)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(db[ok] > 0, da[ok] / db[ok], np.where(da[ok] > 0, np.inf, 1.0))
+        ratios.append(r)
+    r = np.concatenate(ratios)
+    return {"mean": float(r.mean()), "q90": float(np.quantile(r, 0.9)),
+            "max": float(r.max())}
+
+
+def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, delta: float,
+                      coalition: Sequence[int] | None = None) -> PairLosses:
+    """The exact loss of every pair on the ring (AISTATS 2022 Alg. 1), Gaussian noise.
+
+    The schedule is public, so the views are deterministic: observer ``v`` (or a
+    coalition) sees the sum of each maximal stretch of other holders (before its first
+    hold, between two of its holds, and after its last, the result being published),
+    under the ``d`` noise draws of that stretch. Node ``u`` appears ``c`` times in a
+    stretch: a Gaussian of sensitivity ``c`` and std ``z √d``; composed, Gaussian DP with
+    ``μ² = Σ c² / (z² d)`` (infinite where ``d = 0``), and ε at the run's δ (``2 k δ`` for
+    ``k`` stretches, as the other accountants).
+    """
+    from netdp.privacy.accountants import gaussian_epsilon
+
+    steps = noise_mask.size
+    holder = np.arange(steps) % n
+    groups = ([[v] for v in range(n)] if coalition is None
+              else [list(_coalition(coalition, n))])
+    base, weight, k, counts, values, nodes = [], [], [], [], [], []
+    for members in groups:
+        inside = np.isin(holder, members)
+        window = np.cumsum(inside)  # stretches between two holds share an id
+        out = ~inside
+        draws = np.bincount(window[out], weights=noise_mask[out].astype(float),
+                            minlength=window[-1] + 1)
+        key = window[out] * n + holder[out]
+        pair, times = np.unique(key, return_counts=True)
+        win, node = np.divmod(pair, n)
+        with np.errstate(divide="ignore"):
+            mu2 = np.bincount(node, weights=times**2 / (z * z * draws[win]), minlength=n)
+        views = int(np.unique(window[out]).size)
+        dt = min(2.0 * views * delta, 1.0)
+        others = np.setdiff1d(np.arange(n), members)
+        eps = np.asarray(gaussian_epsilon(np.sqrt(mu2[others]), dt), dtype=float)
+        base.append(0.0)
+        weight.append(0)
+        k.append(views)
+        counts.append(others.size)
+        values.append(eps)
+        nodes.append(others)
+    k_arr = np.array(k, np.int64)
+    return PairLosses(
+        "exact", n, np.arange(n) if coalition is None else np.array([-1]), np.array(base),
+        np.array(weight, np.int64), k_arr, np.concatenate(values), np.array(counts, np.int64),
+        np.concatenate(nodes), 2 * int(k_arr.max()) * delta)
+
+
 def summarize(runs: Sequence[PairLosses], quantiles: Sequence[float] = QUANTILES) -> dict:
     """Exact weighted mean, min, max and quantiles over all pairs of all runs."""
     base = np.concatenate([r.base[r.weight > 0] for r in runs])

@@ -152,6 +152,11 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     section = cfg.section
     assert isinstance(section, SumConfig)
     mask = ring_noise_mask(n, setup.steps, section.noise_every_hop)
+    if accountant == "exact":
+        from netdp.privacy.tracker import ring_exact_losses
+
+        z = setup.mechanism.sigma / setup.mechanism.sensitivity
+        return ring_exact_losses(n, cfg.rounds, mask, z, cfg.delta, coalition)
     return ring_losses(n, cfg.rounds, mask, cfg.epsilon, cfg.delta, coalition)
 
 
@@ -250,7 +255,7 @@ class SumTask(Task):
     tracking = (
         Tracking("ring", "one noise draw every n - 1 hops; each turn is an (eps0, delta) "
                  "release, composed with KOV; coalitions holding both neighbours expose",
-                 _ring_losses, ("kov",), ADDITIVE, _theory("ring"), _ring_ldp),
+                 _ring_losses, ("kov", "exact"), ADDITIVE, _theory("ring"), _ring_ldp),
         Tracking("complete", "per-cycle losses of the walk that ran (each view as it is; "
                  "--convention reference: the Fig. 1b method), composed by KOV, RDP or PLD, "
                  "or exact", _walk_losses, ("kov", "rdp", "pld", "exact"),

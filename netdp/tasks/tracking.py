@@ -174,6 +174,8 @@ class PairwiseTracker(Tracker):
         self.note, self.keep_pairs, self.details = note, keep_pairs, details or {}
         self.untracked_theory = theory or {}
         accountants = setup.config.accountants or ()
+        # beside the exact accountant, each other's ratio to it, pair by pair
+        self.keep_exact_pairs = "exact" in accountants and len(accountants) > 1
         self.losses: dict[str, list[Any]] = {a: [] for a in accountants} if tracking else {}
         self.ldp: list[np.ndarray] = []
         self.coalitions: list[tuple[int, ...]] = []
@@ -210,7 +212,8 @@ class PairwiseTracker(Tracker):
         if tracking is None:
             return
         assert tracking.losses is not None, "a Tracking without losses needs its own Tracker"
-        keep = self.keep_pairs or coalition is not None  # a coalition's pairs: one per node
+        keep = (self.keep_pairs or coalition is not None  # a coalition's pairs: one per node
+                or self.keep_exact_pairs)
         for name, runs in self.losses.items():
             runs.append(tracking.losses(setup, trace, name, coalition, keep))
         if self.keep_pairs:
@@ -256,6 +259,15 @@ class PairwiseTracker(Tracker):
             theory = (tracking.theory(setup) if tracking and tracking.theory
                       else {} if tracking else dict(self.untracked_theory))
             empirical = tuple(self._summary(runs) for runs in self.losses.values() if runs)
+            exact = self.losses.get("exact")
+            if exact and self.keep_exact_pairs:
+                from netdp.privacy.tracker import ratio_to_exact
+
+                empirical = tuple(
+                    e if e.accountant == "exact" else dataclasses.replace(
+                        e, to_exact=ratio_to_exact(self.losses[e.accountant], exact,
+                                                   self.coalitions))
+                    for e in empirical)
         note = self.note
         if tracking is not None and tracking.note is not None and self.losses:
             note = tracking.note(setup, next(iter(self.losses.values())))
