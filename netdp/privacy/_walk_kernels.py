@@ -28,7 +28,7 @@ import numba as nb
 import numpy as np
 
 from netdp.privacy import _compiled as compiled
-from netdp.privacy.cycle_entries import A_ONLY, B_ONLY, BOTH, FIRST, NONE, REGULAR, cycle_bin
+from netdp.privacy.cycle_entries import A_ONLY, B_ONLY, BOTH, FIRST, NONE, NONE_SAME, REGULAR
 
 KOV, RDP, MU2 = 0, 1, 2
 
@@ -211,10 +211,11 @@ def compact(values, ids, offsets, counts, keep_ids):
 
 
 @nb.njit(parallel=True, cache=True)
-def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, delta, orders,
-                   keep_ids, n_threads):
+def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, rows_regular,
+                   rows_first, delta, orders, keep_ids, n_threads):
     """:func:`pairwise` under the sound convention: entries read from ``table``
-    (:func:`netdp.privacy.cycle_entries.entry_tables`, indexed ``[kind, key, bin]``).
+    (:func:`netdp.privacy.cycle_entries.entry_tables`, indexed ``[kind, key, row]``, the
+    row of a length in ``rows_regular`` or ``rows_first``).
 
     Per token, the stretch before the observer's first visit is one entry (``b``
     attributable); each later return after ``m >= 2`` steps is one (``a`` and ``b``
@@ -258,6 +259,8 @@ def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, delta,
                     kind = FIRST
                     us0, key0 = holders[i - 1], B_ONLY
                     us1, key1 = -1, NONE
+                    plain = NONE
+                    bn = rows_first[length]
                 else:
                     j = pos[e - 1]
                     length = i - j
@@ -265,23 +268,24 @@ def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, delta,
                         continue
                     kind = REGULAR
                     a, b = holders[j + 1], holders[i - 1]
+                    plain = NONE_SAME if (a == b and length > 2) else NONE
+                    bn = rows_regular[length]
                     if length == 2 or a == b:
                         us0, key0 = a, (A_ONLY if length == 2 else BOTH)
                         us1, key1 = -1, NONE
                     else:
                         us0, key0 = a, A_ONLY
                         us1, key1 = b, B_ONLY
-                bn = cycle_bin(length)
                 k += 1
                 for f in range(nf):
-                    basef[f] += table[kind, NONE, bn, f]
+                    basef[f] += table[kind, plain, bn, f]
                 for r in range(2):
                     u = us0 if r == 0 else us1
                     key = key0 if r == 0 else key1
                     if u < 0:
                         continue
                     for f in range(nf):
-                        acc[u, f] += table[kind, key, bn, f] - table[kind, NONE, bn, f]
+                        acc[u, f] += table[kind, key, bn, f] - table[kind, plain, bn, f]
                     if not seen[u]:
                         seen[u] = True
                         touched[nt] = u

@@ -55,8 +55,10 @@ EXACT_TERMS = 64  # counts whose Gaussian ε(δ) is exact; beyond, its closed-fo
 
 # Kinds of views and attributable keys of an entry.
 REGULAR, FIRST = 0, 1
-NONE, A_ONLY, B_ONLY, BOTH = 0, 1, 2, 3
-KEYS = 4
+# u's place in a view: neither end (two keys: the view's ends differ, or are one node),
+# the node the observer handed the token to, the one that handed it back, both.
+NONE, A_ONLY, B_ONLY, BOTH, NONE_SAME = 0, 1, 2, 3, 4
+KEYS = 5
 
 
 @nb.njit(cache=True)
@@ -92,7 +94,7 @@ def interior(kind: int, length: int) -> int:
 def attributable(kind: int, length: int, key: int) -> int:
     """Visits of ``u`` the observer attributes: ``u = a`` and ``u = b`` are one position
     when ``m = 2``, and a first stretch has no ``a``."""
-    if key == NONE:
+    if key in (NONE, NONE_SAME):
         return 0
     if key == BOTH:
         return 1 if (kind == REGULAR and length == 2) else 2
@@ -134,6 +136,20 @@ def binomial_logpmf(size, p, budget):
     return out[: top + 1], tail
 
 
+def truncated_log_law(pmf: np.ndarray, budget: float = BUDGET) -> tuple[np.ndarray, float]:
+    """A law given in full as ``(log P(I = i)`` up to where the rest is ``budget`` nats below
+    the largest term, ``log P(rest))``."""
+    pmf = np.clip(np.asarray(pmf, dtype=float), 0.0, None)
+    rest = np.cumsum(pmf[::-1])[::-1]  # P(I >= i)
+    limit = pmf.max(initial=0.0) * math.exp(-budget)
+    cut = np.flatnonzero(rest <= limit)
+    top = int(cut[0]) if cut.size and cut[0] > 0 else pmf.size
+    with np.errstate(divide="ignore"):
+        logp = np.log(pmf[:top])
+        tail = math.log(rest[top]) if top < pmf.size and rest[top] > 0 else -np.inf
+    return logp, tail
+
+
 def binomial_law(p: float) -> CountLaw:
     """Interior holders iid, each ``u`` w.p. ``p``: ``I ~ Binomial(positions, p)`` (the
     complete graph with self-moves, ``p = 1 / (n - |W|)``)."""
@@ -150,6 +166,7 @@ def binomial_law(p: float) -> CountLaw:
         return binomial_logpmf(size, p, float(budget))
 
     law.p = p  # type: ignore[attr-defined]  # the per-visit bound applies
+    law.binned = True  # type: ignore[attr-defined]  # monotone in the length: bins are sound
     return law
 
 
@@ -354,34 +371,47 @@ def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: fl
 
 
 def entry_tables(mode: int, lengths: tuple[np.ndarray, np.ndarray], law: CountLaw,
-                 noise: Noise, delta: float, orders: np.ndarray) -> np.ndarray:
-    """Features of every (kind, key, bin) that occurs: ``(2, KEYS, bins, nf)``.
+                 noise: Noise, delta: float, orders: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Entries of every (kind, key, length) that occurs, and where each length's sits.
 
     ``lengths[kind]`` are the view lengths of that kind in the run (cycle lengths ``m``,
-    first-visit steps ``i0``); each bin's entry uses the noise of its shortest and the law
-    of its longest (see the module docstring). ``mode`` is :data:`KOV` (features of
-    KOV-het: ``(ε, ε tanh(ε/2), ε²)``) or :data:`RDP` (the curve at ``orders``).
+    first-visit steps ``i0``). A law with ``binned`` set (the binomial) groups the lengths
+    by :func:`cycle_bin`: each bin's entry uses the noise of its shortest and the law of its
+    longest (see the module docstring); other laws get one entry per length.
+
+    Returns
+    -------
+    table, rows
+        ``table[kind, key, row]``: the features (``(ε, ε tanh(ε/2), ε²)`` for
+        :data:`KOV`, the curve at ``orders`` for :data:`RDP`); ``rows[kind][length]``: the
+        row of each length (``-1`` where none occurs).
     """
     nf = 3 if mode == KOV else orders.size
-    top = max((int(cycle_bin(int(x.max()))) for x in lengths if x.size), default=0)
-    out = np.zeros((2, KEYS, top + 1, nf))
-    for kind, values in enumerate(lengths):
-        if values.size == 0:
-            continue
-        bins = cycle_bins(values.astype(np.int64))
-        ids, inv = np.unique(bins, return_inverse=True)
-        lo = np.full(ids.size, np.iinfo(np.int64).max)
-        hi = np.zeros(ids.size, np.int64)
+    binned = bool(getattr(law, "binned", False))
+    groups = []
+    for values in lengths:
+        values = values.astype(np.int64)
+        ids = cycle_bins(values) if binned else values
+        uniq, inv = np.unique(ids, return_inverse=True)
+        lo = np.full(uniq.size, np.iinfo(np.int64).max)
+        hi = np.zeros(uniq.size, np.int64)
         np.minimum.at(lo, inv, values)
         np.maximum.at(hi, inv, values)
-        for b, m_lo, m_hi in zip(ids, lo, hi, strict=True):
+        rows = np.full(int(values.max(initial=0)) + 1, -1, np.int64)
+        rows[values] = inv
+        groups.append((lo, hi, rows))
+    top = max(g[0].size for g in groups)
+    table = np.zeros((2, KEYS, max(top, 1), nf))
+    for kind, (lo, hi, _) in enumerate(groups):
+        for r, (m_lo, m_hi) in enumerate(zip(lo, hi, strict=True)):
             n_draws = draws(kind, int(m_lo))
             if n_draws <= 0:
                 continue
             s = noise.z * math.sqrt(n_draws)
             for key in range(KEYS):
-                if kind == FIRST and key in (A_ONLY, BOTH):
+                if kind == FIRST and key in (A_ONLY, BOTH, NONE_SAME):
                     continue
                 view_entry(mode, law, kind, int(m_lo), key, s, noise, delta, orders,
-                           out[kind, key, b], law_length=int(m_hi))
-    return out
+                           table[kind, key, r], law_length=int(m_hi))
+    return table, groups[0][2], groups[1][2]

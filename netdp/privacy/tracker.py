@@ -232,10 +232,11 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
         base, weight, k, counts, values, nodes = table
     else:
         mode = kernels.KOV if accountant == "kov" else kernels.RDP
-        tables = ce.entry_tables(mode, lengths, law, noise, delta, RDP_ORDERS)
+        table, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise, delta,
+                                                          RDP_ORDERS)
         base, weight, k, offsets, counts, values, nodes = kernels.pairwise_sound(
-            holders, trace.steps, n_ids, observers, others, mode, tables, float(delta),
-            RDP_ORDERS, keep_pairs, numba.get_num_threads())
+            holders, trace.steps, n_ids, observers, others, mode, table, rows_regular,
+            rows_first, float(delta), RDP_ORDERS, keep_pairs, numba.get_num_threads())
         used = kernels.compact(values, nodes, offsets, counts, keep_pairs)
         values = values[:used]
         nodes = nodes[:used] if keep_pairs else None
@@ -248,9 +249,23 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
 
 
 def _no_self_law(n: int, watchers: int):
+    """The law of a node's interior visits on the complete graph without self-moves (the
+    lumped chain of :func:`netdp.privacy.count_law.complete_interior_law`)."""
     from netdp.privacy import count_law
+    from netdp.privacy import cycle_entries as ce
 
-    return count_law.complete_law(n, watchers, self_moves=False)
+    def law(kind: int, length: int, key: int, budget: float = ce.BUDGET):
+        size = ce.interior(kind, length)
+        if kind == ce.FIRST:
+            pmf = count_law.complete_first_stretch_law(size, n, watchers, self_moves=False,
+                                                       b_is_u=key == ce.B_ONLY)
+        else:
+            pmf = count_law.complete_interior_law(
+                size, n, watchers, self_moves=False, a_is_u=key in (ce.A_ONLY, ce.BOTH),
+                b_is_u=key in (ce.B_ONLY, ce.BOTH), a_is_b=key in (ce.BOTH, ce.NONE_SAME))
+        return ce.truncated_log_law(pmf, budget)
+
+    return law
 
 
 def entry_event(accountant: str, m: int, c: int, n: int, eps0: float, delta: float,

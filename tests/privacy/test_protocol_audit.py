@@ -148,7 +148,8 @@ def test_a_tracker_that_drops_the_attributable_neighbour_is_caught():
             for k in {j + 1, i - 1}]  # who v handed the token to, and who handed it back
     u = max(sorted(set(ends)), key=ends.count)  # the most attributable node
     z = setup.mechanism.sigma / setup.mechanism.sensitivity
-    buggy = float(walk_losses(trace, 4.0, config.delta, z, "pld").base[v])
+    buggy = float(walk_losses(trace, 4.0, config.delta, z, "pld",
+                              convention="reference").base[v])
     got = audit_protocol(config, v, u, 40_000)
     assert got.paths == "secret" and got.result.gdp_epsilon is None
     assert got.result.epsilon_lower > buggy, (got.result.epsilon_lower, buggy)

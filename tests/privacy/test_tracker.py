@@ -26,6 +26,11 @@ from netdp.privacy.tracker import (
 from netdp.protocols.summation import ring_noise_mask
 
 
+def walk_losses_ref(*args, **kwargs):
+    """The reference convention (AISTATS 2022 Fig. 1b), which these tests pin down."""
+    return walk_losses(*args, convention="reference", **kwargs)
+
+
 def _trace(n, steps, tokens=1, seed=0, self_moves=True):
     topo = topology.complete(n, self_moves)
     rngs = [seeding.generator(seed, "walk", 0, k) for k in range(tokens)]
@@ -80,7 +85,7 @@ def test_tracker_equals_brute_force(accountant, n, steps, tokens, self_moves):
     eps0, delta = 0.4, 1e-7
     z = Gaussian(eps0, delta).sigma
     trace = _trace(n, steps, tokens, seed=n, self_moves=self_moves)
-    losses = walk_losses(trace, eps0, delta, z, accountant, keep_pairs=True)
+    losses = walk_losses_ref(trace, eps0, delta, z, accountant, keep_pairs=True)
     matrix = losses.matrix()
     brute = _brute(trace.holders, n, eps0, delta, z, accountant)
     expected = np.full((n, n), np.nan)
@@ -102,14 +107,14 @@ def test_coalition_equals_brute_force():
     n, eps0, delta = 15, 0.4, 1e-7
     trace = _trace(n, 900, seed=3)
     group = [2, 7, 11]
-    losses = walk_losses(trace, eps0, delta, 1.0, "kov", coalition=group, keep_pairs=True)
+    losses = walk_losses_ref(trace, eps0, delta, 1.0, "kov", coalition=group, keep_pairs=True)
     brute = _brute(trace.holders, n, eps0, delta, 1.0, "kov", {-1: group})
     got = dict(zip(losses.nodes.tolist(), losses.values.tolist(), strict=True))
     assert losses.weight[0] + losses.values.size == n - len(group)
     for (u, _), value in brute.items():
         assert got.get(u, losses.base[0]) == pytest.approx(value, rel=1e-12)
-    single = walk_losses(trace, eps0, delta, 1.0, "kov", coalition=[4], keep_pairs=True)
-    alone = walk_losses(trace, eps0, delta, 1.0, "kov", keep_pairs=True).matrix()[:, 4]
+    single = walk_losses_ref(trace, eps0, delta, 1.0, "kov", coalition=[4], keep_pairs=True)
+    alone = walk_losses_ref(trace, eps0, delta, 1.0, "kov", keep_pairs=True).matrix()[:, 4]
     col = np.full(n, single.base[0])
     col[single.nodes] = single.values
     col[4] = np.nan
@@ -123,14 +128,14 @@ def test_coalition_equals_brute_force():
 def test_pairwise_loss_never_exceeds_ldp_at_the_reference_setting(n, eps0):
     delta = 1e-7
     trace = _trace(n, 100 * n, seed=1)
-    matrix = walk_losses(trace, eps0, delta, 1.0, "kov", keep_pairs=True).matrix()
+    matrix = walk_losses_ref(trace, eps0, delta, 1.0, "kov", keep_pairs=True).matrix()
     ldp = ldp_losses(trace, eps0, delta)
     assert np.all(np.nan_to_num(matrix, nan=0.0) <= ldp[:, None])
 
 
 def test_losses_fall_with_n_and_rise_with_eps0():
     def mean(n, eps0):
-        runs = [walk_losses(_trace(n, 100 * n, seed=s), eps0, 1e-7, 1.0) for s in range(3)]
+        runs = [walk_losses_ref(_trace(n, 100 * n, seed=s), eps0, 1e-7, 1.0) for s in range(3)]
         return summarize(runs)["mean"]
 
     by_n = [mean(n, 0.1) for n in (25, 100, 400)]
@@ -143,7 +148,7 @@ def test_rdp_of_an_isolated_entry_stays_above_exact_gaussian_dp():
     # next and the previous holder (c = 2): a Gaussian of std z sqrt(2), sensitivity 2
     z, delta = 3.0, 1e-6
     trace = Trace(2, np.array([[0, 1, 0]], dtype=np.int32))
-    losses = walk_losses(trace, 1.0, delta, z, "rdp", keep_pairs=True)
+    losses = walk_losses_ref(trace, 1.0, delta, z, "rdp", keep_pairs=True)
     rdp = losses.matrix()[1, 0]
     exact = float(gaussian_epsilon(2 / (z * math.sqrt(2)), 2 * delta))
     assert exact < rdp < 1.3 * exact
@@ -201,7 +206,7 @@ def test_pld_equals_a_dp_accounting_oracle(monkeypatch):
     z = Gaussian(eps0, delta).sigma
     trace = _trace(n, 160, seed=2)
     monkeypatch.setattr(_walk_pld, "EXACT_M", 10**9)
-    matrix = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+    matrix = walk_losses_ref(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
     oracle = _pld_oracle(trace.holders, n, delta, z, _walk_pld.VDI)
     for (u, v), want in oracle.items():
         assert want - _walk_pld.VDI <= matrix[u, v] <= want + 1e-9, (u, v)
@@ -215,11 +220,11 @@ def test_pld_bins_are_sound_and_close():
     n, eps0, delta = 80, 0.4, 1e-7
     z = Gaussian(eps0, delta).sigma
     trace = _trace(n, 40 * n, seed=4)
-    binned = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+    binned = walk_losses_ref(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
     exact_m = _walk_pld.EXACT_M
     try:
         _walk_pld.EXACT_M = 10**9
-        unbinned = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+        unbinned = walk_losses_ref(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
     finally:
         _walk_pld.EXACT_M = exact_m
     off = ~np.eye(n, dtype=bool)
@@ -236,10 +241,10 @@ def test_pld_of_an_isolated_entry_matches_exact_gaussian_dp():
     z, delta = 3.0, 1e-6
     trace = Trace(10**6, np.array([[0, 1, 0]], dtype=np.int32))
     exact = float(gaussian_epsilon(2 / (z * math.sqrt(2)), 2 * delta))
-    pld = walk_losses(trace, 1.0, delta, z, "pld", keep_pairs=False)
+    pld = walk_losses_ref(trace, 1.0, delta, z, "pld", keep_pairs=False)
     got = pld.values[0]
     assert exact <= got <= exact + _walk_pld.VDI
-    rdp = walk_losses(trace, 1.0, delta, z, "rdp").values[0]
+    rdp = walk_losses_ref(trace, 1.0, delta, z, "rdp").values[0]
     assert rdp > got
 
 
@@ -248,8 +253,8 @@ def test_pld_never_exceeds_ldp_and_beats_rdp(eps0):
     n, delta = 60, 1e-7
     z = Gaussian(eps0, delta).sigma
     trace = _trace(n, 100 * n, seed=5)
-    pld = walk_losses(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
-    rdp = walk_losses(trace, eps0, delta, z, "rdp", keep_pairs=True).matrix()
+    pld = walk_losses_ref(trace, eps0, delta, z, "pld", keep_pairs=True).matrix()
+    rdp = walk_losses_ref(trace, eps0, delta, z, "rdp", keep_pairs=True).matrix()
     ldp = ldp_losses(trace, eps0, delta)
     off = ~np.eye(n, dtype=bool)
     assert np.all(np.nan_to_num(pld, nan=0.0) <= ldp[:, None])

@@ -164,7 +164,8 @@ def _golden(name: str) -> tuple[list[str], dict]:
     return line.split("|", 1)[1].split(), json.loads((GOLDEN / f"{name}.json").read_text())
 
 
-@pytest.mark.parametrize("name", ["sum-complete-runs", "sum-ring", "hist-ring-gamma"])
+@pytest.mark.parametrize("name", ["sum-complete-runs-reference", "sum-ring-reference",
+                                  "hist-ring-gamma-reference"])
 def test_k_1_t_1_is_the_record_level_task(name, capsys):
     """``--records-per-node 1 --bound 1`` reproduces the recorded output, number for
     number (same seed, same draws)."""
