@@ -287,6 +287,14 @@ def rdp_entry(logp, tail, c, size, s, orders, out):
                 if tail == -np.inf:
                     break
                 lw, sens = tail - lq, float(size)
+            negligible = True  # each term is below (α-1) α l²/(2 s²): skip it if far below
+            for a in range(nf):
+                cap = (orders[a] - 1.0) * orders[a] * sens * sens / (2.0 * s * s)
+                if not (lw + cap < out[a] - 50.0):
+                    negligible = False
+                    break
+            if negligible:
+                continue
             compiled.rdp_gaussian_entry(q, sens, s, orders, tmp)
             for a in range(nf):
                 out[a] = compiled._log_add(out[a], lw + (orders[a] - 1.0) * tmp[a])
@@ -306,6 +314,20 @@ def rdp_entry(logp, tail, c, size, s, orders, out):
                     out[a], lw + alpha * (alpha - 1.0) * sens * sens / (2.0 * s * s))
     for a in range(nf):
         out[a] = max(out[a] / (orders[a] - 1.0), 0.0)
+
+
+@nb.njit(cache=True)
+def rdp_entries(logp, ltail, c, size, s, orders, out):
+    """:func:`rdp_entry` of many nodes of one view: ``logp[r]``, ``ltail[r]``, ``c[r]``
+    (row ``r``), into ``out[r]``; the laws' support is cut where it ends."""
+    tmp = np.empty(orders.size)
+    for r in range(logp.shape[0]):
+        top = logp.shape[1]
+        while top > 1 and logp[r, top - 1] == -np.inf:
+            top -= 1
+        rdp_entry(logp[r, :top], ltail[r], c[r], size, s, orders, tmp)
+        for a in range(orders.size):
+            out[r, a] = tmp[a]
 
 
 @nb.njit(cache=True)

@@ -185,14 +185,24 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
     """The taboo-chain tracker (:mod:`netdp.privacy.taboo`) for the observers the setup's
     size allows, each pair capped at its node's LDP loss (nodes kept: ``observers x n``
     values, for the summary by distance)."""
+    from netdp.mechanisms.noise import Laplace
     from netdp.privacy.taboo import graph_walk_losses
     from netdp.privacy.tracker import clip_to_ldp, ldp_losses
+    from netdp.privacy.walk_views import sound_graph_losses
 
     cfg, mech = setup.config, setup.mechanism
     observers = matrix_observers(setup, keep_pairs)
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
-    table = graph_walk_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
-                              accountant, coalition, observers)
+    if cfg.convention == "sound":
+        table = sound_graph_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
+                                   accountant, coalition, observers,
+                                   laplace=isinstance(mech, Laplace))
+    else:
+        check(accountant in ("kov", "rdp"), "accountant",
+              f"the reference convention on a graph composes with kov or rdp (got "
+              f"{accountant})")
+        table = graph_walk_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
+                                  accountant, coalition, observers)
     return clip_to_ldp(table, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
 
 
@@ -260,10 +270,11 @@ class SumTask(Task):
                  "--convention reference: the Fig. 1b method), composed by KOV, RDP or PLD, "
                  "or exact", _walk_losses, ("kov", "rdp", "pld", "exact"),
                  ADDITIVE, _theory("complete")),
-        Tracking("graph", "the reference tracker on any graph: each cycle's participation "
-                 "rates from the walk's taboo chain (union bound), composed by KOV or RDP; "
-                 f"every observer up to {DENSE_NODES} nodes, sampled beyond",
-                 _graph_walk_losses, ("kov", "rdp"), ADDITIVE, icml_theory,
+        Tracking("graph", "each view's exact law of a node's visits from the walk's taboo "
+                 "chain, composed by KOV or RDP (pld, exact: small graphs; --convention "
+                 "reference: the union-bound rates); every observer up to "
+                 f"{DENSE_NODES} nodes, sampled beyond",
+                 _graph_walk_losses, ("kov", "rdp", "pld", "exact"), ADDITIVE, icml_theory,
                  note=graph_note, by_distance=graph_by_distance,
                  theory_per_pair=False),
     )

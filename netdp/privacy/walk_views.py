@@ -1,0 +1,267 @@
+"""What an observer of a walk sees: its views, and the sound tracker on any graph.
+
+Observer ``v`` (or a coalition ``W`` observing as one) sees, per token, the sum of the
+contributions made before its first hold (the *first stretch*: ``i0`` draws, the last
+holder ``b`` known), and between two of its holds ``m >= 2`` steps apart (a *cycle*:
+``m - 1`` draws, the next holder ``a`` and the last ``b`` known). A return after one step
+shows nothing. Given those ends, the hidden holders are a bridge of the taboo chain
+(:mod:`netdp.privacy.count_law`), and the views are independent.
+
+:func:`sound_graph_losses` accounts every pair of a walk on any graph under the sound
+convention: for each view and each node ``u``, the exact law of ``u``'s interior visits
+(first-passage decomposition, :func:`~netdp.privacy.count_law.bridge_interior_laws_batch`)
+gives its contribution count ``K = c + I``, and the view's entry is
+:mod:`netdp.privacy.cycle_entries`'s (``kov``: the mixture bound; ``rdp``: the label
+bound), or its exact PLD (``pld``, ``exact``: :mod:`netdp.privacy.mixture_pld`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.engine.trace import Trace
+from netdp.errors import check
+from netdp.privacy import cycle_entries as ce
+from netdp.privacy._arrays import observer_bar
+from netdp.privacy._compiled import kov_epsilon, rdp_epsilon
+from netdp.privacy._walk_kernels import group_by_holder
+
+KMAX = 48  # interior visits given in full by the graph laws; the rest is a tail
+VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
+
+
+@dataclass(frozen=True)
+class Views:
+    """One observer's views in time order (see the module docstring).
+
+    Attributes
+    ----------
+    kind, length
+        :data:`~netdp.privacy.cycle_entries.REGULAR` (``length = m``) or ``FIRST``
+        (``length = i0``).
+    a, b
+        The known ends (``a = -1`` for a first stretch; ``a = b`` when ``m = 2``).
+    """
+
+    kind: np.ndarray
+    length: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.kind.size)
+
+    def key(self, e: int, u: int) -> int:
+        """Where node ``u`` sits in view ``e`` (a key of
+        :mod:`~netdp.privacy.cycle_entries`)."""
+        a, b = int(self.a[e]), int(self.b[e])
+        if self.kind[e] == ce.FIRST:
+            return ce.B_ONLY if u == b else ce.NONE
+        if u == a and u == b:
+            return ce.A_ONLY if self.length[e] == 2 else ce.BOTH
+        if u == a:
+            return ce.A_ONLY
+        if u == b:
+            return ce.B_ONLY
+        return ce.NONE_SAME if (a == b and self.length[e] > 2) else ce.NONE
+
+
+def observer_views(holders: np.ndarray, steps: int, at: np.ndarray) -> Views:
+    """The views of an observer that holds the flattened walk at positions ``at``
+    (increasing; tokens of ``steps`` positions each)."""
+    at = np.asarray(at, dtype=np.int64)
+    token = at // steps
+    fresh = np.ones(at.size, bool)
+    fresh[1:] = token[1:] != token[:-1]
+    i0 = at - token * steps
+    first = np.flatnonzero(fresh & (i0 >= 1))
+    later = np.flatnonzero(~fresh)
+    m = at[later] - at[later - 1]
+    later = later[m >= 2]
+    m = m[m >= 2]
+    kind = np.concatenate([np.full(first.size, ce.FIRST), np.full(later.size, ce.REGULAR)])
+    length = np.concatenate([i0[first], m])
+    a = np.concatenate([np.full(first.size, -1), holders[at[later - 1] + 1]])
+    b = np.concatenate([holders[at[first] - 1], holders[at[later] - 1]])
+    order = np.argsort(np.concatenate([at[first], at[later]]), kind="stable")
+    return Views(kind[order].astype(np.int64), length[order].astype(np.int64),
+                 a[order].astype(np.int64), b[order].astype(np.int64))
+
+
+def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
+              kmax: int = KMAX) -> tuple[np.ndarray, np.ndarray]:
+    """``(views, n, kmax + 1)`` laws of every node's interior visits in each view, and
+    ``(views, n)`` their tails ``P(I > kmax)``."""
+    from netdp.privacy import count_law
+
+    n = P.shape[0]
+    laws = np.zeros((views.size, n, kmax + 1))
+    tails = np.zeros((views.size, n))
+    reg = np.flatnonzero(views.kind == ce.REGULAR)
+    fst = np.flatnonzero(views.kind == ce.FIRST)
+    if reg.size:
+        laws[reg], tails[reg] = count_law.bridge_interior_laws_batch(
+            P, blocked, views.a[reg], views.b[reg], views.length[reg] - 2, kmax)
+    if fst.size:
+        laws[fst], tails[fst] = count_law.first_stretch_laws_batch(
+            P, blocked, start_law, views.b[fst], views.length[fst], kmax)
+    return laws, tails
+
+
+def _log_law(law: np.ndarray, tail: float) -> tuple[np.ndarray, float]:
+    with np.errstate(divide="ignore"):
+        logp = np.log(np.clip(law, 0.0, None))
+        return logp, (math.log(tail) if tail > 0 else -np.inf)
+
+
+def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
+                       noise_multiplier: float, accountant: str = "kov",
+                       coalition: Sequence[int] | None = None,
+                       observers: np.ndarray | None = None, laplace: bool = False,
+                       start_law: np.ndarray | None = None) -> Any:
+    """Pairwise losses of a walk summation on a graph, sound (see the module docstring).
+
+    Parameters
+    ----------
+    trace
+        The walk (one or more tokens).
+    P
+        Its transition matrix (dense or scipy sparse).
+    eps0, delta
+        The level of one contribution; ``delta`` of each entry (``kov``).
+    noise_multiplier
+        σ / Δ of a contribution's Gaussian noise.
+    accountant
+        ``kov``, ``rdp``, ``pld`` or ``exact``.
+    coalition
+        Nodes observing as one.
+    observers
+        The observers accounted (default: every node, or the coalition).
+    laplace
+        Laplace noise (``kov`` only).
+    start_law
+        The law of a token's first holder (default uniform).
+
+    Returns
+    -------
+    PairLosses
+        Every accounted pair's loss, nodes kept.
+    """
+    from scipy import sparse
+
+    from netdp.privacy.tracker import PairLosses, observer_view
+
+    check(accountant in ("kov", "rdp", "pld", "exact"), "accountant",
+          f"must be one of kov, rdp, pld, exact on a graph (got {accountant!r})")
+    check(not laplace or accountant == "kov", "accountant",
+          f"{accountant} accounts Gaussian noise; use kov with Laplace noise")
+    n = trace.n
+    P = sparse.csr_array(P)
+    pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
+    holders, n_ids, obs_ids, _ = observer_view(trace, coalition)
+    members = np.zeros(n, bool)
+    if coalition is not None:
+        members[list(coalition)] = True
+    elif observers is not None:
+        obs_ids = np.asarray(observers, dtype=np.int64)
+    start, pos = group_by_holder(holders, n_ids)
+    noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
+    losses, nodes, counts, entries = [], [], [], []
+    budget = 0
+    for v in observer_bar(obs_ids, "graph-walk tracker"):
+        blocked = members.copy() if coalition is not None else np.zeros(n, bool)
+        if coalition is None:
+            blocked[v] = True
+        views = observer_views(holders, trace.steps, pos[start[v]:start[v + 1]])
+        keep = np.flatnonzero(~blocked)
+        if accountant in ("pld", "exact"):
+            budget += views.size * keep.size
+            check(budget <= VIEW_PAIRS_LIMIT, "accountant",
+                  f"{accountant} on a graph composes one PLD per view and node: at most "
+                  f"{VIEW_PAIRS_LIMIT:,} of them (fewer steps, nodes or --sources); kov and "
+                  "rdp scale further")
+        laws, tails = view_laws(P, blocked, pi0, views)
+        eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
+        losses.append(eps)
+        nodes.append(keep)
+        counts.append(keep.size)
+        entries.append(views.size)
+    k = np.array(entries, dtype=np.int64)
+    k_max = int(k.max()) if k.size else 0
+    out = np.array([-1]) if coalition is not None else np.asarray(obs_ids)
+    return PairLosses(accountant, n, out, np.zeros(k.size), np.zeros(k.size, np.int64), k,
+                      np.concatenate(losses), np.array(counts, dtype=np.int64),
+                      np.concatenate(nodes), 2 * k_max * delta)
+
+
+def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np.ndarray,
+                     accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
+    """Each kept node's loss towards one observer."""
+    k = views.size
+    if k == 0:
+        return np.zeros(keep.size)
+    dt = min(2.0 * k * delta, 1.0)
+    orders = _orders()
+    if accountant in ("pld", "exact"):
+        from netdp.privacy import mixture_pld as mp
+
+        step = 1e-4 if accountant == "exact" else 1e-3
+        out = np.empty(keep.size)
+        for r, u in enumerate(keep):
+            parts = []
+            for e in range(k):
+                key = views.key(e, int(u))
+                c = ce.attributable(int(views.kind[e]), int(views.length[e]), key)
+                w = np.concatenate([np.zeros(c), laws[e, u]])
+                s = noise.z * math.sqrt(ce.draws(int(views.kind[e]), int(views.length[e])))
+                parts.append(mp.mixture_pld(w, s, h=step, tail=float(tails[e, u])))
+            out[r] = max(float(mp.PldPair.compose_many(parts).epsilon(dt)), 0.0)
+        return out
+    nf = 3 if accountant == "kov" else orders.size
+    feats = np.zeros((keep.size, nf))
+    tmp = np.empty((keep.size, nf))
+    span = np.arange(laws.shape[2])
+    for e in range(k):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        s = noise.z * math.sqrt(ce.draws(kind, length))
+        size = ce.interior(kind, length)
+        c = np.array([ce.attributable(kind, length, views.key(e, int(u))) for u in
+                      (views.a[e], views.b[e]) if u >= 0] + [0])
+        cu = np.zeros(keep.size, np.int64)
+        for u in {int(views.a[e]), int(views.b[e])} - {-1}:
+            cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+        with np.errstate(divide="ignore"):
+            logp = np.log(np.clip(laws[e, keep], 0.0, None))
+            ltail = np.log(np.clip(tails[e, keep], 0.0, None))
+        if accountant == "kov":
+            top = int(c.max()) + span.size
+            if noise.laplace:
+                eps_j = np.arange(top) * noise.eps0
+            else:
+                eps_j = ce._gauss_eps(np.arange(top) / s, delta)
+            terms = logp + eps_j[cu[:, None] + span[None, :]]
+            grow = np.array([ce.kov_growth(int(x), size, s, noise, delta) for x in cu])
+            terms = np.concatenate([terms, (ltail + grow)[:, None]], axis=1)
+            peak = terms.max(axis=1)
+            eps = np.maximum(peak + np.log(np.exp(terms - peak[:, None]).sum(axis=1)), 0.0)
+            feats[:, 0] += eps
+            feats[:, 1] += eps * np.tanh(eps / 2.0)
+            feats[:, 2] += eps * eps
+        else:
+            ce.rdp_entries(logp, ltail, cu, size, s, orders, tmp)
+            feats += tmp
+    if accountant == "kov":
+        return np.array([kov_epsilon(f, k, delta) for f in feats])
+    return np.array([rdp_epsilon(f, dt, orders) for f in feats])
+
+
+def _orders() -> np.ndarray:
+    from netdp.privacy.tracker import RDP_ORDERS
+
+    return RDP_ORDERS
