@@ -301,8 +301,9 @@ def test_a_bridge_below_float64_is_refused():
         cl.bridge_interior_laws(P, [N], 0, N - 1, N - 1, 2)
 
 
-def test_grid_batch_equals_single_cycles_and_union_bound():
-    """A 10x10 grid walk, observer at the centre, its cycles from a simulated walk."""
+def test_grid_batch_equals_single_cycles_and_union_bound(monkeypatch):
+    """A 10x10 grid walk, observer at the centre, its cycles from a simulated walk; the
+    threads sharing the nodes give what one thread gives."""
     side = 10
     n = side * side
     A = np.zeros((n, n))
@@ -324,6 +325,12 @@ def test_grid_batch_equals_single_cycles_and_union_bound():
     a, b, L = walk[at[:-1][keep] + 1], walk[at[1:][keep] - 1], m[keep] - 2
     assert a.size >= 10
     laws, tail = cl.bridge_interior_laws_batch(sparse.csr_matrix(P), [v], a, b, L, kmax=4)
+    monkeypatch.setattr(cl, "PARALLEL_WORK", 0.0)
+    monkeypatch.setattr(cl.nb, "get_num_threads", lambda: 3)
+    threaded = cl.bridge_interior_laws_batch(sparse.csr_matrix(P), [v], a, b, L, kmax=4)
+    np.testing.assert_array_equal(threaded[0], laws)
+    np.testing.assert_array_equal(threaded[1], tail)
+    monkeypatch.undo()
     for c in range(0, a.size, 4):
         one, over = cl.bridge_interior_laws(P, [v], a[c], b[c], L[c], 4)
         np.testing.assert_allclose(one, laws[c], rtol=1e-12, atol=1e-15)
@@ -380,6 +387,8 @@ def test_complete_without_self_moves_depends_on_the_ends():
         cl.complete_interior_law(2, 3, 1, False, a_is_b=True)
     with pytest.raises(InputError):
         cl.complete_interior_law(2, 5, 1, False, a_is_u=True, a_is_b=True)
+    with pytest.raises(InputError, match="3 distinct nodes"):
+        cl.complete_interior_law(2, 4, 2, False)
 
 
 def test_presence_with_self_moves():
