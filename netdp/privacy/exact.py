@@ -120,8 +120,12 @@ def view_pld(kind: int, length: int, key: int, law: ce.CountLaw, noise: ce.Noise
     logp, tail = law(kind, length, key)
     c = ce.attributable(kind, length, key)
     w = np.concatenate([np.zeros(c), np.exp(logp)])
+    total = float(w.sum())
+    if total > 1.0:
+        w /= total
     s = noise.z * np.sqrt(ce.draws(kind, length))
-    return mp.mixture_pld(w, float(s), h=step, tail=float(np.exp(tail)),
+    # the laws' tail: what the listed counts leave (their cut bound is an upper bound)
+    return mp.mixture_pld(w, float(s), h=step, tail=max(1.0 - float(w.sum()), 0.0),
                           pessimistic=pessimistic)
 
 
@@ -170,7 +174,7 @@ def _compose_all(items: Sequence[Any]) -> Any:
     items = [x for x in items if x is not None]
     if not items:
         return None
-    return mp.compose_many(items)
+    return mp.PldPair.compose_many(items)
 
 
 def _epsilon(pld: Any, delta: float) -> float:

@@ -256,6 +256,8 @@ def _no_self_law(n: int, watchers: int):
 
     def law(kind: int, length: int, key: int, budget: float = ce.BUDGET):
         size = ce.interior(kind, length)
+        if n - watchers < 2 + (key in (ce.NONE, ce.NONE_SAME)) - (key == ce.NONE_SAME):
+            return np.zeros(1), -np.inf  # no such view: u, a and b need that many nodes
         if kind == ce.FIRST:
             pmf = count_law.complete_first_stretch_law(size, n, watchers, self_moves=False,
                                                        b_is_u=key == ce.B_ONLY)

@@ -31,7 +31,7 @@ from netdp.privacy._arrays import observer_bar
 from netdp.privacy._compiled import kov_epsilon, rdp_epsilon
 from netdp.privacy._walk_kernels import group_by_holder
 
-KMAX = 48  # interior visits given in full by the graph laws; the rest is a tail
+KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
 
 
@@ -95,23 +95,59 @@ def observer_views(holders: np.ndarray, steps: int, at: np.ndarray) -> Views:
 
 
 def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
-              kmax: int = KMAX) -> tuple[np.ndarray, np.ndarray]:
-    """``(views, n, kmax + 1)`` laws of every node's interior visits in each view, and
-    ``(views, n)`` their tails ``P(I > kmax)``."""
+              slack: np.ndarray | None = None, kmax: tuple[int, ...] = KMAX
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """``(views, n, kmax[-1] + 1)`` laws of every node's interior visits in each view, and
+    ``(views, n)`` their tails ``P(I > kmax)``.
+
+    The laws are computed up to ``kmax[0]`` visits first; a view whose largest tail is not
+    below ``slack[view]`` (how small the caller needs it: its terms grow with the count)
+    is computed again with the next ``kmax``, and so on.
+    """
     from netdp.privacy import count_law
 
     n = P.shape[0]
-    laws = np.zeros((views.size, n, kmax + 1))
-    tails = np.zeros((views.size, n))
-    reg = np.flatnonzero(views.kind == ce.REGULAR)
-    fst = np.flatnonzero(views.kind == ce.FIRST)
-    if reg.size:
-        laws[reg], tails[reg] = count_law.bridge_interior_laws_batch(
-            P, blocked, views.a[reg], views.b[reg], views.length[reg] - 2, kmax)
-    if fst.size:
-        laws[fst], tails[fst] = count_law.first_stretch_laws_batch(
-            P, blocked, start_law, views.b[fst], views.length[fst], kmax)
+    width = kmax[-1] + 1
+    laws = np.zeros((views.size, n, width))
+    tails = np.ones((views.size, n))
+    todo = np.arange(views.size)
+    for km in kmax:
+        reg = todo[views.kind[todo] == ce.REGULAR]
+        fst = todo[views.kind[todo] == ce.FIRST]
+        if reg.size:
+            got, tail = count_law.bridge_interior_laws_batch(
+                P, blocked, views.a[reg], views.b[reg], views.length[reg] - 2, km)
+            laws[reg, :, :km + 1], tails[reg] = got, tail
+        if fst.size:
+            got, tail = count_law.first_stretch_laws_batch(
+                P, blocked, start_law, views.b[fst], views.length[fst], km)
+            laws[fst, :, :km + 1], tails[fst] = got, tail
+        if slack is None:
+            break
+        todo = todo[tails[todo].max(axis=1, initial=0.0) >= slack[todo]]
+        if todo.size == 0:
+            break
     return laws, tails
+
+
+def _slack(views: Views, accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
+    """How small each view's tails must be not to matter: ``e^{-30}`` below the growth of
+    the entry's terms at the largest count (kov, rdp), or ``1e-6 δ`` (pld, exact: the tail
+    is mass at an infinite loss)."""
+    out = np.empty(views.size)
+    for e in range(views.size):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        size = ce.interior(kind, length)
+        s = noise.z * math.sqrt(ce.draws(kind, length))
+        if accountant == "kov":
+            grow = ce.kov_growth(2, size, s, noise, delta)
+        elif accountant == "rdp":
+            grow = ce.rdp_growth(2, size, s)
+        else:
+            out[e] = 1e-6 * delta
+            continue
+        out[e] = math.exp(-30.0 - min(grow, 600.0))
+    return out
 
 
 def _log_law(law: np.ndarray, tail: float) -> tuple[np.ndarray, float]:
@@ -186,7 +222,8 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
                   f"{accountant} on a graph composes one PLD per view and node: at most "
                   f"{VIEW_PAIRS_LIMIT:,} of them (fewer steps, nodes or --sources); kov and "
                   "rdp scale further")
-        laws, tails = view_laws(P, blocked, pi0, views)
+        laws, tails = view_laws(P, blocked, pi0, views,
+                                _slack(views, accountant, noise, delta))
         eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
         losses.append(eps)
         nodes.append(keep)
