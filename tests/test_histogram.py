@@ -124,13 +124,15 @@ def _brute_losses(holders, n, eps0, delta, group):
 def test_walk_histogram_tracker_equals_brute_force(tokens):
     n, eps0, delta = 9, 1.5, 1e-7
     trace = _walk(n, 50, tokens=tokens, seed=7)
-    matrix = st.walk_histogram_losses(trace, eps0, delta, keep_pairs=True).matrix()
+    matrix = st.walk_histogram_losses(trace, eps0, delta, keep_pairs=True,
+                                      convention="reference").matrix()
     for v in range(n):
         brute = _brute_losses(trace.holders, n, eps0, delta, [v])
         for u, want in brute.items():
             assert matrix[u, v] == pytest.approx(want, rel=1e-12), (u, v)
     group = [1, 4]
-    coal = st.walk_histogram_losses(trace, eps0, delta, coalition=group, keep_pairs=True)
+    coal = st.walk_histogram_losses(trace, eps0, delta, coalition=group, keep_pairs=True,
+                                    convention="reference")
     got = dict(zip(coal.nodes.tolist(), coal.values.tolist(), strict=True))
     for u, want in _brute_losses(trace.holders, n, eps0, delta, group).items():
         assert got.get(u, coal.base[0]) == pytest.approx(want, rel=1e-12), u
@@ -167,20 +169,25 @@ def test_ring_theory_bounds_every_pair_with_enough_dummies():
     assert exposed[5] == pytest.approx(rounds * eps0)
 
 
+@pytest.mark.parametrize("convention", ["sound", "reference"])
 @pytest.mark.parametrize("eps0", [1.0, 3.0])
-def test_histogram_pairs_never_exceed_ldp_and_fall_with_n(eps0):
+def test_histogram_pairs_never_exceed_ldp_and_fall_with_n(eps0, convention):
     means = []
     for n in (50, 200):
         trace = _walk(n, 100 * n, seed=n)
-        losses = st.walk_histogram_losses(trace, eps0, 1e-7, keep_pairs=True)
-        raw = st.walk_histogram_losses(trace, eps0, 1e-7, keep_pairs=True, cap=False)
+        losses = st.walk_histogram_losses(trace, eps0, 1e-7, keep_pairs=True,
+                                          convention=convention)
+        raw = st.walk_histogram_losses(trace, eps0, 1e-7, keep_pairs=True, cap=False,
+                                       convention=convention)
         ldp = ldp_losses(trace, eps0, 1e-7)
         capped, uncapped = losses.matrix(), raw.matrix()
         assert np.all(np.nan_to_num(capped, nan=0.0) <= ldp[:, None])
         # the cap only lowers pairs whose composed bound exceeds the node's LDP loss
         np.testing.assert_array_equal(capped, np.minimum(uncapped, ldp[:, None]))
         means.append(summarize([losses])["mean"] / ldp.mean())
-    assert means[1] < means[0]
+    # sound, eps0 = 3: windows of ~n reports amplify little at eps0 = 3, every pair sits
+    # at its LDP cap at both sizes
+    assert means[1] < means[0] or (convention, eps0) == ("sound", 3.0) and means == [1, 1]
 
 
 def test_shuffle_bounds_stay_at_or_below_eps0_and_fall_with_r():

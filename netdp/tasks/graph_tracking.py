@@ -136,7 +136,8 @@ def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
     shuffle-window trackers (:func:`~netdp.privacy.shuffle_tracker.ring_histogram_losses`
     with the task's ``dummies`` when it has them,
     :func:`~netdp.privacy.shuffle_tracker.walk_histogram_losses`), read from
-    ``shuffle(setup) -> (eps0, bound, domain)`` as :func:`report_tracking` reads it;
+    ``shuffle(setup) -> (eps0, bound, domain)`` as :func:`report_tracking` reads it, under
+    ``--convention`` (the walk's law of a node's reports: with or without self-moves);
     ``options``: further :class:`Tracking` fields (``theory``)."""
     check(topology in ("ring", "complete"), "topology", f"not a shuffle tracker's: {topology}")
 
@@ -149,10 +150,11 @@ def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
         if topology == "ring":
             dummies = getattr(cfg.section, "dummies", None) or 0
             return ring_histogram_losses(setup.topology.n, cfg.rounds, eps0, cfg.delta, bound,
-                                         domain, dummies, coalition)
+                                         domain, dummies, coalition, cfg.convention)
         if published is not None:
             trace = published(setup, trace)
         return walk_histogram_losses(trace, eps0, cfg.delta, bound, domain, coalition,
-                                     keep_pairs)
+                                     keep_pairs, convention=cfg.convention,
+                                     self_moves=setup.topology.self_moves)
 
     return Tracking(topology, summary, losses, ("kov",), **options)

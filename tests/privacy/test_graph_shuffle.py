@@ -84,7 +84,7 @@ def test_complete_graph_same_composition_as_the_reference_tracker(cap, coalition
     ours = graph_histogram_losses(trace, P, EPS0, DELTA, coalition=coalition, cap=cap,
                                   presence="uniform")
     ref = walk_histogram_losses(trace, EPS0, DELTA, coalition=coalition, keep_pairs=True,
-                                cap=cap)
+                                cap=cap, convention="reference")
     if coalition is None:
         np.testing.assert_allclose(ours.matrix(), ref.matrix(), rtol=1e-9, atol=0)
     else:
