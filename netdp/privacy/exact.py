@@ -37,67 +37,20 @@ from netdp.errors import check
 from netdp.privacy import cycle_entries as ce
 from netdp.privacy import mixture_pld as mp
 from netdp.privacy._walk_kernels import group_by_holder
+from netdp.privacy.walk_views import Views, observer_views
 
 EXACT_STEP = 1e-4
 PLD_STEP = 1e-3
 EXACT_LIMIT = 2_000_000  # views x observers accounted by the exact accountant
 
 
-class _Views:
-    """One observer's views in time order: ``kind``, ``length``, and up to two
-    attributable ``(node, key)`` pairs each (``-1`` for none)."""
-
-    def __init__(self, holders: np.ndarray, steps: int, at: np.ndarray) -> None:
-        token = at // steps
-        fresh = np.ones(at.size, bool)
-        fresh[1:] = token[1:] != token[:-1]
-        kind, length, u0, k0, u1, k1 = [], [], [], [], [], []
-        for e in range(at.size):
-            i = int(at[e])
-            if fresh[e]:
-                i0 = i - int(token[e]) * steps
-                if i0 < 1:
-                    continue
-                kind.append(ce.FIRST)
-                length.append(i0)
-                u0.append(int(holders[i - 1]))
-                k0.append(ce.B_ONLY)
-                u1.append(-1)
-                k1.append(ce.NONE)
-                continue
-            j = int(at[e - 1])
-            m = i - j
-            if m < 2:
-                continue
-            a, b = int(holders[j + 1]), int(holders[i - 1])
-            kind.append(ce.REGULAR)
-            length.append(m)
-            if m == 2 or a == b:
-                u0.append(a)
-                k0.append(ce.A_ONLY if m == 2 else ce.BOTH)
-                u1.append(-1)
-                k1.append(ce.NONE)
-            else:
-                u0.append(a)
-                k0.append(ce.A_ONLY)
-                u1.append(b)
-                k1.append(ce.B_ONLY)
-        self.kind = np.array(kind, np.int64)
-        self.length = np.array(length, np.int64)
-        self.u = np.array([u0, u1], np.int64).reshape(2, -1)
-        self.key = np.array([k0, k1], np.int64).reshape(2, -1)
-
-    @property
-    def size(self) -> int:
-        return int(self.kind.size)
-
-    def attributable(self) -> dict[int, list[tuple[int, int]]]:
-        """``u -> [(view, key), ...]`` for every attributable node."""
-        out: dict[int, list[tuple[int, int]]] = {}
-        for r in range(2):
-            for e in np.flatnonzero(self.u[r] >= 0):
-                out.setdefault(int(self.u[r, e]), []).append((int(e), int(self.key[r, e])))
-        return out
+def _attributable(views: Views) -> dict[int, list[tuple[int, int]]]:
+    """``u -> [(view, key), ...]`` for every node some view attributes."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    for e in range(views.size):
+        for u in {int(views.a[e]), int(views.b[e])} - {-1}:
+            out.setdefault(u, []).append((e, views.key(e, u)))
+    return out
 
 
 class _Cache:
@@ -184,7 +137,7 @@ def _epsilon(pld: Any, delta: float) -> float:
 def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.ndarray,
                     others: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
                     law: ce.CountLaw, noise: ce.Noise, delta: float, accountant: str,
-                    keep_pairs: bool) -> tuple[np.ndarray, ...]:
+                    keep_pairs: bool) -> tuple[Any, ...]:
     """Base and attributable losses of every observer (see the module docstring):
     ``base, weight, k, counts, values, nodes`` as the walk kernels give them."""
     views_total = sum(x.size for x in lengths)
@@ -204,15 +157,15 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
     values: list[float] = []
     nodes: list[int] = []
     for o, v in enumerate(observers):
-        views = _Views(holders, steps, pos[start[v]:start[v + 1]])
+        views = observer_views(holders, steps, pos[start[v]:start[v + 1]])
         k[o] = views.size
         dt = min(2.0 * views.size * delta, 1.0)
-        plain = [cache.get(int(a), int(b), ce.NONE)
-                 for a, b in zip(views.kind, views.length, strict=True)]
+        plain = [cache.get(int(views.kind[e]), int(views.length[e]), views.key(e, -2))
+                 for e in range(views.size)]
         tree = _Tree(plain) if exact else None
         total = tree.total() if tree is not None else _compose_all(plain)
         base[o] = _epsilon(total, dt)
-        pairs = views.attributable()
+        pairs = _attributable(views)
         weight[o] = others[o] - len(pairs)
         counts[o] = len(pairs)
         for u, marks in pairs.items():

@@ -227,19 +227,19 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
     if accountant in ("pld", "exact"):
         from netdp.privacy import exact
 
-        table = exact.walk_pld_losses(holders, trace.steps, n_ids, observers, others,
-                                      lengths, law, noise, delta, accountant, keep_pairs)
-        base, weight, k, counts, values, nodes = table
+        base, weight, k, counts, values, nodes = exact.walk_pld_losses(
+            holders, trace.steps, n_ids, observers, others, lengths, law, noise, delta,
+            accountant, keep_pairs)
     else:
         mode = kernels.KOV if accountant == "kov" else kernels.RDP
-        table, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise, delta,
-                                                          RDP_ORDERS)
-        base, weight, k, offsets, counts, values, nodes = kernels.pairwise_sound(
-            holders, trace.steps, n_ids, observers, others, mode, table, rows_regular,
+        entries, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise, delta,
+                                                            RDP_ORDERS)
+        base, weight, k, offsets, counts, values, ids = kernels.pairwise_sound(
+            holders, trace.steps, n_ids, observers, others, mode, entries, rows_regular,
             rows_first, float(delta), RDP_ORDERS, keep_pairs, numba.get_num_threads())
-        used = kernels.compact(values, nodes, offsets, counts, keep_pairs)
+        used = kernels.compact(values, ids, offsets, counts, keep_pairs)
         values = values[:used]
-        nodes = nodes[:used] if keep_pairs else None
+        nodes = ids[:used] if keep_pairs else None
     if coalition is not None:
         observers = np.array([-1])
     k_max = int(k.max()) if k.size else 0
@@ -256,15 +256,16 @@ def _no_self_law(n: int, watchers: int):
 
     def law(kind: int, length: int, key: int, budget: float = ce.BUDGET):
         size = ce.interior(kind, length)
-        if n - watchers < 2 + (key in (ce.NONE, ce.NONE_SAME)) - (key == ce.NONE_SAME):
-            return np.zeros(1), -np.inf  # no such view: u, a and b need that many nodes
-        if kind == ce.FIRST:
-            pmf = count_law.complete_first_stretch_law(size, n, watchers, self_moves=False,
-                                                       b_is_u=key == ce.B_ONLY)
-        else:
-            pmf = count_law.complete_interior_law(
-                size, n, watchers, self_moves=False, a_is_u=key in (ce.A_ONLY, ce.BOTH),
-                b_is_u=key in (ce.B_ONLY, ce.BOTH), a_is_b=key in (ce.BOTH, ce.NONE_SAME))
+        try:
+            if kind == ce.FIRST:
+                pmf = count_law.complete_first_stretch_law(
+                    size, n, watchers, self_moves=False, b_is_u=key == ce.B_ONLY)
+            else:
+                pmf = count_law.complete_interior_law(
+                    size, n, watchers, self_moves=False, a_is_u=key in (ce.A_ONLY, ce.BOTH),
+                    b_is_u=key in (ce.B_ONLY, ce.BOTH), a_is_b=key in (ce.BOTH, ce.NONE_SAME))
+        except InputError:  # a view of probability 0: its table entry is never read
+            return np.zeros(1), -np.inf
         return ce.truncated_log_law(pmf, budget)
 
     return law

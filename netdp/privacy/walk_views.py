@@ -268,8 +268,6 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
         kind, length = int(views.kind[e]), int(views.length[e])
         s = noise.z * math.sqrt(ce.draws(kind, length))
         size = ce.interior(kind, length)
-        c = np.array([ce.attributable(kind, length, views.key(e, int(u))) for u in
-                      (views.a[e], views.b[e]) if u >= 0] + [0])
         cu = np.zeros(keep.size, np.int64)
         for u in {int(views.a[e]), int(views.b[e])} - {-1}:
             cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
@@ -277,7 +275,7 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
             logp = np.log(np.clip(laws[e, keep], 0.0, None))
             ltail = np.log(np.clip(tails[e, keep], 0.0, None))
         if accountant == "kov":
-            top = int(c.max()) + span.size
+            top = int(cu.max(initial=0)) + span.size
             if noise.laplace:
                 eps_j = np.arange(top) * noise.eps0
             else:

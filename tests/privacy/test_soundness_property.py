@@ -29,7 +29,7 @@ from netdp.privacy import mixture_pld as mp
 from netdp.privacy.tracker import walk_losses
 from netdp.privacy.walk_views import observer_views, sound_graph_losses
 
-CASES = 200
+CASES = 120
 STEP = 2e-3  # grid of the exact lower bound (it is rounded down: within k·STEP of exact)
 GRAPHS = ("complete", "complete-noself", "ring", "lazy", "undirected", "directed")
 
