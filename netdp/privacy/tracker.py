@@ -116,6 +116,7 @@ def walk_losses(
     convention: str = "sound",
     self_moves: bool = True,
     laplace: bool = False,
+    observers: np.ndarray | None = None,
 ) -> PairLosses:
     """Pairwise losses of a random-walk summation on the complete graph (AISTATS 2022
     Alg. 3).
@@ -147,12 +148,14 @@ def walk_losses(
         Whether the walk may forward the token to its holder (the law of the visits).
     laplace
         The contributions' noise is Laplace (``eps0``-DP each): ``kov`` only.
+    observers
+        Sound convention: account these observers only (default every node).
     """
     check(convention in CONVENTIONS, "convention",
           f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
     if convention == "sound":
         return sound_walk_losses(trace, eps0, delta, noise_multiplier, accountant, coalition,
-                                 keep_pairs, self_moves, laplace)
+                                 keep_pairs, self_moves, laplace, observers)
     check(
         accountant in WALK_ACCOUNTANTS,
         "accountant",
@@ -210,8 +213,10 @@ def view_lengths(holders: np.ndarray, steps: int, n_ids: int,
 
 def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier: float,
                       accountant: str, coalition: Sequence[int] | None, keep_pairs: bool,
-                      self_moves: bool, laplace: bool) -> PairLosses:
-    """:func:`walk_losses` under the sound convention."""
+                      self_moves: bool, laplace: bool,
+                      subset: np.ndarray | None = None) -> PairLosses:
+    """:func:`walk_losses` under the sound convention (``subset``: the observers
+    accounted, without a coalition)."""
     from netdp.privacy import cycle_entries as ce
 
     check(accountant in SOUND_ACCOUNTANTS, "accountant",
@@ -220,6 +225,9 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
           f"{accountant} accounts Gaussian noise; use kov with Laplace noise")
     n = trace.n
     holders, n_ids, observers, others = observer_view(trace, coalition)
+    if subset is not None and coalition is None:
+        observers = np.asarray(subset, dtype=np.int64)
+        others = others[observers]
     watchers = 1 if coalition is None else n - int(others[0])
     law = ce.binomial_law(1.0 / (n - watchers)) if self_moves else _no_self_law(n, watchers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
