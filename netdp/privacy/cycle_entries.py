@@ -107,6 +107,7 @@ def attributable(kind: int, length: int, key: int) -> int:
 # be cut (the caller knows how fast its terms grow with the count).
 CountLaw = Callable[..., tuple[np.ndarray, float]]
 BUDGET = 60.0  # nats below the sum at which a law's tail is cut, beyond the terms' growth
+MAX_GROWTH = 2000.0  # rdp: beyond, a heavier tail is cut (sound: it sits at the largest count)
 
 
 @nb.njit(cache=True)
@@ -354,7 +355,7 @@ def rdp_per_visit(p, c, size, s, orders, out):
 
 
 KOV, RDP = 0, 1
-GROWTH_ORDER = 32.0  # Rényi terms beyond this order may be cut loose (per-visit covers them)
+GROWTH_ORDER = 8.0  # Rényi terms beyond this order may be cut loose (per-visit covers them)
 
 
 def kov_growth(c: int, size: int, s: float, noise: Noise, delta: float) -> float:
@@ -380,7 +381,7 @@ def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: fl
     size = interior(kind, at)
     c = attributable(kind, at, key)
     grow = kov_growth(c, size, s, noise, delta) if mode == KOV else rdp_growth(c, size, s)
-    logp, tail = law(kind, at, key, BUDGET + min(grow, 1e6))
+    logp, tail = law(kind, at, key, BUDGET + min(grow, 1e6 if mode == KOV else MAX_GROWTH))
     if mode == KOV:
         compiled.kov_terms(kov_entry(logp, tail, c, size, s, noise, delta), out)
         return
