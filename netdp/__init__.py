@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from netdp._cache import configure_numba_cache  # noqa: E402  (before any numba import)
 

@@ -33,6 +33,7 @@ from netdp.privacy._walk_kernels import group_by_holder
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
+LAW_WORK = 4e8  # estimated flops of one observer's laws beyond which it is not amplified
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
     losses, nodes, counts, entries = [], [], [], []
     budget = 0
+    unamplified = 0
     for v in observer_bar(obs_ids, "graph-walk tracker"):
         blocked = members.copy() if coalition is not None else np.zeros(n, bool)
         if coalition is None:
@@ -222,9 +224,13 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
                   f"{accountant} on a graph composes one PLD per view and node: at most "
                   f"{VIEW_PAIRS_LIMIT:,} of them (fewer steps, nodes or --sources); kov and "
                   "rdp scale further")
-        laws, tails = view_laws(P, blocked, pi0, views,
-                                _slack(views, accountant, noise, delta))
-        eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
+        if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
+            eps = np.full(keep.size, np.inf)  # capped at the LDP loss by the caller
+            unamplified += views.size
+        else:
+            laws, tails = view_laws(P, blocked, pi0, views,
+                                    _slack(views, accountant, noise, delta))
+            eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
         losses.append(eps)
         nodes.append(keep)
         counts.append(keep.size)
@@ -234,7 +240,19 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     out = np.array([-1]) if coalition is not None else np.asarray(obs_ids)
     return PairLosses(accountant, n, out, np.zeros(k.size), np.zeros(k.size, np.int64), k,
                       np.concatenate(losses), np.array(counts, dtype=np.int64),
-                      np.concatenate(nodes), 2 * k_max * delta)
+                      np.concatenate(nodes), 2 * k_max * delta, unamplified=unamplified)
+
+
+def law_work(views: Views, n: int, nnz: int) -> float:
+    """The flops of an observer's laws (:func:`~netdp.privacy.count_law.
+    bridge_interior_laws_batch`'s cost, at the first ``kmax``): ``n (3 Λ nnz + S k Λ² / 2
+    + C k Λ)`` for the longest hidden stretch Λ, S distinct first holders, C views."""
+    if views.size == 0:
+        return 0.0
+    lam = float(views.length.max())
+    k = KMAX[0] + 1
+    sources = np.unique(views.a).size
+    return n * (3 * lam * nnz + sources * k * lam * lam / 2 + views.size * k * lam)
 
 
 def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np.ndarray,

@@ -14,6 +14,9 @@ from netdp.tasks.setup import Streams
 
 
 def run(keep_pairs: bool = False, **params):
+    """A run of the taboo-chain tracker these tests describe: the reference convention
+    (the sound one is tested in tests/privacy/test_soundness_property.py)."""
+    params.setdefault("convention", "reference")
     return simulate(make_config(task="sum", seed=3, **params), keep_pairs=keep_pairs)
 
 
@@ -22,7 +25,8 @@ def test_every_pair_is_below_its_nodes_ldp_loss():
     simple walk a leaf (node 11) hands the token straight back to its one neighbour:
     its pair with that neighbour is attributable twice per visit, above its LDP loss
     until capped."""
-    config = make_config(task="sum", seed=4, topology="karate", steps=1500, walk="simple")
+    config = make_config(task="sum", seed=4, topology="karate", steps=1500, walk="simple",
+                         convention="reference")
     report = simulate(config, keep_pairs=True)
     task = task_of(config)
     setup = task.prepare(config)
