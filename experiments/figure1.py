@@ -130,7 +130,8 @@ def panel_b(out: Path, ns: list[int], eps0s: list[float], accts: list[str], runs
                 if acct == "rdp" and n > rdp_max_n:
                     continue
                 start = time.perf_counter()
-                losses = [tracker.walk_losses(t, eps0, DELTA, sigma, accountant=acct)
+                losses = [tracker.walk_losses(t, eps0, DELTA, sigma, accountant=acct,
+                                              convention="reference")
                           for t in traces]
                 s = tracker.summarize(losses)
                 secs = time.perf_counter() - start

@@ -175,3 +175,35 @@ def test_the_mixture_bound_is_not_vacuous():
     w = np.array([0.9, 0.1])
     eps = ce.kov_entry(np.log(w), -np.inf, 0, 1, 1.0, ce.Noise(1.0, 1.0), 1e-3)
     assert eps < float(gaussian_epsilon(1.0, 1e-3)) / 2
+
+
+def _shifted_epsilon(w: np.ndarray, s: float, x: float, xp: float, delta: float) -> float:
+    """ε(δ) of ``Σ_k w_k N(k x, s²)`` against ``Σ_k w_k N(k x', s²)`` on a fine grid."""
+    from scipy import stats
+
+    y = np.linspace(-14 * s - 3, 14 * s + w.size + 3, 200_001)
+    dy = y[1] - y[0]
+    k = np.arange(w.size)[:, None]
+    p = (w[:, None] * stats.norm.pdf(y, k * x, s)).sum(axis=0)
+    q = (w[:, None] * stats.norm.pdf(y, k * xp, s)).sum(axis=0)
+    lo, hi = 0.0, 30.0
+    for _ in range(45):
+        mid = (lo + hi) / 2
+        d = max(np.maximum(p - np.exp(mid) * q, 0).sum(), np.maximum(q - np.exp(mid) * p, 0)
+                .sum()) * dy
+        lo, hi = (mid, hi) if d > delta else (lo, mid)
+    return hi
+
+
+@pytest.mark.parametrize(("w", "s"), [
+    ([0.5, 0.5], 1.0), ([0.9, 0.1], 0.5), ([0.3, 0.0, 0.7], 1.0),
+    ([0.168, 0.36, 0.309, 0.132, 0.028, 0.003], 3.0),
+])
+def test_the_accounted_pair_is_the_worst_shifted_pair(w, s):
+    """The views are accounted for u's value one sensitivity away from the others' common
+    value (x = 0 against x' = 1): among pairs x, x' of the range shifted by the others'
+    value (|x - x'| <= 1), it gave the largest ε in every case searched."""
+    w = np.array(w) / np.sum(w)
+    worst = _shifted_epsilon(w, s, 0.0, 1.0, 1e-4)
+    for x, xp in [(-0.5, 0.5), (-0.25, 0.75), (0.5, 1.0), (-1.0, -0.5), (0.25, 1.0)]:
+        assert _shifted_epsilon(w, s, x, xp, 1e-4) <= worst + 1e-6
