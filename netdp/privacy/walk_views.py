@@ -33,7 +33,7 @@ from netdp.privacy._walk_kernels import group_by_holder
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
-LAW_WORK = 2e8  # estimated flops of one observer's laws beyond which it is not amplified
+LAW_WORK = 3e7  # estimated flops of one observer's laws beyond which it is not amplified
 
 
 @dataclass(frozen=True)
