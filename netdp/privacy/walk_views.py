@@ -266,7 +266,11 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
     if accountant in ("pld", "exact"):
         from netdp.privacy import mixture_pld as mp
 
-        step = 1e-4 if accountant == "exact" else 1e-3
+        from netdp.privacy.exact import grid_step
+
+        regular = views.kind == ce.REGULAR
+        step = grid_step((views.length[regular], views.length[~regular]), 1, noise.z,
+                         accountant == "exact")
         out = np.empty(keep.size)
         for r, u in enumerate(keep):
             parts = []
