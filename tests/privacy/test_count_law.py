@@ -324,6 +324,7 @@ def test_grid_batch_equals_single_cycles_and_union_bound(monkeypatch):
     keep = (m >= 2) & (m <= 120)
     a, b, L = walk[at[:-1][keep] + 1], walk[at[1:][keep] - 1], m[keep] - 2
     assert a.size >= 10
+    monkeypatch.setattr(cl, "CACHE_BYTES", 0)  # both computed afresh
     laws, tail = cl.bridge_interior_laws_batch(sparse.csr_matrix(P), [v], a, b, L, kmax=4)
     monkeypatch.setattr(cl, "PARALLEL_WORK", 0.0)
     monkeypatch.setattr(cl.nb, "get_num_threads", lambda: 3)
@@ -401,3 +402,117 @@ def test_presence_with_self_moves():
     expected = 1 - (1 - 1 / (n - 1)) ** (m - 3)
     for u in (1, 2, 4):
         np.testing.assert_allclose(1 - laws[:, u, 0], expected, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# Periods, kept series and the continuation of the powers
+# --------------------------------------------------------------------------------------
+
+
+def grid_walk(side: int, metropolis: bool) -> np.ndarray:
+    """The walk on a ``side x side`` grid: simple (bipartite: returns at even steps only)
+    or Metropolis (self-moves at the border: aperiodic)."""
+    n = side * side
+    A = np.zeros((n, n))
+    for x in range(n):
+        r, c = divmod(x, side)
+        for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+            if 0 <= r + dr < side and 0 <= c + dc < side:
+                A[x, (r + dr) * side + c + dc] = 1.0
+    deg = A.sum(axis=1)
+    if not metropolis:
+        return A / deg[:, None]
+    P = A / np.maximum(deg[:, None], deg[None, :])
+    P[np.arange(n), np.arange(n)] = 1.0 - P.sum(axis=1)
+    return P
+
+
+def layered() -> np.ndarray:
+    """Three layers of two nodes, every move to the next layer (weights unequal): every
+    return takes a multiple of 3 steps, and a first passage's length is set mod 3 by its
+    start."""
+    P = np.zeros((6, 6))
+    for x in range(6):
+        nxt = [2 * ((x // 2 + 1) % 3), 2 * ((x // 2 + 1) % 3) + 1]
+        P[x, nxt] = [0.03, 0.97] if x % 2 else [0.9, 0.1]
+    return P
+
+
+@pytest.mark.parametrize("name", ["bipartite", "period-3"])
+def test_periodic_chains_keep_relative_precision(name):
+    """Returns only at multiples of the period: the powers are taken on them. Every count
+    against the forward recursion, down to probabilities far below 1e-20."""
+    if name == "bipartite":
+        P, W, kmax = grid_walk(4, metropolis=False), [5], 40
+        a, b, L = np.array([1, 4, 6, 9, 1]), np.array([9, 4, 15, 0, 1]), np.array([90, 72, 61,
+                                                                                    5, 2])
+    else:
+        P, W, kmax = layered(), [0], 40
+        a, b, L = np.array([2, 3, 1]), np.array([1, 5, 1]), np.array([89, 88, 60])
+    laws, tail = cl.bridge_interior_laws_batch(P, W, a, b, L, kmax)
+    smallest = 1.0
+    for c in range(a.size):
+        for u in set(range(P.shape[0])) - set(W):
+            law = dp_oracle(P, W, a[c], b[c], L[c], u, kmax)
+            np.testing.assert_allclose(laws[c, u], law[:kmax + 1], rtol=1e-10, atol=1e-300)
+            np.testing.assert_allclose(tail[c, u], law[kmax + 1], rtol=1e-10, atol=1e-300)
+            smallest = min(smallest, laws[c, u][laws[c, u] > 0].min())
+    assert smallest < 1e-20
+
+
+@pytest.mark.parametrize("metropolis", [False, True], ids=["simple", "metropolis"])
+def test_kept_series_and_continued_powers_give_the_fresh_numbers(monkeypatch, metropolis):
+    """The caller's pattern: all the cycles with a small kmax, then the heavy ones again
+    with larger ones (bridges and first stretches alternating). The kept series, the kept
+    direct ``P(I_u = 0)`` and the continued powers give exactly the numbers of a fresh
+    computation (same scaling, same sums)."""
+    P = sparse.csr_matrix(grid_walk(6, metropolis))
+    n, v = P.shape[0], 14
+    rng = np.random.default_rng(5)
+    walk = [0]
+    for _ in range(6000):
+        walk.append(rng.choice(n, p=P[walk[-1]].toarray().ravel()))
+    walk = np.array(walk)
+    at = np.flatnonzero(walk == v)
+    m = np.diff(at)
+    keep = m >= 2
+    a, b, L = walk[at[:-1][keep] + 1], walk[at[1:][keep] - 1], m[keep] - 2
+    assert a.size >= 20 and L.max() > 150
+    pi0 = np.full(n, 1.0 / n)
+    i0 = np.array([40, 7, 160, 95])
+    fb = np.array([3, 20, 8, 15])
+    heavy = [np.arange(a.size), np.argsort(L)[-6:], np.argsort(L)[-2:]]
+    heavy_first = [np.arange(i0.size), np.array([0, 2, 3]), np.array([2])]
+    cl._KEPT.clear()
+    got = []
+    for kmax, sel, fsel in zip((4, 12, 40), heavy, heavy_first, strict=True):
+        got.append((cl.bridge_interior_laws_batch(P, [v], a[sel], b[sel], L[sel], kmax),
+                    cl.first_stretch_laws_batch(P, [v], pi0, fb[fsel], i0[fsel], kmax)))
+    assert len(cl._KEPT) == 2
+    monkeypatch.setattr(cl, "CACHE_BYTES", 0)  # nothing kept: every call afresh
+    cl._KEPT.clear()
+    small = 0
+    for (bridge, first), kmax, sel, fsel in zip(got, (4, 12, 40), heavy, heavy_first,
+                                                strict=True):
+        fresh_b = cl.bridge_interior_laws_batch(P, [v], a[sel], b[sel], L[sel], kmax)
+        fresh_f = cl.first_stretch_laws_batch(P, [v], pi0, fb[fsel], i0[fsel], kmax)
+        for x, y in zip((*bridge, *first), (*fresh_b, *fresh_f), strict=True):
+            np.testing.assert_array_equal(x, y)
+        small += int((fresh_b[0][:, :, 0] < cl.DIRECT_ZERO).sum())
+    assert not cl._KEPT
+    assert small >= 20  # P(I_u = 0) read from the paths avoiding u (kept, then reused)
+
+
+def test_continued_powers_match_the_recursion():
+    """A continued call (kmax 3, then 25 on a subset) against the forward recursion."""
+    P = grid_walk(5, metropolis=True)
+    W = [12]
+    a, b, L = np.array([7, 11, 13]), np.array([17, 11, 2]), np.array([140, 33, 77])
+    cl._KEPT.clear()
+    cl.bridge_interior_laws_batch(P, W, a, b, L, 3)
+    laws, tail = cl.bridge_interior_laws_batch(P, W, a[[0, 2]], b[[0, 2]], L[[0, 2]], 25)
+    for c, i in enumerate((0, 2)):
+        for u in set(range(25)) - set(W):
+            law = dp_oracle(P, W, a[i], b[i], L[i], u, 25)
+            np.testing.assert_allclose(laws[c, u], law[:26], rtol=1e-10, atol=1e-300)
+            np.testing.assert_allclose(tail[c, u], law[26], rtol=1e-10, atol=1e-300)
