@@ -3,9 +3,12 @@
 Usage: python experiments/bench_tracker.py [--sizes 1e3 1e4 1e5 1e6]
        [--accountant kov rdp pld] [--rdp-max-n 100000] [--pld-max-n 1000] [--timeout 900]
        [--rdp-timeout 60] [--pld-timeout 300] [--direct-n 200] [--mem-limit-gb 0]
+       [--convention sound|reference|both]
 
 For each size ``n`` (``T = 100 n`` steps, one walk, ``eps0 = 0.1``, ``delta = 1e-7``) and
-accountant, a fresh subprocess times the walk, :func:`netdp.privacy.tracker.walk_losses`
+accountant, and each convention (``--convention``, default ``both``: ``sound`` and
+``reference`` timed back to back with the same set-up, so their ratio is fair), a fresh
+subprocess times the walk, :func:`netdp.privacy.tracker.walk_losses`
 and :func:`netdp.privacy.tracker.summarize` separately, and reports its peak resident
 memory (``getrusage`` maxrss) after each phase; maxrss never decreases, so each column is
 the peak so far, interpreter and numba included. The numba kernels are warmed up on a tiny
@@ -54,26 +57,28 @@ def _sigma() -> float:
     return mechanisms.Gaussian(EPS0, DELTA).sigma
 
 
-def _warm_up(accountant: str) -> float:
+def _warm_up(accountant: str, convention: str = "sound") -> float:
     """Load (or compile) the numba kernels on a tiny walk; return the seconds it took."""
     start = time.perf_counter()
     tracker.summarize([tracker.walk_losses(_walk(10, 1000), EPS0, DELTA, _sigma(),
-                                           accountant=accountant)])
+                                           accountant=accountant,
+                                           convention=convention)])
     return time.perf_counter() - start
 
 
-def worker(n: int, accountant: str) -> dict:
+def worker(n: int, accountant: str, convention: str = "sound") -> dict:
     """Time one (n, accountant) measurement in this process and return its numbers."""
-    row = {"n": n, "T": T_PER_NODE * n, "accountant": accountant,
+    row = {"n": n, "T": T_PER_NODE * n, "accountant": accountant, "convention": convention,
            "threads": numba.get_num_threads()}
-    row["warmup_s"] = _warm_up(accountant)
+    row["warmup_s"] = _warm_up(accountant, convention)
     row["rss_start_mb"] = _maxrss_mb()
     start = time.perf_counter()
     trace = _walk(n, T_PER_NODE * n)
     row["walk_s"] = time.perf_counter() - start
     row["rss_walk_mb"] = _maxrss_mb()
     start = time.perf_counter()
-    losses = tracker.walk_losses(trace, EPS0, DELTA, _sigma(), accountant=accountant)
+    losses = tracker.walk_losses(trace, EPS0, DELTA, _sigma(), accountant=accountant,
+                                 convention=convention)
     row["losses_s"] = time.perf_counter() - start
     row["rss_losses_mb"] = _maxrss_mb()
     start = time.perf_counter()
@@ -84,10 +89,11 @@ def worker(n: int, accountant: str) -> dict:
     return row
 
 
-def _run_worker(n: int, accountant: str, timeout: float, mem_limit_gb: float) -> dict | str:
+def _run_worker(n: int, accountant: str, timeout: float, mem_limit_gb: float,
+                convention: str = "sound") -> dict | str:
     """Run :func:`worker` in a fresh interpreter; the row, or why there is none."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n), accountant,
-           "--mem-limit-gb", str(mem_limit_gb)]
+           "--mem-limit-gb", str(mem_limit_gb), "--convention", convention]
     start = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -163,7 +169,8 @@ def compare_direct(n: int) -> None:
     times = []
     for _ in range(3):  # median of 3: the fast path takes milliseconds
         start = time.perf_counter()
-        summary = tracker.summarize([tracker.walk_losses(trace, EPS0, DELTA, _sigma(), "kov")])
+        summary = tracker.summarize([tracker.walk_losses(trace, EPS0, DELTA, _sigma(), "kov",
+                                                         convention="reference")])
         times.append(time.perf_counter() - start)
     fast = statistics.median(times)
     start = time.perf_counter()
@@ -187,20 +194,36 @@ def compare_direct(n: int) -> None:
 
 
 def _print_table(rows: list[dict | tuple]) -> None:
-    print(f"{'n':>9}{'T':>13} {'acct':5}{'walk s':>9}{'losses s':>10}{'summ. s':>9}"
+    print(f"{'n':>9}{'T':>13} {'acct':5}{'conv.':10}{'walk s':>9}{'losses s':>10}{'summ. s':>9}"
           f"{'total s':>9}  {'peak RSS MiB: start':>19}{'walk':>7}{'losses':>8}{'summ.':>8}"
           f"{'mean eps':>11}")
     for row in rows:
         if isinstance(row, tuple):
-            n, acct, why = row
-            print(f"{n:>9,}{T_PER_NODE * n:>13,} {acct:5}  {why}")
+            n, acct, conv, why = row
+            print(f"{n:>9,}{T_PER_NODE * n:>13,} {acct:5}{conv:10}  {why}")
             continue
         total = row["walk_s"] + row["losses_s"] + row["summarize_s"]
-        print(f"{row['n']:>9,}{row['T']:>13,} {row['accountant']:5}{row['walk_s']:>9.3f}"
+        print(f"{row['n']:>9,}{row['T']:>13,} {row['accountant']:5}{row['convention']:10}"
+              f"{row['walk_s']:>9.3f}"
               f"{row['losses_s']:>10.3f}{row['summarize_s']:>9.3f}{total:>9.2f}  "
               f"{row['rss_start_mb']:>19,.0f}{row['rss_walk_mb']:>7,.0f}"
               f"{row['rss_losses_mb']:>8,.0f}{row['rss_summarize_mb']:>8,.0f}"
               f"{row['mean']:>11.5f}")
+
+
+def _print_ratios(rows: list[dict | tuple]) -> None:
+    """Sound over reference, per size and accountant, for the rows that both finished."""
+    done = {(r["n"], r["accountant"], r["convention"]): r for r in rows if isinstance(r, dict)}
+    pairs = [(k[0], k[1]) for k in done if k[2] == "sound" and (k[0], k[1], "reference") in done]
+    if not pairs:
+        return
+    print("\nsound / reference, same machine and set-up")
+    print(f"{'n':>9} {'acct':5}{'losses':>9}{'losses+summ.':>14}{'peak RSS':>10}")
+    for n, acct in pairs:
+        s, r = done[n, acct, "sound"], done[n, acct, "reference"]
+        print(f"{n:>9,} {acct:5}{s['losses_s'] / r['losses_s']:>9.2f}"
+              f"{(s['losses_s'] + s['summarize_s']) / (r['losses_s'] + r['summarize_s']):>14.2f}"
+              f"{s['rss_summarize_mb'] / r['rss_summarize_mb']:>10.2f}")
 
 
 def main() -> None:
@@ -222,13 +245,15 @@ def main() -> None:
                         help="n of the direct per-pair comparison (0: skip it)")
     parser.add_argument("--mem-limit-gb", type=float, default=0,
                         help="address-space limit of each measurement (0: none)")
+    parser.add_argument("--convention", choices=("sound", "reference", "both"), default="both",
+                        help="tracker convention(s) timed (default both, back to back)")
     parser.add_argument("--worker", nargs=2, metavar=("N", "ACCOUNTANT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         if args.mem_limit_gb > 0:
             limit = int(args.mem_limit_gb * 2**30)
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        print(json.dumps(worker(int(args.worker[0]), args.worker[1])))
+        print(json.dumps(worker(int(args.worker[0]), args.worker[1], args.convention)))
         return
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"numba threads {numba.get_num_threads()}, python {platform.python_version()}, "
@@ -236,23 +261,30 @@ def main() -> None:
     print(f"complete graph with self-moves, T = {T_PER_NODE} n, one walk, eps0 = {EPS0}, "
           f"delta = {DELTA:g}; one fresh process per row (kernels warmed up first)")
     rows: list[dict | tuple] = []
+    conventions = ["sound", "reference"] if args.convention == "both" else [args.convention]
     for acct in args.accountant:
-        timed_out = False
+        timed_out = set()
         for size in args.sizes:
             n = int(size)
             max_n = {"rdp": args.rdp_max_n, "pld": args.pld_max_n}.get(acct, math.inf)
-            if n > max_n or timed_out:
-                rows.append((n, acct, f"skipped ({acct} past --{acct}-max-n or an earlier "
-                             "timeout)"))
-                continue
-            timeout = {"rdp": args.rdp_timeout, "pld": args.pld_timeout}.get(acct, args.timeout)
-            row = _run_worker(n, acct, timeout, args.mem_limit_gb)
-            if isinstance(row, str):
-                timed_out = timed_out or row.startswith("stopped")
-                row = (n, acct, row)
-            rows.append(row)
-            print(f"  done n = {n:,} {acct}", file=sys.stderr, flush=True)
+            for conv in conventions:
+                if n > max_n or conv in timed_out:
+                    rows.append((n, acct, conv, f"skipped ({acct} past --{acct}-max-n or an "
+                                 "earlier timeout)"))
+                    continue
+                timeout = {"rdp": args.rdp_timeout, "pld": args.pld_timeout}.get(
+                    acct, args.timeout)
+                row = _run_worker(n, acct, timeout, args.mem_limit_gb, conv)
+                if isinstance(row, str):
+                    if row.startswith("stopped"):
+                        timed_out.add(conv)
+                    row = (n, acct, conv, row)
+                rows.append(row)
+                print(f"  done n = {n:,} {acct} {conv}", file=sys.stderr, flush=True)
+                if isinstance(row, dict):
+                    print(json.dumps(row), file=sys.stderr, flush=True)
     _print_table(rows)
+    _print_ratios(rows)
     if args.direct_n:
         compare_direct(args.direct_n)
 

@@ -265,7 +265,6 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
     orders = _orders()
     if accountant in ("pld", "exact"):
         from netdp.privacy import mixture_pld as mp
-
         from netdp.privacy.exact import grid_step
 
         regular = views.kind == ce.REGULAR
