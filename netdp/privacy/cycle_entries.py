@@ -438,3 +438,87 @@ def entry_tables(mode: int, lengths: tuple[np.ndarray, np.ndarray], law: CountLa
                 view_entry(mode, law, kind, int(m_lo), key, s, noise, delta, orders,
                            table[kind, key, r], law_length=int(m_hi))
     return table, groups[0][2], groups[1][2]
+
+
+@dataclass(frozen=True)
+class Views:
+    """One observer's views in time order (see the module docstring).
+
+    Attributes
+    ----------
+    kind, length
+        :data:`~netdp.privacy.cycle_entries.REGULAR` (``length = m``) or ``FIRST``
+        (``length = i0``).
+    a, b
+        The known ends (``a = -1`` for a first stretch; ``a = b`` when ``m = 2``).
+    """
+
+    kind: np.ndarray
+    length: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.kind.size)
+
+    def key(self, e: int, u: int) -> int:
+        """Where node ``u`` sits in view ``e`` (a key of
+        :mod:`~netdp.privacy.cycle_entries`)."""
+        a, b = int(self.a[e]), int(self.b[e])
+        if self.kind[e] == FIRST:
+            return B_ONLY if u == b else NONE
+        if u == a and u == b:
+            return A_ONLY if self.length[e] == 2 else BOTH
+        if u == a:
+            return A_ONLY
+        if u == b:
+            return B_ONLY
+        return NONE_SAME if (a == b and self.length[e] > 2) else NONE
+
+
+def observer_views(holders: np.ndarray, steps: int, at: np.ndarray) -> Views:
+    """The views of an observer that holds the flattened walk at positions ``at``
+    (increasing; tokens of ``steps`` positions each)."""
+    at = np.asarray(at, dtype=np.int64)
+    token = at // steps
+    fresh = np.ones(at.size, bool)
+    fresh[1:] = token[1:] != token[:-1]
+    i0 = at - token * steps
+    first = np.flatnonzero(fresh & (i0 >= 1))
+    later = np.flatnonzero(~fresh)
+    m = at[later] - at[later - 1]
+    later = later[m >= 2]
+    m = m[m >= 2]
+    kind = np.concatenate([np.full(first.size, FIRST), np.full(later.size, REGULAR)])
+    length = np.concatenate([i0[first], m])
+    a = np.concatenate([np.full(first.size, -1), holders[at[later - 1] + 1]])
+    b = np.concatenate([holders[at[first] - 1], holders[at[later] - 1]])
+    order = np.argsort(np.concatenate([at[first], at[later]]), kind="stable")
+    return Views(kind[order].astype(np.int64), length[order].astype(np.int64),
+                 a[order].astype(np.int64), b[order].astype(np.int64))
+
+
+EXACT_STEP = 1e-4  # the coarsest grids; finer where the losses are small (grid_step)
+PLD_STEP = 1e-3
+EXACT_PRECISION = 0.005  # the rounding's share of the loss's scale, at most
+PLD_PRECISION = 0.05
+MIN_STEP = 1e-7
+
+
+def grid_step(lengths: tuple[np.ndarray, np.ndarray], observers: int, z: float,
+              exact: bool) -> float:
+    """The PLD grid of a run: fine enough that the pessimistic rounding (about ``k h / 2``
+    for ``k`` views) stays within :data:`EXACT_PRECISION` (exact) or :data:`PLD_PRECISION`
+    (pld) of the loss's scale, the root of the sum of the views' ``μ² = 1 / (z² draws)``
+    of a mean observer; at most :data:`EXACT_STEP` or :data:`PLD_STEP`, at least
+    :data:`MIN_STEP`."""
+    views = sum(x.size for x in lengths)
+    if views == 0 or observers == 0:
+        return EXACT_STEP if exact else PLD_STEP
+    draws = np.concatenate([lengths[0] - 1, lengths[1]]).astype(float)
+    mu2 = float(np.sum(1.0 / (z * z * draws))) / observers
+    k = views / observers
+    rel = EXACT_PRECISION if exact else PLD_PRECISION
+    step = 2.0 * rel * np.sqrt(mu2) / max(k, 1.0)
+    return float(np.clip(step, MIN_STEP, EXACT_STEP if exact else PLD_STEP))

@@ -16,8 +16,9 @@ number of views times the grid step) and composed.
 * ``exact``: each pair composes exactly its own views: the views where ``u`` is not
   attributable at ``c = 0`` and the others at their ``c``; the observer's views are kept
   in a balanced tree of partial compositions so that a pair leaves out its few
-  attributable views at ``O(log C)`` compositions each. The grid (:func:`grid_step`)
-  keeps the rounding within half a percent of the loss's scale.
+  attributable views at ``O(log C)`` compositions each. The grid
+  (:func:`~netdp.privacy.cycle_entries.grid_step`) keeps the rounding within half a
+  percent of the loss's scale.
 * ``pld``: the pair's attributable views composed with *all* the observer's views at
   ``c = 0`` (one more mechanism never lowers ε: sound, slightly loose), a grid ten times
   coarser; one composition per attributable view.
@@ -38,35 +39,11 @@ from netdp.errors import check
 from netdp.privacy import cycle_entries as ce
 from netdp.privacy import mixture_pld as mp
 from netdp.privacy._walk_kernels import group_by_holder
-from netdp.privacy.walk_views import Views, observer_views
 
-EXACT_STEP = 1e-4  # the coarsest grids; finer where the losses are small (grid_step)
-PLD_STEP = 1e-3
-EXACT_PRECISION = 0.005  # the rounding's share of the loss's scale, at most
-PLD_PRECISION = 0.05
-MIN_STEP = 1e-7
 EXACT_LIMIT = 2_000_000  # views x observers accounted by the exact accountant
 
 
-def grid_step(lengths: tuple[np.ndarray, np.ndarray], observers: int, z: float,
-              exact: bool) -> float:
-    """The PLD grid of a run: fine enough that the pessimistic rounding (about ``k h / 2``
-    for ``k`` views) stays within :data:`EXACT_PRECISION` (exact) or :data:`PLD_PRECISION`
-    (pld) of the loss's scale, the root of the sum of the views' ``μ² = 1 / (z² draws)``
-    of a mean observer; at most :data:`EXACT_STEP` or :data:`PLD_STEP`, at least
-    :data:`MIN_STEP`."""
-    views = sum(x.size for x in lengths)
-    if views == 0 or observers == 0:
-        return EXACT_STEP if exact else PLD_STEP
-    draws = np.concatenate([lengths[0] - 1, lengths[1]]).astype(float)
-    mu2 = float(np.sum(1.0 / (z * z * draws))) / observers
-    k = views / observers
-    rel = EXACT_PRECISION if exact else PLD_PRECISION
-    step = 2.0 * rel * np.sqrt(mu2) / max(k, 1.0)
-    return float(np.clip(step, MIN_STEP, EXACT_STEP if exact else PLD_STEP))
-
-
-def _attributable(views: Views) -> dict[int, list[tuple[int, int]]]:
+def _attributable(views: ce.Views) -> dict[int, list[tuple[int, int]]]:
     """``u -> [(view, key), ...]`` for every node some view attributes."""
     out: dict[int, list[tuple[int, int]]] = {}
     for e in range(views.size):
@@ -169,7 +146,7 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
               f"exact accounts at most {EXACT_LIMIT:,} views over all observers (this run "
               f"has {views_total:,}: fewer steps, nodes or observers); kov, rdp and pld are "
               f"sound and scale further")
-    cache = _Cache(law, noise, grid_step(lengths, observers.size, noise.z, exact))
+    cache = _Cache(law, noise, ce.grid_step(lengths, observers.size, noise.z, exact))
     start, pos = group_by_holder(holders, n_ids)
     n_obs = observers.size
     base = np.zeros(n_obs)
@@ -179,7 +156,7 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
     values: list[float] = []
     nodes: list[int] = []
     for o, v in enumerate(observers):
-        views = observer_views(holders, steps, pos[start[v]:start[v + 1]])
+        views = ce.observer_views(holders, steps, pos[start[v]:start[v + 1]])
         k[o] = views.size
         dt = min(2.0 * views.size * delta, 1.0)
         plain = [cache.get(int(views.kind[e]), int(views.length[e]), views.key(e, -2))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,69 +29,11 @@ from netdp.privacy import cycle_entries as ce
 from netdp.privacy._arrays import observer_bar
 from netdp.privacy._compiled import kov_epsilon, rdp_epsilon
 from netdp.privacy._walk_kernels import group_by_holder
+from netdp.privacy.cycle_entries import Views, observer_views
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
 LAW_WORK = 3e7  # estimated flops of one observer's laws beyond which it is not amplified
-
-
-@dataclass(frozen=True)
-class Views:
-    """One observer's views in time order (see the module docstring).
-
-    Attributes
-    ----------
-    kind, length
-        :data:`~netdp.privacy.cycle_entries.REGULAR` (``length = m``) or ``FIRST``
-        (``length = i0``).
-    a, b
-        The known ends (``a = -1`` for a first stretch; ``a = b`` when ``m = 2``).
-    """
-
-    kind: np.ndarray
-    length: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-
-    @property
-    def size(self) -> int:
-        return int(self.kind.size)
-
-    def key(self, e: int, u: int) -> int:
-        """Where node ``u`` sits in view ``e`` (a key of
-        :mod:`~netdp.privacy.cycle_entries`)."""
-        a, b = int(self.a[e]), int(self.b[e])
-        if self.kind[e] == ce.FIRST:
-            return ce.B_ONLY if u == b else ce.NONE
-        if u == a and u == b:
-            return ce.A_ONLY if self.length[e] == 2 else ce.BOTH
-        if u == a:
-            return ce.A_ONLY
-        if u == b:
-            return ce.B_ONLY
-        return ce.NONE_SAME if (a == b and self.length[e] > 2) else ce.NONE
-
-
-def observer_views(holders: np.ndarray, steps: int, at: np.ndarray) -> Views:
-    """The views of an observer that holds the flattened walk at positions ``at``
-    (increasing; tokens of ``steps`` positions each)."""
-    at = np.asarray(at, dtype=np.int64)
-    token = at // steps
-    fresh = np.ones(at.size, bool)
-    fresh[1:] = token[1:] != token[:-1]
-    i0 = at - token * steps
-    first = np.flatnonzero(fresh & (i0 >= 1))
-    later = np.flatnonzero(~fresh)
-    m = at[later] - at[later - 1]
-    later = later[m >= 2]
-    m = m[m >= 2]
-    kind = np.concatenate([np.full(first.size, ce.FIRST), np.full(later.size, ce.REGULAR)])
-    length = np.concatenate([i0[first], m])
-    a = np.concatenate([np.full(first.size, -1), holders[at[later - 1] + 1]])
-    b = np.concatenate([holders[at[first] - 1], holders[at[later] - 1]])
-    order = np.argsort(np.concatenate([at[first], at[later]]), kind="stable")
-    return Views(kind[order].astype(np.int64), length[order].astype(np.int64),
-                 a[order].astype(np.int64), b[order].astype(np.int64))
 
 
 def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
@@ -265,10 +206,8 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
     orders = _orders()
     if accountant in ("pld", "exact"):
         from netdp.privacy import mixture_pld as mp
-        from netdp.privacy.exact import grid_step
-
         regular = views.kind == ce.REGULAR
-        step = grid_step((views.length[regular], views.length[~regular]), 1, noise.z,
+        step = ce.grid_step((views.length[regular], views.length[~regular]), 1, noise.z,
                          accountant == "exact")
         out = np.empty(keep.size)
         for r, u in enumerate(keep):
