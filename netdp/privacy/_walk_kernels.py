@@ -87,6 +87,22 @@ def _finalize(mode, feat, k, delta, orders):
     return feat[0]
 
 
+@nb.njit(cache=True)
+def _finish_pairs(mode, basef, acc, seen, touched, nt, k, delta, orders, total, values, ids,
+                  out, keep_ids):
+    """The losses of an observer's ``nt`` corrected pairs (its base plus each one's
+    corrections), written from ``values[out]``; ``acc`` and ``seen`` are reset."""
+    for r in range(nt):
+        u = touched[r]
+        for f in range(basef.size):
+            total[f] = basef[f] + acc[u, f]
+            acc[u, f] = 0.0
+        seen[u] = False
+        values[out + r] = _finalize(mode, total, k, delta, orders)
+        if keep_ids:
+            ids[out + r] = u
+
+
 @nb.njit(parallel=True, cache=True)
 def pairwise(
     holders,
@@ -182,17 +198,9 @@ def pairwise(
             base[o] = _finalize(mode, basef, k, delta, orders)
             kk[o] = k
             weight[o] = others[o] - nt
-            out = offsets[o]
-            for r in range(nt):
-                u = touched[r]
-                for f in range(nf):
-                    total[f] = basef[f] + acc[u, f]
-                    acc[u, f] = 0.0
-                seen[u] = False
-                values[out + r] = _finalize(mode, total, k, delta, orders)
-                if keep_ids:
-                    ids[out + r] = u
             counts[o] = nt
+            _finish_pairs(mode, basef, acc, seen, touched, nt, k, delta, orders, total,
+                          values, ids, offsets[o], keep_ids)
     return base, weight, kk, offsets, counts, values, ids
 
 
@@ -293,15 +301,7 @@ def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, rows_r
             base[o] = _finalize(mode, basef, k, delta, orders)
             kk[o] = k
             weight[o] = others[o] - nt
-            out = offsets[o]
-            for r in range(nt):
-                u = touched[r]
-                for f in range(nf):
-                    total[f] = basef[f] + acc[u, f]
-                    acc[u, f] = 0.0
-                seen[u] = False
-                values[out + r] = _finalize(mode, total, k, delta, orders)
-                if keep_ids:
-                    ids[out + r] = u
             counts[o] = nt
+            _finish_pairs(mode, basef, acc, seen, touched, nt, k, delta, orders, total,
+                          values, ids, offsets[o], keep_ids)
     return base, weight, kk, offsets, counts, values, ids
