@@ -1,29 +1,33 @@
-"""Pairwise losses of report-based walks on any graph: shuffled windows, taboo-chain rates.
+"""Pairwise losses of report-based walks on any graph: shuffled windows, per-node rates.
 
-The histogram's window tracker (:mod:`netdp.privacy.shuffle_tracker`) with the complete
-graph's uniform presence law replaced by the walk's own (spec network-dp.md §3.2, the
-AISTATS 2022 paper's Alg. 4 on any graph). Observer ``v`` sees the sum of the ``r``
-reports added between its hand-off to ``a`` and its receipt from ``b``: one shuffle of
-them, at ``ε_s = shuffled_epsilon(bound, ε0, r, δ)``. ``a`` and ``b`` are attributable
-(``c ε_s``, ``c = 2`` when ``a = b`` reported twice); a third node ``u`` was present with
-probability at most the taboo chain's rate
+The histogram's window tracker (:mod:`netdp.privacy.shuffle_tracker`) on any graph (spec
+network-dp.md §3.2, the AISTATS 2022 paper's Alg. 4 on a graph). Observer ``v`` sees the
+sum of the ``r`` reports added between its hand-off to ``a`` and its receipt from ``b``:
+one shuffle of them, at ``ε_s = shuffled_epsilon(bound, ε0, r, δ)``. Windows with an end
+``v`` cannot name (the prefix of a token before ``v`` first holds it, the suffix after it
+last does, a token it never holds) are windows too. A pair composes its windows by KOV
+(``δ̃ = k δ`` over the observer's ``k`` windows) and is capped at its node's LDP loss.
+
+Under the ``sound`` convention (the default) a window charges node ``u`` its number of
+reports ``K = c + I`` (``c`` known ends, ``I`` its hidden positions), through the hybrid
+argument of :func:`~netdp.privacy.shuffle_tracker.window_entry`: each hidden position is
+``u``'s with probability at most ``p_u`` given the holders of all the others
+(:mod:`netdp.privacy.holder_rates`: the walk is Markov, so its two neighbours fix it), and
+the entry is ``c ε_s + positions · log(1 + p_u (e^{ε_s} - 1))``. On a well-connected graph
+``p_u`` is about ``1 / d`` for degree ``d``; where two nodes have ``u`` as their only
+common neighbour outside the observer, ``p_u = 1`` and the window is charged every
+hidden position (the pure bound ``K ε0`` is taken where lower).
+
+The ``reference`` convention keeps the AISTATS method: ``a`` and ``b`` attributable, a
+third node ``u`` present at most once, with probability at most the taboo chain's rate
 
     ``r_u = Σ_{k=1}^{L-1} (Q^k)_{au} (Q^{L-k})_{ub} / (Q^L)_{ab}``,   ``L = r - 1``
 
 (:mod:`netdp.privacy.taboo`: the expected number of ``u``'s interior visits, a union
-bound), so its entry is the shuffle subsampled at ``min(r_u, 1)``. Subsampling at a
-larger rate only raises the entry's loss, so an upper bound on the presence gives an
-upper bound on the loss. Windows with an end ``v`` cannot name (the prefix of a token
-before ``v`` first holds it, the suffix after it last does, a token it never holds)
-take rate 1 for their unknown reports: sound, not amplified by subsampling. A pair's
-entries compose by KOV exactly as on the complete graph (``δ̃ = k δ`` over the ``k``
-windows of the observer), and the pair is capped at its node's LDP loss.
-
-Limits, as for the sum's graph tracker: a node's presence is what is subsampled (several
-interior visits of ``u`` in one window count once, as does an attributable end's
-interior visits beyond its ``c`` reports: the reference method's convention), and a
-window's rows beyond :data:`netdp.privacy.taboo.MEMORY` take rate 1 (counted in
-``unamplified``).
+bound), so its entry is the shuffle subsampled at ``min(r_u, 1)``; windows with an end
+``v`` cannot name take rate 1, and a window's rows beyond
+:data:`netdp.privacy.taboo.MEMORY` take rate 1 (counted in ``unamplified``). Several
+visits of ``u`` in one window count once: not an upper bound of the loss.
 """
 
 from __future__ import annotations
@@ -40,12 +44,19 @@ from netdp.errors import check
 from netdp.privacy import _compiled as compiled
 from netdp.privacy import _taboo_kernels as kernels
 from netdp.privacy._arrays import observer_bar
-from netdp.privacy.shuffle_tracker import Windows, trace_windows
+from netdp.privacy.holder_rates import HolderRates
+from netdp.privacy.shuffle_tracker import (
+    Windows,
+    shuffled_epsilon,
+    sound_entries,
+    trace_windows,
+)
 from netdp.privacy.taboo import Cycles, cycle_rows, reversible_measure
-from netdp.privacy.tracker import PairLosses, _coalition, clip_to_ldp, ldp_losses
+from netdp.privacy.tracker import CONVENTIONS, PairLosses, _coalition, clip_to_ldp, ldp_losses
 
 PRESENCE = ("taboo", "uniform")
 CHUNK_BYTES = 1 << 26  # rates of one chunk of windows (windows x n) held at once
+RATE_GRID = 1.01  # sound rates rounded up to powers of this (nodes share their entries)
 
 
 @nb.njit(cache=True)
@@ -115,6 +126,7 @@ def graph_histogram_losses(
     observers: np.ndarray | None = None,
     cap: bool = True,
     presence: str = "taboo",
+    convention: str = "sound",
 ) -> PairLosses:
     """Pairwise losses of a report-based walk (histogram, Alg. 4) on any graph.
 
@@ -133,8 +145,14 @@ def graph_histogram_losses(
     cap
         Cap each pair at its node's LDP loss.
     presence
-        ``taboo`` (the walk's rates, sound on any graph) or ``uniform`` (the complete
-        graph's law of the reference tracker: for comparison only).
+        The reference convention's presence rates: ``taboo`` (the walk's) or ``uniform``
+        (the complete graph's law of the reference tracker: for comparison only).
+    convention
+        ``sound`` (default): each window charges node ``u`` its number of reports, every
+        position at the rate of :func:`~netdp.privacy.holder_rates.holder_rates` given
+        the others (:func:`_sound_observer`); ``delta`` is then the largest total δ of a
+        pair. ``reference``: presence counted once at the taboo-chain rate (the AISTATS
+        2022 method on a graph; not an upper bound of the loss).
 
     Returns
     -------
@@ -142,6 +160,8 @@ def graph_histogram_losses(
     were beyond those kept (``unamplified``).
     """
     check(presence in PRESENCE, "presence", f"must be one of {', '.join(PRESENCE)}")
+    check(convention in CONVENTIONS, "convention",
+          f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
     from scipy import sparse
 
     n = trace.n
@@ -155,9 +175,25 @@ def graph_histogram_losses(
         index = np.arange(n) if observers is None else np.asarray(observers, np.int64)
     lo = np.searchsorted(w.own, index, side="left")
     hi = np.searchsorted(w.own, index, side="right")
-    pi = reversible_measure(P)
-    scale = np.ones(n) if pi is None else 1.0 / pi
-    blocks = numba.get_num_threads()
+    sound = convention == "sound"
+    if sound:
+        holder = HolderRates.of(P)
+        pair_delta = 0.0
+
+        memo: dict[tuple[int, float], float] = {}  # the observers share their bins
+
+        def eps_at(r: np.ndarray, d: float) -> np.ndarray:
+            r = np.asarray(r, np.int64)
+            need = np.unique([x for x in r.tolist() if (x, d) not in memo])
+            if need.size:
+                for x, e in zip(need.tolist(), shuffled_epsilon(bound, eps0, need, d, domain),
+                                strict=True):
+                    memo[(x, d)] = float(e)
+            return np.array([memo[(x, d)] for x in r.tolist()])
+    else:
+        pi = reversible_measure(P)
+        scale = np.ones(n) if pi is None else 1.0 / pi
+        blocks = numba.get_num_threads()
     losses, nodes, counts, entries = [], [], [], []
     unamplified = 0
     for o in observer_bar(range(index.size), "graph-report tracker"):
@@ -165,11 +201,16 @@ def graph_histogram_losses(
         if coalition is None:
             blocked[index[o]] = True
         sel = slice(int(lo[o]), int(hi[o]))
-        acc = np.zeros((n, 3))
-        unamplified += _observer_terms(w, sel, P, pi, scale, blocked, presence,
-                                       int(w.others[index[o]]), acc, blocks)
         eps = np.empty(n)
-        finish(acc, int(hi[o] - lo[o]), float(delta), blocked, eps)
+        if sound:
+            pair_delta = max(pair_delta, _sound_observer(
+                w, sel, holder.rates(np.flatnonzero(blocked)), eps0, float(delta), eps_at,
+                blocked, eps))
+        else:
+            acc = np.zeros((n, 3))
+            unamplified += _observer_terms(w, sel, P, pi, scale, blocked, presence,
+                                           int(w.others[index[o]]), acc, blocks)
+            finish(acc, int(hi[o] - lo[o]), float(delta), blocked, eps)
         keep = np.flatnonzero(~blocked)
         losses.append(eps[keep])
         nodes.append(keep)
@@ -180,7 +221,8 @@ def graph_histogram_losses(
     raw = PairLosses("kov", n, np.array([-1]) if coalition is not None else index,
                      np.zeros(k.size), np.zeros(k.size, np.int64), k, np.concatenate(losses),
                      np.array(counts, dtype=np.int64), np.concatenate(nodes),
-                     k_max * delta * (2 + math.exp(eps0)), unamplified=unamplified)
+                     pair_delta if sound else k_max * delta * (2 + math.exp(eps0)),
+                     unamplified=unamplified)
     return clip_to_ldp(raw, ldp_losses(trace, eps0, delta), coalition) if cap else raw
 
 
@@ -211,3 +253,82 @@ def _observer_terms(w: Windows, sel: slice, P, pi, scale, blocked, presence: str
         compose_windows(rates, reports[part], first[part], last[part], eps_s[part],
                         blocked, acc, blocks)
     return cut
+
+
+def _sound_observer(w: Windows, sel: slice, rates: tuple[np.ndarray, np.ndarray],
+                    eps0: float, delta: float, eps_at, blocked: np.ndarray,
+                    eps: np.ndarray) -> float:
+    """One observer's sound losses into ``eps``; the largest total δ of its pairs.
+
+    Each window's entry towards node ``u`` is
+    :func:`~netdp.privacy.shuffle_tracker.window_entry`'s for ``K = c + Binomial(positions,
+    p_u)``: ``p_u`` bounds the chance that one hidden position is ``u``'s given the holders
+    of all the others (:func:`~netdp.privacy.holder_rates.holder_rates`: ``interior`` in a
+    cycle, whose hidden positions all lie between two others; ``edge`` in a window with an
+    unknown end), which is the hybrid argument's premise. Rates are rounded up to powers
+    of :data:`RATE_GRID` (an entry grows with its rate), and nodes with the same rates
+    share their entries.
+    """
+    interior, edge = rates
+    grid = math.log(RATE_GRID)
+    q_int, q_edge = (np.where(x > 0, np.minimum(np.exp(np.ceil(np.log(np.maximum(x, 1e-300))
+                                                                 / grid) * grid), 1.0), 0.0)
+                     for x in (interior, edge))
+    values = np.unique(np.concatenate([q_int, q_edge]))
+    part = Windows(w.own[sel], w.reports[sel], w.first[sel], w.last[sel], w.eps_s[sel],
+                   w.n_ids, w.observers, w.others)
+    e_base, e_first, e_last, d_base, d_first, d_last = sound_entries(
+        part, eps0, delta, None, eps_at, rates=values)
+    cycle = (part.first >= 0) & (part.last >= 0)
+    return _rated_pairs(part.first, part.last, cycle, e_base, e_first, e_last, d_base,
+                        d_first, d_last, np.searchsorted(values, q_int),
+                        np.searchsorted(values, q_edge), blocked, delta, eps)
+
+
+@nb.njit(cache=True)
+def _rated_pairs(first, last, cycle, e_base, e_first, e_last, d_base, d_first, d_last,
+                 j_int, j_edge, blocked, delta, eps):
+    """KOV over one observer's windows for every node, each at its rates' entries
+    (``e_*[j, i]``: rate ``j``, window ``i``; node ``u`` takes ``j_int[u]`` in a cycle,
+    ``j_edge[u]`` elsewhere); the largest total δ of a pair (entries' δ and
+    ``δ̃ = min(k δ, 1)``)."""
+    n_rates, k = e_base.shape
+    n = blocked.size
+    base_c = np.zeros((n_rates, 3))
+    base_e = np.zeros((n_rates, 3))
+    dc = np.zeros(n_rates)
+    de = np.zeros(n_rates)
+    f0 = np.empty(3)
+    fc = np.empty(3)
+    for j in range(n_rates):
+        for i in range(k):
+            compiled.kov_terms(e_base[j, i], f0)
+            if cycle[i]:
+                base_c[j] += f0
+                dc[j] += d_base[j, i]
+            else:
+                base_e[j] += f0
+                de[j] += d_base[j, i]
+    acc = np.zeros((n, 3))
+    acc_d = np.zeros(n)
+    for i in range(k):
+        a, b = first[i], last[i]
+        for r in range(2):
+            u = a if r == 0 else b
+            if u < 0 or u >= n or (r == 1 and u == a) or blocked[u]:
+                continue
+            j = j_int[u] if cycle[i] else j_edge[u]
+            compiled.kov_terms(e_first[j, i] if r == 0 else e_last[j, i], fc)
+            compiled.kov_terms(e_base[j, i], f0)
+            acc[u] += fc - f0
+            acc_d[u] += (d_first[j, i] if r == 0 else d_last[j, i]) - d_base[j, i]
+    worst = 0.0
+    total = np.empty(3)
+    for u in range(n):
+        if blocked[u]:
+            eps[u] = 0.0
+            continue
+        total[:] = base_c[j_int[u]] + base_e[j_edge[u]] + acc[u]
+        eps[u] = compiled.kov_epsilon(total, k, delta)
+        worst = max(worst, dc[j_int[u]] + de[j_edge[u]] + acc_d[u])
+    return worst + min(k * delta, 1.0) if k > 0 else 0.0

@@ -372,14 +372,18 @@ def entry_delta_budget(eps0: float, delta: float) -> float:
 DELTA_LEVELS = 8  # shuffle bounds tried at δ, δ/10, ..., δ/10^8 for a window's entry
 
 
-def sound_entries(w: Windows, eps0: float, delta: float, law: CountLaw,
-                  eps_at: Callable[[np.ndarray, float], np.ndarray] | None = None
-                  ) -> tuple[np.ndarray, ...]:
+def sound_entries(w: Windows, eps0: float, delta: float, law: CountLaw | None,
+                  eps_at: Callable[[np.ndarray, float], np.ndarray] | None = None,
+                  rates: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Per window of ``w``, the sound ``(ε, δ)`` entries (:func:`window_entry`) towards
     every node the observer cannot place (``base``), towards its known first holder
     ``a`` (``first``: also its last when ``a = b``) and towards its known last holder
     ``b != a`` (``last``): six arrays, ``(ε_base, ε_first, ε_last, δ_base, δ_first,
     δ_last)`` (0 where the window has no such end).
+
+    ``rates`` (instead of ``law``): the entries of ``Binomial(positions, p)`` for each
+    ``p`` of ``rates``, every array then of shape ``(len(rates), windows)`` (the graph
+    tracker's nodes, each with its own rate: :mod:`netdp.privacy.graph_shuffle`).
 
     Windows share an entry by bin of their number of reports ``r`` (the bins of
     ``w.eps_s``): the entry takes the shuffled ε of the bin's smallest ``r`` (the window
@@ -396,8 +400,10 @@ def sound_entries(w: Windows, eps0: float, delta: float, law: CountLaw,
     bound (every report ε0-DP: ``ε_s = ε0``, ``δ = 0``). Each of them holds.
     """
     r = w.reports.astype(np.int64)
-    z = np.zeros(r.size)
-    if r.size == 0:
+    groups = 1 if rates is None else int(np.size(rates))
+    shape = (r.size,) if rates is None else (groups, r.size)
+    if r.size == 0 or groups == 0:
+        z = np.zeros(shape)
         return z, z, z, z, z, z
     fs = np.where(w.first >= 0, END_OTHER, END_NONE)
     ls = np.where(w.last >= 0, END_OTHER, END_NONE)
@@ -421,15 +427,21 @@ def sound_entries(w: Windows, eps0: float, delta: float, law: CountLaw,
                                                                     strict=True)])
     pos = np.array([unknown_positions(int(k), int(hi[b]))
                     for k, b in zip(key_u, bin_u, strict=True)], dtype=np.int64)
-    p = getattr(law, "p", None)
-    laws = None if p is not None else [law(int(m), int(k)) for m, k in zip(pos, key_u,
-                                                                          strict=True)]
+    if rates is not None:  # one item per (rate, key and bin)
+        rate = np.repeat(np.clip(np.asarray(rates, float), 0.0, 1.0), uniq.size)
+        c, pos, bin_u = (np.tile(x, groups) for x in (c, pos, bin_u))
+        laws = None
+    else:
+        p = getattr(law, "p", None)
+        rate = np.full(uniq.size, min(max(float(p), 0.0), 1.0) if p is not None else 0.0)
+        laws = None if p is not None else [law(int(m), int(k))  # type: ignore[misc]
+                                           for m, k in zip(pos, key_u, strict=True)]
 
     def entries(sel: np.ndarray, es: np.ndarray, ds: np.ndarray) -> tuple[np.ndarray, ...]:
         if laws is None:  # iid positions: log E e^{ε_s K} in closed form
-            rate = float(min(max(float(p), 0.0), 1.0))  # type: ignore[arg-type]
-            eps = c[sel] * es + pos[sel] * np.log1p(rate * np.expm1(es))
-            return eps, _chained_delta(eps, es, ds, c[sel] + pos[sel] * rate)
+            q = rate[sel]
+            eps = c[sel] * es + pos[sel] * np.log1p(q * np.expm1(es))
+            return eps, _chained_delta(eps, es, ds, c[sel] + pos[sel] * q)
         eps, dlt = np.empty(sel.size), np.empty(sel.size)
         for j, i in enumerate(sel):
             logp, tail = laws[i]
@@ -437,9 +449,9 @@ def sound_entries(w: Windows, eps0: float, delta: float, law: CountLaw,
                                           np.asarray(logp, float), float(tail))
         return eps, dlt
 
-    every = np.arange(uniq.size)
-    best_e = entries(every, np.full(uniq.size, float(eps0)), np.zeros(uniq.size))[0]
-    best_d = np.zeros(uniq.size)
+    every = np.arange(c.size)
+    best_e = entries(every, np.full(c.size, float(eps0)), np.zeros(c.size))[0]
+    best_d = np.zeros(c.size)
     budget = entry_delta_budget(eps0, delta)
     pending = every
     for level in range(DELTA_LEVELS + 1 if eps_at is not None else 1):
@@ -456,10 +468,14 @@ def sound_entries(w: Windows, eps0: float, delta: float, law: CountLaw,
         take = ok & (eps < best_e[pending])
         best_e[pending[take]], best_d[pending[take]] = eps[take], dlt[take]
         pending = pending[~ok]  # a smaller δ_s has a larger ε_s: done once within budget
-    out_e = np.zeros(pair.shape)
-    out_d = np.zeros(pair.shape)
-    out_e[valid], out_d[valid] = best_e[pinv], best_d[pinv]
-    return out_e[0], out_e[1], out_e[2], out_d[0], out_d[1], out_d[2]
+    table_e, table_d = best_e.reshape(groups, uniq.size), best_d.reshape(groups, uniq.size)
+    out_e = np.zeros((groups, *pair.shape))
+    out_d = np.zeros((groups, *pair.shape))
+    out_e[:, valid], out_d[:, valid] = table_e[:, pinv], table_d[:, pinv]
+    if rates is None:
+        out_e, out_d = out_e[0], out_d[0]
+    return (out_e[..., 0, :], out_e[..., 1, :], out_e[..., 2, :], out_d[..., 0, :],
+            out_d[..., 1, :], out_d[..., 2, :])
 
 
 @nb.njit(cache=True)

@@ -126,10 +126,13 @@ def report_tracking(shuffle: ShuffleParams,
             trace = published(setup, trace)
         return graph_histogram_losses(trace, transition(setup), eps0, setup.config.delta,
                                       bound, domain, coalition,
-                                      matrix_observers(setup, keep_pairs))
+                                      matrix_observers(setup, keep_pairs),
+                                      convention=setup.config.convention)
 
-    return Tracking("graph", "each window one shuffle of its reports, every other node "
-                    "subsampled at its taboo-chain rate (union bound); KOV, capped at LDP; "
+    return Tracking("graph", "each window one shuffle of its reports, a node's every "
+                    "report counted, each hidden position its with the walk's largest "
+                    "chance given its neighbours (--convention reference: presence once "
+                    "at the taboo-chain rate); KOV, capped at LDP; "
                     f"every observer up to {DENSE_NODES} nodes, sampled beyond", losses,
                     ("kov",), note=graph_note, by_distance=graph_by_distance)
 

@@ -1,6 +1,8 @@
-"""The shuffle-window tracker on any graph (netdp.privacy.graph_shuffle): the complete
-graph's composition with the walk's presence rates, against a plain-numpy oracle and the
-reference tracker, capped at LDP, by distance, and per sampled observer."""
+"""The shuffle-window tracker on any graph (netdp.privacy.graph_shuffle): the reference
+convention (the complete graph's composition with the walk's taboo presence rates)
+against a plain-numpy oracle and the complete graph's reference tracker; capped at LDP,
+by distance, and per sampled observer. The sound convention against brute force:
+``test_graph_shuffle_sound.py``."""
 
 from __future__ import annotations
 
@@ -68,7 +70,8 @@ def test_every_pair_matches_the_plain_oracle():
     topo, trace, P = graph_trace("karate", 34, 400, 1, "metropolis")
     w = trace_windows(trace, EPS0, DELTA)
     eps_of = dict(zip(w.reports.tolist(), w.eps_s.tolist(), strict=False)).__getitem__
-    got = graph_histogram_losses(trace, P, EPS0, DELTA, cap=False).matrix()
+    got = graph_histogram_losses(trace, P, EPS0, DELTA, cap=False,
+                                 convention="reference").matrix()
     dense = P.toarray()
     for u, v in [(1, 0), (0, 33), (5, 2), (33, 32), (20, 7)]:
         assert got[u, v] == pytest.approx(oracle(trace, dense, u, v, eps_of), rel=1e-9)
@@ -82,7 +85,7 @@ def test_complete_graph_same_composition_as_the_reference_tracker(cap, coalition
     the two are one composition and differ only in the rate."""
     topo, trace, P = graph_trace("complete", 9, 400, 3)
     ours = graph_histogram_losses(trace, P, EPS0, DELTA, coalition=coalition, cap=cap,
-                                  presence="uniform")
+                                  presence="uniform", convention="reference")
     ref = walk_histogram_losses(trace, EPS0, DELTA, coalition=coalition, keep_pairs=True,
                                 cap=cap, convention="reference")
     if coalition is None:
@@ -111,7 +114,7 @@ def test_neighbours_lose_more_than_far_nodes_on_a_grid():
     topo, trace, P = graph_trace("grid", 64, 6400, 4)
     v = 27
     col = graph_histogram_losses(trace, P, EPS0, DELTA, observers=np.array([v]),
-                                 cap=False).matrix()[:, v]
+                                 cap=False, convention="reference").matrix()[:, v]
     hops = topology.hop_distances(topo, np.array([v]))[0]
     assert col[hops == 1].mean() > col[hops >= 5].mean()
 
