@@ -51,6 +51,29 @@ def group_by_holder(holders, n):
 
 
 @nb.njit(cache=True)
+def length_flags(holders, steps, n_ids, watched):
+    """Which view lengths occur for the ``watched`` holders: ``regular[m]`` for a cycle of
+    ``m >= 2`` steps, ``first[i0]`` for a token's stretch of ``i0 >= 1`` steps before
+    the holder's first visit (one pass over the tokens, no sort)."""
+    regular = np.zeros(steps + 1, np.bool_)
+    first = np.zeros(steps + 1, np.bool_)
+    last = np.full(n_ids, -1, np.int64)
+    tokens = holders.size // steps
+    for t in range(tokens):
+        base = t * steps
+        for i in range(steps):
+            h = holders[base + i]
+            if not watched[h]:
+                continue
+            if last[h] < base:
+                first[i] = i >= 1
+            elif i - (last[h] - base) >= 2:
+                regular[i - (last[h] - base)] = True
+            last[h] = base + i
+    return regular, first
+
+
+@nb.njit(cache=True)
 def _rdp_final(feat, k, delta, orders):
     """Balle et al. conversion at ``δ = 2 k δ`` (the δ that KOV spends); 0 without entries."""
     if k == 0:

@@ -231,8 +231,8 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
     watchers = 1 if coalition is None else n - int(others[0])
     law = ce.binomial_law(1.0 / (n - watchers)) if self_moves else _no_self_law(n, watchers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
-    lengths = view_lengths(holders, trace.steps, n_ids, observers)
     if accountant in ("pld", "exact"):
+        lengths = view_lengths(holders, trace.steps, n_ids, observers)
         from netdp.privacy import exact
 
         base, weight, k, counts, values, nodes = exact.walk_pld_losses(
@@ -240,6 +240,10 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
             accountant, keep_pairs)
     else:
         mode = kernels.KOV if accountant == "kov" else kernels.RDP
+        watched = np.zeros(n_ids, np.bool_)
+        watched[observers] = True
+        lengths = tuple(np.flatnonzero(f) for f in kernels.length_flags(
+            holders, trace.steps, n_ids, watched))
         entries, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise, delta,
                                                             RDP_ORDERS)
         base, weight, k, offsets, counts, values, ids = kernels.pairwise_sound(

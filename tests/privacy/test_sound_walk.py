@@ -207,3 +207,21 @@ def test_the_accounted_pair_is_the_worst_shifted_pair(w, s):
     worst = _shifted_epsilon(w, s, 0.0, 1.0, 1e-4)
     for x, xp in [(-0.5, 0.5), (-0.25, 0.75), (0.5, 1.0), (-1.0, -0.5), (0.25, 1.0)]:
         assert _shifted_epsilon(w, s, x, xp, 1e-4) <= worst + 1e-6
+
+
+@pytest.mark.parametrize("coalition", [None, [1, 4]])
+def test_length_flags_are_the_distinct_view_lengths(coalition):
+    """The kov/rdp trackers read only which view lengths occur (one pass, no sort): the
+    same set as the sorted pass of ``view_lengths``, several tokens and a coalition."""
+    from netdp.privacy import _walk_kernels as kernels
+    from netdp.privacy.tracker import observer_view, view_lengths
+
+    rng = np.random.default_rng(3)
+    trace = Trace(9, rng.integers(0, 9, size=(3, 400)))
+    holders, n_ids, observers, _ = observer_view(trace, coalition)
+    watched = np.zeros(n_ids, np.bool_)
+    watched[observers] = True
+    regular, first = kernels.length_flags(holders, trace.steps, n_ids, watched)
+    m, i0 = view_lengths(holders, trace.steps, n_ids, observers)
+    np.testing.assert_array_equal(np.flatnonzero(regular), np.unique(m))
+    np.testing.assert_array_equal(np.flatnonzero(first), np.unique(i0))
