@@ -242,8 +242,8 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
         mode = kernels.KOV if accountant == "kov" else kernels.RDP
         watched = np.zeros(n_ids, np.bool_)
         watched[observers] = True
-        lengths = tuple(np.flatnonzero(f) for f in kernels.length_flags(
-            holders, trace.steps, n_ids, watched))
+        regular, first = kernels.length_flags(holders, trace.steps, n_ids, watched)
+        lengths = (np.flatnonzero(regular), np.flatnonzero(first))
         entries, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise, delta,
                                                             RDP_ORDERS)
         base, weight, k, offsets, counts, values, ids = kernels.pairwise_sound(
