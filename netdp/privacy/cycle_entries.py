@@ -108,6 +108,8 @@ def attributable(kind: int, length: int, key: int) -> int:
 CountLaw = Callable[..., tuple[np.ndarray, float]]
 BUDGET = 60.0  # nats below the sum at which a law's tail is cut, beyond the terms' growth
 MAX_GROWTH = 2000.0  # rdp: beyond, a heavier tail is cut (sound: it sits at the largest count)
+UNDERFLOW = 5e-324  # a pmf term computed as 0 is below this (the least positive double)
+NEAR_UNDERFLOW = 1e-290  # zeros after a term this small may be underflow, not impossible
 
 
 @nb.njit(cache=True)
@@ -137,9 +139,18 @@ def binomial_logpmf(size, p, budget):
     return out[: top + 1], tail
 
 
-def truncated_log_law(pmf: np.ndarray, budget: float = BUDGET) -> tuple[np.ndarray, float]:
+def truncated_log_law(pmf: np.ndarray, budget: float = BUDGET, rate: float | None = None,
+                      positions: int | None = None) -> tuple[np.ndarray, float]:
     """A law given in full as ``(log P(I = i)`` up to where the rest is ``budget`` nats below
-    the largest term, ``log P(rest))``."""
+    the largest term, ``log P(rest))``.
+
+    Terms that underflowed to 0 (zeros after a term below :data:`NEAR_UNDERFLOW`; zeros
+    after larger terms are counts the law cannot reach) are bounded: by
+    ``C(positions, i) rate^i`` each when ``rate`` bounds the chance of each of the
+    ``positions`` (default ``len(pmf) - 1``) given the others (then
+    ``P(I = i) <= C(positions, i) rate^i``, chaining the conditionals; the law's
+    mass then exceeds 1 by at most that bound's, at the largest counts), else all of them
+    together by the least double each, at the largest count (the tail)."""
     pmf = np.clip(np.asarray(pmf, dtype=float), 0.0, None)
     rest = np.cumsum(pmf[::-1])[::-1]  # P(I >= i)
     limit = pmf.max(initial=0.0) * math.exp(-budget)
@@ -147,7 +158,22 @@ def truncated_log_law(pmf: np.ndarray, budget: float = BUDGET) -> tuple[np.ndarr
     top = int(cut[0]) if cut.size and cut[0] > 0 else pmf.size
     with np.errstate(divide="ignore"):
         logp = np.log(pmf[:top])
-        tail = math.log(rest[top]) if top < pmf.size and rest[top] > 0 else -np.inf
+        underflow = top < pmf.size and top > 0 and pmf[top - 1] < NEAR_UNDERFLOW
+        if top < pmf.size and rest[top] > 0:
+            tail = math.log(rest[top])
+        elif not underflow:  # exact zeros after terms well inside the doubles: impossible
+            tail = -np.inf
+        elif rate is not None and 0.0 < rate < 1.0:
+            from scipy import special
+
+            size = pmf.size - 1 if positions is None else max(int(positions), pmf.size - 1)
+            k = np.arange(top, pmf.size, dtype=float)
+            bound = (special.gammaln(size + 1.0) - special.gammaln(k + 1.0)
+                     - special.gammaln(size - k + 1.0) + k * math.log(rate))
+            logp = np.concatenate([logp, bound])
+            tail = -np.inf
+        else:  # terms that underflowed: each below the least double
+            tail = math.log((pmf.size - top) * UNDERFLOW)
     return logp, tail
 
 
@@ -366,9 +392,9 @@ def kov_growth(c: int, size: int, s: float, noise: Noise, delta: float) -> float
     return mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta))
 
 
-def rdp_growth(c: int, size: int, s: float) -> float:
-    """``(α - 1) α (c + size)² / (2 s²)`` at :data:`GROWTH_ORDER`."""
-    a = GROWTH_ORDER
+def rdp_growth(c: int, size: int, s: float, a: float = GROWTH_ORDER) -> float:
+    """``(α - 1) α (c + size)² / (2 s²)`` at order ``a`` (:data:`GROWTH_ORDER`, where the
+    per-visit bound covers the higher orders; the largest order where none does)."""
     return (a - 1.0) * a * (c + size) ** 2 / (2.0 * s * s)
 
 
@@ -380,14 +406,21 @@ def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: fl
     at = length if law_length is None else law_length
     size = interior(kind, at)
     c = attributable(kind, at, key)
+    p = getattr(law, "p", None)
     grow = kov_growth(c, size, s, noise, delta) if mode == KOV else rdp_growth(c, size, s)
     logp, tail = law(kind, at, key, BUDGET + min(grow, 1e6 if mode == KOV else MAX_GROWTH))
     if mode == KOV:
         compiled.kov_terms(kov_entry(logp, tail, c, size, s, noise, delta), out)
         return
     rdp_entry(logp, tail, c, size, s, orders, out)
-    p = getattr(law, "p", None)
-    if p is not None:  # iid holders: the per-visit bound, whichever is less
+    if p is None:  # no per-visit bound: the law kept further too, whichever is less
+        deep = rdp_growth(c, size, s, float(orders.max()))
+        if deep > grow:
+            logp, tail = law(kind, at, key, BUDGET + min(deep, MAX_GROWTH))
+            further = np.empty(orders.size)
+            rdp_entry(logp, tail, c, size, s, orders, further)
+            np.minimum(out, further, out=out)
+    else:  # iid holders: the per-visit bound, whichever is less
         visit = np.empty(orders.size)
         rdp_per_visit(float(p), c, size, s, orders, visit)
         np.minimum(out, visit, out=out)

@@ -278,8 +278,12 @@ def _no_self_law(n: int, watchers: int):
                     b_is_u=key in (ce.B_ONLY, ce.BOTH), a_is_b=key in (ce.BOTH, ce.NONE_SAME))
         except InputError:  # a view of probability 0: its table entry is never read
             return np.zeros(1), -np.inf
-        return ce.truncated_log_law(pmf, budget)
+        return ce.truncated_log_law(pmf, budget, rate, size)
 
+    # each hidden position is u's w.p. at most 1 / (N - 2) given the others: the holders
+    # of its two neighbours and the observers are excluded (netdp.privacy.holder_rates)
+    others = n - watchers
+    rate = 1.0 / (others - 2) if others > 2 else None
     return law
 
 

@@ -225,3 +225,39 @@ def test_length_flags_are_the_distinct_view_lengths(coalition):
     m, i0 = view_lengths(holders, trace.steps, n_ids, observers)
     np.testing.assert_array_equal(np.flatnonzero(regular), np.unique(m))
     np.testing.assert_array_equal(np.flatnonzero(first), np.unique(i0))
+
+
+def test_truncated_law_bounds_underflowed_terms_and_keeps_impossible_counts_out():
+    """Zeros after terms near the doubles' limit are underflow: with a per-position rate
+    they get ``C(size, i) rate^i``, at or above the true terms (here a binomial, whose log
+    terms are known); zeros after large terms are counts the law cannot reach."""
+    from scipy import stats
+
+    size, p = 2000, 0.01
+    exact = stats.binom.logpmf(np.arange(size + 1), size, p)
+    pmf = np.exp(exact)  # the top terms underflow to 0
+    assert (pmf == 0).any()
+    logp, tail = ce.truncated_log_law(pmf, 5000.0, rate=p)
+    assert tail == -np.inf and logp.size == size + 1
+    bounded = pmf == 0  # (subnormal terms kept carry their own rounding)
+    assert bounded.sum() > 100 and np.all(logp[bounded] >= exact[bounded])
+    logp, tail = ce.truncated_log_law(pmf, 5000.0)  # no rate: the least double each, lumped
+    assert tail > -np.inf and math.exp(tail) <= (size + 1) * ce.UNDERFLOW
+    logp, tail = ce.truncated_log_law(np.array([0.5, 0.5, 0.0, 0.0]), 5000.0, rate=0.1)
+    assert tail == -np.inf and logp.size == 2  # impossible counts stay out
+
+
+def test_no_self_moves_rdp_keeps_the_law_at_high_orders():
+    """Without self-moves (no per-visit bound) a small ε0 puts the best Rényi order far
+    above 8: the law kept to the largest order's growth lowers the figure, never raises
+    it (each curve bounds the view; the entry is their minimum)."""
+    trace = Trace(40, np.random.default_rng(0).integers(0, 40, size=(1, 4000)))
+    z = 40.0  # about ε0 = 0.1 at δ = 1e-6
+    got = walk_losses(trace, 0.1, 1e-6, z, "rdp", keep_pairs=True, self_moves=False)
+    saved = ce.GROWTH_ORDER
+    try:  # every order's growth at the largest order's: the deep curve alone
+        ce.GROWTH_ORDER = float(RDP_ORDERS.max())
+        deep = walk_losses(trace, 0.1, 1e-6, z, "rdp", keep_pairs=True, self_moves=False)
+    finally:
+        ce.GROWTH_ORDER = saved
+    np.testing.assert_allclose(got.values, deep.values, rtol=1e-9)
