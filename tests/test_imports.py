@@ -135,3 +135,42 @@ def test_the_default_simulation_loads_only_what_it_uses():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, cwd=PACKAGE.parent)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+#: Imports against the folder order that the layout issue is to remove; a new one fails.
+KNOWN_BACK_ARROWS = {
+    "netdp/config/simulation.py -> netdp.engine",
+    "netdp/learning/curves.py -> netdp.reports",
+    "netdp/privacy/protocol_audit.py -> netdp.tasks",
+    "netdp/protocols/user_level.py -> netdp.reports",
+    "netdp/sweep/plot_command.py -> netdp.cli",
+}
+
+
+def _layout_facts():
+    import importlib.util
+
+    path = PACKAGE.parent / "experiments" / "layout_facts.py"
+    spec = importlib.util.spec_from_file_location("layout_facts", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_new_import_against_the_folder_order():
+    """``experiments/layout_facts.py`` lists the imports from a folder to a later one in
+    its ``ORDER`` (lowest layer first): none beyond the known ones."""
+    facts = _layout_facts().facts()
+    new = set(facts["back_arrows"]) - KNOWN_BACK_ARROWS
+    assert not new, f"imports against the folder order: {sorted(new)}"
+
+
+def test_the_back_arrow_finder_finds_a_planted_one(tmp_path):
+    lf = _layout_facts()
+    (tmp_path / "errors.py").write_text("from netdp.tasks import x\n")
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "__init__.py").write_text("from netdp.errors import y\n")
+    lf.ROOT = tmp_path
+    (arrow,) = lf.facts()["back_arrows"]  # tasks -> errors runs with the order
+    assert arrow.endswith("/errors.py -> netdp.tasks")
