@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1] / "netdp"
 #: entry and from earlier ones.
 ORDER = ["errors", "seeding", "jsonable", "files", "_cache", "config", "topology", "data",
          "mechanisms", "engine", "privacy", "learning", "datasets", "protocols", "adversary",
-         "reports", "figures", "tasks", "resources", "api", "sweep", "cli", "_clidoc",
+         "reports", "figures", "tasks", "audit", "resources", "api", "sweep", "cli", "_clidoc",
          "__init__", "__main__"]
 #: Libraries kept lazy on purpose (start-up time): imports of these inside functions are
 #: not counted as hidden dependencies.

@@ -372,7 +372,7 @@ def test_gossip_with_loss_keeps_rows_stochastic_and_drifts_the_mean():
 def test_the_audit_checks_gossip_with_faults_from_below():
     """A gossip run with loss is still a Gaussian linear map of the noise: the protocol
     audit's Gaussian-DP fit stays at or below the realised exact loss of the pair."""
-    from netdp.privacy.protocol_audit import audit_protocol
+    from netdp.audit.protocol import audit_protocol
 
     config = make_config({**GOSSIP, "loss": "0.3", "steps": 1})
     got = audit_protocol(config, 0, 1, 3000)

@@ -141,7 +141,6 @@ def test_the_default_simulation_loads_only_what_it_uses():
 KNOWN_BACK_ARROWS = {
     "netdp/config/simulation.py -> netdp.engine",
     "netdp/learning/curves.py -> netdp.reports",
-    "netdp/privacy/protocol_audit.py -> netdp.tasks",
     "netdp/protocols/user_level.py -> netdp.reports",
     "netdp/sweep/plot_command.py -> netdp.cli",
 }

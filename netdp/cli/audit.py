@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from netdp.cli import integer, number
 
 if TYPE_CHECKING:
+    from netdp.audit.curve import CurvePoint
+    from netdp.audit.mechanism import MechanismAudit, OneRunAudit
     from netdp.config import SimulationConfig
-    from netdp.privacy.audit_curve import CurvePoint
-    from netdp.privacy.mechanism_audit import MechanismAudit, OneRunAudit
 
 MECHANISMS = ("laplace", "gaussian", "duchi", "piecewise", "hybrid", "grr", "sue", "oue",
               "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
@@ -133,8 +133,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def audit(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation."""
     from netdp import __version__
+    from netdp.audit import mechanism as mechanism_audit
     from netdp.errors import check
-    from netdp.privacy import mechanism_audit
 
     check(args.mechanism in MECHANISMS, "mechanism",
           f"must be one of {', '.join(MECHANISMS)} (got {args.mechanism!r})")
@@ -195,8 +195,8 @@ def _check_plot(path: str) -> None:
 def plot_curve(args: argparse.Namespace, mechanism: object,
                result: MechanismAudit) -> list[CurvePoint]:
     """Audit the ladder of trial counts and write its figure to ``--plot``."""
+    from netdp.audit.curve import audit_curve, curve_figure
     from netdp.figures import save
-    from netdp.privacy.audit_curve import audit_curve, curve_figure
 
     curve = audit_curve(mechanism, args.trials, args.seed, confidence=args.confidence,
                         pair=result.pair)
@@ -234,8 +234,8 @@ def lines(result: MechanismAudit, name: str) -> list[str]:
 def one_run(args: argparse.Namespace) -> int:
     """The one-run audit of a mechanism; exit 1 on a violation."""
     from netdp import __version__
+    from netdp.audit import mechanism as mechanism_audit
     from netdp.errors import check
-    from netdp.privacy import mechanism_audit
 
     canaries = 1000 if args.canaries is None else args.canaries
     check(2 <= canaries <= 10**7, "canaries", f"must lie in 2..1e7 (got {canaries})")
@@ -275,9 +275,9 @@ def one_run_lines(result: OneRunAudit, name: str) -> list[str]:
 def protocol(args: argparse.Namespace) -> int:
     """The protocol audit of one pair; exit 1 when eps_lb exceeds the claim."""
     from netdp import __version__
+    from netdp.audit.protocol import audit_protocol
     from netdp.cli import parse_sets
     from netdp.errors import check
-    from netdp.privacy.protocol_audit import audit_protocol
     from netdp.reports import fmt
     from netdp.tasks import make_config
 

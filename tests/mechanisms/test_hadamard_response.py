@@ -7,10 +7,10 @@ import pytest
 from _stats import assert_rejected, estimated_frequencies, mean_ok, variance_ok
 from conftest import Z, assert_mean
 
+from netdp.audit import lower_bounds as audit
 from netdp.mechanisms._hadamard import fwht, hadamard_entry, next_power_of_two
 from netdp.mechanisms._oracle import pure_counts, pure_variance
 from netdp.mechanisms.hadamard_response import HadamardResponse
-from netdp.privacy import audit
 
 COUNTS = np.array([55, 25, 12, 8, 0, 0])
 N_USERS = int(COUNTS.sum())

@@ -8,9 +8,9 @@ from _stats import estimated_frequencies, std_ok
 from conftest import assert_mean
 from scipy import stats
 
+from netdp.audit import lower_bounds as audit
 from netdp.errors import InputError
 from netdp.mechanisms.histogram_encoding import SHE, THE, the_probabilities
-from netdp.privacy import audit
 
 # (a) unbiased, closed-form variance ------------------------------------------------------
 

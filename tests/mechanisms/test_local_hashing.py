@@ -10,6 +10,7 @@ import pytest
 from _stats import assert_rejected, estimated_counts, mean_ok, variance_ok
 from conftest import Z, assert_mean
 
+from netdp.audit import lower_bounds as audit
 from netdp.mechanisms._hashing import PRIME, collision_probability, draw_keys, hash_values
 from netdp.mechanisms._oracle import pure_variance
 from netdp.mechanisms.local_hashing import (
@@ -18,7 +19,6 @@ from netdp.mechanisms.local_hashing import (
     support_counts,
 )
 from netdp.mechanisms.unary import OUE
-from netdp.privacy import audit
 
 COUNTS = np.array([55, 25, 12, 8, 0, 0])
 N_USERS = int(COUNTS.sum())

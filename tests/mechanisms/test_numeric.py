@@ -6,9 +6,9 @@ import pytest
 from _stats import agrees
 from conftest import Z, assert_mean
 
+from netdp.audit import lower_bounds as audit
 from netdp.errors import InputError
 from netdp.mechanisms.bounded import HYBRID_THRESHOLD, Duchi, Hybrid, Piecewise
-from netdp.privacy import audit
 
 XS = np.array([-1.0, -0.4, 0.0, 0.7, 1.0])
 N_PER_X = 100_000

@@ -7,9 +7,9 @@ import pytest
 from _stats import agrees, find_seed
 from conftest import assert_mean
 
+from netdp.audit import lower_bounds as audit
 from netdp.errors import InputError
 from netdp.mechanisms.rappor import RAPPOR, rappor_epsilon, rappor_probabilities
-from netdp.privacy import audit
 
 
 def _find(accept, **kwargs) -> RAPPOR:

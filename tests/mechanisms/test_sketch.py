@@ -7,11 +7,11 @@ import pytest
 from _stats import agrees, estimated_counts, find_seed
 from conftest import Z, assert_mean
 
+from netdp.audit import lower_bounds as audit
 from netdp.errors import InputError
 from netdp.mechanisms._hadamard import fwht, hadamard_entry
 from netdp.mechanisms._hashing import PRIME, draw_keys, hash_values
 from netdp.mechanisms.sketch import CMS, HCMS, collision_probability
-from netdp.privacy import audit
 
 # ε = 100 stands for the seed's ε = ∞: c_ε rounds to exactly 1.0 and a flip has
 # probability e^{-50} or less, so no flip happens in these tests.

@@ -8,10 +8,10 @@ import pytest
 from _stats import assert_rejected, estimated_frequencies, mean_ok, variance_ok
 from conftest import Z, assert_mean
 
+from netdp.audit import lower_bounds as audit
 from netdp.mechanisms import _oracle
 from netdp.mechanisms._oracle import pure_variance
 from netdp.mechanisms.unary import OUE, SUE
-from netdp.privacy import audit
 
 # One population for the Monte-Carlo checks: n users over d = 6 categories, one frequent
 # item (f = 0.55) so that a frequency term of the variance is visible, and empty ones.

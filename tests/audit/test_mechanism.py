@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from netdp.audit import lower_bounds as audit
+from netdp.audit import mechanism as mechanism_audit
+from netdp.audit.auditor import Auditor, SplitThreshold
 from netdp.mechanisms.base import FrequencyOracle
 from netdp.mechanisms.noise import Laplace
 from netdp.mechanisms.unary import OUE
-from netdp.privacy import audit, mechanism_audit
-from netdp.privacy.auditor import Auditor, SplitThreshold
 
 SLOW = ("cms", "hcms", "rappor")  # long reports, scored by their exact likelihood ratio
 ALL = ("laplace", "gaussian", "duchi", "piecewise", "hybrid", "grr", "sue", "oue", "blh",

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from netdp.audit import lower_bounds as audit
 from netdp.mechanisms import Gaussian, Laplace
-from netdp.privacy import audit
 
 
 def test_clopper_pearson_upper_brackets_the_rate():

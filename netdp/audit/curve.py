@@ -2,7 +2,7 @@
 Clopper-Pearson ceiling for that number, and its figure.
 
 Spec accounting.md §5.1. An audit with R held-out trials per world can prove at most
-:func:`~netdp.privacy.audit.epsilon_ceiling` ``(R)``, the bound of a test that never
+:func:`~netdp.audit.lower_bounds.epsilon_ceiling` ``(R)``, the bound of a test that never
 errs, whatever the mechanism. The curve shows how far an audit of a given size is from
 the claim, and whether it could reach the claim at all.
 """
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from netdp.audit.auditor import Auditor, SplitThreshold, cell_scores
+from netdp.audit.lower_bounds import epsilon_ceiling
 from netdp.errors import check
-from netdp.privacy.audit import epsilon_ceiling
-from netdp.privacy.auditor import Auditor, SplitThreshold, cell_scores
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -70,8 +70,8 @@ def audit_curve(mechanism: Any, trials: int, seed: int, points: int = 12,
                 start: int = START) -> list[CurvePoint]:
     """Audit ``mechanism`` at a geometric ladder of trial counts up to ``trials``.
 
-    Both worlds are drawn once from ``seed`` (:func:`~netdp.privacy.mechanism_audit.scores`,
-    as :func:`~netdp.privacy.mechanism_audit.audit_mechanism` draws them), and the rung
+    Both worlds are drawn once from ``seed`` (:func:`~netdp.audit.mechanism.scores`,
+    as :func:`~netdp.audit.mechanism.audit_mechanism` draws them), and the rung
     with R runs audits the first R trials of each world: the test is fitted on the first
     half of them and its errors are counted on the rest. Each rung is thus a complete audit
     at ``confidence`` on its own, and the last is the audit of all ``trials``. The rungs
@@ -79,8 +79,8 @@ def audit_curve(mechanism: Any, trials: int, seed: int, points: int = 12,
     rungs at once needs its own correction (Bonferroni: each at
     ``1 - (1 - confidence) / points``).
     """
+    from netdp.audit import mechanism as mechanism_audit
     from netdp.mechanisms.noise import Gaussian
-    from netdp.privacy import mechanism_audit
 
     check(trials >= 4, "trials", f"must be at least 4 (got {trials})")
     check(points >= 1, "points", f"must be at least 1 (got {points})")

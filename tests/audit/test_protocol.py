@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from netdp.privacy.protocol_audit import audit_protocol, linear_scores
+from netdp.audit.protocol import audit_protocol, linear_scores
 from netdp.tasks import make_config
 
 SETTINGS = {

@@ -8,7 +8,7 @@ the range for a sum, categories 0 and 1 for a histogram. The observer's view
 (:meth:`Task.view`: every token or message it receives, not the published result) is
 flattened; a linear score, Fisher's discriminant of the two worlds' views (fitted on the
 first split of the trials), makes it one number;
-the auditor (:class:`~netdp.privacy.auditor.Auditor`) bounds ε from the errors on the
+the auditor (:class:`~netdp.audit.auditor.Auditor`) bounds ε from the errors on the
 other split, with the Gaussian-DP fit where the noise is Gaussian (the view is then a
 Gaussian shift, so the fit is the tight one).
 
@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold
 from netdp.errors import InputError, check
-from netdp.privacy.auditor import Auditor, AuditResult, SplitThreshold
 
 PATHS = ("secret", "fixed")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.privacy.audit import (
+from netdp.audit.lower_bounds import (
     epsilon_ceiling,
     epsilon_lower_bound,
     gaussian_mu_lower_bound,

@@ -8,9 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from netdp.audit import lower_bounds as audit
+from netdp.audit import mechanism as mechanism_audit
+from netdp.audit.curve import CurvePoint, audit_curve, curve_figure, ladder
 from netdp.mechanisms.noise import Laplace
-from netdp.privacy import audit, mechanism_audit
-from netdp.privacy.audit_curve import CurvePoint, audit_curve, curve_figure, ladder
 
 POINTS = 12
 # The rungs share their trials, so "every rung at or below the claim" is one statement

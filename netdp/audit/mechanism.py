@@ -12,7 +12,7 @@ runs on categories ``0`` and ``1``:
   (:meth:`~netdp.mechanisms.base.FrequencyOracle.report_scores`), the likelihood ratio's
   order for the pure oracles; where that support takes few values, a small classifier
   (each support cell's frequency ratio, fitted on the first split,
-  :func:`~netdp.privacy.auditor.cell_scores`) scores it instead, which also catches a
+  :func:`~netdp.audit.auditor.cell_scores`) scores it instead, which also catches a
   report law that is not the claimed one.
 
 The two worlds share their random draws (paired seeds), so their difference is the input
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold, cell_scores
 from netdp.errors import check
-from netdp.privacy.auditor import Auditor, AuditResult, SplitThreshold, cell_scores
 
 NUMERIC = ("laplace", "gaussian", "duchi", "piecewise", "hybrid")
 CHUNK = 1 << 16  # reports drawn at once
@@ -178,7 +178,7 @@ class OneRunAudit:
     delta
         The δ at which ε is bounded: the mechanism's own (0 but for Gaussian noise).
     epsilon_lower
-        ε_lb from :func:`~netdp.privacy.audit.one_run_epsilon`.
+        ε_lb from :func:`~netdp.audit.lower_bounds.one_run_epsilon`.
     ceiling
         The ε_lb of ``guesses`` right guesses out of ``guesses``: no audit of this size
         proves more.
@@ -234,12 +234,12 @@ def one_run_audit(mechanism: Any, canaries: int, seed: int, guesses: int | None 
     ``guesses // 2`` lowest scores are guessed "out", the ``guesses - guesses // 2``
     highest "in", the rest abstained on (ties broken by canary index, which is
     independent of who was included). The count right gives ε_lb by
-    :func:`~netdp.privacy.audit.one_run_epsilon` at the mechanism's δ.
+    :func:`~netdp.audit.lower_bounds.one_run_epsilon` at the mechanism's δ.
 
     ``guesses`` defaults to :func:`default_guesses` (a tenth of the canaries), fixed in
     advance, so no correction for choosing it is needed.
     """
-    from netdp.privacy.audit import one_run_epsilon
+    from netdp.audit.lower_bounds import one_run_epsilon
 
     check(canaries >= 2, "canaries", f"must be at least 2 (got {canaries})")
     guesses = default_guesses(canaries) if guesses is None else guesses
