@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from netdp.config.simulation import ENGINES
 from netdp.engine.clock import CONSTANT, Latency, parse_latency
 from netdp.engine.trace import Trace
 from netdp.errors import InputError
 
 if TYPE_CHECKING:
     from netdp.engine.routing import Router
-
-ENGINES = ("auto", "event", "vector")
 
 __all__ = ["ENGINES", "Latency", "Router", "Trace", "choose", "parse_latency", "resolve_walk",
            "walk"]

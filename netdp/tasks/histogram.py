@@ -28,7 +28,6 @@ from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, source
 from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
-HASHED = ("cms", "hcms", "rappor")  # public hash functions, drawn per run
 SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 DATA = ("uniform", "constant", "normal", "zipf")
 TARGET_CHOICES = ("random", "least")
@@ -259,7 +258,7 @@ class HistogramTask(Task):
         if run == 0 and setup.mechanism is not None:
             return setup.mechanism
         hash_seed = 0
-        if sec.mechanism in HASHED:
+        if sec.mechanism in mechanisms.HASHED:
             hash_seed = int(Streams(setup.seed, run).generator("hashes").integers(2**31))
         return mechanisms.frequency_oracle(sec.mechanism, sec.report_epsilon(cfg.epsilon),
                                            sec.domain, hash_seed)
