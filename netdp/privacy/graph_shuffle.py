@@ -271,9 +271,7 @@ def _sound_observer(w: Windows, sel: slice, rates: tuple[np.ndarray, np.ndarray]
     """
     interior, edge = rates
     grid = math.log(RATE_GRID)
-    q_int, q_edge = (np.where(x > 0, np.minimum(np.exp(np.ceil(np.log(np.maximum(x, 1e-300))
-                                                                 / grid) * grid), 1.0), 0.0)
-                     for x in (interior, edge))
+    q_int, q_edge = (_round_up(x, grid) for x in (interior, edge))
     values = np.unique(np.concatenate([q_int, q_edge]))
     part = Windows(w.own[sel], w.reports[sel], w.first[sel], w.last[sel], w.eps_s[sel],
                    w.n_ids, w.observers, w.others)
@@ -283,6 +281,13 @@ def _sound_observer(w: Windows, sel: slice, rates: tuple[np.ndarray, np.ndarray]
     return _rated_pairs(part.first, part.last, cycle, e_base, e_first, e_last, d_base,
                         d_first, d_last, np.searchsorted(values, q_int),
                         np.searchsorted(values, q_edge), blocked, delta, eps)
+
+
+def _round_up(rates: np.ndarray, grid: float) -> np.ndarray:
+    """Each rate up to the next power of ``e^grid`` (never below it, at most 1; 0 stays)."""
+    with np.errstate(divide="ignore"):
+        up = np.exp(np.ceil(np.log(rates) / grid) * grid)
+    return np.where(rates > 0, np.minimum(np.maximum(up, rates), 1.0), 0.0)
 
 
 @nb.njit(cache=True)

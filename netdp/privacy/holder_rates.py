@@ -136,11 +136,20 @@ def _observer_rates(ip, ix, iv, cp, cx, cv, top_val, top_h, top_h2, start, flow,
                         i += 1
                     else:
                         j += 1
-    # edge: the first position of a token (start law), the last of a trace, a lone one
+    # edge: the first position of a token (start law), the last of a trace, a lone one;
+    # each holder's mass out to, and each one's start-weighted mass in from, the others
     kept_start = 0.0
+    out = np.ones(n)
+    into = flow.copy()
     for w in range(n):
         if not blocked[w]:
             kept_start += start[w]
+    for m in range(members.size):
+        w = members[m]
+        for a in range(cp[w], cp[w + 1]):  # h -> w
+            out[cx[a]] -= cv[a]
+        for b in range(ip[w], ip[w + 1]):  # w -> h'
+            into[ix[b]] -= start[w] * iv[b]
     for u in range(n):
         edge[u] = 0.0
         if blocked[u]:
@@ -149,24 +158,12 @@ def _observer_rates(ip, ix, iv, cp, cx, cv, top_val, top_h, top_h2, start, flow,
             edge[u] = start[u] / kept_start
         for a in range(cp[u], cp[u + 1]):  # h -> u, no successor
             h = cx[a]
-            if blocked[h]:
-                continue
-            out = 0.0
-            for b in range(ip[h], ip[h + 1]):
-                if not blocked[ix[b]]:
-                    out += iv[b]
-            if out > 0.0:
-                edge[u] = max(edge[u], cv[a] / out)
+            if not blocked[h] and out[h] > 0.0:
+                edge[u] = max(edge[u], cv[a] / out[h])
         for b in range(ip[u], ip[u + 1]):  # u -> h', no predecessor
             h2 = ix[b]
-            if blocked[h2]:
-                continue
-            into = flow[h2]
-            for a in range(cp[h2], cp[h2 + 1]):
-                if blocked[cx[a]]:
-                    into -= start[cx[a]] * cv[a]
-            if into > 0.0:
-                edge[u] = max(edge[u], start[u] * iv[b] / into)
+            if not blocked[h2] and into[h2] > 0.0:
+                edge[u] = max(edge[u], start[u] * iv[b] / into[h2])
     for u in range(n):
         interior[u] = min(interior[u], 1.0)
         edge[u] = min(max(edge[u], interior[u]), 1.0)

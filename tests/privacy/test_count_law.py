@@ -306,13 +306,7 @@ def test_grid_batch_equals_single_cycles_and_union_bound(monkeypatch):
     threads sharing the nodes give what one thread gives."""
     side = 10
     n = side * side
-    A = np.zeros((n, n))
-    for x in range(n):
-        r, c = divmod(x, side)
-        for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0)):
-            if 0 <= r + dr < side and 0 <= c + dc < side:
-                A[x, (r + dr) * side + c + dc] = 1.0
-    P = A / A.sum(axis=1, keepdims=True)
+    P = grid_walk(side, metropolis=False)
     rng = np.random.default_rng(11)
     walk = [0]
     for _ in range(4000):
