@@ -16,7 +16,9 @@ import time
 
 import numpy as np
 
-from netdp import engine, seeding, topology
+from netdp import engine
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
 
 
 def _median_time(fn, repeat: int) -> float:

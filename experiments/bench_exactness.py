@@ -21,9 +21,12 @@ import time
 
 import numpy as np
 
-from netdp import engine, mechanisms, seeding, topology
-from netdp.privacy import taboo, tracker, walk_views
-from netdp.protocols.summation import ring_noise_mask
+from netdp import engine, mechanisms
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.tasks.summation import ring_noise_mask
+from netdp.tracking import loss_table as tracker
+from netdp.tracking import taboo, walk_views
 
 DELTA, T_PER_NODE = 1e-6, 100
 FIELDS = ["topology", "n", "T", "eps0", "observers", "method", "mean", "q99",
@@ -86,7 +89,7 @@ def cell(spec: str, eps0: float, n_obs: int, seed: int) -> list[dict]:
                 trace, eps0, DELTA, z, acct, keep_pairs=True, self_moves=self_moves,
                 observers=obs), obs)))
     else:
-        from netdp.privacy import graph_walk
+        from netdp.tracking import graph_walk
         rule = _rule(topo)
         trace = engine.walk("vector", engine.Router(topo, rule), steps,
                             [seeding.generator(seed, "walk", 0, 0)])

@@ -20,8 +20,8 @@ import platform
 import statistics
 import time
 
+from netdp.core.setup import Streams
 from netdp.tasks import make_config, task_of
-from netdp.tasks.setup import Streams
 
 SETTINGS = {
     "fault-free": {"engine": "event"},

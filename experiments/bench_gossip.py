@@ -4,7 +4,7 @@ Usage: python experiments/bench_gossip.py [--dim 11] [--sigma 1] [--scale 8 9 10
        [--max-seconds 120] [--budget 600]
 
 Part 1: hypercube of dimension ``--dim`` (n = 2^dim), Metropolis weights, T from
-:func:`~netdp.privacy.gossip.default_steps`: seconds of the spectral gap and of every
+:func:`~netdp.graphs.gossip_matrix.default_steps`: seconds of the spectral gap and of every
 path of the message sum and of the exact joint loss (dense = all pairs), with the mean
 coefficient each path reports and the ε at α-free conversion for the mean pair.
 
@@ -23,8 +23,10 @@ import time
 
 import numpy as np
 
-from netdp import topology
-from netdp.privacy import gossip as G
+from netdp.graphs import gossip_matrix
+from netdp.graphs import topologies as topology
+from netdp.tracking import gossip as G
+from netdp.tracking import gossip_message_sum
 
 
 def timed(fn, *args, **kwargs):
@@ -35,28 +37,28 @@ def timed(fn, *args, **kwargs):
 
 def setup(dim: int, sigma: float):
     topo = topology.build("hypercube", 2**dim)
-    W = G.metropolis(topo)
-    adj = G.adjacency(topo)
+    W = gossip_matrix.metropolis(topo)
+    adj = gossip_matrix.adjacency(topo)
     return topo, W, adj
 
 
 def part1(dim: int, sigma: float, samples: int) -> None:
     t_build, (topo, W, adj) = timed(setup, dim, sigma)
-    t_gap, gap = timed(G.spectral_gap, W)
-    steps = G.default_steps(gap, sigma, topo.n)
-    gamma = G.chebyshev_gamma(gap)
+    t_gap, gap = timed(gossip_matrix.spectral_gap, W)
+    steps = gossip_matrix.default_steps(gap, sigma, topo.n)
+    gamma = gossip_matrix.chebyshev_gamma(gap)
     print(f"hypercube d={dim}: n={topo.n}, Metropolis, sigma={sigma}: gap={gap:.12f} "
           f"(closed form {2 / (dim + 1):.12f}), T={steps}")
     print(f"  build graph + W: {t_build:.2f} s; spectral gap (dense eigvalsh up to "
-          f"{G.DENSE_EIGEN_NODES} nodes, eigsh beyond): {t_gap:.2f} s")
+          f"{gossip_matrix.DENSE_EIGEN_NODES} nodes, eigsh beyond): {t_gap:.2f} s")
     print(f"  {'bound':<12}{'path':<12}{'accel':<7}{'seconds':>9}{'mean c':>12}{'stderr':>10}")
     rng = np.random.default_rng(0)
     runs = [
-        ("message-sum", "transitive", lambda g: G.message_sum(
+        ("message-sum", "transitive", lambda g: gossip_message_sum.message_sum(
             W, adj, steps, accelerated=g is not None, gamma=g, transitive=True)),
-        ("message-sum", "sampled", lambda g: G.message_sum(
+        ("message-sum", "sampled", lambda g: gossip_message_sum.message_sum(
             W, adj, steps, accelerated=g is not None, gamma=g, samples=samples, rng=rng)),
-        ("message-sum", "dense", lambda g: G.message_sum(
+        ("message-sum", "dense", lambda g: gossip_message_sum.message_sum(
             W, adj, steps, accelerated=g is not None, gamma=g)),
         ("joint", "transitive", lambda g: G.joint(W, adj, steps, transitive=True)),
         ("joint", "sampled", lambda g: G.joint(W, adj, steps, samples=samples, rng=rng)),
@@ -84,8 +86,8 @@ def part2(dims: list[int], sigma: float, max_seconds: float, budget: float) -> N
                     print(f"  {dim:>3}{2**dim:>8}      skipped (predicted {predicted:.0f} s)")
                     continue
             topo, W, adj = setup(dim, sigma)
-            steps = G.default_steps(2 / (dim + 1), sigma, topo.n)
-            fn = G.message_sum if bound == "message-sum" else G.joint
+            steps = gossip_matrix.default_steps(2 / (dim + 1), sigma, topo.n)
+            fn = gossip_message_sum.message_sum if bound == "message-sum" else G.joint
             seconds, _ = timed(fn, W, adj, steps)
             timings.append((topo.n, seconds))
             print(f"  {dim:>3}{topo.n:>8}{steps:>5}{seconds:>10.2f}")

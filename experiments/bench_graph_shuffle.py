@@ -4,12 +4,12 @@ Usage: python experiments/bench_graph_shuffle.py [--graphs hypercube:1024 ...]
        [--observers 4] [--seed 0] [--csv out.csv]
 
 For each graph ``name:n``: one walk of ``T = 100 n`` steps (the walk rule ``simulate``
-picks), then :func:`netdp.privacy.graph_shuffle.graph_histogram_losses` for
+picks), then :func:`netdp.tracking.graph_shuffle.graph_histogram_losses` for
 ``--observers`` observers drawn at random (what ``simulate`` does beyond 200 nodes, 32 by
 default; ε0 = 1, δ = 1e-6, fmt-numeric). Reported per graph: seconds per observer, the
 extrapolated cost of every observer, the windows left unamplified, the mean loss, and as
 the baseline timed in the same process the complete graph's histogram tracker
-(:func:`~netdp.privacy.shuffle_tracker.walk_histogram_losses`, every observer) on a walk
+(:func:`~netdp.tracking.shuffle.walk_histogram_losses`, every observer) on a walk
 of the same n and T, with the ratio of one observer here to all of it there.
 """
 
@@ -23,11 +23,13 @@ import time
 import numba
 import numpy as np
 
-from netdp import engine, seeding, topology
+from netdp import engine
+from netdp.core import seeding
 from netdp.engine.routing import resolve_walk
-from netdp.privacy import graph_walk
-from netdp.privacy.graph_shuffle import graph_histogram_losses
-from netdp.privacy.shuffle_tracker import walk_histogram_losses
+from netdp.graphs import topologies as topology
+from netdp.tracking import graph_walk
+from netdp.tracking.graph_shuffle import graph_histogram_losses
+from netdp.tracking.shuffle import walk_histogram_losses
 
 EPS0, DELTA = 1.0, 1e-6
 GRAPHS = ["hypercube:1024", "random-geometric:1000", "hypercube:8192",

@@ -1,4 +1,4 @@
-"""Cost of the graph-walk tracker (taboo-chain rates, netdp.privacy.taboo) at T = 100 n.
+"""Cost of the graph-walk tracker (taboo-chain rates, netdp.tracking.taboo) at T = 100 n.
 
 Usage: python experiments/bench_graph_tracker.py [--graphs hypercube:16384 ...]
        [--observers 4] [--icml-sources 16] [--accountant kov] [--seed 0]
@@ -25,9 +25,12 @@ import time
 import numba
 import numpy as np
 
-from netdp import engine, mechanisms, seeding, topology
+from netdp import engine, mechanisms
+from netdp.core import seeding
 from netdp.engine.routing import resolve_walk
-from netdp.privacy import graph_walk, taboo, tracker
+from netdp.graphs import topologies as topology
+from netdp.tracking import graph_walk, taboo
+from netdp.tracking import loss_table as tracker
 
 EPS0, DELTA = 1.0, 1e-6
 

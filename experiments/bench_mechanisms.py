@@ -49,7 +49,7 @@ from importlib import metadata
 
 import numpy as np
 
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms import RAPPOR, frequency_oracle, numeric
 
 FREQUENCY_ORACLES = ("grr", "sue", "oue", "blh", "olh", "the", "she", "hr", "cms", "hcms",

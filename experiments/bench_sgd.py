@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 
-from netdp.learning import datasets
+from netdp.learning import training_data as datasets
 from netdp.learning.models import Model
-from netdp.privacy import sgd as P
-from netdp.protocols.sgd import learning_rates, walk_sgd
+from netdp.tasks.sgd_walk import learning_rates, walk_sgd
+from netdp.tracking import sgd as P
 
 
 def best(fn, *fn_args, repeat: int = 3) -> float:

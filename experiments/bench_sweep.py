@@ -63,7 +63,7 @@ def timed_command(args: list[str], env: dict | None = None) -> float:
 def same_values(a: Path, b: Path) -> bool:
     import pandas as pd
 
-    from netdp.sweep import read_table
+    from netdp.run.sweep.table import read_table
 
     def values(path: Path):
         return (read_table(path).drop(columns=["runtime_s"])
@@ -108,7 +108,7 @@ def _toml(value) -> str:
 
 
 def figure(spec: Path, workers: int | None, explain: bool, tmp: Path) -> None:
-    from netdp.sweep import load_spec
+    from netdp.run.sweep.spec import load_spec
 
     n = load_spec(spec).n_runs
     name = spec.relative_to(REPO) if spec.is_relative_to(REPO) else spec.name
@@ -130,8 +130,8 @@ def figure(spec: Path, workers: int | None, explain: bool, tmp: Path) -> None:
         load = _load()
         times[name] = _dask_default_threads(spec, tmp / "dask_threads", workers)
         print(f"  {name:32} {times[name]:8.1f} s   [{load} before; in-process]", flush=True)
-    from netdp.sweep import read_table
-    from netdp.sweep.run import default_workers
+    from netdp.run.sweep.runner import default_workers
+    from netdp.run.sweep.table import read_table
 
     busy = read_table(tmp / "dask")["runtime_s"].sum()
     share = busy / times["dask"] / (workers or default_workers())
@@ -151,8 +151,8 @@ def _dask_default_threads(spec: Path, out: Path, workers: int | None) -> float:
 
     from distributed import Client, LocalCluster
 
-    from netdp.sweep import load_spec, run_sweep
-    from netdp.sweep.run import default_workers
+    from netdp.run.sweep.runner import default_workers, run_sweep
+    from netdp.run.sweep.spec import load_spec
 
     start = time.perf_counter()
     with LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
@@ -168,8 +168,8 @@ def overhead(n: int, workers: int | None, tmp: Path) -> None:
 
     from distributed import Client, LocalCluster
 
-    from netdp.sweep import parse_spec, run_sweep
-    from netdp.sweep.run import default_workers
+    from netdp.run.sweep.runner import default_workers, run_sweep
+    from netdp.run.sweep.spec import parse_spec
 
     spec = parse_spec({"seeds": n, "fixed": {"nodes": 10, "steps": 100, "accountants": []}})
     warm = parse_spec({"seeds": 4, "base_seed": 1,

@@ -8,8 +8,8 @@ Usage: python experiments/bench_tracker.py [--sizes 1e3 1e4 1e5 1e6]
 For each size ``n`` (``T = 100 n`` steps, one walk, ``eps0 = 0.1``, ``delta = 1e-7``) and
 accountant, and each convention (``--convention``, default ``both``: ``sound`` and
 ``reference`` timed back to back with the same set-up, so their ratio is fair), a fresh
-subprocess times the walk, :func:`netdp.privacy.tracker.walk_losses`
-and :func:`netdp.privacy.tracker.summarize` separately, and reports its peak resident
+subprocess times the walk, :func:`netdp.tracking.loss_table.walk_losses`
+and :func:`netdp.tracking.loss_table.summarize` separately, and reports its peak resident
 memory (``getrusage`` maxrss) after each phase; maxrss never decreases, so each column is
 the peak so far, interpreter and numba included. The numba kernels are warmed up on a tiny
 walk first (loading the compiled cache is not timed). An ``rdp`` (``pld``) run longer than
@@ -37,8 +37,11 @@ import time
 import numba
 import numpy as np
 
-from netdp import engine, mechanisms, seeding, topology
-from netdp.privacy import accountants, tracker
+from netdp import engine, mechanisms
+from netdp.accounting import accountants
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.tracking import loss_table as tracker
 
 EPS0, DELTA, T_PER_NODE, SEED = 0.1, 1e-7, 100, 0
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from netdp import simulate
-from netdp.sweep.spec import derive_seed
+from netdp.run.sweep.spec import derive_seed
 
 #: The settings: the fixed parameters of each (task sum); ``steps`` is per node (T = 25 n).
 SETTINGS: dict[str, dict] = {
@@ -186,7 +186,7 @@ def figure(df):
 def main(argv: Sequence[str] | None = None):
     import pandas as pd
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=64)

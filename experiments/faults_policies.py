@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from netdp import simulate
-from netdp.sweep.table import flatten
+from netdp.run.sweep.table import flatten
 
 POLICIES = ("resend", "skip", "regenerate")
 LOSS = ("0.05", "0.1", "0.2", "0.3", "0.4")
@@ -108,7 +108,7 @@ def figure(df):
 def main() -> int:
     import pandas as pd
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)

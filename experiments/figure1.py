@@ -5,7 +5,7 @@ Usage: python experiments/figure1.py [--out out/figure1] [--max-n 100000 | --qui
 
 (a) Theoretical privacy loss vs ``n`` (``eps0 = 0.1``, ``delta = 1e-7``, ``T = 100 n``,
 ``n`` log-spaced from 1 to 1e10): the LDP and NDP curves of
-:data:`netdp.privacy.bounds.CURVES` with the Chernoff bound on a node's contributions, the
+:data:`netdp.bounds.curves.CURVES` with the Chernoff bound on a node's contributions, the
 reference script's variant of it, and fixed contributions.
 
 (b) Empirical pairwise loss vs ``n`` (spec network-dp.md §2.3): ``--runs`` walks of
@@ -35,8 +35,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from netdp import engine, mechanisms, seeding, topology  # noqa: E402
-from netdp.privacy import bounds, tracker  # noqa: E402
+from netdp import engine, mechanisms  # noqa: E402
+from netdp.bounds import curves as bounds  # noqa: E402
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.tracking import loss_table as tracker
 
 DELTA, T_PER_NODE = 1e-7, 100
 EPS0_A = 0.1

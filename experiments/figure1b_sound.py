@@ -21,8 +21,10 @@ import time
 
 import numpy as np
 
-from netdp import engine, mechanisms, seeding, topology
-from netdp.privacy import tracker
+from netdp import engine, mechanisms
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.tracking import loss_table as tracker
 
 DELTA, T_PER_NODE = 1e-7, 100
 

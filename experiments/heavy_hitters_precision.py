@@ -22,9 +22,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from netdp import seeding, simulate
-from netdp.protocols.heavy_hitters import identify, perturb_groups, scores, true_top
+from netdp import simulate
+from netdp.core import seeding
 from netdp.tasks import get_task, make_config
+from netdp.tasks.prefix_extension import identify, perturb_groups, scores, true_top
 
 EPSILONS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 
@@ -32,7 +33,7 @@ EPSILONS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 def main() -> int:
     import pandas as pd
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=20_000)

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from netdp import seeding
+from netdp.core import seeding
 from netdp.engine import Router, walk
+from netdp.graphs.topologies import ring
 from netdp.mechanisms import GRR
-from netdp.privacy.calibrate import ring_histogram_eps0
-from netdp.protocols import histogram
-from netdp.topology import ring
+from netdp.tasks import histogram_walk as histogram
+from netdp.tracking.shuffle import ring_histogram_eps0
 
 
 def main() -> None:

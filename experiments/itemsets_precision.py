@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from netdp import seeding, simulate
+from netdp import simulate
+from netdp.core import seeding
 from netdp.mechanisms.set_valued import PSFO, precision_recall, top_k
 from netdp.tasks import get_task, make_config
 
@@ -102,7 +103,7 @@ def plot(table: list[dict], path: Path, nodes: int, steps: int,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for i, label in enumerate(dict.fromkeys(r["series"] for r in table)):

@@ -9,7 +9,7 @@ Usage: python experiments/muffliato_grid.py [--side 45] [--sigma 1] [--alpha 2]
 Setting (spec network-dp.md §3.1): the grid ``side × side`` (45 × 45, n = 2025), 4-neighbour
 lattice without wrap-around (``--topology grid``; node ``i · side + j`` is the point
 ``(i, j)``), Metropolis weights, σ = 1 in units of the sensitivity Δ, α = 2, T from the rule
-(:func:`netdp.privacy.gossip.default_steps`; here gap 9.85e-4, T = 243). Every number is
+(:func:`netdp.graphs.gossip_matrix.default_steps`; here gap 9.85e-4, T = 243). Every number is
 the coefficient ``c`` of ``D_α = α Δ²/(2σ²) · c``, capped at 1: the loss in units of the LDP
 level, and also the Rényi divergence in nats at σ = 1, α = 2.
 
@@ -18,7 +18,7 @@ What each number is: for a source u (the centre ``(side // 2, side // 2)``, node
 
 ``joint``
     ``c[u, v] = ‖Π_v e_u‖²``, the exact divergence of v's whole view
-    (:func:`~netdp.privacy.gossip.joint`). ``joint`` works per observer: it returns the
+    (:func:`~netdp.tracking.gossip.joint`). ``joint`` works per observer: it returns the
     row of an observer v (its loss about every u), at the cost of one SVD of its view
     (about 0.3 s here at T = 243). The losses of one source u towards every v are the
     column u of all observers' rows, so they need every observer; the grid is not
@@ -57,10 +57,12 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from netdp import topology
-from netdp.figures import save
-from netdp.privacy import gossip as G
-from netdp.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.graphs import gossip_matrix
+from netdp.graphs import topologies as topology
+from netdp.report.figures import save
+from netdp.run.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.tracking import gossip as G
+from netdp.tracking import gossip_message_sum
 
 SHOWN_K = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 35, 40, 44, 50, 60, 70, 80, 88)
 
@@ -115,15 +117,15 @@ def compute(side: int, sigma: float, steps: int | None, centre_mode: str, corner
     start = time.perf_counter()
     topo = topology.build("grid", n)
     assert topo.labels is not None and topo.labels[1] == (0, 1)  # id = i * side + j
-    W = G.metropolis(topo)
-    adj = G.adjacency(topo)
-    gap = G.spectral_gap(W)
-    T = steps if steps is not None else G.default_steps(gap, sigma, n)
+    W = gossip_matrix.metropolis(topo)
+    adj = gossip_matrix.adjacency(topo)
+    gap = gossip_matrix.spectral_gap(W)
+    T = steps if steps is not None else gossip_matrix.default_steps(gap, sigma, n)
     centre, corner_node = (side // 2) * side + side // 2, 0
     sources = {"centre": centre, "corner": corner_node}
-    msum = G.message_sum(W, adj, T, sources=[centre, corner_node])
+    msum = gossip_message_sum.message_sum(W, adj, T, sources=[centre, corner_node])
     seconds = {"sum": time.perf_counter() - start}
-    dist = {name: G.hop_distances(adj, [u])[0].astype(int) for name, u in sources.items()}
+    dist = {name: gossip_matrix.hop_distances(adj, [u])[0].astype(int) for name, u in sources.items()}
     everyone = np.arange(n)
     out: dict = {"side": side, "n": n, "sigma": sigma, "gap": gap, "steps": T,
                  "sources": sources, "rows": {}, "margins": {}, "computed": {}}

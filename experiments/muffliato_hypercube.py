@@ -7,7 +7,7 @@ Usage: python experiments/muffliato_hypercube.py [--dim 11] [--sigma 1] [--alpha
 Setting (spec network-dp.md §3.1): hypercube Q_d (n = 2^d nodes), Metropolis weights
 (``W_uv = 1/(d + 1)`` on edges), every node adds ``N(0, σ²)`` once (σ in units of the
 sensitivity Δ), then T synchronous gossip steps, T from the rule
-(:func:`netdp.privacy.gossip.default_steps`; d = 11, σ = 1: gap 1/6, T = 19). Observer v
+(:func:`netdp.graphs.gossip_matrix.default_steps`; d = 11, σ = 1: gap 1/6, T = 19). Observer v
 sees its neighbours' states at t = 0..T. Every number is a coefficient ``c`` of the
 Rényi divergence ``D_α = α Δ²/(2σ²) · c``: ``c`` is the loss in units of the LDP level
 (one Gaussian release, ``c = 1``), and ``α/(2σ²) · c`` is the divergence in nats (at
@@ -17,14 +17,14 @@ the uncapped sums.
 
 Columns, per hop distance k from the source u to the observer v (the hypercube is
 vertex-transitive and Metropolis weights are invariant under its automorphisms, so one
-node stands for all: the ``transitive`` paths of :mod:`netdp.privacy.gossip`, seconds):
+node stands for all: the ``transitive`` paths of :mod:`netdp.tracking.gossip`, seconds):
 
-(a) ``joint``: the exact divergence of v's whole view (:func:`~netdp.privacy.gossip.joint`),
+(a) ``joint``: the exact divergence of v's whole view (:func:`~netdp.tracking.gossip.joint`),
     with the closed form ``d / C(d, k)`` for 1 <= k <= d - 1 and 1 at the antipode
     (valid for T >= d; ``tests/privacy/test_gossip.py`` proves it). The same for the
     accelerated run: its states span the same Krylov space.
 (b) ``sum``: the paper's per-message sum over t = 0..T (spec §3.1, "t = 0 included"),
-    ``Σ_t Σ_{w ∈ N(v)} (W^t)_{wu}² / ‖(W^t)_{w,:}‖²`` (:func:`~netdp.privacy.gossip.message_sum`).
+    ``Σ_t Σ_{w ∈ N(v)} (W^t)_{wu}² / ‖(W^t)_{w,:}‖²`` (:func:`~netdp.tracking.gossip_message_sum.message_sum`).
     Not an upper bound on (a): the messages share their noise.
 (c) ``sum 1..T``: the off-by-one of the published script, T terms instead of T + 1. The
     spec's "(t = 0 included)" names the slip: the t = 0 term is dropped. That term is 1
@@ -52,10 +52,12 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from netdp import topology
-from netdp.figures import save
-from netdp.privacy import gossip as G
-from netdp.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.graphs import gossip_matrix
+from netdp.graphs import topologies as topology
+from netdp.report.figures import save
+from netdp.run.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.tracking import gossip as G
+from netdp.tracking import gossip_message_sum
 
 SHOWN = (("joint", "(a) joint (exact)"), ("closed_form", "d/C(d,k)"),
          ("sum", "(b) sum 0..T"), ("sum_1_to_T", "(c) sum 1..T"),
@@ -67,18 +69,18 @@ def compute(dim: int, sigma: float, steps: int | None = None) -> dict:
     n = 2**dim
     start = time.perf_counter()
     topo = topology.build("hypercube", n)
-    W = G.metropolis(topo)
-    adj = G.adjacency(topo)
-    gap = G.spectral_gap(W)
-    T = steps if steps is not None else G.default_steps(gap, sigma, n)
-    gamma = G.chebyshev_gamma(gap)
+    W = gossip_matrix.metropolis(topo)
+    adj = gossip_matrix.adjacency(topo)
+    gap = gossip_matrix.spectral_gap(W)
+    T = steps if steps is not None else gossip_matrix.default_steps(gap, sigma, n)
+    gamma = gossip_matrix.chebyshev_gamma(gap)
     joint = G.joint(W, adj, T, transitive=True)
-    plain = G.message_sum(W, adj, T, transitive=True)
-    shorter = G.message_sum(W, adj, T - 1, transitive=True) if T >= 1 else None
-    accel = G.message_sum(W, adj, T, accelerated=True, gamma=gamma, transitive=True)
+    plain = gossip_message_sum.message_sum(W, adj, T, transitive=True)
+    shorter = gossip_message_sum.message_sum(W, adj, T - 1, transitive=True) if T >= 1 else None
+    accel = gossip_message_sum.message_sum(W, adj, T, accelerated=True, gamma=gamma, transitive=True)
     seconds = time.perf_counter() - start
     u = int(plain.nodes[0])
-    dist = G.hop_distances(adj, [u])[0].astype(int)
+    dist = gossip_matrix.hop_distances(adj, [u])[0].astype(int)
     assert int(joint.nodes[0]) == u
     raw = {
         "joint": joint.values[0],

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from netdp import seeding
-from netdp.datasets import load_table
+from netdp.core import seeding
+from netdp.data.attributes import load_table
 from netdp.mechanisms.multidim import Multidim, Table
 
 NUMERIC = (("HM, sampling", "hybrid", "sample"), ("PM, sampling", "piecewise", "sample"),
@@ -106,7 +106,7 @@ def plot(rows: list[dict], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, panel, title in ((axes[0], "fair-numeric", "fair, 9 numeric attributes: means"),

@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from netdp import mechanisms, seeding
+from netdp import mechanisms
 from netdp.adversary.poisoning import choose_targets, poison, theory_gain
-from netdp.data import categories
-from netdp.errors import InputError
+from netdp.core import seeding
+from netdp.core.errors import InputError
+from netdp.data.values import categories
 
 ORACLES = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor")
 IDEAL = ("grr", "sue", "oue", "blh", "olh", "cms", "hcms")  # closed forms drawn on a grid
@@ -50,7 +51,7 @@ def ideal_support(oracle, attack: str) -> np.ndarray:
 def main() -> int:
     import pandas as pd
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=100_000)

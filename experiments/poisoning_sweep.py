@@ -21,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from netdp import mechanisms, seeding
+from netdp import mechanisms
 from netdp.adversary.poisoning import choose_targets, poison
-from netdp.data import categories
+from netdp.core import seeding
+from netdp.data.values import categories
 
 ORACLES = ("grr", "oue", "olh", "cms", "hcms")
 ATTACKS = ("rpa", "ria", "mga")
@@ -87,7 +88,7 @@ def figure(df):
 def main() -> int:
     import pandas as pd
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=100_000)

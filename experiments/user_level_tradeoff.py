@@ -81,7 +81,7 @@ def figure(df):
 def main() -> int:
     import pandas as pd
 
-    from netdp.figures import save
+    from netdp.report.figures import save
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=100)

@@ -24,10 +24,10 @@ The fair comparison, as chosen here:
   the rule).
 
 Gossip (Muffliato, spec §3.1): Metropolis weights, T from the rule
-(:func:`netdp.privacy.gossip.default_steps`) unless ``--steps``; every ordered pair
+(:func:`netdp.graphs.gossip_matrix.default_steps`) unless ``--steps``; every ordered pair
 (``dense`` paths): ``joint``, the exact divergence of the observer's whole view (the
-sound figure, :func:`~netdp.privacy.gossip.joint`), and ``sum``, the paper's per-message
-sum over t = 0..T (:func:`~netdp.privacy.gossip.message_sum`; not an upper bound), both
+sound figure, :func:`~netdp.tracking.gossip.joint`), and ``sum``, the paper's per-message
+sum over t = 0..T (:func:`~netdp.tracking.gossip_message_sum.message_sum`; not an upper bound), both
 capped at 1. ``--extra-steps`` repeats both at other T (cheaper, further from consensus).
 Pairs more than T + 1 hops apart have ``joint = 0`` exactly (no message the observer sees
 depends on the source; the script checks it). An observer whose view's rank floating
@@ -39,9 +39,9 @@ Walk (spec §3.2, the sgd task's network regime): Metropolis walk (the rule ``au
 on an irregular graph), ``--walks`` independent walks of T_walk steps drawn by the vector
 engine from ``seeding.generator(seed, "walk", r, 0)``. ``walk`` is the per-pair coefficient
 of the sgd tracker, ``C[u, v] = Σ 1/j`` over u's updates, j the steps until v next holds
-the model (:func:`netdp.privacy.sgd.pair_coefficients`; divergence ``α (2L)² C/(2σ²)``),
+the model (:func:`netdp.tracking.sgd.pair_coefficients`; divergence ``α (2L)² C/(2σ²)``),
 averaged over the walks; ``icml`` is its closed form (ICML 2024,
-:func:`netdp.privacy.graph_walk.icml_coefficients`). Not capped (they stay far below 1).
+:func:`netdp.tracking.graph_walk.icml_coefficients`). Not capped (they stay far below 1).
 
 Per hop distance: pairs, and the mean, min and max over the pairs (for the walk: of the
 walk-averaged coefficient). The crossing: the first distance at which the gossip mean
@@ -63,13 +63,16 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from netdp import engine, seeding, topology
+from netdp import engine
+from netdp.core import seeding
 from netdp.engine.routing import Router, resolve_walk
-from netdp.figures import save
-from netdp.privacy import gossip as G
-from netdp.privacy import graph_walk
-from netdp.privacy.sgd import pair_coefficients
-from netdp.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.graphs import gossip_matrix
+from netdp.graphs import topologies as topology
+from netdp.report.figures import save
+from netdp.run.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.tracking import gossip as G
+from netdp.tracking import gossip_message_sum, graph_walk
+from netdp.tracking.sgd import pair_coefficients
 
 MEASURES = ("joint", "sum", "walk", "icml")
 
@@ -119,7 +122,7 @@ def walk_coefficients(topo, steps: int, walks: int, seed: int) -> tuple[np.ndarr
 
 def gossip_losses(W, adj, steps: int, contributions: int) -> tuple[dict, tuple, int, int]:
     joint = G.joint(W, adj, steps)
-    msum = G.message_sum(W, adj, steps)
+    msum = gossip_message_sum.message_sum(W, adj, steps)
     return ({"joint": contributions * joint.matrix(), "sum": contributions * msum.matrix()},
             joint.margin, joint.uncertified, joint.full_rank)
 
@@ -131,10 +134,10 @@ def compute(nodes: int, seed: int, sigma: float, steps: int | None, extra: list[
     topo = topology.build("random-geometric", nodes,
                           seed=seeding.seed_sequence(seed, "topology"))
     n = topo.n
-    W = G.metropolis(topo)
-    adj = G.adjacency(topo)
-    gap = G.spectral_gap(W)
-    T = steps if steps is not None else G.default_steps(gap, sigma, n)
+    W = gossip_matrix.metropolis(topo)
+    adj = gossip_matrix.adjacency(topo)
+    gap = gossip_matrix.spectral_gap(W)
+    T = steps if steps is not None else gossip_matrix.default_steps(gap, sigma, n)
     dist = topology.hop_distances(topo)
     deg = np.diff(adj.indptr)
     seconds["graph"] = time.perf_counter() - start

@@ -13,21 +13,21 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.3.0"
 
-from netdp._cache import configure_numba_cache  # noqa: E402  (before any numba import)
+from netdp.core._cache import configure_numba_cache  # noqa: E402  (before any numba import)
 
 configure_numba_cache(__version__)  # compiled kernels go to a user cache, not site-packages
 
 if TYPE_CHECKING:
-    from netdp.api import simulate
-    from netdp.config import SimulationConfig
-    from netdp.errors import InputError
-    from netdp.reports import Report
+    from netdp.core.errors import InputError
+    from netdp.core.simulation_config import SimulationConfig
+    from netdp.report.types import Report
+    from netdp.run.api import simulate
     from netdp.tasks import make_config
 
 __all__ = ["InputError", "Report", "SimulationConfig", "__version__", "make_config", "simulate"]
 
-_LAZY = {"simulate": "netdp.api", "SimulationConfig": "netdp.config", "InputError":
-         "netdp.errors", "Report": "netdp.reports", "make_config": "netdp.tasks"}
+_LAZY = {"simulate": "netdp.run.api", "SimulationConfig": "netdp.core.config", "InputError":
+         "netdp.core.errors", "Report": "netdp.report.types", "make_config": "netdp.tasks"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,5 @@
 """``python -m netdp``."""
 
-from netdp.cli import main
+from netdp.run.cli import main
 
 raise SystemExit(main())

@@ -45,8 +45,8 @@ def assert_std_gaussian(samples: np.ndarray, expected: float, p: float = 1e-6) -
 @pytest.fixture
 def captured(monkeypatch):
     """The figures `netdp plot` saves (to measure their data ink): a spy on
-    ``netdp.sweep.plots.save``."""
-    from netdp.sweep import plots
+    ``netdp.run.sweep.plots.save``."""
+    from netdp.run.sweep import plots
 
     figures = []
     save = plots.save
@@ -63,8 +63,8 @@ def walk_and_view(config, observer: int):
     """Run 0 of ``config`` as ``simulate`` walks it (``Task.trace``) and ``observer``'s
     view of it: ``(task, setup, trace, outcome, view)``, for the tests that a view ends
     in the published result."""
+    from netdp.core.setup import Streams
     from netdp.tasks import task_of
-    from netdp.tasks.setup import Streams
 
     task = task_of(config)
     setup = task.prepare(config)

@@ -5,7 +5,7 @@ import pytest
 from conftest import Z, assert_mean
 from scipy import integrate, stats
 
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms import Gaussian, Laplace, additive
 from netdp.mechanisms.noise import analytic_sigma, classic_sigma, gaussian_delta
 

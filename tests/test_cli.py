@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from netdp import __version__
-from netdp.cli import main
-from netdp.reports import TIMING_FIELDS
+from netdp.report.types import TIMING_FIELDS
+from netdp.run.cli import main
 
 
 def run(capsys, *argv):

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from netdp import __version__, _clidoc
-from netdp.cli import build_parser
-from netdp.cli.simulate import parameters
-from netdp.privacy.bounds import CURVES
+from netdp import __version__
+from netdp.bounds.curves import CURVES
+from netdp.run import clidoc as _clidoc
+from netdp.run.cli import build_parser
+from netdp.run.cli.simulate import parameters
 from netdp.tasks import make_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,7 +59,7 @@ def _check_parses(argv: list[str]) -> None:
 
 def test_cli_reference_matches_the_parser():
     assert _clidoc.stale(DOCS / "cli.md") is None, (
-        "docs/cli.md is stale: run `python -m netdp._clidoc > docs/cli.md`")
+        "docs/cli.md is stale: run `python -m netdp.run.clidoc > docs/cli.md`")
 
 
 def test_clidoc_covers_every_command_and_detects_a_stale_page(tmp_path, capsys):
@@ -95,7 +96,7 @@ def test_other_guides_commands_parse(guide):
 
 
 def test_quickstart_sweep_spec_is_valid_and_runs_as_many_runs_as_it_says():
-    from netdp.sweep import load_spec, parse_spec
+    from netdp.run.sweep.spec import load_spec, parse_spec
 
     text = (DOCS / "quickstart.md").read_text(encoding="utf-8")
     (block,) = _blocks(text, "toml")

@@ -5,10 +5,12 @@ import pytest
 from conftest import Z, assert_mean
 from scipy import stats
 
-from netdp import engine, seeding, topology
+from netdp import engine
+from netdp.core import seeding
+from netdp.core.errors import InputError
 from netdp.engine.clock import parse_latency
-from netdp.errors import InputError
-from netdp.protocols.summation import _transition
+from netdp.graphs import topologies as topology
+from netdp.tasks.summation import _transition
 
 TOPOLOGIES = [
     lambda: topology.complete(1000),

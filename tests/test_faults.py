@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from netdp import simulate
+from netdp.core.setup import Streams
+from netdp.engine import averaging
 from netdp.engine.faults import Churn, Faults, Loss, Nodes, parse_churn, parse_loss
 from netdp.tasks import make_config, task_of
-from netdp.tasks.setup import Streams
 
 BASE = dict(task="sum", topology="complete", nodes=20, steps=400, seed=5, epsilon=1.0)
 
@@ -127,7 +128,7 @@ def test_resend_waits_for_a_down_node_and_skip_does_not():
 def test_a_run_that_cannot_finish_is_a_result(params, capsys):
     """Loss 0.99, crashes, or every node down: the token is lost, the run ends with
     completed false and exit status 0, and says why."""
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     argv = ["simulate", "--nodes", "20", "--steps", "400", "--seed", "5"]
     for key, value in params.items():
@@ -214,7 +215,7 @@ def test_churn_table_and_crashes():
     (["--timeout", "0"], "--timeout"),
 ])
 def test_bad_fault_parameters_are_one_line_exit_2(argv, flag, capsys):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["simulate", "--nodes", "10", *argv])
     out, err = capsys.readouterr()
@@ -240,7 +241,7 @@ def test_regenerate_composes_the_lost_tokens_exposures():
     finished; the trackers read every token walked, so each node's LDP loss and every
     pairwise ε include what the lost token exposed: at least the figures of the finished
     tokens alone, and more for the nodes it carried."""
-    from netdp.privacy.tracker import ldp_losses, walk_losses
+    from netdp.tracking.loss_table import ldp_losses, walk_losses
 
     setup, trace = trace_of(nodes=20, steps=60, seed=9, loss="0.1", retries=2,
                             on_loss="regenerate", tokens=2)
@@ -265,7 +266,7 @@ def test_regenerate_composes_the_lost_tokens_exposures():
 
 
 def test_regenerate_is_refused_where_a_tracker_would_miss_the_lost_token(capsys):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     for argv, flag in ((["--topology", "ring"], "--on-loss"),
                        (["--task", "sgd", "--dataset", "synthetic"], "--on-loss")):
@@ -291,7 +292,7 @@ def test_every_walk_tracker_reads_a_trace_with_a_lost_token(extra):
 
 
 def test_a_sweep_row_has_the_faults_and_the_fault_free_figures():
-    from netdp.sweep.table import flatten
+    from netdp.run.sweep.table import flatten
 
     row = flatten(simulate({**BASE, "loss": "0.2"}).to_json())
     assert row["faults_completed"] in (0, 1) and row["faults_sent"] > row["faults_resent"] > 0
@@ -330,7 +331,7 @@ def test_realised_joint_is_the_exact_joint_without_losses_and_drops_what_was_los
     0 is lost, node 7's value has no other way to node 0 (node 1 is not its neighbour,
     and node 0 used its own state in place of 7's): c = 0, where it was 1."""
     from netdp.engine.trace import GossipRounds
-    from netdp.privacy import gossip
+    from netdp.tracking import gossip
 
     config = make_config({**GOSSIP, "steps": 1})
     task = task_of(config)
@@ -354,18 +355,17 @@ def test_gossip_with_loss_keeps_rows_stochastic_and_drifts_the_mean():
     """The stale-value rule: every state stays a convex combination of the noisy values
     (rows sum to 1), but the columns do not (the mean of the states drifts): its bias on
     the average is ``mean(M_T x) - mean(x)``, computed from the realised map M_T."""
-    from netdp.privacy import gossip
 
     config = make_config({**GOSSIP, "nodes": 12, "steps": 6, "loss": "0.3"})
     task = task_of(config)
     setup = task.prepare(config)
     rounds = task.trace(setup, Streams(setup.seed, 0)).gossip
-    maps = list(gossip.faulty_iterate(setup.memo["W"], np.eye(12), rounds))
+    maps = list(averaging.faulty_iterate(setup.memo["W"], np.eye(12), rounds))
     M = maps[-1]
     assert np.allclose(M.sum(axis=1), 1.0) and (M >= -1e-15).all()
     assert not np.allclose(M.sum(axis=0), 1.0)
     x = setup.data
-    states = gossip.faulty_gossip(setup.memo["W"], x, rounds)
+    states = averaging.faulty_gossip(setup.memo["W"], x, rounds)
     assert np.allclose(states[-1], M @ x)
 
 
@@ -384,7 +384,7 @@ def test_audits_of_a_faulty_walk(capsys):
     """``--set loss=0.1`` reaches the text parameter as written; resend keeps the walk's
     law, so its hidden paths are drawn again; skip changes it, and asks for
     --fixed-path."""
-    from netdp.cli import main, parse_sets
+    from netdp.run.cli import main, parse_sets
 
     assert parse_sets(["loss=0.1", "latency=2", "epsilon=2"]) == {
         "loss": "0.1", "latency": "2", "epsilon": 2}
@@ -419,7 +419,7 @@ def test_the_compiled_walk_is_the_python_walk(extra):
     event engine's Python path: the same holders, times to the last bit, counts and lost
     tokens, over 3 runs, with loss, churn that outlives the sessions drawn at first,
     crashes, stragglers, drawn latencies, skips, graphs and the ring."""
-    from netdp.engine import events
+    from netdp.engine import event_walk as events
     from netdp.engine.faults import fault_run
 
     params = {**BASE, "nodes": 30, "steps": 400, "seed": 3, **extra}
@@ -450,7 +450,6 @@ def test_the_noise_in_the_result_is_reported_beside_the_fault_free_one():
     estimate; regenerate at seed 10 left 5 tokens where the fault-free run has 2. Gossip:
     the realised map's row norms, checked against 4000 noise draws on the same rounds
     (tolerance: 5 standard errors of a standard deviation, sqrt(1 / (2 k)))."""
-    from netdp.privacy import gossip
 
     report = simulate({**BASE, "nodes": 20, "steps": 60, "seed": 10, "loss": "0.1",
                        "retries": 2, "on_loss": "regenerate", "tokens": 2})
@@ -464,6 +463,6 @@ def test_the_noise_in_the_result_is_reported_beside_the_fault_free_one():
     want = task.output_noise(setup, trace, None)
     k = 4000
     z = np.random.default_rng(8).standard_normal((12, k)) * setup.memo["sigma"]
-    noise = gossip.faulty_gossip(setup.memo["W"], z, trace.gossip)[-1]  # (n, k)
+    noise = averaging.faulty_gossip(setup.memo["W"], z, trace.gossip)[-1]  # (n, k)
     got = math.sqrt(float(np.mean(noise.var(axis=1))))
     assert got == pytest.approx(want, rel=5 / math.sqrt(2 * k))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from netdp.cli import main
-from netdp.config import Param, params_of
-from netdp.config.simulation import SimulationConfig
+from netdp.core.params import Param, params_of
+from netdp.core.simulation_config import SimulationConfig
+from netdp.run.cli import main
 from netdp.tasks import TASKS
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from netdp import simulate, topology
-from netdp.engine import gossip
+from netdp import simulate
+from netdp.core.errors import InputError
+from netdp.engine import gossip_rounds as gossip
 from netdp.engine.clock import parse_latency
-from netdp.errors import InputError
+from netdp.graphs import topologies as topology
 
 
 def test_edges_are_both_directions_of_every_edge():

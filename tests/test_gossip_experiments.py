@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from netdp import topology
-from netdp.privacy import gossip as G
+from netdp.graphs import gossip_matrix
+from netdp.graphs import topologies as topology
+from netdp.tracking import gossip as G
+from netdp.tracking import gossip_message_sum
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -69,11 +71,11 @@ def test_muffliato_grid_small_matches_all_observers(tmp_path, capsys, corner):
                        "--corner", corner, "--out", str(tmp_path)])
     assert "source centre (3, 3) = node 24" in capsys.readouterr().out
     topo = topology.build("grid", side * side)
-    W, adj = G.metropolis(topo), G.adjacency(topo)
+    W, adj = gossip_matrix.metropolis(topo), gossip_matrix.adjacency(topo)
     joint = G.joint(W, adj, 4).matrix()  # sources on rows
-    msum = G.message_sum(W, adj, 4).matrix()
+    msum = gossip_message_sum.message_sum(W, adj, 4).matrix()
     for name, u in result["sources"].items():
-        dist = G.hop_distances(adj, [u])[0]
+        dist = gossip_matrix.hop_distances(adj, [u])[0]
         label = "joint" if name == "centre" or corner == "exact" else "joint (sampled)"
         for r in result["rows"][(name, label)]:
             at = (dist == r["distance"])

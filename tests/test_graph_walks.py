@@ -7,11 +7,15 @@ import numpy as np
 import pytest
 from conftest import Z
 
-from netdp import engine, make_config, seeding, topology
-from netdp.engine import _kernels, events, routing, vector
+from netdp import engine, make_config
+from netdp.core import seeding
+from netdp.core.errors import InputError
+from netdp.engine import _kernels, routing
+from netdp.engine import event_walk as events
+from netdp.engine import vector_walk as vector
 from netdp.engine.clock import parse_latency
-from netdp.errors import InputError
-from netdp.protocols.summation import _transition, walk_sum_std
+from netdp.graphs import topologies as topology
+from netdp.tasks.summation import _transition, walk_sum_std
 
 SMALL_CHUNK = 1000  # chunk boundaries every 1000 hops in the engines under test
 

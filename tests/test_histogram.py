@@ -4,13 +4,16 @@ import numpy as np
 import pytest
 from conftest import assert_mean, assert_std_gaussian
 
-from netdp import engine, seeding, topology
+from netdp import engine
+from netdp.accounting.accountants import kov_het_epsilon, opti
+from netdp.core import seeding
 from netdp.engine.trace import Trace
+from netdp.graphs import topologies as topology
 from netdp.mechanisms import GRR, OUE, frequency_oracle
-from netdp.privacy import shuffle_tracker as st
-from netdp.privacy.accountants import kov_het_epsilon, opti
-from netdp.privacy.tracker import ldp_losses, summarize
-from netdp.protocols import histogram
+from netdp.mechanisms._oracle import project_simplex
+from netdp.tasks import histogram_walk as histogram
+from netdp.tracking import shuffle as st
+from netdp.tracking.loss_table import ldp_losses, summarize
 
 
 def _walk(n, steps, tokens=1, seed=0, kind="complete"):
@@ -61,12 +64,12 @@ def test_dummies_cancel_exactly():
 
 
 def test_project_simplex():
-    out = histogram.project_simplex(np.array([0.5, 0.7, -0.2]))
+    out = project_simplex(np.array([0.5, 0.7, -0.2]))
     np.testing.assert_allclose(out, [0.4, 0.6, 0.0])
     v = np.random.default_rng(4).normal(0.1, 0.3, 50)
-    p = histogram.project_simplex(v)
+    p = project_simplex(v)
     assert p.min() >= 0 and p.sum() == pytest.approx(1.0)
-    np.testing.assert_allclose(histogram.project_simplex(p), p, atol=1e-12)
+    np.testing.assert_allclose(project_simplex(p), p, atol=1e-12)
     # the projection is the closest point: no random simplex point is closer
     rand = np.random.default_rng(5).dirichlet(np.ones(50), 200)
     assert np.all(((rand - v) ** 2).sum(1) >= ((p - v) ** 2).sum() - 1e-12)
@@ -200,7 +203,7 @@ def test_shuffle_bounds_stay_at_or_below_eps0_and_fall_with_r():
 
 
 def test_clip_to_ldp_equals_the_dense_minimum():
-    from netdp.privacy.tracker import clip_to_ldp, walk_losses
+    from netdp.tracking.loss_table import clip_to_ldp, walk_losses
 
     n = 30
     trace = _walk(n, 40 * n, seed=11)
@@ -223,7 +226,7 @@ def test_clip_to_ldp_equals_the_dense_minimum():
 def test_ring_histogram_error_has_the_central_rate():
     """At equal network ε (theory curve, every pair), the ring histogram's MSE falls as
     1/n² like a trusted curator's Laplace histogram, while the LDP baseline falls as 1/n."""
-    from netdp.privacy.calibrate import ring_histogram_eps0
+    from netdp.tracking.shuffle import ring_histogram_eps0
 
     d, target, delta = 10, 1.0, 1e-7
     freq = np.full(d, 1 / d)

@@ -40,7 +40,7 @@ _COPY_IGNORED_AT_ROOT = {".git", "build", "dist", "out", ".venv", "venv", ".tox"
 
 
 def _cache_module():
-    return importlib.import_module("netdp._cache")
+    return importlib.import_module("netdp.core._cache")
 
 
 # --- the cache folder -------------------------------------------------------------------

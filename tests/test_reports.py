@@ -9,7 +9,7 @@ import math
 import pytest
 
 from netdp import simulate
-from netdp.reports import SCHEMA, PairSummary, fmt, row
+from netdp.report.types import SCHEMA, PairSummary, fmt, row
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from netdp import simulate
-from netdp.errors import InputError
-from netdp.resources import human, memory_limit, planned_size
+from netdp.core.errors import InputError
+from netdp.run.resources import human, memory_limit, planned_size
 from netdp.tasks import get_task, make_config
 
 

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from dp_accounting import rdp
 
-from netdp.api import simulate
-from netdp.cli import main
-from netdp.errors import InputError
-from netdp.learning import datasets
-from netdp.learning.datasets import Split
+from netdp.accounting.accountants import rdp_gaussian, rdp_to_epsilon
+from netdp.core.errors import InputError
+from netdp.learning import training_data as datasets
 from netdp.learning.models import Model, clip, project, solve
-from netdp.privacy import sgd as P
-from netdp.privacy.accountants import rdp_gaussian, rdp_to_epsilon
-from netdp.protocols.sgd import learning_rates, walk_sgd
+from netdp.learning.training_data import Split
+from netdp.run.api import simulate
+from netdp.run.cli import main
 from netdp.tasks import make_config
+from netdp.tasks.sgd_walk import learning_rates, walk_sgd
+from netdp.tracking import sgd as P
 
 
 def _split(n=50, name="synthetic", model="logistic", seed=0, skew=None) -> Split:
@@ -303,7 +303,7 @@ def test_sampled_ldp_update_is_unbiased_with_its_variance(mechanism):
     """One step from w = 0 with lr = 1: ``-w / L`` is the sampled PM/HM report of the
     clipped ``g / L`` (k = 2 of 3 coordinates at eps = 6), unbiased with the closed-form
     variance ``(d/k)(Var_M(t) + t²) - t²`` per coordinate."""
-    from netdp.protocols.sgd import SampledPerturbation
+    from netdp.tasks.sgd_walk import SampledPerturbation
 
     X = np.array([[3.0, -1.0, 0.5]])
     data = Split(X, np.array([1.0]), np.array([0, 1]), X, np.array([1.0]), "one row")
@@ -329,7 +329,7 @@ def test_sampled_ldp_update_is_unbiased_with_its_variance(mechanism):
 
 
 def test_ldp_update_epsilon_meets_the_target():
-    from netdp.privacy.accountants import kov_exact_epsilon
+    from netdp.accounting.accountants import kov_exact_epsilon
 
     eps_u = P.ldp_update_epsilon(2.0, 1e-6, 10)
     assert 0.2 <= eps_u <= 2.0

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 from conftest import assert_mean, assert_std_gaussian
 
-from netdp import engine, make_config, seeding, simulate, topology
-from netdp.protocols.summation import _lag_sum, ring_noise_mask, walk_sum_std
+from netdp import engine, make_config, simulate
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.tasks.summation import _lag_sum, ring_noise_mask, walk_sum_std
 
 RUNS = 400
 
@@ -138,7 +140,7 @@ def test_randomized_sum_is_unbiased_with_the_closed_form_std(name, kind):
     from conftest import assert_mean, assert_std_gaussian
 
     from netdp.mechanisms import numeric
-    from netdp.protocols.summation import randomized_sum
+    from netdp.tasks.summation import randomized_sum
 
     n, low, high = 40, -2.0, 3.0
     values = np.random.default_rng(8).uniform(low, high, n)

@@ -4,8 +4,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from netdp import topology
-from netdp.errors import InputError
+from netdp.core.errors import InputError
+from netdp.graphs import topologies as topology
 
 REPO_SPECS = Path(__file__).resolve().parents[1] / "topologies"
 NAMED = sorted(p.stem for p in REPO_SPECS.glob("*.toml"))

@@ -10,9 +10,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from netdp import topology
-from netdp.cli import main
-from netdp.errors import InputError
+from netdp.core.errors import InputError
+from netdp.graphs import topologies as topology
+from netdp.run.cli import main
 
 REPO_SPECS = Path(__file__).resolve().parents[1] / "topologies"
 WITH_MIN = [p for p in sorted(REPO_SPECS.glob("*.toml")) if "min_nodes" in p.read_text()]

@@ -1,1 +1,1 @@
-"""Named topology specs (TOML), shipped as package data; see netdp.topology.available()."""
+"""Named topology specs (TOML), shipped as package data; see netdp.graphs.topologies.available()."""

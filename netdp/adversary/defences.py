@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from netdp.errors import check
+from netdp.core.errors import check
 
 #: Oracles whose reports support several items at once, with a known honest law of which
 #: sets they support together (unary encoding, local hashing). Hadamard response is left
@@ -216,7 +216,7 @@ def recover(oracle: Any, f_tilde: np.ndarray, beta: float, n: int,
     estimate is the mixture ``f̃ = (1 - β) f + β f_fake``; the server learns the fake
     part's statistics from properties of the protocol, subtracts ``β f_fake``, rescales
     by ``1/(1 - β)`` and solves for the closest frequency vector (here: projects onto the
-    simplex, :func:`~netdp.protocols.histogram.project_simplex`). What is simplified: the
+    simplex, :func:`~netdp.mechanisms._oracle.project_simplex`). What is simplified: the
     paper's adaptive-attack model and its constrained inference become
 
     1. the promoted items O: those whose ``f̃_i`` exceeds the median estimate by more
@@ -230,7 +230,7 @@ def recover(oracle: Any, f_tilde: np.ndarray, beta: float, n: int,
     A uniform shift is what the projection removes anyway, so only δ matters: honest
     heavy hitters caught in O take a share of it, which is this defence's cost.
     """
-    from netdp.protocols.histogram import project_simplex
+    from netdp.mechanisms._oracle import project_simplex
 
     d = f_tilde.size
     p, q = oracle.p_star, oracle.q_star

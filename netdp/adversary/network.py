@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.errors import InputError, check
+from netdp.core.errors import InputError, check
 
 TAMPER = ("drop", "replay", "inflate")
 CHECKS = ("conservation", "flow")
@@ -416,8 +416,8 @@ class Adversary:
 
     def malicious(self, n: int, seed: int, run: int) -> np.ndarray:
         """The run's malicious nodes (sorted)."""
-        from netdp import seeding
-        from netdp.config import parse_nodes
+        from netdp.core import seeding
+        from netdp.core.simulation_config import parse_nodes
 
         kind, spec = parse_nodes(self.malicious_text, "malicious")
         if kind == "random":
@@ -431,7 +431,7 @@ class Adversary:
 
     def forge_stream(self, seed: int, run: int) -> np.random.Generator:
         """The run's stream of forged contributions."""
-        from netdp import seeding
+        from netdp.core import seeding
 
         return seeding.generator(seed, "attack", run, 1)
 

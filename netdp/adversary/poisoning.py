@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.errors import check
+from netdp.core.errors import check
 
 ATTACKS = ("rpa", "ria", "mga")
 # oracles whose RPA and MGA reports are built
@@ -344,7 +344,7 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     over ``trials`` repetitions (fresh reports each), beside its closed form; and the same
     under each of ``defences`` (:data:`DEFENCES`)."""
     from netdp.adversary.defences import check_applies, detect_fake, recover
-    from netdp.protocols.histogram import project_simplex
+    from netdp.mechanisms._oracle import project_simplex
 
     for name in defences:
         check(name in DEFENCES, "defence", f"must be one of {', '.join(DEFENCES)} "

@@ -16,7 +16,7 @@ import numpy as np
 
 from netdp.audit.auditor import Auditor, SplitThreshold, cell_scores
 from netdp.audit.lower_bounds import epsilon_ceiling
-from netdp.errors import check
+from netdp.core.errors import check
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -109,7 +109,7 @@ def curve_figure(points: Sequence[CurvePoint], claim: float, title: str = "", *,
     ``delta`` and ``confidence``, the ceiling is drawn at every trial count between the
     rungs, else through the rungs. The y axis is linear up to just above the claim and the
     bounds, logarithmic above (asinh). Built without pyplot; write it with
-    :func:`netdp.figures.save`."""
+    :func:`netdp.report.figures.save`."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import FixedLocator, FormatStrFormatter, MaxNLocator, NullLocator
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold, cell_scores
-from netdp.errors import check
+from netdp.core.errors import check
 
 NUMERIC = ("laplace", "gaussian", "duchi", "piecewise", "hybrid")
 CHUNK = 1 << 16  # reports drawn at once

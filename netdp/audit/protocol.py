@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold
-from netdp.errors import InputError, check
+from netdp.core.errors import InputError, check
 
 PATHS = ("secret", "fixed")
 
@@ -109,13 +109,14 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
     and sees what all its members see.
 
     ``paths="secret"`` draws the walk's hidden stretches again in every trial, from its
-    law given the observer's view (:mod:`netdp.privacy.hidden_paths`): the mechanism the
+    law given the observer's view (:mod:`netdp.tracking.hidden_paths`): the mechanism the
     trackers bound. ``"fixed"`` keeps the walk that ran, path and all: the mechanism given
     the path, which an observer who knew it would face.
     """
+    from netdp.core.setup import Streams
     from netdp.tasks import task_of
-    from netdp.tasks.setup import Streams, with_seed
-    from netdp.tasks.tracking import draw_coalition
+    from netdp.tasks.preparation import with_seed
+    from netdp.tracking.base import draw_coalition
 
     config = with_seed(config)
     task = task_of(config)
@@ -187,10 +188,10 @@ def _hidden_paths(setup: Any, trace: Any, members: list[int],
     if trace.faults is not None and setup.config.on_loss != "resend":
         raise InputError("fixed-path", f"--on-loss {setup.config.on_loss} changes the walk's "
                          "law, so its hidden paths cannot be drawn again: give --fixed-path")
+    from netdp.core.setup import Streams
     from netdp.engine.routing import Router
-    from netdp.privacy.graph_walk import transition_matrix
-    from netdp.privacy.hidden_paths import resample
-    from netdp.tasks.setup import Streams
+    from netdp.tracking.graph_walk import transition_matrix
+    from netdp.tracking.hidden_paths import resample
 
     walk = setup.config.walk
     P = transition_matrix(setup.topology, walk).toarray()

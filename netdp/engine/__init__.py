@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from netdp.config.simulation import ENGINES
+from netdp.core.errors import InputError, check
+from netdp.core.simulation_config import ENGINES
 from netdp.engine.clock import CONSTANT, Latency, parse_latency
 from netdp.engine.trace import Trace
-from netdp.errors import InputError
 
 if TYPE_CHECKING:
     from netdp.engine.routing import Router
 
-__all__ = ["ENGINES", "Latency", "Router", "Trace", "choose", "parse_latency", "resolve_walk",
-           "walk"]
+__all__ = ["ENGINES", "Latency", "Router", "Trace", "check_config", "choose", "parse_latency",
+           "resolve_walk", "walk"]
 
 
 def choose(engine: str, tokens: int, service_time: float, faults: bool = False) -> str:
@@ -40,16 +40,39 @@ def choose(engine: str, tokens: int, service_time: float, faults: bool = False) 
     return engine
 
 
+def check_config(config: Any) -> None:
+    """Refuse what the engines cannot run: a malformed latency, faults on the vector engine,
+    stragglers or a recovery rule on gossip, a recovery rule that breaks the ring's schedule.
+
+    Called by :func:`netdp.tasks.make_config` once the config's own fields are checked.
+    """
+    from netdp.engine.faults import from_config
+
+    parse_latency(config.latency)
+    if from_config(config) is None:
+        return
+    if config.protocol == "gossip":
+        check(config.slow is None, "slow", "synchronous gossip rounds have no stragglers "
+              "(leave --slow out)")
+        check(config.on_loss == "resend", "on-loss", "gossip moves no token: a receiver "
+              "that misses a message uses the last value it got (leave --on-loss out)")
+    else:
+        check(config.engine != "vector", "engine", "vector has no faults; use event or auto")
+        check(not (config.topology == "ring" and config.on_loss != "resend"), "on-loss",
+              "the ring's schedule is fixed: a skipped node or a new token breaks it; "
+              "use resend")
+
+
 def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
          latency: Latency = CONSTANT, latency_rngs: Sequence[np.random.Generator] = (),
          service_time: float = 0.0, faults: Any = None) -> Trace:
     """Run the named engine (``event`` or ``vector``) and return its trace. ``faults``:
     the run's :class:`~netdp.engine.faults.FaultRun` (event engine only)."""
     if engine == "event":
-        from netdp.engine.events import run
+        from netdp.engine.event_walk import run
 
         return run(router, steps, walk_rngs, latency, latency_rngs, service_time, faults)
-    from netdp.engine.vector import run as vector_run
+    from netdp.engine.vector_walk import run as vector_run
 
     return vector_run(router, steps, walk_rngs, latency, latency_rngs, service_time)
 

@@ -1,6 +1,6 @@
 """Compiled walk of one token with faults (numba; compiled once, cached on disk).
 
-The same hand-offs as the event engine's Python path (:func:`netdp.engine.events.
+The same hand-offs as the event engine's Python path (:func:`netdp.engine.event_walk.
 run_faulty`, which is this kernel's oracle in ``tests/test_faults.py``), for the runs
 where tokens never wait for each other (no service time): each token walks on its own.
 Every draw comes from arrays filled from the run's streams beforehand, in the order the

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core.errors import InputError, check
 from netdp.engine.clock import is_number
-from netdp.errors import InputError, check
 
 ON_LOSS = ("resend", "skip", "regenerate")
 SESSIONS = 8  # sessions drawn per node at once (more on demand)
@@ -270,7 +270,7 @@ class Nodes:
 
     def __init__(self, faults: Faults, n: int, seed: int, run: int,
                  horizon: float = 0.0) -> None:
-        from netdp import seeding
+        from netdp.core import seeding
 
         self.faults, self.n, self.seed, self.run = faults, n, seed, run
         churn = faults.churn

@@ -13,9 +13,9 @@ from typing import Literal, cast
 
 import numpy as np
 
+from netdp.core.errors import InputError
 from netdp.engine.trace import holder_dtype
-from netdp.errors import InputError
-from netdp.topology import Topology
+from netdp.graphs.topologies import Topology
 
 Walk = Literal["simple", "metropolis", "lazy"]
 WALK_RULES = ("simple", "lazy", "metropolis")

@@ -13,7 +13,7 @@ import numpy as np
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from netdp.reports import Report
+    from netdp.report.types import Report
 
 @dataclass(frozen=True, eq=False)
 class LearningCurve:

@@ -3,7 +3,7 @@
 A model is a pair of functions of ``(w, X, y)``. Logistic regression takes labels in
 ``{-1, +1}`` and scores by accuracy; least squares takes real targets and scores by the
 coefficient of determination R². Both add an optional ridge term ``λ/2 ||w||²``. The
-per-node update of the protocol (``netdp.protocols.sgd``) uses :func:`clip` before the
+per-node update of the protocol (``netdp.tasks.sgd_walk``) uses :func:`clip` before the
 noise and :func:`project` after the step.
 """
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms.base import AdditiveNoise, FrequencyOracle, Mechanism
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 import numpy.typing as npt
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms.base import FrequencyOracle
 
 # Largest number of elements of one (rows x width) temporary: 2^20 elements is 8 MB of
@@ -36,7 +36,7 @@ def is_real(value: object) -> bool:
 
 
 def check_epsilon(epsilon: float) -> None:
-    """Raise :class:`~netdp.errors.InputError` unless ``epsilon`` is finite and > 0."""
+    """Raise :class:`~netdp.core.errors.InputError` unless ``epsilon`` is finite and > 0."""
     check(is_real(epsilon) and epsilon > 0, "epsilon",
           f"must be a finite number > 0 (got {epsilon!r})")
 
@@ -336,3 +336,17 @@ class DirectSupport(PureOracle):
     def q_star(self) -> float:
         """Probability that a report supports a given other category: ``q``."""
         return self.q
+
+
+def project_simplex(v: np.ndarray) -> np.ndarray:
+    """Euclidean projection onto the probability simplex (Duchi et al. 2008).
+
+    Post-processing only: it lowers the error but biases the estimate, so it is never
+    applied unless asked for.
+    """
+    v = np.asarray(v, dtype=float)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    idx = np.arange(1, v.size + 1)
+    rho = np.flatnonzero(u - css / idx > 0)[-1]
+    return np.maximum(v - css[rho] / (rho + 1), 0.0)

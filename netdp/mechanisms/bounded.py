@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms._oracle import check_epsilon
 from netdp.mechanisms.base import Mechanism
 

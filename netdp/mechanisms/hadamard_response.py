@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms._hadamard import fwht, hadamard_entry, next_power_of_two
 from netdp.mechanisms._oracle import (
     check_aggregate,

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms._oracle import (
     PureOracle,
     RawBytes,

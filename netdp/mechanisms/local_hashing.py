@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms._hashing import (
     PRIME,
     PRIME61,

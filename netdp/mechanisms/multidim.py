@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms._oracle import check_epsilon
 
 #: The numeric randomizers of :mod:`netdp.mechanisms.bounded`, by their CLI names.

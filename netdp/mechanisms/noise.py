@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms.base import AdditiveNoise
 
 

@@ -46,7 +46,7 @@ import numpy.typing as npt
 from scipy import optimize, sparse
 from scipy.sparse import csgraph
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms import _oracle as oracle
 from netdp.mechanisms._hashing import public_hashes
 from netdp.mechanisms.base import FrequencyOracle, memory_total

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms._oracle import PureOracle, check_domain, check_epsilon, check_int
 
 ORACLES = ("adaptive", "grr", "olh")

@@ -70,7 +70,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from netdp.errors import check
+from netdp.core.errors import check
 from netdp.mechanisms._hadamard import fwht, hadamard_entry
 from netdp.mechanisms._hashing import (
     PRIME,

@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from netdp.adversary.network import adversary_of
-from netdp.config import SimulationConfig, coerce, common_fields, flat_params, params_of
-from netdp.config.params import Section
-from netdp.errors import InputError, check
+from netdp.core.config import flat_params
+from netdp.core.errors import InputError, check
+from netdp.core.params import Section, coerce, params_of
+from netdp.core.simulation_config import SimulationConfig, common_fields
+from netdp.engine import check_config
 from netdp.tasks.base import Task
 from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
@@ -106,6 +108,7 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     common_specs = {name: spec for name, spec, _ in params_of(SimulationConfig)}
     values = {k: coerce(common_specs[k], v) for k, v in data.items() if k in common}
     config = SimulationConfig(**values, section=section)
+    check_config(config)  # what the engines can run
     extra = [a for a in config.accountants or () if a not in task.accountants()]
     check(not extra, "accountant", f"the {task.label} tracker composes with "
           f"{', '.join(task.accountants()) or 'no accountant'} (got {', '.join(extra)})")

@@ -1,6 +1,6 @@
 """The Task interface: what a computation declares once, for the one run loop to use.
 
-A task is one module with a :class:`Task` subclass and a :class:`~netdp.config.Section`
+A task is one module with a :class:`Task` subclass and a :class:`~netdp.core.config.Section`
 subclass, registered by one line in :mod:`netdp.tasks`. It declares:
 
 * ``section``: its config section (the parameters it reads, with their ranges and help);
@@ -13,7 +13,7 @@ subclass, registered by one line in :mod:`netdp.tasks`. It declares:
 * ``attacks`` and ``attacked``: what a malicious holder can do, and one run under attack
   (:mod:`netdp.adversary.network`).
 
-The run loop (:func:`netdp.api.simulate`) never branches on the task.
+The run loop (:func:`netdp.run.api.simulate`) never branches on the task.
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from netdp.adversary.network import Adversary, AttackRun
-from netdp.config import Section, SimulationConfig
+from netdp.core.errors import InputError, check
+from netdp.core.params import Section
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import InputError, check
-from netdp.reports import Report, Utility
-from netdp.tasks.setup import Setup, Streams, View
-from netdp.tasks.tracking import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
+from netdp.report.types import Report, Utility
+from netdp.tracking.base import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class Task(ABC):
     def prepare(self, config: SimulationConfig) -> Setup:
         """Load the data, build the graph, pick the randomizer; resolve the config.
 
-        ``config.seed`` is set. Raises :class:`~netdp.errors.InputError` on bad input.
+        ``config.seed`` is set. Raises :class:`~netdp.core.errors.InputError` on bad input.
         """
 
     def trace(self, setup: Setup, streams: Streams) -> Trace:
@@ -215,7 +216,7 @@ class Task(ABC):
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
         """Bytes the run will hold at its peak, by part, with the parameter that drives
-        each part (checked before anything is built; see :mod:`netdp.resources`).
+        each part (checked before anything is built; see :mod:`netdp.run.resources`).
 
         The default counts the trace and the pairwise tables; tasks add their data.
         """

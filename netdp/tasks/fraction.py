@@ -22,13 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from netdp.config import Section, SimulationConfig, param
+from netdp.core.errors import check
+from netdp.core.params import Section, param
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
-from netdp.reports import Report, Utility, fmt
+from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
+from netdp.tasks.preparation import build_topology, resolve, values_from_file
+from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 GROUP = "fraction (--task fraction)"
 
@@ -108,7 +110,7 @@ class FractionTask(Task):
                 report_tracking(_shuffle))
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
+        from netdp.core import seeding
 
         section = config.section
         assert isinstance(section, FractionConfig) and config.seed is not None

@@ -6,7 +6,7 @@ steps ``x ← W x`` (or Chebyshev-accelerated steps) with a symmetric, doubly st
 gossip matrix ``W``; every node ends near the mean. A node ``v`` knows its own noisy value
 and sees the state of each of its neighbours at every step: a linear Gaussian view of the
 noisy values. Its exact Rényi loss about ``u`` is ``α Δ²/(2σ²) ‖Π_v e_u‖²`` (``Π_v`` the
-projection onto the view's row space; :func:`netdp.privacy.gossip.joint`), which is what
+projection onto the view's row space; :func:`netdp.tracking.gossip.joint`), which is what
 the tracker reports. The paper's per-message sum ``Σ_t Σ_w (A_t)_{wu}² / ‖(A_t)_{w,:}‖²``
 (with ``A_t`` the polynomial actually applied) is reported beside it as theory; it is not
 an upper bound (the messages share their noise: ``tests/privacy/test_gossip.py`` shows
@@ -22,10 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from netdp.config import Section, SimulationConfig, param
+from netdp.core.errors import check
+from netdp.core.params import Section, param
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
+from netdp.engine import averaging
 from netdp.engine.trace import Trace
-from netdp.errors import check
-from netdp.reports import (
+from netdp.graphs import gossip_matrix
+from netdp.report.types import (
     DistanceRow,
     LdpSummary,
     PairSummary,
@@ -37,9 +41,10 @@ from netdp.reports import (
     row,
 )
 from netdp.tasks.base import Task
-from netdp.tasks.setup import Setup, Streams, View, range_worlds
+from netdp.tasks.preparation import range_worlds
 from netdp.tasks.sum import DATA, real_values
-from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking, draw_coalition
+from netdp.tracking import gossip_message_sum
+from netdp.tracking.base import MATRIX_LIMIT, Tracker, Tracking, draw_coalition
 
 GROUP = "gossip (--protocol gossip)"
 DENSE_NODES = 200  # every observer's exact loss up to here, sampled beyond
@@ -244,8 +249,8 @@ class GossipTracker(Tracker):
             self.joint, self.sum = coefficients(setup, setup.steps, dense=keep_pairs)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
-        from netdp.privacy import gossip
-        from netdp.privacy.gossip import Method
+        from netdp.tracking import gossip
+        from netdp.tracking.gossip import Method
 
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
         assert trace.gossip is not None
@@ -271,7 +276,7 @@ class GossipTracker(Tracker):
         observers as the rows of one table."""
         if not self.realised:
             return self.joint
-        from netdp.privacy.gossip import GossipLosses
+        from netdp.tracking.gossip import GossipLosses
 
         first = self.realised[0]
         return GossipLosses(np.vstack([r.values for r in self.realised]),
@@ -285,7 +290,7 @@ class GossipTracker(Tracker):
         joint = self.realised[0] if self.realised else self.joint
         if not self.keep_pairs or joint is None:
             return None
-        from netdp.privacy.gossip import coefficient_epsilon
+        from netdp.tracking.gossip import coefficient_epsilon
 
         cfg = self.setup.config
         coef = joint.matrix()  # capped, NaN on the diagonal
@@ -297,11 +302,11 @@ class GossipTracker(Tracker):
 
     def _ldp(self) -> tuple[float, str]:
         """Every node's LDP ε (one Gaussian release) and how it is computed."""
-        from netdp.privacy.sgd import epsilon
+        from netdp.tracking.sgd import epsilon
 
         cfg, sigma = self.setup.config, self.setup.memo["sigma"]
         if (cfg.accountants or ("rdp",))[0] == "pld":
-            from netdp.privacy.accountants import gaussian_epsilon
+            from netdp.accounting.accountants import gaussian_epsilon
 
             return (float(gaussian_epsilon(1.0 / sigma, cfg.delta)),
                     "one Gaussian release per node: exact (1/sigma)-Gaussian DP")
@@ -320,8 +325,8 @@ class GossipTracker(Tracker):
         return np.where(first.pair_mask()[0], eps, np.nan)
 
     def report(self) -> GossipPrivacy:
-        from netdp.privacy import gossip
-        from netdp.privacy.tracker import QUANTILES as Q
+        from netdp.tracking import gossip
+        from netdp.tracking.loss_table import QUANTILES as Q
 
         setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         sigma, delta, n = setup.memo["sigma"], cfg.delta, setup.topology.n
@@ -337,7 +342,7 @@ class GossipTracker(Tracker):
                                  note="pairwise tracking skipped (no accountant)",
                                  details=details)
         mask = joint.pair_mask()
-        distances = gossip.hop_distances(setup.memo["adj"], joint.nodes)
+        distances = gossip_matrix.hop_distances(setup.memo["adj"], joint.nodes)
         summaries, rows = [], []
         pairs = n * (n - 1) * max(len(self.realised), 1)
         for accountant in cfg.accountants or ("rdp",):
@@ -357,7 +362,7 @@ class GossipTracker(Tracker):
         if self.sum is not None:
             paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
             theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
-            from_sources = gossip.hop_distances(setup.memo["adj"], self.sum.nodes)
+            from_sources = gossip_matrix.hop_distances(setup.memo["adj"], self.sum.nodes)
             theory_rows = {"gossip-message-sum": distance_rows(self.sum, from_sources,
                                                                paper_all)}
             if renyi is not None:
@@ -389,14 +394,13 @@ class GossipTracker(Tracker):
     def _coalition_report(self, eps_ldp: float, ldp: LdpSummary,
                           details: dict[str, Any]) -> GossipPrivacy:
         """Every other node's loss towards the run's coalition, pooled over the runs."""
-        from netdp.privacy import gossip
-        from netdp.privacy.tracker import QUANTILES as Q
-        from netdp.reports import by_distance
+        from netdp.report.types import by_distance
+        from netdp.tracking.loss_table import QUANTILES as Q
 
         setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         sigma, delta = setup.memo["sigma"], cfg.delta
         masks = [c.pair_mask()[0] for c in self.coalitions]
-        hops = [gossip.hop_distances(setup.memo["adj"], c.members).min(axis=0)
+        hops = [gossip_matrix.hop_distances(setup.memo["adj"], c.members).min(axis=0)
                 for c in self.coalitions]
         far = np.concatenate([h[m] for h, m in zip(hops, masks, strict=True)])
         summaries, rows = [], []
@@ -433,14 +437,14 @@ class GossipTracker(Tracker):
 
 
 def coefficients(setup: Setup, steps: int, dense: bool) -> tuple[Any, Any]:
-    """The exact joint coefficients (:func:`netdp.privacy.gossip.joint`) and the paper's
-    per-message sums (:func:`netdp.privacy.gossip.message_sum`) of one gossip phase of
+    """The exact joint coefficients (:func:`netdp.tracking.gossip.joint`) and the paper's
+    per-message sums (:func:`netdp.tracking.gossip_message_sum.message_sum`) of one gossip phase of
     ``steps`` steps, for the observers (sources) a setup's size allows: every one up to
     :data:`DENSE_NODES` nodes or with ``dense``, one on a vertex-transitive graph, else
     ``sources`` (default :data:`SAMPLED`) drawn from the ``sources`` stream. Reads the
     section's ``sources`` and ``accelerated`` and the memo's ``W``, ``adj``, ``gamma``,
     ``transitive`` (the gossip tasks share them)."""
-    from netdp.privacy import gossip
+    from netdp.tracking import gossip
 
     memo, cfg = setup.memo, setup.config
     n, sources = setup.topology.n, cfg.get("sources")
@@ -454,7 +458,7 @@ def coefficients(setup: Setup, steps: int, dense: bool) -> tuple[Any, Any]:
     joint = gossip.joint(memo["W"], memo["adj"], steps, samples=samples, rng=rng,
                          transitive=transitive)
     rng = Streams(setup.seed, 0).generator("sources")
-    per_message = gossip.message_sum(memo["W"], memo["adj"], steps,
+    per_message = gossip_message_sum.message_sum(memo["W"], memo["adj"], steps,
                                      accelerated=cfg.get("accelerated"), gamma=memo["gamma"],
                                      samples=samples, rng=rng, transitive=transitive)
     return joint, per_message
@@ -464,22 +468,21 @@ def gossip_memo(config: SimulationConfig, topo: Any) -> dict[str, Any]:
     """What the gossip tasks keep of their graph: the gossip matrix ``W`` (the section's
     ``gossip_matrix``), the adjacency ``adj``, the spectral ``gap``, the Chebyshev
     ``gamma`` (``None`` without ``accelerated``) and whether the graph is ``transitive``."""
-    from netdp.privacy import gossip
 
     name = config.get("gossip_matrix")
-    builders = {"metropolis": gossip.metropolis, "lazy": gossip.lazy}
-    adj = gossip.adjacency(topo)
-    W = builders[name](topo) if name in builders else gossip.from_file(name, topo)
-    gap = gossip.spectral_gap(W)
-    gamma = gossip.chebyshev_gamma(gap) if config.get("accelerated") else None
+    builders = {"metropolis": gossip_matrix.metropolis, "lazy": gossip_matrix.lazy}
+    adj = gossip_matrix.adjacency(topo)
+    W = builders[name](topo) if name in builders else gossip_matrix.from_file(name, topo)
+    gap = gossip_matrix.spectral_gap(W)
+    gamma = gossip_matrix.chebyshev_gamma(gap) if config.get("accelerated") else None
     return {"W": W, "adj": adj, "gap": gap, "gamma": gamma,
-            "transitive": gossip.vertex_transitive(topo)}
+            "transitive": gossip_matrix.vertex_transitive(topo)}
 
 
 def distance_rows(losses: Any, distances: np.ndarray,
                   values: np.ndarray) -> tuple[DistanceRow, ...]:
-    """:func:`netdp.privacy.gossip.by_distance` of ``values`` as report rows."""
-    from netdp.privacy import gossip
+    """:func:`netdp.tracking.gossip.by_distance` of ``values`` as report rows."""
+    from netdp.tracking import gossip
 
     return tuple(DistanceRow(**r) for r in gossip.by_distance(losses, distances, values))
 
@@ -500,7 +503,6 @@ class GossipSumTask(Task):
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp.engine import choose
         from netdp.mechanisms.noise import analytic_sigma
-        from netdp.privacy import gossip
 
         sec = config.section
         assert isinstance(sec, GossipSumConfig)
@@ -508,7 +510,7 @@ class GossipSumTask(Task):
         memo = gossip_memo(config, topo)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)
-        steps = config.steps or gossip.default_steps(memo["gap"], sigma, topo.n)
+        steps = config.steps or gossip_matrix.default_steps(memo["gap"], sigma, topo.n)
         engine = choose(config.engine, 1, 0.0)
         accountants = ("rdp",) if config.accountants is None else config.accountants
         resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
@@ -516,7 +518,7 @@ class GossipSumTask(Task):
         return Setup(resolved, topo, steps, values, None, {**memo, "sigma": sigma})
 
     def trace(self, setup: Setup, streams: Streams) -> Trace:
-        from netdp.engine import gossip as engine
+        from netdp.engine import gossip_rounds as engine
         from netdp.engine.clock import parse_latency
         from netdp.engine.faults import fault_run
 
@@ -532,31 +534,29 @@ class GossipSumTask(Task):
     def states(self, setup: Setup, trace: Trace, streams: Streams) -> np.ndarray:
         """``(T + 1, n)``: the nodes' states ``x_0..x_T`` of the run (with the trace's
         lost messages and down nodes, when it has faults)."""
-        from netdp.privacy import gossip
 
         sec, memo = _section(setup), setup.memo
         width = sec.high - sec.low
         noise = streams.generator("noise").standard_normal(setup.topology.n)
         x0 = setup.data + memo["sigma"] * width * noise
         if trace.gossip is not None and trace.gossip.lost is not None:
-            return gossip.faulty_gossip(memo["W"], x0, trace.gossip)
-        return gossip.gossip(memo["W"], x0, setup.steps, accelerated=sec.accelerated,
+            return averaging.faulty_gossip(memo["W"], x0, trace.gossip)
+        return averaging.gossip(memo["W"], x0, setup.steps, accelerated=sec.accelerated,
                              gamma=memo["gamma"])
 
     def output_noise(self, setup: Setup, trace: Trace | None, outcome: Any) -> float | None:
         """The root mean square over nodes of the noise std in the final states:
         ``σ · width · ‖(M_T)_{i,:}‖``, with ``M_T`` the rounds' realised map (``W^T``
         without faults)."""
-        from netdp.privacy import gossip
 
         sec, memo = _section(setup), setup.memo
         rounds = None if trace is None else trace.gossip
         if rounds is not None and rounds.lost is not None:
-            final = list(gossip.faulty_iterate(memo["W"], np.eye(setup.topology.n),
+            final = list(averaging.faulty_iterate(memo["W"], np.eye(setup.topology.n),
                                                rounds))[-1]
             norms = np.einsum("ij,ij->i", final, final)
         else:
-            norms = gossip.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
+            norms = gossip_message_sum.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
                                      gamma=memo["gamma"])[-1]
         return float(memo["sigma"] * (sec.high - sec.low) * math.sqrt(norms.mean()))
 
@@ -566,13 +566,12 @@ class GossipSumTask(Task):
                 "max_error": float(outcome.errors.max())}
 
     def utility(self, setup: Setup, outcomes: Sequence[GossipRun]) -> GossipUtility:
-        from netdp.privacy import gossip
 
         sec, memo = _section(setup), setup.memo
         width, n = sec.high - sec.low, setup.topology.n
-        norms = gossip.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
+        norms = gossip_message_sum.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
                                  gamma=memo["gamma"])[-1]  # ‖(A_T)_{v,:}‖² per node
-        bias = gossip.gossip(memo["W"], setup.data, setup.steps, accelerated=sec.accelerated,
+        bias = averaging.gossip(memo["W"], setup.data, setup.steps, accelerated=sec.accelerated,
                              gamma=memo["gamma"])[-1] - setup.data.mean()
         rmse = math.sqrt(float(np.mean((memo["sigma"] * width) ** 2 * norms + bias**2)))
         return GossipUtility(

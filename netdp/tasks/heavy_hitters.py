@@ -6,7 +6,7 @@ AISTATS 2022 Alg. 4 (Alg. 2 on the ring). Each node holds one item (an ``m``-bit
 The token carries every group's reports (a multiset: local-hashing reports ``(a, b, y)``
 do not grow with the domain, and their support of any candidate can be counted later);
 each holder adds, per visit, one report of its item's prefix for a group it draws
-uniformly (:mod:`netdp.protocols.heavy_hitters`). At the end the aggregator runs PEM's
+uniformly (:mod:`netdp.tasks.prefix_extension`). At the end the aggregator runs PEM's
 rounds over the groups: all ``2^s0`` prefixes, then the ``c`` best extended by the next
 bits, ..., and publishes the ``K`` best items with their estimated frequencies.
 
@@ -30,14 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from netdp.config import Section, SimulationConfig, param
+from netdp.core.errors import check
+from netdp.core.params import Section, param
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
-from netdp.protocols.heavy_hitters import MAX_BITS, Plan
-from netdp.reports import Report, Utility, fmt
+from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
+from netdp.tasks.prefix_extension import MAX_BITS, Plan
+from netdp.tasks.preparation import build_topology, resolve, values_from_file
+from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 GROUP = "heavy hitters (--task heavy-hitters)"
 DATA_GROUP = "summation and histograms"
@@ -197,8 +199,8 @@ class HeavyHittersTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
-        from netdp.protocols.heavy_hitters import group_oracles
+        from netdp.core import seeding
+        from netdp.tasks.prefix_extension import group_oracles
 
         sec = config.section
         assert isinstance(sec, HeavyHittersConfig) and config.seed is not None
@@ -244,7 +246,7 @@ class HeavyHittersTask(Task):
         dummies (ring), every holder's report in trace order (token by token), node 0's
         tail dummies (ring). Dummies are reports of uniform items (known to node 0, which
         removes them before estimating)."""
-        from netdp.protocols.heavy_hitters import perturb_groups
+        from netdp.tasks.prefix_extension import perturb_groups
 
         plan, oracles = setup.memo["plan"], setup.memo["oracles"]
         rng = streams.generator("noise")
@@ -256,7 +258,7 @@ class HeavyHittersTask(Task):
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> HeavyOutcome:
         """Each holder adds one report to the token; the aggregator runs PEM's rounds."""
-        from netdp.protocols.heavy_hitters import identify, scores, true_top
+        from netdp.tasks.prefix_extension import identify, scores, true_top
 
         sec, plan = _section(setup), setup.memo["plan"]
         groups, reports = self.token_reports(setup, trace, streams)[1]

@@ -17,15 +17,18 @@ from typing import Any
 import numpy as np
 
 from netdp.adversary.network import Adversary, AttackRun
-from netdp.config import SimulationConfig, UserLevelSection, param
+from netdp.core.errors import check
+from netdp.core.params import param
+from netdp.core.sections import UserLevelSection
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
-from netdp.protocols.histogram import CHUNK
-from netdp.protocols.user_level import UserLevel, UserLevelReport
-from netdp.reports import Report, Utility, fmt
+from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve, values_from_file
+from netdp.tasks.histogram_walk import CHUNK
+from netdp.tasks.preparation import build_topology, resolve, values_from_file
+from netdp.tasks.user_level import UserLevel, UserLevelReport
+from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
 SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
@@ -39,7 +42,7 @@ MAX_EPSILON = 700.0  # e^700 ~ 1e304: the oracles' probabilities stay finite
 @dataclass(frozen=True)
 class HistogramConfig(UserLevelSection):
     """Parameters of ``--task histogram`` (with the user-level mode's ``records_per_node``
-    and ``bound``: :mod:`netdp.protocols.user_level`)."""
+    and ``bound``: :mod:`netdp.tasks.user_level`)."""
 
     task = "histogram"
 
@@ -191,7 +194,7 @@ def _per_record(setup: Setup, outcome: Any) -> Any:
 
 
 def _ring_theory(setup: Setup) -> dict[str, float]:
-    from netdp.privacy.shuffle_tracker import ring_histogram_theory
+    from netdp.tracking.shuffle import ring_histogram_theory
 
     cfg, sec = setup.config, _section(setup)
     return {"histogram-ring": ring_histogram_theory(
@@ -223,8 +226,8 @@ class HistogramTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
-        from netdp.data import categories, check_categories
+        from netdp.core import seeding
+        from netdp.data.values import categories, check_categories
 
         sec = config.section
         assert isinstance(sec, HistogramConfig) and config.seed is not None
@@ -271,7 +274,7 @@ class HistogramTask(Task):
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
         """Each holder adds a fresh report of its category to the token's aggregate."""
-        from netdp.protocols.histogram import ring_histogram, walk_histogram
+        from netdp.tasks.histogram_walk import ring_histogram, walk_histogram
 
         oracle = self.oracle(setup, streams.run)
         rng = streams.generator("noise")
@@ -288,7 +291,7 @@ class HistogramTask(Task):
         reports); the honest reports are the run's own draws."""
         from netdp.adversary.network import AttackRun, Null, detect, plan, received_mass
         from netdp.adversary.poisoning import fake_reports
-        from netdp.protocols.histogram import HistOutcome, aggregate_reports, truth
+        from netdp.tasks.histogram_walk import HistOutcome, aggregate_reports, truth
 
         honest = self.run(setup, trace, streams)
         oracle, attack = self.oracle(setup, streams.run), adversary.attack
@@ -374,8 +377,8 @@ class HistogramTask(Task):
     def targets(self, setup: Setup, oracle: Any) -> tuple[np.ndarray, Any]:
         """The attack's targets (``targets`` stream, key 0) and an MGA's crafted hash on
         local hashing (key 1), once per simulation (kept in ``setup.memo``)."""
-        from netdp import seeding
         from netdp.adversary.poisoning import best_hash, choose_targets
+        from netdp.core import seeding
 
         if "targets" not in setup.memo:
             sec = _section(setup)
@@ -392,8 +395,8 @@ class HistogramTask(Task):
     def mass_model(self, setup: Setup, oracle: Any) -> Any:
         """The honest holders' null model of a report's mass (``calibration`` stream), once
         per simulation (``None`` for cms, hcms and rappor: no vectorised support)."""
-        from netdp import seeding
         from netdp.adversary.network import MassModel
+        from netdp.core import seeding
 
         if "mass" not in setup.memo:
             setup.memo["mass"] = MassModel.of(oracle, seeding.generator(setup.seed,
@@ -404,7 +407,8 @@ class HistogramTask(Task):
         return {"l1": outcome.l1, "linf": outcome.linf, "mse": outcome.mse}
 
     def utility(self, setup: Setup, outcomes: Sequence[Any]) -> HistogramUtility:
-        from netdp.protocols.histogram import ldp_mse, project_simplex
+        from netdp.mechanisms._oracle import project_simplex
+        from netdp.tasks.histogram_walk import ldp_mse
 
         sec, first = _section(setup), outcomes[0]
         estimate = np.mean([o.estimate for o in outcomes], axis=0)
@@ -425,11 +429,11 @@ class HistogramTask(Task):
     def user_level(self, setup: Setup, outcome: Any, noise: float) -> UserLevelReport:
         """The bound's bias and variances against the naive approach's (no bound: every
         record reported, each at ``ε/K``), closed forms averaged over the categories
-        (:mod:`netdp.protocols.user_level`); the noise's is the oracle's (a walk's sampling
+        (:mod:`netdp.tasks.user_level`); the noise's is the oracle's (a walk's sampling
         is not modelled, as in ``theoretical_mse``: ``sampling_var`` is ``None`` and the
         MSEs leave it out)."""
         from netdp import mechanisms
-        from netdp.protocols.user_level import sqrt_ratio, total
+        from netdp.tasks.user_level import sqrt_ratio, total
 
         users: UserLevel = setup.memo["user_level"]
         cfg, sec, d = setup.config, _section(setup), _section(setup).domain
@@ -459,7 +463,7 @@ class HistogramTask(Task):
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The aggregates the observer receives, replaying the run's reports."""
-        from netdp.protocols.histogram import perturbed_reports
+        from netdp.tasks.histogram_walk import perturbed_reports
 
         oracle = self.oracle(setup, streams.run)
         rng = streams.generator("noise")
@@ -500,7 +504,7 @@ class HistogramTask(Task):
         sec = config.section
         assert isinstance(sec, HistogramConfig)
         from netdp.mechanisms import oracle_memory_bytes
-        from netdp.protocols.histogram import CHUNK
+        from netdp.tasks.histogram_walk import CHUNK
 
         reports = min(config.tokens * steps, CHUNK)
         oracle = oracle_memory_bytes(sec.mechanism, sec.local_epsilon(config.epsilon),

@@ -32,9 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from netdp.config import Section, SimulationConfig, param
+from netdp.core.errors import InputError, check
+from netdp.core.params import Section, param
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import InputError, check
 from netdp.mechanisms.set_valued import (
     ORACLES,
     PSFO,
@@ -47,10 +49,10 @@ from netdp.mechanisms.set_valued import (
     precision_recall,
     top_k,
 )
-from netdp.reports import Report, Utility, fmt
+from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.preparation import build_topology, resolve
+from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 GROUP = "itemsets (--task itemsets)"
 MAX_ITEMS = 100_000
@@ -136,7 +138,7 @@ def synthetic_sets(n: int, domain: int, mean_size: float, rng: np.random.Generat
     without replacement with weights ``(i+1)^-1.1`` (the largest Gumbel-perturbed log
     weights). Draws, in order: the sizes, then one Gumbel per user and item, by blocks of
     users."""
-    from netdp.data import ZIPF_EXPONENT
+    from netdp.data.values import ZIPF_EXPONENT
     from netdp.mechanisms._oracle import row_chunks
 
     sizes = np.minimum(1 + rng.poisson(mean_size - 1, n), domain)
@@ -329,7 +331,7 @@ def psfo_round(psfo: PSFO, sets: ItemSets, holders: np.ndarray,
     """One PSFO round: each entry of ``holders`` adds one report (draws: the sampled items,
     then the reports); the estimated frequency of each of ``sets``' items among the
     holders' sets, ``ℓ ĉ_i / N`` (S&P 2018 §IV)."""
-    from netdp.protocols.histogram import aggregate_reports
+    from netdp.tasks.histogram_walk import aggregate_reports
 
     total = aggregate_reports(psfo.base, psfo.sample(sets, holders, rng), rng)
     return psfo.estimate_counts(np.asarray(total), holders.size) / holders.size
@@ -371,7 +373,7 @@ class ItemsetsTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
+        from netdp.core import seeding
 
         sec = config.section
         assert isinstance(sec, ItemsetsConfig) and config.seed is not None
@@ -474,7 +476,7 @@ class ItemsetsTask(Task):
         """``(head, aggregate, tail, report chunks)``: the dummies' aggregates (0 off the
         ring) and the real reports'. Draws, in order: the sampled items (one uniform per
         report), the head dummies, the reports, the tail dummies."""
-        from netdp.protocols.histogram import aggregate_reports, perturbed_reports
+        from netdp.tasks.histogram_walk import aggregate_reports, perturbed_reports
 
         psfo: PSFO = setup.mechanism
         rng = streams.generator("noise")

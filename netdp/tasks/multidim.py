@@ -24,15 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from netdp.config import Section, SimulationConfig, param
-from netdp.config.params import defaults_differ
+from netdp.core.errors import check
+from netdp.core.params import Section, defaults_differ, param
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
 from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
-from netdp.reports import Report, Utility, fmt
+from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import report_tracking, shuffle_tracking, sources_param
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
+from netdp.tasks.preparation import build_topology, resolve
+from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 GROUP = "multidimensional collection (--task multidim)"
 MECHANISMS = ("hybrid", "piecewise", "duchi", "hm", "pm")
@@ -198,8 +199,8 @@ class MultidimTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
-        from netdp.datasets import load_table, synthetic
+        from netdp.core import seeding
+        from netdp.data.attributes import load_table, synthetic
 
         sec = config.section
         assert isinstance(sec, MultidimConfig) and config.seed is not None

@@ -17,11 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from netdp.config import Section, SimulationConfig, param
+from netdp.core.errors import check
+from netdp.core.params import Section, param
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
 from netdp.learning.models import MODELS
-from netdp.reports import (
+from netdp.report.types import (
     DistanceRow,
     PrivacyReport,
     Report,
@@ -31,8 +33,8 @@ from netdp.reports import (
     quantiles_of,
 )
 from netdp.tasks.base import Output, Task
-from netdp.tasks.setup import Setup, Streams, View, build_topology, resolve
-from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
+from netdp.tasks.preparation import build_topology, resolve
+from netdp.tracking.base import MATRIX_LIMIT, Tracker, Tracking
 
 REGIMES = ("local", "network", "central", "nonprivate", "local-hm", "local-pm")
 #: Regimes whose updates are Wang et al.'s sampled PM/HM reports (ICDE 2019, §5), not
@@ -122,8 +124,8 @@ class SgdRun:
 
     @cached_property
     def coefficients(self) -> np.ndarray:
-        """``C[u, v] = Σ 1/j`` over u's updates (:func:`netdp.privacy.sgd.pair_coefficients`)."""
-        from netdp.privacy.sgd import pair_coefficients
+        """``C[u, v] = Σ 1/j`` over u's updates (:func:`netdp.tracking.sgd.pair_coefficients`)."""
+        from netdp.tracking.sgd import pair_coefficients
 
         return pair_coefficients(self.holders, self.n)
 
@@ -270,7 +272,7 @@ def mean_curves(setup: Setup, outcomes: Sequence[SgdRun]) -> dict[str, Any]:
 
 
 def _pair_epsilons(coef: np.ndarray, sigma: float, clip_norm: float, delta: float) -> np.ndarray:
-    from netdp.privacy.sgd import epsilon_upper
+    from netdp.tracking.sgd import epsilon_upper
 
     return epsilon_upper(2.0 * clip_norm**2 * coef / sigma**2, delta)
 
@@ -321,7 +323,7 @@ class SgdTracker(Tracker):
         if not self.tracking:
             return SgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (),
                               "pairwise tracking skipped (no accountant)")
-        from netdp.topology import hop_distances
+        from netdp.graphs.topologies import hop_distances
 
         n = self.setup.topology.n
         off = ~np.eye(n, dtype=bool)
@@ -350,9 +352,9 @@ class SgdTracker(Tracker):
 
     def icml_mean(self, sigma: float) -> float:
         """Mean over ordered pairs of the ICML 2024 closed-form ε (network regime), over all
-        sources up to :data:`~netdp.privacy.graph_walk.DENSE_LIMIT` nodes, else 256 sampled
+        sources up to :data:`~netdp.tracking.graph_walk.DENSE_LIMIT` nodes, else 256 sampled
         sources (from the ``sources`` stream)."""
-        from netdp.privacy import graph_walk
+        from netdp.tracking import graph_walk
 
         setup, cfg = self.setup, self.setup.config
         n = setup.topology.n
@@ -373,7 +375,7 @@ class SgdTracker(Tracker):
 def check_learning(sec: Any, regimes: tuple[str, ...]) -> None:
     """Check an sgd section's ``regimes`` (among ``regimes``), ``dataset`` and ``target``
     (both sgd tasks)."""
-    from netdp.learning.datasets import DATASETS
+    from netdp.learning.training_data import DATASETS
 
     check(len(sec.regimes) > 0, "compare", f"name one or more of {', '.join(regimes)}")
     check(len(set(sec.regimes)) == len(sec.regimes), "compare",
@@ -389,8 +391,8 @@ def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any
     """The graph and the dataset split over its nodes, from the run's ``data`` stream (the
     sgd parameters: ``dataset``, ``model``, ``target``, ``test_fraction``, ``skew``). Without
     ``nodes``, the ring and the complete graph get ``min(cap, training rows)`` nodes."""
-    from netdp import seeding
-    from netdp.learning import datasets
+    from netdp.core import seeding
+    from netdp.learning import training_data as datasets
 
     sec: Any = config.section
     assert config.seed is not None
@@ -405,9 +407,9 @@ def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any
 
 def write_curves(report: Report, paths: Sequence[Path]) -> None:
     """``PREFIX.csv`` (objective and test score against steps, per regime) and ``PREFIX.png``."""
-    from netdp.figures import save
-    from netdp.files import write_atomic
+    from netdp.core.files import write_atomic
     from netdp.learning.curves import curves_csv, curves_figure
+    from netdp.report.figures import save
 
     write_atomic(paths[0], curves_csv(report), param="curves")
     save(curves_figure(report), paths[1], dpi=120, param="curves")
@@ -436,7 +438,7 @@ class SgdTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp.learning.models import Model
-        from netdp.protocols.sgd import learning_rates
+        from netdp.tasks.sgd_walk import learning_rates
 
         sec = config.section
         assert isinstance(sec, SgdConfig)
@@ -456,7 +458,7 @@ class SgdTask(Task):
 
     def calibrations(self, setup: Setup, walk: SgdRun) -> dict[str, Any]:
         """σ per regime at the target (ε, δ), from the first run's walk off the clique."""
-        from netdp.privacy import sgd as sgd_privacy
+        from netdp.tracking import sgd as sgd_privacy
 
         if "calibrations" in setup.memo:
             return setup.memo["calibrations"]
@@ -483,7 +485,7 @@ class SgdTask(Task):
         """ε_u per update (the largest whose K-fold composition meets (ε, δ)); ``sigma``
         reports the update's worst-case noise std per coordinate, ``L sqrt(Var x_j)`` at
         ``|g_j| = L``, to set beside the Gaussian regimes' σ."""
-        from netdp.privacy import sgd as sgd_privacy
+        from netdp.tracking import sgd as sgd_privacy
 
         cfg, data = setup.config, setup.data
         eps_u = sgd_privacy.ldp_update_epsilon(cfg.epsilon, cfg.delta, data.contributions)
@@ -496,7 +498,7 @@ class SgdTask(Task):
 
     def perturbation(self, setup: Setup, regime: str, eps_u: float | None = None) -> Any:
         """The sampled PM/HM perturbation of an LDP regime (``None`` for the others)."""
-        from netdp.protocols.sgd import SampledPerturbation
+        from netdp.tasks.sgd_walk import SampledPerturbation
 
         if regime not in LDP_REGIMES:
             return None
@@ -507,7 +509,7 @@ class SgdTask(Task):
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> SgdRun:
         """The model walks: each holder takes a clipped, noisy step on its own rows."""
-        from netdp.protocols.sgd import walk_sgd
+        from netdp.tasks.sgd_walk import walk_sgd
 
         cfg, data = setup.config, setup.data
         walk = SgdRun(trace.holders[0], setup.topology.n)
@@ -555,14 +557,14 @@ class SgdTask(Task):
 
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """``node``'s rows replaced by a canary row whose clipped gradient points one way
-        or the other (:func:`netdp.learning.datasets.canary`)."""
-        from netdp.learning.datasets import canary_worlds
+        or the other (:func:`netdp.learning.training_data.canary`)."""
+        from netdp.learning.training_data import canary_worlds
 
         return canary_worlds(setup.data, node)
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The models the observer receives (first regime), replaying the run's noise."""
-        from netdp.protocols.sgd import model_snapshots
+        from netdp.tasks.sgd_walk import model_snapshots
 
         cfg, data = setup.config, setup.data
         walk = SgdRun(trace.holders[0], setup.topology.n)

@@ -18,12 +18,12 @@ mixes the noisy updates themselves). Everything is vectorised over nodes and coo
 receives each neighbour's state at every gossip step t = 0..K. Given the models before
 the round, the states at t = 0 are ``z = Θ_{r-1} − γ(G + H)``, a Gaussian with a mean
 that u's data moves by at most ``2Lγ`` (in norm), noise ``2Lσγ`` per coordinate; the
-round's view is the linear Gaussian view of ``z`` that :func:`netdp.privacy.gossip.joint`
+round's view is the linear Gaussian view of ``z`` that :func:`netdp.tracking.gossip.joint`
 analyses with T = K. Its Rényi loss about u's update is ``α c[u, v] / (2σ²)`` with
 ``c[u, v] = ‖Π_v e_u‖²`` (the d coordinates carry independent noise with the same
 projection, and the shift has norm <= 2L, so the coordinates add up to at most ``c``).
 Composed over the R rounds by RDP addition: ``R α c[u, v] / (2σ²)``, capped at the local
-level ``R α / (2σ²)``, converted by :func:`netdp.privacy.sgd.epsilon_upper`. This is the
+level ``R α / (2σ²)``, converted by :func:`netdp.tracking.sgd.epsilon_upper`. This is the
 Muffliato-GD accounting.
 
 *What is sound.* The local level is: v's whole view is a post-processing of u's R noisy
@@ -36,7 +36,7 @@ v never sees carry of u's earlier updates into later rounds; on a path with K = 
 at ``c = 0`` (per round) leaks over two rounds (``tests/tasks/test_sgd_gossip.py``
 proves it on the exact view of two rounds of a fixed-gradient run). The per-pair mean,
 quantiles and by-distance rows are therefore reported as the Muffliato-GD figure, not as
-a bound; the paper's per-message sum (:func:`netdp.privacy.gossip.message_sum`), composed
+a bound; the paper's per-message sum (:func:`netdp.tracking.gossip_message_sum.message_sum`), composed
 the same way, is shown as theory, and is not a bound either.
 
 **Calibration** (``--compare``), at the target (ε, δ), on common random numbers (the same
@@ -48,7 +48,7 @@ local DP against a neighbour; its gain is for the pairs further away. ``--sigma`
 for every private regime instead (each then reports the ε it gives).
 
 **Defaults.** K is Muffliato's step count at σ = 1, ``⌈gap^{-1/2} ln n⌉``
-(:func:`netdp.privacy.gossip.default_steps`; σ-free, so it does not depend on the
+(:func:`netdp.graphs.gossip_matrix.default_steps`; σ-free, so it does not depend on the
 calibration). The step size is ``1/β``, with β the smoothness bound of every node's
 objective (``max ||x||²/4`` for logistic, ``max ||x||²`` for least squares, plus λ: 4 and 1
 on the scaled data), the classical step of gradient descent (``f(θ_R) − f* <= β ||θ*||² /
@@ -67,21 +67,17 @@ from typing import Any
 
 import numpy as np
 
-from netdp.config import Section, SimulationConfig, param
+from netdp.core.errors import check
+from netdp.core.params import Section, param
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
+from netdp.graphs import gossip_matrix
 from netdp.learning.curves import LearningCurve
-from netdp.reports import (
-    PrivacyReport,
-    Report,
-    distance_lines,
-    fmt,
-    quantiles_of,
-)
+from netdp.report.types import PrivacyReport, Report, distance_lines, fmt, quantiles_of
 from netdp.tasks.base import Task
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
 from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip
-from netdp.tasks.setup import Setup, Streams, View
 from netdp.tasks.sgd import (
     CURVES,
     GROUP,
@@ -93,7 +89,7 @@ from netdp.tasks.sgd import (
     learning_data,
     mean_curves,
 )
-from netdp.tasks.tracking import MATRIX_LIMIT, Tracker, Tracking
+from netdp.tracking.base import MATRIX_LIMIT, Tracker, Tracking
 
 REGIMES = ("local", "network", "nonprivate")
 DEFAULT_ROUNDS = 1000
@@ -197,7 +193,7 @@ class Calibration:
 @dataclass(frozen=True, eq=False)
 class GossipOutcome(LearningCurve):
     """One regime of one run: the learning curve of the average model over the rounds
-    (:class:`~netdp.protocols.sgd.LearningCurve`), with
+    (:class:`~netdp.tasks.sgd_walk.LearningCurve`), with
 
     Attributes
     ----------
@@ -229,7 +225,7 @@ def gossip_gd(split: Any, model: Any, W: Any, gossip_steps: int, rounds: int, si
     Parameters
     ----------
     split
-        Training rows per node and the test set (:class:`netdp.learning.datasets.Split`).
+        Training rows per node and the test set (:class:`netdp.learning.training_data.Split`).
     model
         Loss and score (:class:`netdp.learning.models.Model`).
     W
@@ -258,7 +254,7 @@ def gossip_gd(split: Any, model: Any, W: Any, gossip_steps: int, rounds: int, si
         ``None``).
     """
     from netdp.learning.models import clip, project
-    from netdp.protocols.sgd import eval_steps
+    from netdp.tasks.sgd_walk import eval_steps
 
     n, d = split.n, split.dim
     at = eval_steps(rounds, evals)
@@ -433,7 +429,7 @@ class GossipSgdTracker(Tracker):
     def node_ldp(self) -> np.ndarray | None:
         if not self._private():
             return None
-        from netdp.privacy.sgd import epsilon
+        from netdp.tracking.sgd import epsilon
 
         local = epsilon(self.setup.steps / (2.0 * self._paired().noise_multiplier**2),
                         self.setup.config.delta)
@@ -445,7 +441,7 @@ class GossipSgdTracker(Tracker):
     def matrix(self) -> np.ndarray | None:
         if not self.keep_pairs or self.joint is None:
             return None
-        from netdp.privacy.sgd import epsilon_upper
+        from netdp.tracking.sgd import epsilon_upper
 
         cal = self._paired()
         coef = self.joint.matrix()
@@ -456,9 +452,9 @@ class GossipSgdTracker(Tracker):
         return eps
 
     def report(self) -> GossipSgdPrivacy:
-        from netdp.privacy import gossip
-        from netdp.privacy.sgd import epsilon
         from netdp.tasks.gossip_sum import distance_rows
+        from netdp.tracking import gossip
+        from netdp.tracking.sgd import epsilon
 
         setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         memo, n, rounds = setup.memo, setup.topology.n, setup.steps
@@ -471,7 +467,7 @@ class GossipSgdTracker(Tracker):
                                     note="pairwise tracking skipped (no accountant)")
         joint, delta = self.joint, cfg.delta
         mask = joint.pair_mask()
-        distances = gossip.hop_distances(memo["adj"], joint.nodes)
+        distances = gossip_matrix.hop_distances(memo["adj"], joint.nodes)
         rows, theory, renyi = [], {}, {}
         for cal in self._private():
             per_round = cal.noise_multiplier / math.sqrt(rounds)  # s: R c/(2σ²) = c/(2s²)
@@ -526,7 +522,6 @@ class GossipSgdTask(Task):
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp.engine import choose
         from netdp.learning.models import Model
-        from netdp.privacy import gossip
         from netdp.tasks.gossip_sum import gossip_memo
 
         sec = config.section
@@ -535,7 +530,7 @@ class GossipSgdTask(Task):
         model = Model(sec.model, sec.l2)
         memo = gossip_memo(config, topo)
         steps = sec.gossip_steps if sec.gossip_steps is not None else \
-            gossip.default_steps(memo["gap"], 1.0, topo.n)
+            gossip_matrix.default_steps(memo["gap"], 1.0, topo.n)
         rounds = config.steps or DEFAULT_ROUNDS
         lr = sec.lr if sec.lr is not None else 1.0 / model.smoothness(split.X)
         accountants = ("rdp",) if config.accountants is None else config.accountants
@@ -547,7 +542,7 @@ class GossipSgdTask(Task):
 
     def trace(self, setup: Setup, streams: Streams) -> Trace:
         """The messages of R rounds of K + 1 gossip states each."""
-        from netdp.engine import gossip as engine
+        from netdp.engine import gossip_rounds as engine
         from netdp.engine.clock import parse_latency
 
         cfg = setup.config
@@ -617,8 +612,8 @@ class GossipSgdTask(Task):
 
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """``node``'s rows replaced by a canary row whose clipped gradient points one way
-        or the other (:func:`netdp.learning.datasets.canary`)."""
-        from netdp.learning.datasets import canary_worlds
+        or the other (:func:`netdp.learning.training_data.canary`)."""
+        from netdp.learning.training_data import canary_worlds
 
         return canary_worlds(setup.data, node)
 
@@ -650,9 +645,9 @@ def calibrate(config: SimulationConfig) -> dict[str, Calibration]:
     The coefficient of a regime is the largest per-round ``c`` it must cover: 1 for local
     (every update in the clear), and for network the largest over pairs, which is 1 too (a
     neighbour receives the noisy model at t = 0; ``tests/tasks/test_sgd_gossip.py``
-    checks it against :func:`netdp.privacy.gossip.joint`).
+    checks it against :func:`netdp.tracking.gossip.joint`).
     """
-    from netdp.privacy.sgd import epsilon, rho_for
+    from netdp.tracking.sgd import epsilon, rho_for
 
     rounds, clip_norm, delta = config.steps, config.get("lipschitz"), config.delta
     assert rounds is not None

@@ -5,7 +5,7 @@ ring (Alg. 1) a noise draw comes once every ``n - 1`` hops; on other graphs (Alg
 every holder adds noise. Duchi, Piecewise and Hybrid reports replace the value at every
 hop instead. Pairwise tracking: the ring's closed form, the reference walk tracker of
 the complete graph (kov, rdp, pld), and on any other graph its generalisation by the walk's
-taboo chain (kov, rdp; :mod:`netdp.privacy.taboo`) beside the ICML 2024 closed form.
+taboo chain (kov, rdp; :mod:`netdp.tracking.taboo`) beside the ICML 2024 closed form.
 """
 
 from __future__ import annotations
@@ -19,13 +19,18 @@ from typing import Any
 import numpy as np
 
 from netdp.adversary.network import Adversary, AttackRun
-from netdp.config import SimulationConfig, UserLevelSection, param
+from netdp.core.errors import check
+from netdp.core.params import param
+from netdp.core.sections import UserLevelSection
+from netdp.core.setup import Setup, Streams, View
+from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.errors import check
-from netdp.protocols.user_level import UserLevel, UserLevelReport
-from netdp.reports import Report, Utility, fmt, row
+from netdp.report.types import Report, Utility, fmt, row
 from netdp.tasks.base import Task
-from netdp.tasks.graph_tracking import (
+from netdp.tasks.preparation import build_topology, range_worlds, resolve, values_from_file
+from netdp.tasks.user_level import UserLevel, UserLevelReport
+from netdp.tracking.base import Tracking
+from netdp.tracking.graph_observers import (
     DENSE_NODES,
     graph_by_distance,
     graph_note,
@@ -33,16 +38,6 @@ from netdp.tasks.graph_tracking import (
     sources_param,
     transition,
 )
-from netdp.tasks.setup import (
-    Setup,
-    Streams,
-    View,
-    build_topology,
-    range_worlds,
-    resolve,
-    values_from_file,
-)
-from netdp.tasks.tracking import Tracking
 
 ADDITIVE = ("gaussian", "laplace")
 MECHANISMS = ADDITIVE + ("duchi", "piecewise", "hybrid")
@@ -53,7 +48,7 @@ GROUP = "summation and histograms"
 @dataclass(frozen=True)
 class SumConfig(UserLevelSection):
     """Parameters of ``--task sum`` (with the user-level mode's ``records_per_node`` and
-    ``bound``: :mod:`netdp.protocols.user_level`)."""
+    ``bound``: :mod:`netdp.tasks.user_level`)."""
 
     task = "sum"
 
@@ -145,15 +140,15 @@ class SumUtility(Utility):
 
 def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
                  keep_pairs: bool) -> Any:
-    from netdp.privacy.tracker import ring_losses
-    from netdp.protocols.summation import ring_noise_mask
+    from netdp.tasks.summation import ring_noise_mask
+    from netdp.tracking.loss_table import ring_losses
 
     cfg, n = setup.config, setup.topology.n
     section = cfg.section
     assert isinstance(section, SumConfig)
     mask = ring_noise_mask(n, setup.steps, section.noise_every_hop)
     if accountant == "exact":
-        from netdp.privacy.tracker import ring_exact_losses
+        from netdp.tracking.loss_table import ring_exact_losses
 
         z = setup.mechanism.sigma / setup.mechanism.sensitivity
         return ring_exact_losses(n, cfg.rounds, mask, z, cfg.delta, coalition)
@@ -163,7 +158,7 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
 def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
                  keep_pairs: bool) -> Any:
     from netdp.mechanisms.noise import Laplace
-    from netdp.privacy.tracker import clip_to_ldp, ldp_losses, walk_losses
+    from netdp.tracking.loss_table import clip_to_ldp, ldp_losses, walk_losses
 
     mech = setup.mechanism
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
@@ -182,13 +177,13 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
 
 def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
                        coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
-    """The taboo-chain tracker (:mod:`netdp.privacy.taboo`) for the observers the setup's
+    """The taboo-chain tracker (:mod:`netdp.tracking.taboo`) for the observers the setup's
     size allows, each pair capped at its node's LDP loss (nodes kept: ``observers x n``
     values, for the summary by distance)."""
     from netdp.mechanisms.noise import Laplace
-    from netdp.privacy.taboo import graph_walk_losses
-    from netdp.privacy.tracker import clip_to_ldp, ldp_losses
-    from netdp.privacy.walk_views import sound_graph_losses
+    from netdp.tracking.loss_table import clip_to_ldp, ldp_losses
+    from netdp.tracking.taboo import graph_walk_losses
+    from netdp.tracking.walk_views import sound_graph_losses
 
     cfg, mech = setup.config, setup.mechanism
     observers = matrix_observers(setup, keep_pairs)
@@ -208,7 +203,7 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
 
 def icml_theory(setup: Setup) -> dict[str, float]:
     """With Gaussian noise on any graph: the mean over ordered pairs of the ICML 2024 closed
-    form (:mod:`netdp.privacy.graph_walk`). Each token's walk of T steps gives every pair
+    form (:mod:`netdp.tracking.graph_walk`). Each token's walk of T steps gives every pair
     the linear RDP ``α c_uv / (2σ²)`` (σ in units of the value range; the same
     linear-Gaussian view as the SGD walk, with sensitivity Δ), tokens compose; all sources
     up to 512 nodes, else 256 sampled from the ``sources`` stream; skipped without an
@@ -218,8 +213,8 @@ def icml_theory(setup: Setup) -> dict[str, float]:
     if (setup.topology.kind != "graph" or not isinstance(setup.mechanism, Gaussian)
             or not setup.config.accountants):
         return {}
-    from netdp.privacy import graph_walk
-    from netdp.privacy.sgd import epsilon_upper
+    from netdp.tracking import graph_walk
+    from netdp.tracking.sgd import epsilon_upper
 
     cfg, n = setup.config, setup.topology.n
     sources = None
@@ -236,7 +231,7 @@ def icml_theory(setup: Setup) -> dict[str, float]:
 
 
 def _ring_ldp(setup: Setup, trace: Trace) -> np.ndarray:
-    from netdp.privacy.bounds import opti
+    from netdp.bounds.curves import opti
 
     cfg = setup.config
     k = np.full(setup.topology.n, cfg.rounds, dtype=float)
@@ -245,7 +240,7 @@ def _ring_ldp(setup: Setup, trace: Trace) -> np.ndarray:
 
 def _theory(prefix: str) -> Any:
     def theory(setup: Setup) -> dict[str, float]:
-        from netdp.privacy.bounds import CURVES
+        from netdp.bounds.curves import CURVES
 
         cfg = setup.config
         args = {"n": setup.topology.n, "K": cfg.rounds, "T": setup.steps,
@@ -280,7 +275,7 @@ class SumTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp import seeding
+        from netdp.core import seeding
 
         section = config.section
         assert isinstance(section, SumConfig)
@@ -308,7 +303,7 @@ class SumTask(Task):
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
         """Each holder adds its value and its noise (or its report) to the token."""
-        from netdp.protocols.summation import randomized_sum, ring_sum, walk_sum
+        from netdp.tasks.summation import randomized_sum, ring_sum, walk_sum
 
         cfg, topo, mech, values = setup.config, setup.topology, setup.mechanism, setup.data
         section = cfg.section
@@ -331,7 +326,7 @@ class SumTask(Task):
         the top of the range); the honest draws are the run's own."""
         from netdp.adversary.network import AttackRun, Null, detect, plan, received_mass
         from netdp.mechanisms.noise import Gaussian
-        from netdp.protocols.summation import SumOutcome
+        from netdp.tasks.summation import SumOutcome
 
         honest = self.run(setup, trace, streams)
         section, attack = setup.config.section, adversary.attack
@@ -393,8 +388,8 @@ class SumTask(Task):
     def user_level(self, setup: Setup, outcome: Any) -> UserLevelReport:
         """The bound's bias and variances against the naive approach's (no bound: every
         record, noise of sensitivity ``K (high - low)``), closed forms on the mean per
-        record (:mod:`netdp.protocols.user_level`)."""
-        from netdp.protocols.user_level import sqrt_ratio, total
+        record (:mod:`netdp.tasks.user_level`)."""
+        from netdp.tasks.user_level import sqrt_ratio, total
 
         users: UserLevel = setup.memo["user_level"]
         cfg, k = setup.config, users.per_node
@@ -447,8 +442,8 @@ def real_values(config: SimulationConfig, per_node: int = 1) -> tuple[np.ndarray
     section's range (``low``, ``high``, ``data``, ``data_file``: the sum's parameters,
     shared by gossip averaging); ``per_node`` synthetic records per node, node by node
     (the first ``n`` draws when 1)."""
-    from netdp import seeding
-    from netdp.data import check_range, synthetic
+    from netdp.core import seeding
+    from netdp.data.values import check_range, synthetic
 
     sec: Any = config.section
     assert config.seed is not None
@@ -479,8 +474,8 @@ def per_record(setup: Setup, outcome: Any) -> Any:
 def _sampling_var(setup: Setup, sums: np.ndarray, per_node: int) -> float | None:
     """The walk's sampling variance of the mean per record, for nodes that add ``sums``
     (none on the ring: every node adds its sum once per turn; ``None`` where
-    :func:`~netdp.protocols.summation.walk_sum_std` has no closed form)."""
-    from netdp.protocols.summation import walk_sum_std
+    :func:`~netdp.tasks.summation.walk_sum_std` has no closed form)."""
+    from netdp.tasks.summation import walk_sum_std
 
     if setup.topology.kind == "ring":
         return 0.0
@@ -491,7 +486,7 @@ def _sampling_var(setup: Setup, sums: np.ndarray, per_node: int) -> float | None
 def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.ndarray:
     """``(tokens, steps)``: what each holder adds to its token, with the run's own draws
     (the same chunks from the same stream as :meth:`SumTask.run`)."""
-    from netdp.protocols.summation import CHUNK, ring_noise_mask
+    from netdp.tasks.summation import CHUNK, ring_noise_mask
 
     section, mech, values = setup.config.section, setup.mechanism, setup.data
     assert isinstance(section, SumConfig)
@@ -524,7 +519,7 @@ def view_of_sums(trace: Trace, added: np.ndarray, observer: int) -> View:
 
 
 def _chunked_noise(mech: Any, rng: np.random.Generator, draws: int) -> np.ndarray:
-    from netdp.protocols.summation import CHUNK
+    from netdp.tasks.summation import CHUNK
 
     parts = [mech.noise(rng, min(CHUNK, draws - lo)) for lo in range(0, draws, CHUNK)]
     return np.concatenate(parts) if parts else np.empty(0)

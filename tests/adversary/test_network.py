@@ -19,7 +19,7 @@ from netdp.adversary.network import (
     plan,
     received_mass,
 )
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 
 
 def replay_token(holders, malicious, attack, masses, fake_mass):
@@ -194,7 +194,7 @@ def test_what_honest_holders_detect():
 
 
 def test_attack_report_in_json_and_sweep_rows(tmp_path):
-    from netdp.sweep.table import flatten
+    from netdp.run.sweep.table import flatten
 
     report = run_attack(attack="beyond:5", runs=2)
     data = json.loads(json.dumps(report.to_json()))

@@ -9,7 +9,7 @@ import pytest
 
 from netdp import mechanisms
 from netdp.adversary.poisoning import CRAFTED, choose_targets, poison
-from netdp.data import categories
+from netdp.data.values import categories
 
 D, EPS, BETA, R, USERS, TRIALS = 32, 1.0, 0.05, 5, 20_000, 30
 ALL = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
@@ -79,7 +79,7 @@ def test_mga_beats_ria_and_rpa_where_the_theory_says():
 
 
 def test_targets_and_bad_input():
-    from netdp.errors import InputError
+    from netdp.core.errors import InputError
 
     values, _ = setting()
     least = choose_targets(values, D, 3, "least", np.random.default_rng(0))
@@ -93,7 +93,7 @@ def test_targets_and_bad_input():
 
 
 def run_cli(capsys, *argv):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["attack", *argv])
     out, err = capsys.readouterr()

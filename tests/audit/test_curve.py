@@ -86,7 +86,7 @@ def test_the_figure_draws_every_series():
 
 
 def run_cli(capsys, *argv):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["audit", *argv])
     out, err = capsys.readouterr()

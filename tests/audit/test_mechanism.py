@@ -272,7 +272,7 @@ def test_auditor_refuses_bad_scores_by_name():
 
 
 def run_cli(capsys, *argv):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["audit", *argv])
     out, err = capsys.readouterr()
@@ -328,7 +328,7 @@ def test_full_grid_never_exceeds_the_claim(name, epsilon, domain):
     """The full grid (``-m slow``): every randomizer, five ε, two domains, 2e5 trials."""
     if name in mechanism_audit.NUMERIC and domain != 2:
         pytest.skip("numbers have no domain")
-    from netdp.errors import InputError
+    from netdp.core.errors import InputError
 
     trials = 50_000 if name in SLOW else 200_000
     try:

@@ -94,7 +94,7 @@ def test_linear_scores_separate_a_mean_shift():
 
 
 def test_bad_pairs_and_tasks_are_refused(monkeypatch):
-    from netdp.errors import InputError
+    from netdp.core.errors import InputError
     from netdp.tasks.base import Task
     from netdp.tasks.sum import SumTask
 
@@ -109,7 +109,7 @@ def test_bad_pairs_and_tasks_are_refused(monkeypatch):
 
 
 def test_cli_protocol_audit_json(capsys):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["audit", "--task", "sum", "--topology", "ring", "--nodes", "6",
                  "--rounds", "2", "--trials", "400", "--json"])
@@ -133,9 +133,9 @@ def test_a_tracker_that_drops_the_attributable_neighbour_is_caught():
     most attributed node, where the real tracker says 9.19. The hidden paths are drawn
     again in every replay (the trackers' mechanism), so the view is a mixture over paths
     and Clopper-Pearson is the test: 20 000 held-out replays prove 3.68 (9 s)."""
-    from netdp.privacy.tracker import walk_losses
+    from netdp.core.setup import Streams
     from netdp.tasks import task_of
-    from netdp.tasks.setup import Streams
+    from netdp.tracking.loss_table import walk_losses
 
     config = make_config(dict(task="sum", topology="complete", nodes=6, steps=60, seed=2,
                               epsilon=4.0, accountants=["pld"]))
@@ -183,7 +183,7 @@ def test_hidden_paths_are_drawn_again_and_the_ring_has_one():
     (["--topology", "ring", "--nodes", "5", "--set", "nope=1"], "--nope"),
 ])
 def test_cli_protocol_bad_input_is_one_line_exit_2(capsys, argv, flag):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["audit", "--task", "sum", "--trials", "10", *argv])
     out, err = capsys.readouterr()
@@ -250,7 +250,7 @@ def test_a_coalition_around_a_ring_node_sees_it_in_the_clear():
 
 
 def test_cli_coalition_json(capsys):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["audit", "--task", "histogram", "--topology", "ring", "--nodes", "8",
                  "--coalition", "1,3", "--node", "2", "--trials", "400", "--json"])

@@ -29,7 +29,7 @@ def commands() -> list[tuple[str, list[str]]]:
 
 def run(argv: list[str]) -> dict:
     """Run ``netdp ARGV`` in process and parse its JSON output."""
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

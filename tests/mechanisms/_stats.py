@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import Z, assert_std_gaussian
 
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 
 
 def mean_ok(samples: np.ndarray, expected: float, std: float) -> bool:

@@ -9,7 +9,7 @@ from conftest import assert_mean
 from scipy import stats
 
 from netdp.audit import lower_bounds as audit
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms.histogram_encoding import SHE, THE, the_probabilities
 
 # (a) unbiased, closed-form variance ------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from conftest import Z, assert_mean, assert_std_gaussian
 from scipy import stats
 
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms import BLH, OLH
 from netdp.mechanisms._hashing import (
     PRIME,
@@ -25,7 +25,7 @@ from netdp.mechanisms._hashing import (
     hash_values,
 )
 from netdp.mechanisms.local_hashing import support_counts
-from netdp.protocols.heavy_hitters import estimate
+from netdp.tasks.prefix_extension import estimate
 
 EXTREMES = [0, 1, 2, 7, PRIME - 1, PRIME, PRIME + 1, (1 << 32) - 1, 1 << 32, (1 << 32) + 1,
             (1 << 53) - 1, 1 << 60, PRIME61 - 2, PRIME61 - 1, PRIME61]

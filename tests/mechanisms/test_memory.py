@@ -24,7 +24,7 @@ from netdp.mechanisms import (
     rappor,
 )
 from netdp.mechanisms.histogram_encoding import _LaplaceStream, laplace_noise
-from netdp.protocols import histogram
+from netdp.tasks import histogram_walk as histogram
 
 MB = 1 << 20
 BUDGET = 16 * MB  # a small working-set budget, so that the large reports go in blocks

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from _stats import assert_rejected, mean_ok, variance_ok
 
-from netdp.datasets import synthetic
+from netdp.data.attributes import synthetic
 from netdp.mechanisms.multidim import ORACLES, DuchiMultidim, Multidim, Table, sample_size
 
 ROUNDS = 3000

@@ -7,7 +7,7 @@ from _stats import agrees
 from conftest import Z, assert_mean
 
 from netdp.audit import lower_bounds as audit
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms.bounded import HYBRID_THRESHOLD, Duchi, Hybrid, Piecewise
 
 XS = np.array([-1.0, -0.4, 0.0, 0.7, 1.0])

@@ -7,7 +7,7 @@ from _stats import estimated_frequencies, std_ok
 from conftest import assert_mean
 
 from netdp.audit import lower_bounds as audit
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms._oracle import pure_variance
 from netdp.mechanisms.randomized_response import GRR
 

@@ -8,7 +8,7 @@ from _stats import agrees, find_seed
 from conftest import assert_mean
 
 from netdp.audit import lower_bounds as audit
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms.rappor import RAPPOR, rappor_epsilon, rappor_probabilities
 
 

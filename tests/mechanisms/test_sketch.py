@@ -8,7 +8,7 @@ from _stats import agrees, estimated_counts, find_seed
 from conftest import Z, assert_mean
 
 from netdp.audit import lower_bounds as audit
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms._hadamard import fwht, hadamard_entry
 from netdp.mechanisms._hashing import PRIME, draw_keys, hash_values
 from netdp.mechanisms.sketch import CMS, HCMS, collision_probability

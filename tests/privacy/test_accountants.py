@@ -13,7 +13,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import RdpAccountant as LibRdpAccountant
 from scipy import integrate, optimize, special, stats
 
-from netdp.privacy.accountants import (
+from netdp.accounting.accountants import (
     ACCOUNTANTS,
     DEFAULT_ORDERS,
     INTEGER_ORDERS,
@@ -34,7 +34,7 @@ from netdp.privacy.accountants import (
     rdp_to_delta,
     rdp_to_epsilon,
 )
-from netdp.privacy.events import (
+from netdp.accounting.events import (
     ApproxDP,
     Composed,
     Gaussian,

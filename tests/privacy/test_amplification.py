@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from netdp.privacy import amplification as amp
-from netdp.privacy.amplification import (
+from netdp.accounting import amplification as amp
+from netdp.accounting.amplification import (
     binary_rr_shuffled_delta,
     binary_rr_shuffled_epsilon,
     blanket_epsilon,

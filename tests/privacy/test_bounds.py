@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from netdp.privacy.accountants import opti
-from netdp.privacy.bounds import (
+from netdp.accounting.accountants import opti
+from netdp.bounds.curves import (
     CONTRIBUTION_BOUNDS,
     CURVES,
     complete_ldp,

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from netdp.cli import main
-from netdp.errors import InputError
-from netdp.privacy import amplification as amp
-from netdp.privacy.bounds import CURVES, bounds_table, histogram_ring
-from netdp.privacy.shuffle_tracker import RTOL, ring_histogram_theory
+from netdp.accounting import amplification as amp
+from netdp.bounds.curves import CURVES, bounds_table, histogram_ring
+from netdp.core.errors import InputError
+from netdp.run.cli import main
+from netdp.tracking.shuffle import RTOL, ring_histogram_theory
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 

@@ -8,10 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from netdp import engine, seeding, topology
-from netdp.mechanisms import Gaussian as GaussianNoise
-from netdp.privacy import _compiled
-from netdp.privacy.accountants import (
+from netdp import engine
+from netdp.accounting import _compiled
+from netdp.accounting.accountants import (
     GdpAccountant,
     KovAccountant,
     RdpAccountant,
@@ -21,8 +20,11 @@ from netdp.privacy.accountants import (
     rdp_subsampled_gaussian,
     rdp_to_epsilon,
 )
-from netdp.privacy.events import ApproxDP, Composed, Gaussian, Subsampled
-from netdp.privacy.tracker import RDP_ORDERS, entry_event, walk_losses
+from netdp.accounting.events import ApproxDP, Composed, Gaussian, Subsampled
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.mechanisms import Gaussian as GaussianNoise
+from netdp.tracking.loss_table import RDP_ORDERS, entry_event, walk_losses
 
 
 def walk_losses_ref(*args, **kwargs):

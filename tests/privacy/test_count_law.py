@@ -1,4 +1,4 @@
-"""Laws of visit counts (netdp.privacy.count_law) against path enumeration, an independent
+"""Laws of visit counts (netdp.tracking.count_law) against path enumeration, an independent
 forward recursion, the union-bound expectation and the complete graph's closed forms."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import sparse, stats
 
-from netdp.errors import InputError
-from netdp.privacy import count_law as cl
+from netdp.core.errors import InputError
+from netdp.tracking import count_law as cl
 
 # --------------------------------------------------------------------------------------
 # Small graphs (n = 5) and oracles

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from netdp.privacy.events import (
+from netdp.accounting.events import (
     ApproxDP,
     Composed,
     Gaussian,

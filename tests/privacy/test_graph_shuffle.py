@@ -1,4 +1,4 @@
-"""The shuffle-window tracker on any graph (netdp.privacy.graph_shuffle): the reference
+"""The shuffle-window tracker on any graph (netdp.tracking.graph_shuffle): the reference
 convention (the complete graph's composition with the walk's taboo presence rates)
 against a plain-numpy oracle and the complete graph's reference tracker; capped at LDP,
 by distance, and per sampled observer. The sound convention against brute force:
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from test_taboo import dense_visits  # the plain-numpy taboo rates (same folder)
 
-from netdp import topology
+from netdp.accounting.accountants import kov_het_epsilon
 from netdp.engine import walk
 from netdp.engine.routing import Router
-from netdp.privacy import graph_walk
-from netdp.privacy.accountants import kov_het_epsilon
-from netdp.privacy.graph_shuffle import graph_histogram_losses
-from netdp.privacy.shuffle_tracker import trace_windows, walk_histogram_losses
-from netdp.privacy.tracker import ldp_losses
+from netdp.graphs import topologies as topology
+from netdp.tracking import graph_walk
+from netdp.tracking.graph_shuffle import graph_histogram_losses
+from netdp.tracking.loss_table import ldp_losses
+from netdp.tracking.shuffle import trace_windows, walk_histogram_losses
 
 EPS0, DELTA = 1.0, 1e-6
 

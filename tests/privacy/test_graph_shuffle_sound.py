@@ -20,8 +20,8 @@ import pytest
 from test_shuffle_sound import add_report, exact_epsilon, grr
 
 from netdp.engine.trace import Trace
-from netdp.privacy.graph_shuffle import graph_histogram_losses
-from netdp.privacy.holder_rates import holder_rates
+from netdp.tracking.graph_shuffle import graph_histogram_losses
+from netdp.tracking.holder_rates import holder_rates
 
 EPS0 = 1.0
 
@@ -199,7 +199,7 @@ def test_holder_rates_are_the_largest_conditional_chance():
 def test_complete_graph_rates_are_the_complete_trackers():
     """On the complete graph the bound is 1/N with self-moves and 1/(N - 2) without: the
     complete graph's own tracker's rate (``shuffle_tracker.holder_rate``)."""
-    from netdp.privacy.shuffle_tracker import holder_rate
+    from netdp.tracking.shuffle import holder_rate
 
     n = 7
     for self_moves in (True, False):
@@ -212,12 +212,13 @@ def test_sound_graph_tracker_matches_a_window_by_window_oracle():
     """The compiled composition against plain Python: per observer and node, each
     window's entry from ``sound_entries`` at the node's rate (``interior`` in a cycle,
     ``edge`` elsewhere, rounded up as the tracker rounds them), KOV over the windows."""
-    from netdp import engine, topology
+    from netdp import engine
+    from netdp.accounting.accountants import kov_het_epsilon
     from netdp.engine.routing import Router
-    from netdp.privacy import graph_walk
-    from netdp.privacy import shuffle_tracker as st
-    from netdp.privacy.accountants import kov_het_epsilon
-    from netdp.privacy.graph_shuffle import RATE_GRID
+    from netdp.graphs import topologies as topology
+    from netdp.tracking import graph_walk
+    from netdp.tracking import shuffle as st
+    from netdp.tracking.graph_shuffle import RATE_GRID
 
     topo = topology.build("karate", 34)
     trace = engine.walk("vector", Router(topo, "metropolis"), 700,

@@ -8,9 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from netdp import engine, seeding, topology
-from netdp.privacy.graph_walk import icml_coefficients, transition_matrix
-from netdp.privacy.sgd import pair_coefficients
+from netdp import engine
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.tracking.graph_walk import icml_coefficients, transition_matrix
+from netdp.tracking.sgd import pair_coefficients
 
 
 def _brute(P: np.ndarray, steps: int) -> np.ndarray:

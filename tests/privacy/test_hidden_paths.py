@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from netdp.privacy.hidden_paths import known_steps, resample
+from netdp.tracking.hidden_paths import known_steps, resample
 
 # a 5-cycle with the chord 0-2; simple random walk
 EDGES = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 2)]

@@ -1,4 +1,4 @@
-"""PLDs of Gaussian mixtures (netdp.privacy.mixture_pld) against independent references.
+"""PLDs of Gaussian mixtures (netdp.accounting.mixture_pld) against independent references.
 
 Tolerances come from the grid: a pessimistic PMF rounds each loss up by less than ``h``,
 the optimistic one down by less than ``h``, so for ``k`` composed factors
@@ -24,13 +24,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, special, stats
 
-from netdp.privacy.mixture_pld import (
-    MAX_LOSS,
-    TRUNCATION_MASS,
-    LossPmf,
-    PldPair,
-    mixture_pld,
-)
+from netdp.accounting.mixture_pld import MAX_LOSS, TRUNCATION_MASS, LossPmf, PldPair, mixture_pld
 
 DELTAS = (1e-9, 1e-6, 1e-3)
 SLACK = 1e-9  # float slack on the bracket checks (ε values are ~1..30)
@@ -46,7 +40,7 @@ def _bracket(w, s, h, **kw) -> tuple[PldPair, PldPair]:
 
 
 # --------------------------------------------------------------------------------------
-# Gaussian closed form, inverted by bisection (independent of netdp.privacy.accountants)
+# Gaussian closed form, inverted by bisection (independent of netdp.accounting.accountants)
 
 
 def _gauss_delta(mu: float, eps: float) -> float:

@@ -1,4 +1,4 @@
-"""The histogram trackers under the sound convention (netdp.privacy.shuffle_tracker).
+"""The histogram trackers under the sound convention (netdp.tracking.shuffle).
 
 The ground truth: the exact ε(δ) of the observer's view of a window, the count vector of
 its reports, for k-ary randomized response on domains of 2 and 3 values. The view is a
@@ -20,11 +20,13 @@ import numpy as np
 import pytest
 from conftest import assert_mean
 
-from netdp import engine, seeding, topology
+from netdp import engine
+from netdp.accounting.accountants import kov_het_epsilon
+from netdp.core import seeding
 from netdp.engine.trace import Trace
-from netdp.privacy import shuffle_tracker as st
-from netdp.privacy.accountants import kov_het_epsilon
-from netdp.privacy.tracker import clip_to_ldp, ldp_losses, summarize
+from netdp.graphs import topologies as topology
+from netdp.tracking import shuffle as st
+from netdp.tracking.loss_table import clip_to_ldp, ldp_losses, summarize
 
 BOUND = "fmt-numeric"
 
@@ -464,7 +466,7 @@ def test_ring_sound_is_the_reference_with_its_delta(coalition):
 
 
 def test_unknown_convention_is_refused():
-    from netdp.errors import InputError
+    from netdp.core.errors import InputError
 
     trace = _walk(5, 20)
     with pytest.raises(InputError):

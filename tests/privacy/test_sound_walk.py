@@ -14,10 +14,10 @@ import math
 import numpy as np
 import pytest
 
+from netdp.accounting.accountants import gaussian_epsilon, kov_het_epsilon, rdp_to_epsilon
 from netdp.engine.trace import Trace
-from netdp.privacy import cycle_entries as ce
-from netdp.privacy.accountants import gaussian_epsilon, kov_het_epsilon, rdp_to_epsilon
-from netdp.privacy.tracker import RDP_ORDERS, walk_losses
+from netdp.tracking import cycle_entries as ce
+from netdp.tracking.loss_table import RDP_ORDERS, walk_losses
 
 N, Z, DELTA = 50, 1.0, 1e-6
 EXACT_ONE = float(gaussian_epsilon(1 / math.sqrt(2), 2e-6))  # 3.2019...
@@ -213,8 +213,8 @@ def test_the_accounted_pair_is_the_worst_shifted_pair(w, s):
 def test_length_flags_are_the_distinct_view_lengths(coalition):
     """The kov/rdp trackers read only which view lengths occur (one pass, no sort): the
     same set as the sorted pass of ``view_lengths``, several tokens and a coalition."""
-    from netdp.privacy import _walk_kernels as kernels
-    from netdp.privacy.tracker import observer_view, view_lengths
+    from netdp.tracking._kernels import walk as kernels
+    from netdp.tracking.loss_table import observer_view, view_lengths
 
     rng = np.random.default_rng(3)
     trace = Trace(9, rng.integers(0, 9, size=(3, 400)))
@@ -251,7 +251,9 @@ def test_no_self_moves_rdp_keeps_the_law_at_high_orders(monkeypatch):
     """Without self-moves (no per-visit bound) a small ε0 puts the best Rényi order far
     above 8: the law kept to the largest order's growth lowers the figure (each curve
     bounds the view; the entry is their minimum)."""
-    from netdp import engine, seeding, topology
+    from netdp import engine
+    from netdp.core import seeding
+    from netdp.graphs import topologies as topology
 
     trace = engine.walk("vector", engine.Router(topology.complete(100, self_moves=False)),
                         10_000, [seeding.generator(0, "walk", 0, 0)])

@@ -5,8 +5,8 @@ The exact loss is computed here from the definitions, independently of the track
 view (the stretch before the observer's first hold of a token, each cycle between two of
 its holds) is the pair ``N(0, s²)`` against ``Σ_k P(K = k) N(k, s²)`` with ``s² = z² ×``
 (the draws the observer does not know), ``K`` the node's contributions, whose law is read
-from :mod:`netdp.privacy.count_law` (itself checked against path enumeration); the views
-compose exactly (:mod:`netdp.privacy.mixture_pld`), rounded *down* to the grid so that
+from :mod:`netdp.tracking.count_law` (itself checked against path enumeration); the views
+compose exactly (:mod:`netdp.accounting.mixture_pld`), rounded *down* to the grid so that
 the figure is a lower bound of the exact ε. A sound figure must not be below it.
 
 The same check catches each of the review's findings when put back (the reference
@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from netdp.accounting import mixture_pld as mp
 from netdp.engine.trace import Trace
-from netdp.privacy import count_law
-from netdp.privacy import cycle_entries as ce
-from netdp.privacy import mixture_pld as mp
-from netdp.privacy.tracker import walk_losses
-from netdp.privacy.walk_views import observer_views, sound_graph_losses
+from netdp.tracking import count_law
+from netdp.tracking import cycle_entries as ce
+from netdp.tracking.loss_table import walk_losses
+from netdp.tracking.walk_views import observer_views, sound_graph_losses
 
 CASES = 120
 STEP = 2e-3  # grid of the exact lower bound (it is rounded down: within k·STEP of exact)

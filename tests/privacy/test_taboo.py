@@ -1,4 +1,4 @@
-"""The graph-walk tracker (netdp.privacy.taboo): its kernels against plain numpy, its rates
+"""The graph-walk tracker (netdp.tracking.taboo): its kernels against plain numpy, its rates
 against the exact conditional law, and its composition against the accountants."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from netdp import topology
+from netdp.accounting.accountants import KovAccountant, RdpAccountant
+from netdp.accounting.events import ApproxDP, Composed, Gaussian, Subsampled
 from netdp.engine import walk
 from netdp.engine.routing import Router
 from netdp.engine.trace import Trace
-from netdp.privacy import _taboo_kernels as kernels
-from netdp.privacy import graph_walk, taboo
-from netdp.privacy.accountants import KovAccountant, RdpAccountant
-from netdp.privacy.events import ApproxDP, Composed, Gaussian, Subsampled
-from netdp.privacy.tracker import RDP_ORDERS, walk_losses
+from netdp.graphs import topologies as topology
+from netdp.tracking import graph_walk, taboo
+from netdp.tracking._kernels import taboo as kernels
+from netdp.tracking.loss_table import RDP_ORDERS, walk_losses
 
 
 def dense_visits(P: np.ndarray, blocked: np.ndarray, a: int, b: int, L: int) -> np.ndarray:
@@ -256,7 +256,7 @@ def test_far_nodes_lose_less_on_a_short_walk():
 
 
 def test_accountant_outside_the_graph_tracker_is_refused():
-    from netdp.errors import InputError
+    from netdp.core.errors import InputError
 
     trace = complete_trace(5, 50, 1)
     P = graph_walk.transition_matrix(topology.complete(5), "simple")

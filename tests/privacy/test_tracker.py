@@ -3,10 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from netdp import engine, seeding, topology
-from netdp.engine.trace import Trace
-from netdp.mechanisms import Gaussian
-from netdp.privacy.accountants import (
+from netdp import engine
+from netdp.accounting.accountants import (
     gaussian_epsilon,
     kov_het_epsilon,
     kov_het_terms,
@@ -14,8 +12,13 @@ from netdp.privacy.accountants import (
     rdp_subsampled_gaussian,
     rdp_to_epsilon,
 )
-from netdp.privacy.amplification import subsampled_epsilon
-from netdp.privacy.tracker import (
+from netdp.accounting.amplification import subsampled_epsilon
+from netdp.core import seeding
+from netdp.engine.trace import Trace
+from netdp.graphs import topologies as topology
+from netdp.mechanisms import Gaussian
+from netdp.tasks.summation import ring_noise_mask
+from netdp.tracking.loss_table import (
     RDP_ORDERS,
     _kov_homogeneous,
     ldp_losses,
@@ -23,7 +26,6 @@ from netdp.privacy.tracker import (
     summarize,
     walk_losses,
 )
-from netdp.protocols.summation import ring_noise_mask
 
 
 def walk_losses_ref(*args, **kwargs):
@@ -200,7 +202,7 @@ def test_pld_equals_a_dp_accounting_oracle(monkeypatch):
     """Bins off: the tracker composes the same entries as dp_accounting, except that it
     composes the Gaussian part exactly where the oracle discretises it (pessimistically),
     so it may sit below the oracle by at most one grid step, never above."""
-    from netdp.privacy import _walk_pld
+    from netdp.tracking import _walk_pld
 
     n, eps0, delta = 8, 0.4, 1e-7
     z = Gaussian(eps0, delta).sigma
@@ -215,7 +217,7 @@ def test_pld_equals_a_dp_accounting_oracle(monkeypatch):
 def test_pld_bins_are_sound_and_close():
     """Bins replace an entry by one with a shorter noise and a higher rate: never lower;
     with ratio r the rate grows by < r and the noise std shrinks by < sqrt(r)."""
-    from netdp.privacy import _walk_pld
+    from netdp.tracking import _walk_pld
 
     n, eps0, delta = 80, 0.4, 1e-7
     z = Gaussian(eps0, delta).sigma
@@ -236,7 +238,7 @@ def test_pld_bins_are_sound_and_close():
 def test_pld_of_an_isolated_entry_matches_exact_gaussian_dp():
     # holders 0, 1, 0 among a million nodes: pair (1 -> 0) has one entry, a Gaussian of std
     # z sqrt(2) and sensitivity 2; the observer's subsampled entry (rate ~2e-6) is noise.
-    from netdp.privacy import _walk_pld
+    from netdp.tracking import _walk_pld
 
     z, delta = 3.0, 1e-6
     trace = Trace(10**6, np.array([[0, 1, 0]], dtype=np.int32))

@@ -7,7 +7,7 @@ import io
 import numpy as np
 from matplotlib.image import imread
 
-from netdp.cli import main
+from netdp.run.cli import main
 
 
 def run(capsys, *argv):

@@ -1,4 +1,4 @@
-"""``netdp plot`` and netdp.sweep.plots: every preset draws real content, errors are one line."""
+"""``netdp plot`` and netdp.run.sweep.plots: every preset draws content; errors are one line."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from figure_checks import assert_image, data_ink, run
 
-from netdp.api import simulate
-from netdp.errors import InputError
-from netdp.sweep import plots
-from netdp.sweep.table import flatten
+from netdp.core.errors import InputError
+from netdp.graphs.topologies import complete, from_networkx, ring
+from netdp.run.api import simulate
+from netdp.run.sweep import plots
+from netdp.run.sweep.table import flatten
 from netdp.tasks import make_config
-from netdp.topology import complete, from_networkx, ring
 
 # --------------------------------------------------------------------------- fixtures
 
@@ -144,7 +144,7 @@ def test_groups_split_only_settings_that_vary_at_one_x():
 
 
 def test_theory_recomputed_when_the_column_is_missing(privacy_csv):
-    from netdp.privacy.bounds import CURVES
+    from netdp.bounds.curves import CURVES
 
     df = plots.read_results(privacy_csv)
     stored = df["theory_complete-ndp-chernoff"].to_numpy()

@@ -10,8 +10,8 @@ import pytest
 from figure_checks import assert_image, run
 from matplotlib.image import imread
 
-from netdp.cli import main
-from netdp.sweep import plots
+from netdp.run.cli import main
+from netdp.run.sweep import plots
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from netdp.cli import main
-from netdp.errors import InputError
-from netdp.sweep import plots
-from netdp.sweep import spec as spec_module
-from netdp.sweep.run import _dask_client, run_sweep
-from netdp.sweep.spec import MAX_POINTS, MAX_RUNS, parse_spec
-from netdp.sweep.table import ResultTable, read_table
+from netdp.core.errors import InputError
+from netdp.run.cli import main
+from netdp.run.sweep import plots
+from netdp.run.sweep import spec as spec_module
+from netdp.run.sweep.runner import _dask_client, run_sweep
+from netdp.run.sweep.spec import MAX_POINTS, MAX_RUNS, parse_spec
+from netdp.run.sweep.table import ResultTable, read_table
 
 FAST = "[fixed]\naccountants = []\n[grid]\nnodes = [5, 6, 7, 8]\n"
 
@@ -44,8 +44,8 @@ def _one_line(capsys, command: str) -> str:
 
 
 def _fail_on(monkeypatch, failures: dict[int, BaseException]) -> None:
-    """``netdp.api.simulate`` raises ``failures[nodes]`` for those configs."""
-    module = importlib.import_module("netdp.api")
+    """``netdp.run.api.simulate`` raises ``failures[nodes]`` for those configs."""
+    module = importlib.import_module("netdp.run.api")
     real = module.simulate
 
     def flaky(config, **kw):
@@ -60,7 +60,7 @@ def _never_called(monkeypatch) -> None:
     def fail(config, **kw):
         raise AssertionError(f"ran {config.nodes} again")
 
-    monkeypatch.setattr(importlib.import_module("netdp.api"), "simulate", fail)
+    monkeypatch.setattr(importlib.import_module("netdp.run.api"), "simulate", fail)
 
 
 # --------------------------------------------------------------------------- failing runs
@@ -119,7 +119,7 @@ class _CrashOn7(WorkerPlugin):
     name = "netdp-test-crash-on-7"
 
     def setup(self, worker) -> None:
-        module = importlib.import_module("netdp.api")
+        module = importlib.import_module("netdp.run.api")
         real = module.simulate
 
         def crash(config, **kw):
@@ -272,7 +272,7 @@ def test_plot_sizes_of_one_run_are_bounded(tmp_path, capsys, pairs_npy, monkeypa
                  str(out)]) == 2
     assert "--nodes: the pairwise matrix is offered up to n = 10000" in _one_line(capsys,
                                                                                  "plot")
-    from netdp.privacy import tracker
+    from netdp.tracking import loss_table as tracker
 
     monkeypatch.setattr(tracker, "MATRIX_LIMIT", 5)
     assert main(["plot", "--preset", "pairs", "--pairs", str(pairs_npy), "--out",

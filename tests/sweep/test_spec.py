@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from netdp.cli import main
-from netdp.errors import InputError
-from netdp.sweep.spec import config_hash, derive_seed, load_spec, parse_spec
+from netdp.core.errors import InputError
+from netdp.run.cli import main
+from netdp.run.sweep.spec import config_hash, derive_seed, load_spec, parse_spec
 from netdp.tasks import make_config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,11 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from netdp.api import simulate
-from netdp.cli import main
-from netdp.sweep.run import _dask_client, estimate_cost, plan_batches, run_sweep
-from netdp.sweep.spec import load_spec, parse_spec
-from netdp.sweep.table import ResultTable, flatten, read_table
+from netdp.run.api import simulate
+from netdp.run.cli import main
+from netdp.run.sweep.runner import _dask_client, estimate_cost, plan_batches, run_sweep
+from netdp.run.sweep.spec import load_spec, parse_spec
+from netdp.run.sweep.table import ResultTable, flatten, read_table
 
 REPO = Path(__file__).resolve().parents[2]
 

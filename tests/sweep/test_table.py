@@ -8,11 +8,11 @@ import math
 import pandas as pd
 import pytest
 
-from netdp.api import simulate
-from netdp.cli import main
-from netdp.errors import InputError
-from netdp.sweep.spec import config_hash, parse_spec
-from netdp.sweep.table import (
+from netdp.core.errors import InputError
+from netdp.run.api import simulate
+from netdp.run.cli import main
+from netdp.run.sweep.spec import config_hash, parse_spec
+from netdp.run.sweep.table import (
     MANIFEST,
     ResultTable,
     export_csv,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from netdp.cli import main
-from netdp.errors import InputError
-from netdp.files import atomic, write_atomic
-from netdp.sweep.table import ResultTable, read_table
+from netdp.core.errors import InputError
+from netdp.core.files import atomic, write_atomic
+from netdp.run.cli import main
+from netdp.run.sweep.table import ResultTable, read_table
 
 SPEC = "[fixed]\naccountants = []\n[grid]\nnodes = [5, 6, 7, 8]\n"
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

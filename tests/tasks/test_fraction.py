@@ -11,8 +11,8 @@ from conftest import assert_mean, assert_std_gaussian, walk_and_view
 from scipy import stats
 
 from netdp import simulate
-from netdp.cli import main
-from netdp.errors import InputError
+from netdp.core.errors import InputError
+from netdp.run.cli import main
 from netdp.tasks import TASKS, get_task, make_config
 from netdp.tasks.fraction import keep_probability
 

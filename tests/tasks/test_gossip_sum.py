@@ -11,11 +11,13 @@ import pytest
 from conftest import assert_mean, assert_std_gaussian
 
 from netdp import simulate
-from netdp.cli import main
-from netdp.errors import InputError
-from netdp.privacy import gossip
+from netdp.core.errors import InputError
+from netdp.core.setup import Streams
+from netdp.engine import averaging
+from netdp.run.cli import main
 from netdp.tasks import make_config, task_of
-from netdp.tasks.setup import Streams, with_seed
+from netdp.tasks.preparation import with_seed
+from netdp.tracking import gossip_message_sum
 
 RUNS = 300
 
@@ -32,8 +34,8 @@ def test_every_node_ends_at_the_closed_form_law(many_runs):
     task = task_of(cfg)
     setup = task.prepare(cfg)
     W, steps = setup.memo["W"], setup.steps
-    mean = gossip.gossip(W, setup.data, steps)[-1]
-    norms = gossip.row_norms(W, steps)[-1]
+    mean = averaging.gossip(W, setup.data, steps)[-1]
+    norms = gossip_message_sum.row_norms(W, steps)[-1]
     finals = np.array([o.final for o in many_runs.outcomes])
     for v in (0, 5, 11):
         std = 0.5 * np.sqrt(norms[v])
@@ -52,7 +54,7 @@ def test_a_run_is_the_gossip_of_its_noisy_values():
     trace = task.trace(setup, streams)
     outcome = task.run(setup, trace, streams)
     noise = Streams(setup.seed, 0).generator("noise").standard_normal(setup.topology.n)
-    states = gossip.gossip(setup.memo["W"], setup.data + 2.0 * noise, 5, accelerated=True,
+    states = averaging.gossip(setup.memo["W"], setup.data + 2.0 * noise, 5, accelerated=True,
                            gamma=setup.memo["gamma"])
     np.testing.assert_allclose(outcome.final, states[-1], rtol=1e-12)
     view = task.view(setup, trace, streams, observer=0)
@@ -113,7 +115,7 @@ def test_the_cli_runs_it_and_other_tasks_refuse_the_protocol(capsys, tmp_path):
 def test_renyi_rows_count_the_pairs_they_stand_for():
     """Regression: on a vertex-transitive graph the renyi rows counted one observer's
     pairs (6, 15, 20, ...), the epsilon rows every ordered pair they stand for."""
-    from netdp.api import simulate
+    from netdp.run.api import simulate
 
     res = simulate({"task": "sum", "protocol": "gossip", "topology": "hypercube",
                     "nodes": 64, "sigma": 1.0, "rdp_order": 2.0, "seed": 1}).to_dict()

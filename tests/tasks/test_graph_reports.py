@@ -56,12 +56,12 @@ def test_rounds_published_mid_walk_cut_the_graph_tracker_s_windows():
     which can only add windows, so every pair's loss is at least the uncut walk's."""
     import numpy as np
 
+    from netdp.core.setup import Streams
     from netdp.engine.trace import Trace
-    from netdp.privacy.graph_shuffle import graph_histogram_losses
     from netdp.tasks import task_of
-    from netdp.tasks.graph_tracking import transition
     from netdp.tasks.itemsets import phase_trace
-    from netdp.tasks.setup import Streams
+    from netdp.tracking.graph_observers import transition
+    from netdp.tracking.graph_shuffle import graph_histogram_losses
 
     config = make_config(task="itemsets", seed=3, topology="hypercube", nodes=16, steps=400,
                          mining="svsm", convention="reference")

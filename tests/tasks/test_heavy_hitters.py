@@ -11,10 +11,11 @@ from conftest import Z, assert_mean, assert_std_gaussian, walk_and_view
 from scipy import stats
 
 from netdp import simulate
-from netdp.cli import main
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms import frequency_oracle
-from netdp.protocols.heavy_hitters import (
+from netdp.run.cli import main
+from netdp.tasks import TASKS, get_task, make_config
+from netdp.tasks.prefix_extension import (
     Plan,
     estimate,
     group_oracles,
@@ -22,7 +23,6 @@ from netdp.protocols.heavy_hitters import (
     perturb_groups,
     scores,
 )
-from netdp.tasks import TASKS, get_task, make_config
 
 RUNS = 2000
 EPS = 2.0

@@ -12,11 +12,12 @@ from conftest import assert_mean, assert_std_gaussian
 from scipy import stats
 
 from netdp import engine, simulate
-from netdp.cli import main
+from netdp.core.errors import InputError
+from netdp.core.setup import Streams
 from netdp.engine.routing import Router
-from netdp.errors import InputError
+from netdp.run.cli import main
 from netdp.tasks import TASKS, get_task, make_config
-from netdp.tasks.setup import Streams, with_seed
+from netdp.tasks.preparation import with_seed
 
 RUNS = 300
 

@@ -13,10 +13,10 @@ from conftest import assert_mean, assert_std_gaussian
 from scipy import stats
 
 from netdp import engine, simulate
-from netdp.cli import main
+from netdp.core.errors import InputError
+from netdp.core.setup import Streams
 from netdp.engine.routing import Router
 from netdp.engine.trace import Trace
-from netdp.errors import InputError
 from netdp.mechanisms.set_valued import (
     PSFO,
     ItemSets,
@@ -26,9 +26,10 @@ from netdp.mechanisms.set_valued import (
     itemset_supports,
     mask_items,
 )
+from netdp.run.cli import main
 from netdp.tasks import get_task, make_config
 from netdp.tasks.itemsets import phase_trace, psfo_round, size_round
-from netdp.tasks.setup import Streams, with_seed
+from netdp.tasks.preparation import with_seed
 
 RUNS = 400
 

@@ -10,8 +10,8 @@ import pytest
 from conftest import Z, walk_and_view
 
 from netdp import simulate
-from netdp.cli import main
-from netdp.errors import InputError
+from netdp.core.errors import InputError
+from netdp.run.cli import main
 from netdp.tasks import TASKS, get_task, make_config
 
 RUNS = 300

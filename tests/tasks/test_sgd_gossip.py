@@ -13,14 +13,16 @@ import pytest
 from scipy import sparse
 
 from netdp import simulate
-from netdp.cli import main
-from netdp.errors import InputError
+from netdp.core.errors import InputError
+from netdp.core.setup import Streams
+from netdp.graphs import gossip_matrix
 from netdp.learning.models import clip, project
-from netdp.privacy import gossip
-from netdp.privacy.sgd import epsilon, epsilon_upper
+from netdp.run.cli import main
 from netdp.tasks import make_config, task_of
-from netdp.tasks.setup import Streams, with_seed
+from netdp.tasks.preparation import with_seed
 from netdp.tasks.sgd_gossip import gossip_gd
+from netdp.tracking import gossip
+from netdp.tracking.sgd import epsilon, epsilon_upper
 
 GRID = 10 ** (1 / 400) - 1  # the relative step of epsilon_upper's grid (0.58 %)
 
@@ -273,7 +275,7 @@ def test_the_cli_runs_it_beside_the_walk_and_the_walk_refuses_gossip_steps(
         assert util[regime]["epsilon"] == 1.0
     assert [r["regime"] for r in priv["empirical"]] == ["local", "network"]
     assert priv["rounds"] == out["config"]["steps"] == 1000
-    assert out["config"]["gossip_steps"] == gossip.default_steps(1.0, 1.0, 100) == 5
+    assert out["config"]["gossip_steps"] == gossip_matrix.default_steps(1.0, 1.0, 100) == 5
     assert out["curves"]["unit"] == "rounds" and out["curves"]["steps"][-1] == 1000
     assert (tmp_path / "sgd-curves.csv").is_file() and (tmp_path / "sgd-curves.png").is_file()
     assert main(["simulate", "--task", "sgd", "--gossip-steps", "3"]) == 2

@@ -7,9 +7,9 @@ import pytest
 
 from netdp import simulate
 from netdp.engine.routing import resolve_walk
-from netdp.privacy import graph_walk
-from netdp.privacy.sgd import epsilon_upper
 from netdp.tasks import make_config, task_of
+from netdp.tracking import graph_walk
+from netdp.tracking.sgd import epsilon_upper
 
 
 def run(**params):

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from netdp import simulate
-from netdp.privacy.tracker import ldp_losses
+from netdp.core.setup import Streams
 from netdp.tasks import make_config, task_of
-from netdp.tasks.setup import Streams
+from netdp.tracking.loss_table import ldp_losses
 
 
 def run(keep_pairs: bool = False, **params):
@@ -64,7 +64,7 @@ def test_large_graphs_sample_observers_and_say_so():
 
 
 def test_sampled_observers_refuse_a_pairs_matrix(capsys):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["simulate", "--topology", "hypercube", "--nodes", "256", "--steps", "3000",
                  "--pairs-out", "x.npy"])
@@ -76,7 +76,7 @@ def test_sampled_observers_refuse_a_pairs_matrix(capsys):
 def test_pld_is_refused_on_a_graph_with_the_allowed_accountants(capsys):
     """The reference convention on a graph has kov and rdp only; the sound one also pld
     and exact (small graphs)."""
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     code = main(["simulate", "--topology", "karate", "--steps", "500", "--accountant", "pld",
                  "--convention", "reference"])
@@ -85,7 +85,7 @@ def test_pld_is_refused_on_a_graph_with_the_allowed_accountants(capsys):
 
 
 def test_json_carries_the_tracker_and_the_closed_form(capsys):
-    from netdp.cli import main
+    from netdp.run.cli import main
 
     assert main(["simulate", "--topology", "torus", "--nodes", "64", "--steps", "3000",
                  "--accountant", "kov", "--accountant", "rdp", "--convention", "reference",

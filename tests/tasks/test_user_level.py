@@ -1,5 +1,5 @@
 """User-level DP with bounded contributions (--records-per-node K --bound T) on the sum
-and the histogram: the closed forms of netdp.protocols.user_level against Monte Carlo,
+and the histogram: the closed forms of netdp.tasks.user_level against Monte Carlo,
 the noise's scaling with T, the trackers at the node level, and K = T = 1 as the
 record-level task, number for number."""
 
@@ -15,11 +15,11 @@ import pytest
 from conftest import Z, assert_mean, assert_std_gaussian
 
 from netdp import simulate
-from netdp.cli import main
-from netdp.errors import InputError
+from netdp.core.errors import InputError
 from netdp.mechanisms import frequency_oracle
-from netdp.protocols.user_level import UserLevel, bound_records
+from netdp.run.cli import main
 from netdp.tasks import get_task, make_config
+from netdp.tasks.user_level import UserLevel, bound_records
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 SUM = {"task": "sum", "nodes": 30, "steps": 60, "accountants": ()}

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from netdp import engine
+from netdp.core.setup import Streams
 from netdp.engine.routing import Router
 from netdp.tasks import make_config, task_of
-from netdp.tasks.setup import Streams, with_seed
+from netdp.tasks.preparation import with_seed
 
 
 def _run_and_view(observer: int, **params):

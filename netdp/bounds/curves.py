@@ -1,0 +1,534 @@
+"""Theoretical privacy curves of network-dp.md §2.1 and §2.3, vectorized over ``n``.
+
+Every curve is a plain function with keyword arguments returning an epsilon array of the
+broadcast shape of its inputs. :data:`CURVES` maps a name to a :class:`Curve` (function,
+one-line description, the keyword names it needs) so a CLI can print a table::
+
+    table = curve_table(np.logspace(0, 10, 11), T_per_node=100, eps0=0.1, delta=1e-7)
+
+:func:`bounds_table` is the table of ``netdp bounds``: validated parameters, the grid of
+``n``, every curve, and its text, CSV and JSON renderings (:class:`BoundsTable`).
+
+Delta bookkeeping (the spec's curves use one ``delta`` for two things; we keep that, and
+say here what the resulting guarantee is):
+
+* Complete graph (§2.3): the same ``delta`` is the failure probability of the Chernoff
+  bound on the number of contributions ``N_v`` *and* the slack ``delta'`` of advanced
+  composition, as in the reference script. With ``eps0``-DP contributions the curve is an
+  ``(eps, 2 delta)`` guarantee (plus ``N delta0`` if each contribution is only
+  ``(eps0, delta0)``-DP, e.g. Gaussian noise; not included). The fixed-contribution
+  variant has no Chernoff failure: ``(eps, delta)``.
+* Ring (§2.1): each of the ``K`` turns is an ``(eps, delta0)`` release; the curve's
+  ``delta`` is the DRV slack ``delta'`` and the total is ``K delta0 + delta'`` (the
+  ``K delta0`` part is the caller's, as it depends on the noise calibration).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import reprlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from netdp.accounting._arrays import _check, _f, _out
+from netdp.accounting.accountants import kov_het_epsilon, kov_het_terms, opti
+from netdp.core.errors import InputError
+from netdp.core.jsonable import jsonable
+
+__all__ = [
+    "contributions_chernoff",
+    "contributions_chernoff_ref_variant",
+    "contributions_fixed",
+    "CONTRIBUTION_BOUNDS",
+    "complete_ldp",
+    "complete_ndp",
+    "ring_ndp",
+    "ring_ldp",
+    "Curve",
+    "CURVES",
+    "curve_table",
+    "histogram_ring",
+    "BoundsTable",
+    "bounds_table",
+]
+
+
+def _nTd(
+    n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    n, T, delta = np.broadcast_arrays(_f(n), _f(T), _f(delta))
+    _check(n >= 1, "n must be >= 1")
+    _check(T >= 0, "T must be >= 0")
+    _check((delta > 0) & (delta < 1), "delta must be in (0, 1)")
+    return n, T, delta
+
+
+# ---------------------------------------------------------------------------------------
+# Number of contributions of one node (complete graph, T steps, uniform walk)
+# ---------------------------------------------------------------------------------------
+
+
+def contributions_chernoff(
+    n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike
+) -> np.ndarray | np.float64:
+    """Bound "chernoff": ``N_v = T/n + sqrt(3 (T/n) ln(1/delta))``.
+
+    Multiplicative Chernoff bound on ``Bin(T, 1/n)`` (holds with probability
+    ``1 - delta``; the ``sqrt(3 mu ln(1/delta))`` form needs the deviation to be at most
+    the mean ``T/n``, true for ``T/n >= 3 ln(1/delta)``).
+    """
+    n, T, delta = _nTd(n, T, delta)
+    m = T / n
+    return _out(m + np.sqrt(3.0 * m * np.log(1.0 / delta)))
+
+
+def contributions_chernoff_ref_variant(
+    n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike
+) -> np.ndarray | np.float64:
+    """Bound "chernoff-ref-variant": ``N_v = T/n + sqrt((3 T / 2) ln(1/delta))``.
+
+    Exactly the expression of the reference script (``T/N + np.sqrt(3*T/2 *
+    np.log(1/delta))``, which Python parses as ``sqrt(1.5 T ln(1/delta))``): the spec's
+    ``3 (T/n)`` inside the root replaced by ``3 T / 2``. It does *not* divide by ``n``,
+    so with ``T = 100 n`` it grows like ``sqrt(n)``; kept, named, to reproduce the
+    reference figure, not as a sharper bound.
+    """
+    n, T, delta = _nTd(n, T, delta)
+    return _out(T / n + np.sqrt(1.5 * T * np.log(1.0 / delta)))
+
+
+def contributions_fixed(
+    n: npt.ArrayLike, T: npt.ArrayLike, delta: npt.ArrayLike
+) -> np.ndarray | np.float64:
+    """Bound "fixed": every node contributes exactly ``N_v = T/n`` times (``delta`` unused)."""
+    n, T, delta = _nTd(n, T, delta)
+    return _out(T / n)
+
+
+#: Bounds on the number of contributions of one node, by name.
+CONTRIBUTION_BOUNDS: dict[str, Callable[..., np.ndarray | np.float64]] = {
+    "chernoff": contributions_chernoff,
+    "chernoff-ref-variant": contributions_chernoff_ref_variant,
+    "fixed": contributions_fixed,
+}
+
+
+def _nv(bound: str, n, T, delta) -> np.ndarray:
+    if bound not in CONTRIBUTION_BOUNDS:
+        allowed = list(CONTRIBUTION_BOUNDS)
+        raise ValueError(f"unknown contribution bound {bound!r}; allowed: {allowed}")
+    return _f(CONTRIBUTION_BOUNDS[bound](n, T, delta))
+
+
+# ---------------------------------------------------------------------------------------
+# Complete graph, real summation (§2.3)
+# ---------------------------------------------------------------------------------------
+
+
+def complete_ldp(
+    *,
+    n: npt.ArrayLike,
+    T: npt.ArrayLike,
+    eps0: npt.ArrayLike,
+    delta: npt.ArrayLike,
+    bound: str = "chernoff",
+) -> np.ndarray | np.float64:
+    """LDP baseline on the complete graph: ``opti(eps0, delta, N_v)``.
+
+    ``N_v`` from :data:`CONTRIBUTION_BOUNDS` ``[bound]``; ``opti = min(k eps, DRV)``.
+    """
+    n, T, delta = _nTd(n, T, delta)
+    eps0 = _f(eps0)
+    return _out(_f(opti(eps0, delta, _nv(bound, n, T, delta))))
+
+
+def complete_ndp(
+    *,
+    n: npt.ArrayLike,
+    T: npt.ArrayLike,
+    eps0: npt.ArrayLike,
+    delta: npt.ArrayLike,
+    bound: str = "chernoff",
+) -> np.ndarray | np.float64:
+    """Network-DP curve on the complete graph: ``opti(3 eps0 / sqrt(n), delta, N_v + T/n)``.
+
+    (AISTATS 2022 Fig. 1a; the ``3/sqrt(n)`` constant is the reference's.)
+    """
+    n, T, delta = _nTd(n, T, delta)
+    eps0 = _f(eps0)
+    k = _nv(bound, n, T, delta) + T / n
+    return _out(_f(opti(3.0 * eps0 / np.sqrt(n), delta, k)))
+
+
+# ---------------------------------------------------------------------------------------
+# Ring, real summation (§2.1)
+# ---------------------------------------------------------------------------------------
+
+
+def ring_ndp(
+    *, n: npt.ArrayLike, K: npt.ArrayLike, eps0: npt.ArrayLike, delta: npt.ArrayLike
+) -> np.ndarray | np.float64:
+    """Ring NDP over ``K`` turns: ``min(K eps0, DRV(eps0, delta', K))``.
+
+    ``DRV = sqrt(2 K ln(1/delta')) eps0 + K eps0 (e^eps0 - 1)`` (spec §2.1).
+
+    Each turn is one ``(eps0, delta0)`` release towards any observer; the spec's advanced
+    composition (second term, ``delta' = delta``, total ``K delta0 + delta'``) is
+    used whenever it beats basic composition ``K eps0`` (total ``K delta0``), i.e. this is
+    ``opti(eps0, delta, K)``: without the minimum the curve would exceed the LDP baseline
+    for small ``K``. Independent of ``n`` (broadcast over it): the ring's gain over LDP is
+    in utility (noise std ``sqrt(n - 1)`` times smaller at equal epsilon), not here.
+    """
+    n, K, eps0, delta = np.broadcast_arrays(_f(n), _f(K), _f(eps0), _f(delta))
+    _check(n >= 2, "n must be >= 2")
+    return _out(_f(opti(eps0, delta, K)))
+
+
+def ring_ldp(
+    *, n: npt.ArrayLike, K: npt.ArrayLike, eps0: npt.ArrayLike, delta: npt.ArrayLike
+) -> np.ndarray | np.float64:
+    """LDP baseline of the ring: each node's ``K`` contributions, each ``eps0``-LDP,
+    composed with ``opti(eps0, delta, K)`` (best of basic and DRV)."""
+    n, K, eps0, delta = np.broadcast_arrays(_f(n), _f(K), _f(eps0), _f(delta))
+    _check(n >= 2, "n must be >= 2")
+    return _out(_f(opti(eps0, delta, K)))
+
+
+# ---------------------------------------------------------------------------------------
+# Registry
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A named theoretical curve: ``func(**{p: value for p in params})`` gives epsilon."""
+
+    name: str
+    func: Callable[..., np.ndarray | np.float64]
+    description: str
+    params: tuple[str, ...]
+
+    def __call__(self, **kwargs: npt.ArrayLike) -> np.ndarray | np.float64:
+        missing = [p for p in self.params if p not in kwargs]
+        if missing:
+            raise ValueError(f"curve {self.name!r} needs keyword arguments {missing}")
+        return self.func(**{p: kwargs[p] for p in self.params})
+
+
+def _complete(kind: str, bound: str) -> Callable[..., np.ndarray | np.float64]:
+    f = complete_ldp if kind == "ldp" else complete_ndp
+
+    def curve(*, n, T, eps0, delta):
+        return f(n=n, T=T, eps0=eps0, delta=delta, bound=bound)
+
+    return curve
+
+
+def histogram_ring(
+    *, n: npt.ArrayLike, K: npt.ArrayLike, eps0: npt.ArrayLike, delta: npt.ArrayLike
+) -> np.ndarray | np.float64:
+    """Ring histogram with GRR reports: K windows of n - 1 shuffled reports (FMT numeric),
+    composed with KOV; every pair, given n - 1 dummies at each end.
+
+    Vectorized: one shuffle evaluation per ``(eps0, delta)`` over all window sizes, then
+    KOV over the rounds; the values are those of
+    :func:`~netdp.tracking.shuffle.ring_histogram_theory` for each element
+    (``int(n)``, ``int(K)``).
+    """
+    from netdp.tracking.shuffle import shuffled_epsilon
+
+    arrays = np.broadcast_arrays(_f(n), _f(K), _f(eps0), _f(delta))
+    shape = arrays[0].shape
+    n, K, eps0, delta = (a.ravel() for a in arrays)
+    out = np.empty(n.size)
+    setting = np.stack([eps0, delta], axis=1)
+    for e0, d in np.unique(setting, axis=0):
+        sel = np.flatnonzero((eps0 == e0) & (delta == d))
+        reports = np.trunc(n[sel]) - 1.0
+        eps_s = shuffled_epsilon("fmt-numeric", float(e0), reports, float(d))
+        out[sel] = _kov_rounds(eps_s, np.trunc(K[sel]), float(d))
+    return _out(out.reshape(shape))
+
+
+def _kov_rounds(eps_s: np.ndarray, K: np.ndarray, delta: float) -> np.ndarray:
+    """KOV of ``K`` releases of ``eps_s`` each, ``delta~ = min(K delta, 1)`` (0 for K = 0)."""
+    steps = np.maximum(K, 1.0)
+    sum_eps, s1, s2 = kov_het_terms(eps_s)
+    eps = kov_het_epsilon(steps * sum_eps, steps * s1, steps * s2, np.minimum(steps * delta, 1.0))
+    return np.where(K > 0, eps, 0.0)
+
+
+_CG = ("n", "T", "eps0", "delta")
+_RING = ("n", "K", "eps0", "delta")
+
+#: Named theoretical curves (epsilon as a function of n and the setting).
+CURVES: dict[str, Curve] = {
+    c.name: c
+    for c in (
+        Curve(
+            "complete-ldp-chernoff",
+            _complete("ldp", "chernoff"),
+            "complete graph, LDP: opti(eps0, delta, N_v), N_v = T/n + sqrt(3 (T/n) ln(1/delta))",
+            _CG,
+        ),
+        Curve(
+            "complete-ndp-chernoff",
+            _complete("ndp", "chernoff"),
+            "complete graph, NDP: opti(3 eps0/sqrt(n), delta, N_v + T/n), Chernoff N_v",
+            _CG,
+        ),
+        Curve(
+            "complete-ldp-chernoff-ref-variant",
+            _complete("ldp", "chernoff-ref-variant"),
+            "complete graph, LDP, reference script's N_v = T/n + sqrt(1.5 T ln(1/delta))",
+            _CG,
+        ),
+        Curve(
+            "complete-ndp-chernoff-ref-variant",
+            _complete("ndp", "chernoff-ref-variant"),
+            "complete graph, NDP, reference script's N_v = T/n + sqrt(1.5 T ln(1/delta))",
+            _CG,
+        ),
+        Curve(
+            "complete-ldp-fixed",
+            _complete("ldp", "fixed"),
+            "complete graph, LDP, fixed contributions N_v = T/n",
+            _CG,
+        ),
+        Curve(
+            "complete-ndp-fixed",
+            _complete("ndp", "fixed"),
+            "complete graph, NDP, fixed contributions: opti(3 eps0/sqrt(n), delta, 2T/n)",
+            _CG,
+        ),
+        Curve(
+            "ring-ndp",
+            ring_ndp,
+            "ring, NDP over K turns: opti(eps0, delta', K) (total delta K delta0 + delta')",
+            _RING,
+        ),
+        Curve(
+            "histogram-ring",
+            histogram_ring,
+            "ring histogram: KOV over K turns of eps_shuffle(eps0, n - 1 reports), FMT numeric "
+            "(closed form beyond 1e6 reports)",
+            _RING,
+        ),
+        Curve(
+            "ring-ldp",
+            ring_ldp,
+            "ring, LDP baseline: opti(eps0, delta, K) over a node's K contributions",
+            _RING,
+        ),
+    )
+}
+
+
+def curve_table(
+    n: npt.ArrayLike, names: list[str] | None = None, **params: npt.ArrayLike
+) -> dict[str, np.ndarray]:
+    """Evaluate curves over a grid of ``n``: ``{name: epsilon array}``.
+
+    Each curve receives ``n`` and the keyword arguments it needs from ``params``; a
+    ``T_per_node`` keyword gives ``T = T_per_node * n`` (the reference setting
+    ``T = 100 n``). Curves whose parameters are missing are skipped when ``names`` is
+    ``None`` and raise ``ValueError`` when requested explicitly.
+    """
+    n = _f(n)
+    p = dict(params)
+    if "T_per_node" in p:
+        p["T"] = _f(p.pop("T_per_node")) * n
+    p = {k: v for k, v in p.items() if v is not None}
+    p["n"] = n
+    chosen = list(CURVES) if names is None else list(names)
+    out: dict[str, np.ndarray] = {}
+    for name in chosen:
+        if name not in CURVES:
+            raise ValueError(f"unknown curve {name!r}; allowed: {list(CURVES)}")
+        curve = CURVES[name]
+        if names is None and any(k not in p for k in curve.params):
+            continue
+        out[name] = _f(curve(**p))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The table of `netdp bounds`
+# ---------------------------------------------------------------------------------------
+
+#: Allowed ranges of :func:`bounds_table` (beyond them the curves overflow, lose all
+#: precision or need absurd work).
+EPS0_RANGE = (1e-6, 100.0)
+DELTA_MIN = 1e-300
+#: ``histogram-ring`` needs more: the FMT numeric bound drops up to ``2e-17`` of binomial
+#: tail mass, and its delta must exceed that.
+HISTOGRAM_DELTA_MIN = 1e-15
+STEPS_PER_NODE_MAX = 1e12
+ROUNDS_MAX = 10**9
+N_RANGE = (2.0, 1e15)
+POINTS_MAX = 10_000
+
+
+@dataclass(frozen=True, eq=False)
+class BoundsTable:
+    """Theoretical epsilon of each curve over a grid of ``n`` (see :func:`bounds_table`).
+
+    Attributes
+    ----------
+    eps0, delta, steps_per_node, rounds
+        The setting: LDP level of one contribution, delta, ``T / n`` on the complete
+        graph, ``K`` turns on the ring.
+    n
+        The grid (distinct integers, ascending, as floats).
+    curves
+        Epsilon per curve name, one value per ``n``.
+    descriptions
+        One line per curve name.
+    """
+
+    eps0: float
+    delta: float
+    steps_per_node: float
+    rounds: int
+    n: np.ndarray
+    curves: dict[str, np.ndarray] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of ``netdp bounds --json`` (infinite values as ``"inf"``)."""
+        return jsonable({
+            "eps0": self.eps0,
+            "delta": self.delta,
+            "steps_per_node": self.steps_per_node,
+            "rounds": self.rounds,
+            "n": self.n.tolist(),
+            "curves": {k: v.tolist() for k, v in self.curves.items()},
+            "descriptions": dict(self.descriptions),
+        })
+
+    def rows(self) -> list[tuple[float, str, float]]:
+        """Tidy rows ``(n, curve, epsilon)``, curve by curve."""
+        return [(float(x), name, float(e)) for name, eps in self.curves.items()
+                for x, e in zip(self.n, eps, strict=True)]
+
+    def csv(self) -> str:
+        """The tidy CSV of ``netdp bounds --csv`` (header ``n,curve,epsilon``)."""
+        lines = ["n,curve,epsilon"]
+        lines += [f"{x:.0f},{name},{e:.10g}" for x, name, e in self.rows()]
+        return "\n".join(lines)
+
+    def text(self) -> str:
+        """The table ``netdp bounds`` prints: one row per ``n``, then the descriptions."""
+        widths = {k: max(len(k), 10) for k in self.curves}
+        lines = [
+            f"theoretical epsilon; eps0 = {self.eps0:g}, delta = {self.delta:g}, "
+            f"T = {self.steps_per_node:g} n (complete), K = {self.rounds} (ring)",
+            f"{'n':>12}  " + "  ".join(f"{k:>{w}}" for k, w in widths.items()),
+        ]
+        for i, x in enumerate(self.n):
+            lines.append(f"{x:>12.4g}  " + "  ".join(f"{self.curves[k][i]:>{w}.4g}"
+                                                     for k, w in widths.items()))
+        lines.append("")
+        lines += [f"  {name}: {text}" for name, text in self.descriptions.items()]
+        return "\n".join(lines)
+
+
+def _show(x: float, whole: bool = False) -> str:
+    """``x`` briefly: ``1e+13``, ``0.1``, ``1e-320`` (the shorter exact form)."""
+    if whole and math.isfinite(x) and x == math.floor(x):
+        return str(int(x))
+    short = f"{x:g}"
+    return short if math.isnan(x) or (float(short) == x and len(short) <= len(repr(x))) else (
+        repr(x))
+
+
+def _number(param: str, value: Any, lo: float, hi: float, *, lo_open: bool = False,
+            hi_open: bool = False, whole: bool = False) -> float:
+    """``value`` as a float, or :class:`InputError` naming ``param``, the range and the value."""
+    try:
+        x = float(value)
+        shown = _show(x, whole) if isinstance(value, numbers.Real) else reprlib.repr(value)
+    except (TypeError, ValueError, OverflowError):
+        x, shown = math.nan, reprlib.repr(value)
+    ok = (lo < x if lo_open else lo <= x) and (x < hi if hi_open else x <= hi)
+    if ok and (not whole or x == math.floor(x)):
+        return x
+    kind = "a whole number" if whole else "a number"
+    raise InputError(param, f"must be {kind} with {_show(lo, whole)} {'<' if lo_open else '<='} "
+                            f"{param} {'<' if hi_open else '<='} {_show(hi, whole)} "
+                            f"(got {shown})")
+
+
+def bounds_table(
+    eps0: float = 0.1,
+    delta: float = 1e-7,
+    steps_per_node: float = 100.0,
+    rounds: int = 1,
+    n_min: float = 10.0,
+    n_max: float = 1e10,
+    points: int = 10,
+    curves: Iterable[str] | None = None,
+) -> BoundsTable:
+    """Evaluate the :data:`CURVES` over ``points`` log-spaced values of ``n``.
+
+    Parameters
+    ----------
+    eps0
+        LDP level of one contribution, in ``[1e-6, 100]``.
+    delta
+        Delta, in ``[1e-300, 1)`` (``[1e-15, 1)`` with ``histogram-ring``).
+    steps_per_node
+        Complete graph: ``T = steps_per_node * n``, in ``(0, 1e12]``.
+    rounds
+        Ring: turns ``K``, a whole number in ``[1, 1e9]``.
+    n_min, n_max
+        Range of ``n``, ``2 <= n_min <= n_max <= 1e15``; the grid is
+        ``unique(round(geomspace(n_min, n_max, points)))``.
+    points
+        Number of log-spaced values, a whole number in ``[1, 10000]``.
+    curves
+        Curve names (default, or empty: all, in registry order).
+
+    Raises
+    ------
+    InputError
+        Naming the parameter as the CLI flag (``eps0``, ``delta``, ``steps-per-node``,
+        ``rounds``, ``n-min``, ``n-max``, ``points``, ``curve``) with the allowed range
+        and the value given.
+    """
+    eps0 = _number("eps0", eps0, *EPS0_RANGE)
+    delta = _number("delta", delta, DELTA_MIN, 1.0, hi_open=True)
+    steps_per_node = _number("steps-per-node", steps_per_node, 0.0, STEPS_PER_NODE_MAX,
+                             lo_open=True)
+    rounds = int(_number("rounds", rounds, 1, ROUNDS_MAX, whole=True))
+    n_min = _number("n-min", n_min, *N_RANGE)
+    n_max = _number("n-max", n_max, n_min, N_RANGE[1])
+    points = int(_number("points", points, 1, POINTS_MAX, whole=True))
+    if isinstance(curves, str):
+        curves = [curves]
+    names = list(dict.fromkeys(curves or CURVES))  # in order, each once
+    for name in names:
+        if name not in CURVES:
+            raise InputError("curve", f"unknown curve {name!r}; choose from "
+                                      f"{', '.join(CURVES)}")
+    if "histogram-ring" in names and delta < HISTOGRAM_DELTA_MIN:
+        raise InputError("delta", f"must be a number with {_show(HISTOGRAM_DELTA_MIN)} <= delta "
+                                  f"< 1 for the histogram-ring curve (got {_show(delta)}); the "
+                                  f"other curves take delta >= {_show(DELTA_MIN)}")
+
+    n = np.unique(np.round(np.geomspace(n_min, n_max, points)))
+    table = {}
+    for name in names:
+        params: dict[str, npt.ArrayLike] = {"n": n, "eps0": eps0, "delta": delta,
+                                            "T": steps_per_node * n, "K": rounds}
+        eps = np.asarray(CURVES[name](**params), dtype=float) * np.ones_like(n)
+        eps.setflags(write=False)
+        table[name] = eps
+    n.setflags(write=False)
+    return BoundsTable(eps0, delta, steps_per_node, rounds, n, table,
+                       {name: CURVES[name].description for name in names})

@@ -1,0 +1,59 @@
+"""Run configuration: the common parameters, one section per task, TOML files.
+
+* :mod:`~netdp.core.params` - parameters as data (:func:`param`, :class:`Section`).
+* :mod:`~netdp.core.simulation_config` - :class:`SimulationConfig`, the common fields.
+
+A config is built from a flat mapping (flag names with ``_`` for ``-``) by
+:func:`netdp.tasks.make_config`, which picks the task's section.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from netdp.core.errors import InputError
+from netdp.core.params import Param, Section, check_value, coerce, param, params_of
+from netdp.core.sections import UserLevelSection
+from netdp.core.simulation_config import (
+    ACCOUNTANTS,
+    ENGINES,
+    WALKS,
+    SimulationConfig,
+    common_fields,
+    parse_coalition,
+    parse_nodes,
+)
+
+__all__ = ["ACCOUNTANTS", "ENGINES", "WALKS", "Param", "Section", "SimulationConfig",
+           "check_value", "coerce", "common_fields", "param", "params_of", "parse_coalition",
+           "parse_nodes", "read_config", "UserLevelSection"]
+
+
+def read_config(path: str | Path, param: str = "config") -> dict[str, Any]:
+    """The flat parameters of a TOML config file (keys are flag names; ``range = [L, H]``).
+
+    Raises :class:`InputError` naming ``param`` when the file cannot be read or parsed.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(param, f"cannot read {str(path)!r}: not a UTF-8 text file") from None
+    except OSError as exc:
+        raise InputError(param, f"cannot read {str(path)!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(param, f"{path} is not valid TOML: {exc}") from None
+    return flat_params(data, f" in {path}")
+
+
+def flat_params(data: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """Keys with ``-`` as ``_``, and ``range = [LOW, HIGH]`` split into ``low`` and ``high``."""
+    out = {str(k).replace("-", "_"): v for k, v in data.items()}
+    if "range" in out:
+        rng = out.pop("range")
+        if not (isinstance(rng, list | tuple) and len(rng) == 2):
+            raise InputError("range", f"expects [LOW, HIGH]{where} (got {rng!r})")
+        out["low"], out["high"] = rng
+    return out

@@ -1,0 +1,211 @@
+"""Parameters as data: each config field declares its type, range, flag and help once.
+
+A config record is a frozen dataclass whose fields are made with :func:`param`. The
+declaration drives everything a parameter needs: the type and range checks (one message
+style everywhere: the parameter's name, the allowed range, the value given), the command
+line flag and its help text, and the TOML / sweep coercions. Nothing here imports more
+than the standard library.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from netdp.core.errors import InputError
+
+KINDS = (bool, int, float, str, tuple)
+
+
+@dataclass(frozen=True)
+class Param:
+    """How one parameter is typed, checked, given on the command line and explained.
+
+    Attributes
+    ----------
+    help
+        One sentence for ``--help`` (without the default: it is appended).
+    kind
+        The value's type: ``bool``, ``int``, ``float``, ``str`` or ``tuple`` (of ``str``).
+    optional
+        Whether ``None`` is allowed (``None`` means "resolve from the others").
+    low, high
+        Inclusive bounds of a number (``low_open`` / ``high_open``: exclusive).
+    choices
+        Allowed values of a ``str`` (or of each item of a ``tuple``).
+    flag
+        The long flag without dashes (default: the field name with ``-`` for ``_``).
+    short
+        Short flags (``("-n",)``).
+    metavar
+        The value's name in ``--help``.
+    group
+        The ``--help`` section the flag is listed in.
+    default_text
+        How ``--help`` states the default (default: the default value itself).
+    pair
+        Two fields given by one flag (``low`` and ``high`` by ``--range LOW HIGH``): the
+        flag's name; both fields declare it.
+    expects
+        What the error messages say is expected, where the kind alone says too little
+        (``a name or a file path``).
+    """
+
+    help: str
+    kind: type
+    optional: bool = False
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple[str, ...] | None = None
+    flag: str | None = None
+    short: tuple[str, ...] = ()
+    metavar: str | None = None
+    group: str = ""
+    default_text: str | None = None
+    pair: str | None = None
+    expects: str | None = None
+
+    def allowed(self) -> str:
+        """The allowed values, as the error messages state them."""
+        if self.expects is not None:
+            return self.expects
+        if self.choices is not None:
+            return f"one of {', '.join(self.choices)}"
+        if self.kind is bool:
+            return "true or false"
+        if self.kind is str:
+            return "a string"
+        noun = "an integer" if self.kind is int else "a finite number"
+        if self.low is not None and self.high is not None:
+            lo, hi = ("(" if self.low_open else "["), (")" if self.high_open else "]")
+            where = "the open interval" if self.low_open and self.high_open else "the range"
+            return f"{noun} in {where} {lo}{_num(self.low)}, {_num(self.high)}{hi}"
+        if self.low is not None:
+            return f"{noun} {'>' if self.low_open else '>='} {_num(self.low)}"
+        if self.high is not None:
+            return f"{noun} {'<' if self.high_open else '<='} {_num(self.high)}"
+        return noun
+
+
+def param(default: Any, help: str, *, kind: type | None = None, **spec: Any) -> Any:
+    """A dataclass field with its :class:`Param` declaration (see there for ``spec``)."""
+    if kind is None:
+        if default is None:
+            raise TypeError("param: give kind= when the default is None")
+        kind = tuple if isinstance(default, tuple) else type(default)
+    if kind not in KINDS:
+        raise TypeError(f"param: kind must be one of {KINDS}, got {kind}")
+    spec.setdefault("optional", default is None)
+    return field(default=default, metadata={"param": Param(help=help, kind=kind, **spec)})
+
+
+def params_of(record: type | object) -> Iterator[tuple[str, Param, Any]]:
+    """``(name, declaration, default)`` of every declared field, in order."""
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]
+        if "param" in f.metadata:
+            yield f.name, f.metadata["param"], f.default
+
+
+def check_value(name: str, spec: Param, value: Any) -> Any:
+    """``value`` if it has the declared type and range, else :class:`InputError`.
+
+    ``int`` values are accepted for a ``float`` parameter (and returned as ``float``),
+    lists for a ``tuple`` one (returned as a tuple); nothing else is converted.
+    """
+    flag = spec.flag or name.replace("_", "-")
+    if value is None:
+        if spec.optional:
+            return None
+        raise InputError(flag, f"must be {spec.allowed()} (got None)")
+    kind = spec.kind
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind is float:
+        ok = (isinstance(value, int | float) and not isinstance(value, bool)
+              and math.isfinite(value))
+        value = float(value) if ok else value
+    elif kind is str:
+        ok = isinstance(value, str)
+    else:
+        ok = isinstance(value, tuple | list) and all(isinstance(v, str) for v in value)
+        value = tuple(value) if ok else value
+    if not ok:
+        what = f"a list of names ({', '.join(spec.choices or ())})" if kind is tuple \
+            else spec.allowed()
+        raise InputError(flag, f"must be {what} (got {value!r})")
+    if spec.choices is not None:
+        for item in (value if kind is tuple else (value,)):
+            if item not in spec.choices:
+                raise InputError(flag, f"must be one of {', '.join(spec.choices)} "
+                                       f"(got {item!r})")
+    if kind in (int, float):
+        too_low = spec.low is not None and (value < spec.low
+                                            or (spec.low_open and value == spec.low))
+        too_high = spec.high is not None and (value > spec.high
+                                              or (spec.high_open and value == spec.high))
+        if too_low or too_high:
+            raise InputError(flag, f"must be {spec.allowed()} (got {value!r})")
+    return value
+
+
+class Section:
+    """Base of a task's config section: a frozen dataclass of :func:`param` fields.
+
+    A section validates its own fields on construction (types and ranges from the
+    declarations, then :meth:`validate` for the checks that involve several fields).
+    ``task`` and ``protocol`` name the task that reads it.
+    """
+
+    task: ClassVar[str] = ""
+    protocol: ClassVar[str] = "walk"
+    if TYPE_CHECKING:  # every concrete section is a dataclass (for dataclasses.replace)
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    def __post_init__(self) -> None:
+        for name, spec, _ in params_of(self):
+            object.__setattr__(self, name, check_value(name, spec, getattr(self, name)))
+
+    def validate(self, config: Any) -> None:
+        """Checks that involve several fields, or the common ones (``config``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON / TOML ready (tuples as lists)."""
+        return {name: _plain(getattr(self, name)) for name, _, _ in params_of(self)}
+
+
+def defaults_differ(record: object, name: str) -> bool:
+    """Whether field ``name`` of ``record`` holds something else than its default."""
+    f = next(f for f in dataclasses.fields(record) if f.name == name)  # type: ignore[arg-type]
+    return bool(getattr(record, name) != f.default)
+
+
+def coerce(spec: Param, value: Any) -> Any:
+    """TOML ``1`` for a float parameter becomes ``1.0``, a list (or comma-separated text)
+    a tuple: the forms the checks accept, so that equal configs hash alike. Anything else
+    is left to the checks."""
+    if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if spec.kind is tuple and isinstance(value, list):
+        return tuple(value)
+    if spec.kind is tuple and isinstance(value, str):  # "local,network" from a flag
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _num(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+Validator = Callable[[Any], None]
+ParamTable = Mapping[str, Param]

@@ -1,0 +1,57 @@
+"""User-level DP with bounded contributions: the two parameters, declared once.
+
+Each node holds ``K`` records (``--records-per-node``) and contributes at most ``T`` of
+them (``--bound``), so that its whole contribution, not one record's, is the unit of
+privacy (Wilson et al., PETS 2020, "Differentially Private SQL with Bounded User
+Contribution", as presented in the DP query-processing tutorial). The threshold is a
+parameter, fixed without looking at the data. The tasks that offer the mode (``sum``,
+``histogram``) subclass :class:`UserLevelSection`; the maths is in
+:mod:`netdp.tasks.user_level`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from netdp.core.errors import check
+from netdp.core.params import Section, param
+
+USER_LEVEL = "user-level DP (several records per node)"
+MAX_RECORDS = 10**4
+
+
+@dataclass(frozen=True)
+class UserLevelSection(Section):
+    """The user-level parameters of a task's section: ``K`` records per node, bound ``T``.
+
+    ``K = T = 1`` (the default) is the record-level task, with the same numbers.
+    """
+
+    records_per_node: int = param(1, "synthetic data: records each node holds (user-level "
+                                  "DP: a node's whole contribution is the unit)", low=1,
+                                  high=MAX_RECORDS, metavar="K", group=USER_LEVEL)
+    bound: int = param(1, "contribution bound: a node keeps at most T of its K records, "
+                       "drawn uniformly without replacement (the bounding stream); fixed "
+                       "without looking at the data", low=1, high=MAX_RECORDS, metavar="T",
+                       group=USER_LEVEL)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check(self.bound <= self.records_per_node, "bound",
+              f"must lie in 1..{self.records_per_node} (--records-per-node K; a larger bound "
+              f"only adds noise) (got {self.bound})")
+
+    @property
+    def user_level(self) -> bool:
+        """Whether the mode is on (``K > 1``)."""
+        return self.records_per_node > 1
+
+    def validate(self, config: Any) -> None:
+        if not self.user_level:
+            return
+        check(getattr(self, "data_file", None) is None, "records-per-node",
+              "draws K synthetic records per node; a --data-file holds one value per node "
+              "(leave --records-per-node out)")
+        check(config.attack is None, "records-per-node",
+              "attacks are modelled on one record per node (leave --records-per-node out)")

@@ -1,0 +1,260 @@
+"""The parameters every run has, plus the section of its task.
+
+A :class:`SimulationConfig` is frozen and validated on construction: common fields by
+their declarations, then the topology-dependent rules (a flag that the chosen topology
+does not use is refused rather than ignored), then the task's own section. Build one
+from a flat mapping (CLI flags, TOML keys, sweep axes) with
+:func:`netdp.tasks.make_config`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from netdp.core.errors import InputError, check
+from netdp.core.params import Section, check_value, param, params_of
+
+ENGINES = ("auto", "event", "vector")
+WALKS = ("auto", "simple", "lazy", "metropolis")
+ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
+CONVENTIONS = ("sound", "reference")
+PROTOCOLS = ("walk", "gossip")
+IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
+
+RUN, PRIVACY, TRACKING, TIME, FAULTS, ADVERSARY, OUTPUT = (
+    "what to run", "local randomizer", "privacy tracking", "time and engines",
+    "faults (walks: event engine; gossip: loss and churn)",
+    "adversaries (malicious holders; see netdp attack for collection)",
+    "reproducibility and output")
+ON_LOSS = ("resend", "skip", "regenerate")
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """Every parameter of one simulation: the common fields and the task's section.
+
+    ``None`` means "resolve from the others" (``nodes`` from the topology, the data or
+    the task; ``steps`` from ``nodes``; ``seed`` fresh from the OS; ``accountants`` as the
+    task's default). ``accountants = ()`` skips pairwise tracking. The resolved values
+    are recorded in every result.
+    """
+
+    task: str = param("sum", "the computation (see the task table below)", group=RUN,
+                      metavar="TASK")
+    protocol: str = param("walk", "how information moves: walk (a token visits one node at a "
+                          "time) or gossip (every node averages with its neighbours, "
+                          "synchronously; --task sum or sgd)", choices=PROTOCOLS, group=RUN)
+    topology: str = param("complete", "ring, complete, a named topology (list them with "
+                          "`netdp topologies`), an edge-list file or a TOML topology spec",
+                          group=RUN, metavar="NAME|FILE", expects="a name or a file path")
+    nodes: int | None = param(None, "number of nodes", kind=int, low=2, short=("-n",),
+                              metavar="N", group=RUN,
+                              default_text="100, or the topology's, data's or task's own")
+    steps: int | None = param(None, "random-walk steps per token (not on the ring: it runs "
+                              "--rounds); gossip: averaging steps (sum) or rounds of gradient "
+                              "descent (sgd)", kind=int, low=1, short=("-T",), metavar="T",
+                              group=RUN, default_text="100 n (sgd: 10 n; gossip: Muffliato's "
+                              "T for sum, 1000 rounds for sgd)")
+    rounds: int = param(1, "ring only: full turns of the token", low=1, short=("-K",),
+                        metavar="K", group=RUN)
+    tokens: int = param(1, "tokens walking at once, averaged at the end", low=1,
+                        metavar="K", group=RUN)
+    self_moves: bool = param(True, "complete graph only: never forward the token to "
+                             "oneself", flag="no-self-moves", group=RUN)
+    walk: str = param("auto", "walk rule on graphs other than the ring and the complete "
+                      "graph: simple (uniform neighbour), lazy (stay w.p. 1/2, else a uniform "
+                      "neighbour) or metropolis (uniform stationary law; auto takes it on "
+                      "irregular undirected graphs)", choices=WALKS, group=RUN)
+    directed: bool = param(False, "edge-list files only: read edges as one-way", group=RUN)
+    epsilon: float = param(1.0, "LDP level of one noisy contribution or report (sgd: the "
+                           "target of every regime)", low=0.0, low_open=True,
+                           short=("-e",), metavar="EPS", group=PRIVACY)
+    delta: float = param(1e-6, "delta of one contribution (Gaussian noise; sgd: the "
+                         "target)", low=0.0, high=1.0, low_open=True, high_open=True,
+                         short=("-d",), metavar="DELTA", group=PRIVACY)
+    accountants: tuple[str, ...] | None = param(
+        None, "how pairwise losses are composed: kov (the reference tracker: KOV composition "
+        "of per-cycle losses), rdp (Renyi DP of the same Gaussian entries, tighter) or pld "
+        "(privacy loss distributions, tight; about 15 ms per node, so up to a few "
+        "thousand nodes) or exact (the exact loss of each view, walks with Gaussian noise, "
+        "a few hundred nodes); repeat for several", kind=tuple,
+        choices=ACCOUNTANTS, flag="accountant", metavar="NAME", group=TRACKING,
+        default_text="the task's (see the table below)")
+    convention: str = param("sound", "what a walk tracker models: sound (each view as it "
+                            "is: m - 1 unknown draws per cycle of m hops, every visit "
+                            "counted, the exact law of a node's visits; an upper bound of the "
+                            "true loss) or reference (the AISTATS 2022 Fig. 1b method: m "
+                            "draws, presence counted once; can fall below the true loss)",
+                            choices=CONVENTIONS, group=TRACKING)
+    coalition: str | None = param(None, "nodes observing as one, e.g. 3,7,9, or C random "
+                                  "nodes per run (random:C); reports every other node's "
+                                  "loss towards the coalition", kind=str,
+                                  metavar="IDS|random:C", group=TRACKING)
+    engine: str = param("auto", "event (simpy), vector (numpy) or auto: vector whenever it "
+                        "is exact", choices=ENGINES, group=TIME)
+    latency: str = param("1", "hop latency: a number, exp:MEAN, uniform:LOW:HIGH, or "
+                         "heavy-tailed pareto:SCALE:SHAPE or lognormal:MEDIAN:SIGMA",
+                         metavar="LAW", group=TIME)
+    service_time: float = param(0.0, "time a node keeps a token; with several tokens, "
+                                "tokens queue at busy nodes (event engine)", low=0.0,
+                                metavar="S", group=TIME)
+    loss: str = param("0", "message loss on every link: P (iid), ge:P_GB:P_BG[:BAD[:GOOD]] "
+                      "(Gilbert-Elliott bursts) or file:LINKS.csv (src,dst,p)", metavar="LAW",
+                      group=FAULTS)
+    churn: str = param("none", "node on/off sessions: exp:MEAN_UP:MEAN_DOWN, "
+                       "weibull:SHAPE:MEAN_UP:MEAN_DOWN or file:DOWN.csv (node,down,up)",
+                       metavar="LAW", group=FAULTS)
+    crash: float | None = param(None, "mean time to a crash-stop failure of each node "
+                                "(exponential)", kind=float, low=0.0, low_open=True,
+                                metavar="MEAN", group=FAULTS, default_text="no crashes")
+    slow: str | None = param(None, "stragglers: each node is slow with probability F and "
+                             "serves and forwards X times slower", kind=str,
+                             metavar="F:X", group=FAULTS, default_text="none")
+    on_loss: str = param("resend", "when a hand-off fails: resend (to the same node until it "
+                         "acks; duplicates dropped), skip (route around down nodes: biased "
+                         "towards nodes that are up) or regenerate (a node that gave up, or "
+                         "saw the next one crash, starts a new token; the lost one's "
+                         "exposures stay)", choices=ON_LOSS, group=FAULTS)
+    timeout: float = param(4.0, "time a sender waits for the ack before it sends again",
+                           low=0.0, low_open=True, metavar="S", group=FAULTS)
+    retries: int = param(20, "sends after the first before the token counts as lost",
+                         low=0, high=10**6, metavar="R", group=FAULTS)
+    malicious: str | None = param(None, "malicious holders: node ids like 3,7,9, or K nodes "
+                                  "drawn per run (random:K); they run --attack", kind=str,
+                                  metavar="IDS|random:K", group=ADVERSARY,
+                                  default_text="none")
+    attack: str | None = param(None, "what the malicious holders do (the task's attacks: "
+                               "histogram rpa ria mga, sum max beyond:X; both drop, replay, "
+                               "inflate:K); the report gives the gain and what honest nodes "
+                               "detect", kind=str, metavar="NAME", group=ADVERSARY,
+                               default_text="none")
+    seed: int | None = param(None, "seed of the run", kind=int, low=0, high=2**128 - 1,
+                             metavar="INT", group=OUTPUT,
+                             default_text="fresh from the OS, printed in the output")
+    runs: int = param(1, "independent runs of the walk and noise on the same data", low=1,
+                      high=100_000, short=("-r",), metavar="R", group=OUTPUT)
+    section: Section | None = None
+
+    def __post_init__(self) -> None:
+        for name, spec, _ in params_of(self):
+            object.__setattr__(self, name, check_value(name, spec, getattr(self, name)))
+        check(self.section is not None and isinstance(self.section, Section), "task",
+              "a config needs its task's section: build it with netdp.tasks.make_config")
+        assert self.section is not None
+        check(self.section.task == self.task and self.section.protocol == self.protocol,
+              "task", f"the section belongs to task {self.section.task!r} on "
+              f"{self.section.protocol!r}, not {self.task!r} on {self.protocol!r}")
+        self._validate_topology()
+        self.section.validate(self)
+
+    def _validate_topology(self) -> None:
+        """Refuse what the chosen topology does not use, instead of ignoring it."""
+        topology = self.topology
+        check(bool(topology.strip()), "topology", "must name a topology or a file (got '')")
+        if topology == "ring":
+            check(self.tokens == 1, "tokens", f"the ring protocol moves one token (got "
+                  f"{self.tokens})")
+            check(self.steps is None, "steps", "the ring runs full turns: use --rounds K")
+        elif self.rounds != 1:
+            raise InputError("rounds", f"applies to the ring (full turns of the token); on "
+                             f"{topology} give --steps (got --rounds {self.rounds})")
+        if not self.self_moves and topology != "complete":
+            raise InputError("no-self-moves", f"applies to the complete graph only (the "
+                             f"topology is {topology})")
+        if self.walk in ("metropolis", "lazy") and topology in IMPLICIT:
+            raise InputError("walk", f"chooses the walk rule on other graphs; the {topology} "
+                             "forwards the token uniformly (leave --walk out)")
+        if self.directed and not _is_edge_list(topology):
+            raise InputError("directed", f"applies to edge-list files only (the topology is "
+                             f"{topology})")
+        if self.coalition is not None:
+            parse_coalition(self.coalition)
+        check((self.malicious is None) == (self.attack is None),
+              "malicious" if self.attack is not None else "attack",
+              "--malicious and --attack go together: who attacks, and how")
+        if self.malicious is not None:
+            parse_nodes(self.malicious, "malicious")
+
+    def __getattr__(self, name: str) -> Any:
+        """The task's parameters read as attributes too: ``config.domain``."""
+        section = self.__dict__.get("section")
+        if section is not None and name in {n for n, _, _ in params_of(section)}:
+            return getattr(section, name)
+        raise AttributeError(f"{type(self).__name__} of task {self.__dict__.get('task')!r} has "
+                             f"no parameter {name!r}")
+
+    def get(self, name: str) -> Any:
+        """A parameter by name, common or of the task's section."""
+        if name in _COMMON:
+            return getattr(self, name)
+        assert self.section is not None
+        if name in {n for n, _, _ in params_of(self.section)}:
+            return getattr(self.section, name)
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat dict of every parameter (common, then the section's): JSON / TOML ready."""
+        out: dict[str, Any] = {}
+        for name in _COMMON:
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
+        assert self.section is not None
+        return {**out, **self.section.to_dict()}
+
+    def replace(self, **changes: Any) -> SimulationConfig:
+        """A copy with some parameters changed (common or of the section; validated)."""
+        assert self.section is not None
+        check("task" not in changes or changes["task"] == self.task, "task",
+              "replace keeps the task; build a new config for another task")
+        mine = {n for n, _, _ in params_of(self.section)}
+        common = {k: v for k, v in changes.items() if k in _COMMON}
+        own = {k: v for k, v in changes.items() if k in mine}
+        unknown = sorted(set(changes) - set(common) - mine)
+        check(not unknown, unknown[0] if unknown else "", f"is not a parameter of task "
+              f"{self.task!r}")
+        section = dataclasses.replace(self.section, **own) if own else self.section
+        return dataclasses.replace(self, **common, section=section)
+
+
+_COMMON = tuple(name for name, _, _ in params_of(SimulationConfig))
+
+
+def common_fields() -> tuple[str, ...]:
+    """Names of the common parameters, in order."""
+    return _COMMON
+
+
+def parse_coalition(text: str) -> tuple[str, list[int] | int]:
+    """``"3,7,9"`` (those nodes) or ``"random:C"`` (C nodes drawn per run)."""
+    return parse_nodes(text, "coalition")
+
+
+def parse_nodes(text: str, name: str) -> tuple[str, list[int] | int]:
+    """A set of nodes given as ``"3,7,9"`` (those nodes) or ``"random:C"`` (C nodes drawn
+    per run), for the parameter ``name`` (``coalition``, ``malicious``)."""
+    text = str(text).strip()
+    bad = InputError(name, f"expected node ids like 3,7,9 or random:C with C >= 1 "
+                           f"(got {text!r})")
+    try:
+        if text.startswith("random:"):
+            size = int(text[7:])
+            if size < 1:
+                raise bad
+            return "random", size
+        ids = [int(p) for p in text.split(",")]
+    except ValueError:
+        raise bad from None
+    if not ids or min(ids) < 0:
+        raise bad
+    return "nodes", ids
+
+
+def _is_edge_list(topology: str) -> bool:
+    """Whether ``topology`` names an edge-list file (not a built-in, named or TOML spec)."""
+    if topology in IMPLICIT or topology.endswith(".toml"):
+        return False
+    path = Path(topology)
+    return path.suffix != "" or "/" in topology or path.is_file()

@@ -1,0 +1,477 @@
+"""Typed, frozen reports: what one simulation returns.
+
+A :class:`Report` holds the resolved config, the run records, the task's
+:class:`Utility` and the tracker's :class:`PrivacyReport`. ``to_dict()`` gives the
+result as plain Python (floats may be infinite: an exposed node), ``to_json()`` the
+strict-JSON object that ``netdp simulate --json`` prints, and ``text()`` the table it
+prints otherwise. ``schema`` numbers the JSON layout (see ``docs/cli.md``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from netdp.core.jsonable import jsonable
+from netdp.core.simulation_config import SimulationConfig
+
+if TYPE_CHECKING:
+    from netdp.adversary.network import AttackReport
+    from netdp.graphs.topologies import Topology
+
+SCHEMA = 2  # 1: wave 1 (unversioned); 2: typed reports, config of the task's parameters
+TIMING_FIELDS = ("runtime_s",)  # the only figures that differ between two runs of a seed
+
+
+class Part(ABC):
+    """A section of the report: its JSON object and its lines of the text report."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """Its object of the JSON result (plain Python, floats may be inf)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The same, strict JSON."""
+        return jsonable(self.to_dict())
+
+    @abstractmethod
+    def lines(self, report: Report) -> list[str]:
+        """Its part of the text report."""
+
+
+class Utility(Part):
+    """What a task's runs achieved (estimates and errors against their closed forms): the
+    ``utility`` object."""
+
+
+class PrivacyReport(Part):
+    """What the privacy tracker measured over the runs: the ``privacy`` object."""
+
+
+@dataclass(frozen=True)
+class NotCompleted(Utility, PrivacyReport):
+    """The utility and privacy of runs none of which finished (a token was lost): a
+    result, not an error."""
+
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"completed": False, "note": self.message}
+
+    def lines(self, report: Report) -> list[str]:
+        return []  # the faults section says why
+
+
+@dataclass(frozen=True)
+class FaultsReport(Part):
+    """What went wrong over the runs (the ``faults`` object), beside the fault-free run of
+    the same configuration and seed.
+
+    Attributes
+    ----------
+    runs
+        Each run's :meth:`~netdp.engine.trace.FaultLog.to_dict`.
+    lost_tokens
+        ``"run r, token k at step i (t = ...): why"`` for each token lost.
+    fault_free
+        ``{"utility": ..., "privacy": ..., "noise_std": ...}`` of the same runs without
+        faults.
+    noise_std
+        The std of the noise in the published result, as the runs went (mean over the
+        completed runs; ``None`` where the task does not say).
+    """
+
+    runs: tuple[Mapping[str, Any], ...]
+    lost_tokens: tuple[str, ...]
+    fault_free: Mapping[str, Any]
+    noise_std: float | None = None
+
+    def totals(self) -> dict[str, Any]:
+        """Counts summed over the runs, times and downtime averaged."""
+        keys = ("sent", "resent", "lost", "duplicated", "skipped", "regenerated",
+                "lost_tokens")
+        out: dict[str, Any] = {k: int(sum(r[k] for r in self.runs)) for k in keys}
+        out["completed"] = all(r["completed"] for r in self.runs)
+        out["completed_runs"] = sum(bool(r["completed"]) for r in self.runs)
+        for k in ("completion_time", "node_downtime", "finished_tokens"):
+            out[k] = float(np.mean([r[k] for r in self.runs]))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.totals(), "messages_lost_share": self._share(),
+                "noise_std": self.noise_std,
+                "lost_token_log": list(self.lost_tokens), "runs": [dict(r) for r in self.runs],
+                "fault_free": dict(self.fault_free)}
+
+    def _share(self) -> float:
+        sent = sum(r["sent"] for r in self.runs)
+        return float(sum(r["lost"] for r in self.runs) / sent) if sent else 0.0
+
+    def lines(self, report: Report) -> list[str]:
+        t = self.totals()
+        out = ["", f"  faults  {t['sent']:,} sends ({t['resent']:,} again), {t['lost']:,} "
+                   f"messages lost, {t['duplicated']:,} duplicates dropped, {t['skipped']:,} "
+                   f"nodes skipped, {t['regenerated']:,} tokens regenerated; nodes down "
+                   f"{t['node_downtime']:.1%} of the time",
+               f"          {t['completed_runs']} of {len(self.runs)} run(s) completed, in "
+               f"{fmt(t['completion_time'])} time units on average"]
+        out += [f"          lost: {line}" for line in self.lost_tokens[:5]]
+        if len(self.lost_tokens) > 5:
+            out.append(f"          ... and {len(self.lost_tokens) - 5} more (see --json)")
+        if not t["completed_runs"]:
+            out.append("          no run completed: no estimate and no privacy figures (a "
+                       "result, not an error)")
+        if self.noise_std is not None:
+            out.append(f"          noise in the result: std {fmt(self.noise_std)} (fault-free "
+                       f"{fmt(self.fault_free.get('noise_std'))})")
+        out.append("          the same runs without faults: faults.fault_free in --json")
+        return out
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run: its index, the task's per-run figures, hops and wall time; a run whose
+    token was lost has no figures and ``completed`` false."""
+
+    run: int
+    metrics: Mapping[str, float]
+    hops: int
+    runtime_s: float
+    completed: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"run", <metrics>, "hops", "runtime_s"}`` (and ``completed`` when false)."""
+        done = {} if self.completed else {"completed": False}
+        return {"run": self.run, **self.metrics, "hops": self.hops,
+                "runtime_s": self.runtime_s, **done}
+
+    def to_json(self) -> dict[str, Any]:
+        """The same, strict JSON."""
+        return jsonable(self.to_dict())
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """Everything one simulation reports.
+
+    Attributes
+    ----------
+    config
+        The resolved config (no ``None`` left that could be resolved).
+    version, schema
+        netdp's version and the JSON layout's.
+    engine, topology
+        The engine that ran and the graph (its one-line description in the JSON).
+    mechanism
+        The randomizer's parameters (``None`` where the task describes its noise itself).
+    runs
+        One record per run.
+    utility, privacy
+        The task's utility and the tracker's privacy report.
+    sections
+        Task-specific top-level objects of the JSON result (sgd: dataset, model, curves).
+    pairs
+        The ``n x n`` pairwise matrix when asked for (not part of the JSON).
+    outcomes
+        The task's outcome of each run, for a closer look (not part of the JSON).
+    process
+        How the information moved, for the text report (default: the walk's line).
+    faults
+        What went wrong, beside the fault-free run (runs with faults).
+    attack
+        The malicious holders' effect (an :class:`~netdp.adversary.network.AttackReport`;
+        runs with ``--attack``).
+    """
+
+    config: SimulationConfig
+    version: str
+    engine: str
+    topology: Topology
+    mechanism: Mapping[str, Any] | None
+    runs: tuple[RunRecord, ...]
+    utility: Utility
+    privacy: PrivacyReport
+    sections: Mapping[str, Any] = field(default_factory=dict)
+    pairs: np.ndarray | None = None
+    outcomes: tuple[Any, ...] = ()
+    process: str | None = None
+    faults: FaultsReport | None = None
+    attack: AttackReport | None = None
+    schema: int = SCHEMA
+
+    @property
+    def seed(self) -> int | None:
+        """The run's seed."""
+        return self.config.seed
+
+    @property
+    def hops(self) -> int:
+        """Contributions over all runs and tokens."""
+        return int(sum(r.hops for r in self.runs))
+
+    @property
+    def runtime_s(self) -> float:
+        """Wall time of the runs."""
+        return float(sum(r.runtime_s for r in self.runs))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain Python values (infinite floats kept)."""
+        out: dict[str, Any] = {"schema": self.schema, "version": self.version,
+                               "seed": self.seed, "config": self.config.to_dict(),
+                               "engine": self.engine, "topology": self.topology.describe()}
+        if self.mechanism is not None:
+            out["mechanism"] = dict(self.mechanism)
+        out.update(self.sections)
+        out.update({"hops": self.hops, "runtime_s": self.runtime_s,
+                    "utility": self.utility.to_dict(), "privacy": self.privacy.to_dict(),
+                    "runs": [r.to_dict() for r in self.runs]})
+        if self.faults is not None:
+            out["faults"] = self.faults.to_dict()
+        if self.attack is not None:
+            out["attack"] = self.attack.to_dict()
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The strict-JSON object of ``netdp simulate --json`` (``inf`` as ``"inf"``)."""
+        return jsonable(self.to_dict())
+
+    def text(self) -> str:
+        """The short report ``netdp simulate`` prints."""
+        cfg = self.config
+        observer = f"; observer: the coalition {cfg.coalition}" if cfg.coalition else ""
+        lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}{observer}",
+                 self.walk_line()]
+        lines += self.utility.lines(self) + self.privacy.lines(self)
+        if self.faults is not None:
+            lines += self.faults.lines(self)
+        if self.attack is not None:
+            lines += self.attack.lines()
+        moves = "messages" if cfg.get("protocol") == "gossip" else "hops"
+        lines += ["", f"  {self.hops:,} {moves} in {self.runtime_s:.3g} s; seed {self.seed} "
+                      f"(rerun with --seed {self.seed})"]
+        return "\n".join(lines)
+
+    def walk_line(self) -> str:
+        """How the token moved: turns or steps, engine, runs and seed."""
+        cfg = self.config
+        if self.process is not None:
+            return (f"  {self.process}; engine {self.engine}; {len(self.runs)} run(s); "
+                    f"seed {self.seed}")
+        if cfg.topology == "ring":
+            walk = f"{cfg.rounds} turn(s) = {self.runs[0].hops:,} hops"
+        else:
+            walk = f"{cfg.steps:,} steps x {cfg.tokens} token(s), {cfg.walk} walk"
+        return (f"  walk    {walk}; engine {self.engine}; {len(self.runs)} run(s); "
+                f"seed {self.seed}")
+
+
+# --------------------------------------------------------------------------- pairwise
+
+@dataclass(frozen=True)
+class PairSummary:
+    """One accountant's pairwise losses over all ordered pairs of all runs (and, where the
+    tracker gives them, by hop distance from ``u`` to ``v``)."""
+
+    accountant: str
+    delta: float
+    pairs: int
+    unprotected: int
+    mean: float
+    min: float
+    max: float
+    quantiles: Mapping[str, float]
+    by_distance: tuple[DistanceRow, ...] = ()
+    to_exact: Mapping[str, float] | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PairSummary:
+        """From the summary dict of :func:`netdp.tracking.loss_table.summarize`."""
+        fixed = ("accountant", "delta", "pairs", "unprotected", "mean", "min", "max")
+        return cls(**{k: d[k] for k in fixed},
+                   quantiles={k: v for k, v in d.items() if k not in fixed})
+
+    @classmethod
+    def of(cls, accountant: str, delta: float, eps: np.ndarray, quantiles: Sequence[float],
+           pairs: int | None = None) -> PairSummary:
+        """From the losses ``eps`` of the pairs held, equally weighted; ``pairs``: how many
+        ordered pairs they stand for (default: ``eps.size``)."""
+        return cls(accountant, delta, eps.size if pairs is None else pairs, 0,
+                   float(eps.mean()), float(eps.min()), float(eps.max()),
+                   quantiles_of(eps, quantiles))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"accountant", "delta", "pairs", "unprotected", "mean", "min", "max", "q50", ...}``."""
+        out = {"accountant": self.accountant, "delta": self.delta, "pairs": self.pairs,
+               "unprotected": self.unprotected, "mean": self.mean, "min": self.min,
+               "max": self.max, **self.quantiles}
+        if self.by_distance:
+            out["by_distance"] = [r.to_dict() for r in self.by_distance]
+        if self.to_exact is not None:
+            out["ratio_to_exact"] = dict(self.to_exact)
+        return out
+
+
+@dataclass(frozen=True)
+class LdpSummary:
+    """The nodes' local-DP losses over their actual contributions."""
+
+    method: str
+    mean: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"method", "mean", "min", "max"}``."""
+        return {"method": self.method, "mean": self.mean, "min": self.min, "max": self.max}
+
+
+@dataclass(frozen=True)
+class PairwisePrivacy(PrivacyReport):
+    """Pairwise losses ε(u → v) of the walks that ran, beside the LDP baseline and the
+    theoretical curves.
+
+    Attributes
+    ----------
+    epsilon0, delta0
+        The level of one contribution.
+    ldp
+        The LDP baseline.
+    theory
+        Named theoretical curves at this setting.
+    empirical
+        One summary per accountant (empty without tracking).
+    note
+        Why something is not reported, where it is not.
+    coalitions
+        The coalition of each run, when one observes.
+    details
+        Tracker-specific figures (the histogram's ``shuffle_bound``).
+    """
+
+    epsilon0: float
+    delta0: float
+    ldp: LdpSummary
+    theory: Mapping[str, float]
+    empirical: tuple[PairSummary, ...]
+    note: str | None = None
+    coalitions: tuple[tuple[int, ...], ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"epsilon0": self.epsilon0, "delta0": self.delta0,
+                               "ldp": self.ldp.to_dict(), **self.details,
+                               "theory": dict(self.theory)}
+        if self.note is not None:
+            out["note"] = self.note
+        out["empirical"] = [e.to_dict() for e in self.empirical]
+        if self.coalitions:
+            out["coalitions"] = [list(c) for c in self.coalitions]
+        return out
+
+    def lines(self, report: Report) -> list[str]:
+        head = f"  privacy: eps(u -> v) over ordered pairs; each contribution is " \
+               f"eps0={self.epsilon0:g}-LDP"
+        widths = (14,) + (10,) * 6
+        lines = ["", head, row(("", "mean", "min", "max", "q50", "q90", "q99"), widths)
+                 + "  delta"]
+        bound = self.details.get("shuffle_bound")
+        reference = report.config.convention == "reference"
+        for emp in self.empirical:
+            label = f"kov+{bound}" if bound else (
+                emp.accountant + (" (ref.)" if reference and emp.accountant == "kov" else ""))
+            cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
+            lines.append(row((label, *map(fmt, cells)), widths) + f"  {emp.delta:.2g}")
+            if emp.to_exact is not None:
+                lines.append(f"  {'':14}/ exact: mean {emp.to_exact['mean']:.3f}, "
+                             f"q90 {emp.to_exact['q90']:.3f}, max {emp.to_exact['max']:.3f}")
+            if emp.unprotected:
+                lines.append(f"  {'':14}{emp.unprotected} pair(s) unprotected (infinite "
+                             "loss): the coalition sees their contributions in the clear")
+        lines.append(row(("LDP baseline", fmt(self.ldp.mean), fmt(self.ldp.min),
+                          fmt(self.ldp.max)), widths))
+        lines += [f"  theory {name}: {fmt(eps)}" for name, eps in self.theory.items()]
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        if self.empirical and self.empirical[0].by_distance:
+            first = self.empirical[0]
+            lines += distance_lines(first.by_distance, f"{first.accountant}, by hop distance "
+                                    "from u to v")
+        return lines
+
+
+@dataclass(frozen=True)
+class DistanceRow:
+    """The losses of the ordered pairs at one hop distance from ``u`` to ``v``."""
+
+    distance: int
+    pairs: int
+    mean: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{distance, pairs, mean, min, max}``."""
+        return {"distance": self.distance, "pairs": self.pairs, "mean": self.mean,
+                "min": self.min, "max": self.max}
+
+
+def by_distance(values: np.ndarray, distances: np.ndarray,
+                weight: float = 1.0) -> tuple[DistanceRow, ...]:
+    """Summaries of ``values`` grouped by ``distances`` (same shape; the pairs to count,
+    the diagonal left out by the caller). ``weight``: pairs each value stands for
+    (sampled sources)."""
+    values, distances = np.asarray(values).ravel(), np.asarray(distances).ravel()
+    order = np.argsort(distances, kind="stable")
+    values, distances = values[order], distances[order]
+    keys, start = np.unique(distances, return_index=True)
+    stop = np.append(start[1:], distances.size)
+    return tuple(DistanceRow(int(d), int(round((b - a) * weight)),
+                             float(values[a:b].mean()), float(values[a:b].min()),
+                             float(values[a:b].max()))
+                 for d, a, b in zip(keys, start, stop, strict=True))
+
+
+def quantiles_of(values: np.ndarray, quantiles: Sequence[float]) -> dict[str, float]:
+    """``{"q50": ..., "q90": ...}``: the quantiles of ``values`` at the levels given."""
+    return {f"q{round(q * 100):d}": float(np.quantile(values, q)) for q in quantiles}
+
+
+def distance_lines(rows: Sequence[DistanceRow], label: str, shown: int = 12) -> list[str]:
+    """The text table of a pairwise summary by distance: a header naming ``label``, the
+    first ``shown`` rows, and how many more ``--json`` holds."""
+    if not rows:
+        return []
+    lines = ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"
+                 f"  ({label})"]
+    lines += [f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9} {fmt(r.min):>9} "
+              f"{fmt(r.max):>9}" for r in rows[:shown]]
+    if len(rows) > shown:
+        lines.append(f"  {'...':>10}  ({len(rows) - shown} more in --json)")
+    return lines
+
+
+# --------------------------------------------------------------------------- text
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """A number for a text table: fixed point where readable, else scientific."""
+    if x is None:
+        return "-"
+    if isinstance(x, float | np.floating):
+        x = float(x)
+        if x != x or x in (float("inf"), float("-inf")):
+            return str(x)
+        return f"{x:.{digits}g}" if abs(x) < 1e-3 or abs(x) >= 1e5 else f"{x:.{digits}f}"
+    return str(x)
+
+
+def row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """Cells right-aligned in their widths (the first left-aligned), always at least one
+    space apart, however long a cell is."""
+    out = "  " + f"{cells[0]:{widths[0]}}"
+    for cell, width in zip(cells[1:], widths[1:], strict=False):
+        out += " " + f"{cell:>{width - 1}}"
+    return out

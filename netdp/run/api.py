@@ -1,0 +1,130 @@
+"""What a notebook calls: ``simulate(config) -> Report``, the one run loop of every task.
+
+    config -> task.prepare -> (task.trace (the engine) -> task.run + tracker.add) x runs
+           -> task.utility + tracker.report -> Report
+
+The loop knows nothing of any task: everything task-specific is a method of the task
+(:class:`netdp.tasks.base.Task`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from netdp import __version__
+from netdp.adversary.network import AttackReport, adversary_of
+from netdp.core.setup import Setup, Streams
+from netdp.core.simulation_config import SimulationConfig
+from netdp.report.types import FaultsReport, NotCompleted, Report, RunRecord
+from netdp.run.resources import check_footprint
+from netdp.tasks import make_config, task_of
+from netdp.tasks.preparation import with_seed
+
+# the fault parameters at their fault-free values: the baseline beside a faulty run
+FAULT_FREE = {"loss": "0", "churn": "none", "crash": None, "slow": None}
+
+
+def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None = None,
+             keep_pairs: bool = False) -> Report:
+    """Run ``config.runs`` independent runs of one configuration and report them.
+
+    Parameters
+    ----------
+    config
+        A :class:`~netdp.core.config.SimulationConfig`, or flat parameters as for the command
+        line (``{"task": "histogram", "domain": 8, "nodes": 200}``). ``None`` fields are
+        resolved and recorded in the report.
+    progress
+        Show a progress bar over runs (``None``: on a terminal, for several runs).
+    keep_pairs
+        Also return the ``n x n`` matrix of pairwise losses (first accountant, mean over
+        runs) in :attr:`Report.pairs`; up to n = 10 000.
+
+    Raises
+    ------
+    InputError
+        On a parameter out of range, or a run too large for this machine (checked before
+        anything is built).
+    """
+    config = with_seed(make_config(config))
+    task = task_of(config)
+    check_footprint(task, config)
+    setup = task.prepare(config)
+    return run(setup, progress, keep_pairs)
+
+
+def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) -> Report:
+    """The run loop over a prepared setup (see :func:`simulate`)."""
+    config, topo = setup.config, setup.topology
+    task = task_of(config)
+    tracker = task.tracker(setup, keep_pairs)
+    adversary = adversary_of(config, task.attacks, task.label)
+    outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
+    for r in _progress(config.runs, progress):
+        start = time.perf_counter()
+        streams = Streams(setup.seed, r)
+        trace = task.trace(setup, streams)
+        if trace.faults is not None:
+            logs.append(trace.faults.to_dict())
+            lost += [f"run {r}, token {k} at step {i} (t = {t:.4g}): {why}"
+                     for k, i, t, why in trace.faults.lost_tokens]
+        if not trace.completed:  # a token was lost: a result, with no estimate
+            records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
+                                     time.perf_counter() - start, completed=False))
+            continue
+        if adversary is None:
+            outcome = task.run(setup, trace.finished(), streams)
+        else:
+            outcome, attack_run = task.attacked(setup, trace.finished(), streams, adversary)
+            attacked.append(attack_run)
+        tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
+        if trace.faults is not None:
+            noise.append(task.output_noise(setup, trace.finished(), outcome))
+        outcomes.append(outcome)
+        records.append(RunRecord(r, task.record(outcome), trace.hops,
+                                 time.perf_counter() - start))
+    faults = None
+    if logs:
+        free_setup = task.prepare(config.replace(**FAULT_FREE))
+        free = run(free_setup, False, False)
+        free_noise = [task.output_noise(free_setup, None, o) for o in free.outcomes]
+        faults = FaultsReport(tuple(logs), tuple(lost), {"utility": free.utility.to_dict(),
+                                                         "privacy": free.privacy.to_dict(),
+                                                         "noise_std": _mean(free_noise)},
+                              _mean(noise))
+    if not outcomes:
+        gone = NotCompleted(f"every run lost a token ({lost[0]})")
+        return Report(config=config, version=__version__, engine=config.engine,
+                      topology=topo, mechanism=task.describe_mechanism(setup),
+                      runs=tuple(records), utility=gone, privacy=gone, faults=faults,
+                      process=task.process_line(setup))
+    attack = None
+    if adversary is not None:
+        honest = task.utility(setup, [a.honest for a in attacked]).to_dict()
+        attack = AttackReport(str(adversary.attack), adversary.malicious_text,
+                              tuple(attacked), tuple(setup.memo.get("targets", ())), honest)
+    return Report(config=config, version=__version__, engine=config.engine,
+                  topology=topo, mechanism=task.describe_mechanism(setup),
+                  runs=tuple(records), utility=task.utility(setup, outcomes),
+                  privacy=tracker.report(), sections=task.sections(setup, outcomes),
+                  pairs=tracker.matrix(), outcomes=tuple(outcomes),
+                  process=task.process_line(setup), faults=faults, attack=attack)
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """The mean, or ``None`` when a value is missing (or there is none)."""
+    if not values or any(v is None for v in values):
+        return None
+    return float(sum(v for v in values if v is not None) / len(values))
+
+
+def _progress(runs: int, progress: bool | None) -> Any:
+    """``range(runs)``, with a bar on a terminal for several runs (or as asked)."""
+    disable = (None if runs > 1 else True) if progress is None else not progress
+    if disable is True:
+        return range(runs)
+    from tqdm.auto import tqdm
+
+    return tqdm(range(runs), desc="runs", unit="run", disable=disable)

@@ -1,0 +1,149 @@
+"""Command line: ``netdp`` / ``python -m netdp``. Parses, calls the library, renders.
+
+Only the chosen command's parser is built, and each command imports what it uses when it
+runs: ``netdp --help`` loads nothing heavier than argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from netdp import __version__
+from netdp.core.errors import InputError
+
+#: name -> (one-line help, module that adds the command's arguments with ``register``)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("run one protocol and report its utility and privacy", "netdp.run.cli.simulate"),
+    "audit": ("an empirical lower bound on a randomizer's epsilon", "netdp.run.cli.audit"),
+    "attack": ("poisoning attacks on a frequency oracle vs theory", "netdp.run.cli.attack"),
+    "bounds": ("print theoretical privacy curves over a grid of n", "netdp.run.cli.info"),
+    "topologies": ("list the named topologies", "netdp.run.cli.info"),
+    "sweep": ("run a grid of simulations into a result table", "netdp.run.sweep.commands"),
+    "results": ("summarise or export a sweep's result table", "netdp.run.sweep.commands"),
+    "plot": ("plot a sweep's results or one run's pairwise losses",
+             "netdp.run.sweep.plot_command"),
+}
+DESCRIPTION = ("Simulate network differential privacy: a token walks a graph, every node "
+               "perturbs its own data, and netdp reports the utility of the result and how "
+               "much each node leaks to each other node.")
+EPILOG = "Run `netdp COMMAND --help` for a command's options and examples; see docs/index.md."
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line (no usage dump) and exit with status 2, and
+    negative numbers in scientific notation (``--range -1e3 1e3``) are values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        import re
+
+        self._negative_number_matcher = re.compile(
+            r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def integer(text: str) -> int:
+    """An integer, also written as ``1e6`` or ``1_000_000`` (but not ``1.5``)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}")
+    return int(value)
+
+
+def parse_sets(items: Sequence[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` items as parameters: values read as TOML (a bare word is a
+    string; a parameter that takes text, such as ``loss`` or ``latency``, takes the value
+    as written), keys with ``_`` for ``-``."""
+    import tomllib
+
+    from netdp.tasks import param_specs
+
+    specs = param_specs()
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError("set", f"expects KEY=VALUE (got {item!r})")
+        name, text = key.strip().replace("-", "_"), value.strip()
+        if name in specs and specs[name].kind is str and not text.startswith(('"', "'")):
+            params[name] = text
+            continue
+        try:
+            params[name] = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            params[name] = text
+    return params
+
+
+def number(text: str) -> float:
+    """A number (``nan`` and ``inf`` pass: the parameter's check names them)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+
+
+def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
+    """The ``netdp`` parser with the arguments of command ``only`` (``"*"``: every
+    command, ``None``: none, for the top-level help)."""
+    import importlib
+
+    parser = Parser(prog="netdp", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"netdp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    modules = dict.fromkeys(module for _, module in COMMANDS.values()) if only == "*" \
+        else ([COMMANDS[only][1]] if only in COMMANDS else [])
+    for module in modules:  # each module adds its command(s) with its `register`
+        importlib.import_module(module).register(sub)
+    for name, (summary, _) in COMMANDS.items():  # the others: a line in the top-level help
+        if name not in sub.choices:
+            sub.add_parser(name, help=summary)
+    order = list(COMMANDS)
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        action._choices_actions.sort(key=lambda a: order.index(a.dest))  # type: ignore
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    command = first if first in COMMANDS else None
+    parser = build_parser(command)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a one-line usage error
+        return int(exc.code or 0)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(handler(args))
+    except InputError as exc:
+        print(exc.line(args.command), file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"netdp {args.command}: error: ran out of memory; lower the sizes (--nodes, "
+              "--steps, --domain, ...)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("netdp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `netdp bounds | head`: the reader left, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,0 +1,210 @@
+"""``netdp simulate``: its flags come from the parameter declarations of the common
+config and of every task's section (:mod:`netdp.core.params`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from netdp.core.errors import InputError
+from netdp.core.params import Param
+from netdp.run.cli import integer, number
+
+EXAMPLES = """\
+examples:
+  netdp simulate                                   # complete graph, n=100, T=100 n, eps=1
+  netdp simulate --topology ring --nodes 1000 --rounds 5 --epsilon 0.5
+  netdp simulate --topology ring --nodes 1000 --noise-every-hop   # the LDP baseline
+  netdp simulate --topology hypercube --nodes 1024 --steps 100000 --runs 20 --json
+  netdp simulate --topology edges.txt --data-file ages.csv --column age --range 0 120
+  netdp simulate --config run.toml --seed 7        # TOML keys = flag names, flags win
+  netdp simulate --task histogram --mechanism olh --domain 50 --data zipf -n 2000
+  netdp simulate --task sgd --epsilon 10 --compare local,network,central --seed 1
+  netdp simulate --task histogram --topology ring --gamma 0.5 --domain 8 --rounds 3
+
+Summation: the estimate is the mean of the nodes' values. On the ring (AISTATS 2022
+Alg. 1) noise is added once every n-1 hops; on other graphs (Alg. 3) every holder adds
+noise and the token moves to a uniform neighbour (Metropolis-Hastings on irregular
+graphs, so the estimate stays unbiased).
+Histogram: each holder adds a fresh report of its category to the token (Alg. 2 on the
+ring, Alg. 4 on a walk); an observer sees only the sum of the reports since its last
+visit, so each report is amplified by shuffling among them.
+SGD: the token is a model (Alg. 5); each holder takes a clipped, noisy gradient step on
+its own rows. --compare runs local, network and central DP at the same (eps, delta) on
+the same walk and writes the learning curves (CSV and PNG).
+A flag that the chosen task or topology does not use is refused, not ignored.
+Bad input exits with status 2 and writes nothing.
+"""
+NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``simulate``, its flags generated from the declarations."""
+    from netdp.core.params import params_of
+    from netdp.core.simulation_config import SimulationConfig
+    from netdp.tasks import TASKS, names, tracking_table
+
+    epilog = (EXAMPLES + "\ntasks, and where pairwise privacy is tracked "
+              "(topology: accountants; method):\n" + "\n".join(tracking_table()) + "\n")
+    sim = sub.add_parser("simulate", help="run one protocol and report its utility and privacy",
+                         description="Run one decentralized protocol on a graph and report "
+                         "the estimate, its error and its theoretical standard deviation, and "
+                         "the pairwise privacy loss of every node towards every other.",
+                         epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter,
+                         argument_default=argparse.SUPPRESS)
+    sim.add_argument("--config", metavar="FILE.toml", help="read parameters from a TOML file "
+                     "(keys are the flag names with _ for -); flags given here override it")
+    declared: dict[str, list[tuple[str, Param, Any]]] = {}
+    for name, spec, default in params_of(SimulationConfig):
+        declared.setdefault(name, []).append(("", spec, default))
+    for task in TASKS.values():
+        for name, spec, default in params_of(task.section):
+            declared.setdefault(name, []).append((task.label, spec, default))
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    pairs: set[str] = set()
+    for name, owners in declared.items():
+        spec = owners[0][1]
+        group = groups.get(spec.group) or groups.setdefault(
+            spec.group, sim.add_argument_group(spec.group or "options"))
+        if name == "task":
+            _add(group, name, spec, _help(name, owners), choices=names())
+        elif spec.pair is not None:
+            if spec.pair not in pairs:
+                pairs.add(spec.pair)
+                lows = [o for o in owners if o[2] is not None]
+                group.add_argument(f"--{spec.pair}", nargs=2, type=number, dest=spec.pair,
+                                   metavar=("LOW", "HIGH"),
+                                   help=f"{spec.help} (default: {spec.default_text}; "
+                                   f"{', '.join(t for t, _, _ in lows)})")
+        else:
+            union = tuple(dict.fromkeys(c for _, sp, _ in owners for c in (sp.choices or ())))
+            _add(group, name, spec, _help(name, owners), choices=union or None)
+    out = sim.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of "
+                     "the table")
+    out.add_argument("--out", metavar="FILE.json", help="also write the JSON object to FILE "
+                     "(atomically)")
+    out.add_argument("--pairs-out", metavar="FILE.npy", help="write the n x n matrix of "
+                     "pairwise losses M[u, v] = eps(u -> v) (first accountant, mean over runs; "
+                     "n <= 10 000)")
+    flags: dict[str, tuple[Any, list[str]]] = {}
+    for task in TASKS.values():
+        for output in task.outputs:
+            flags.setdefault(output.flag, (output, []))[1].append(task.label)
+    for flag, (output, labels) in flags.items():
+        out.add_argument(f"--{flag}", metavar=output.metavar,
+                         help=f"--task {' or '.join(labels)}: {output.help}")
+    sim.set_defaults(handler=run)
+
+
+def _add(group: argparse._ArgumentGroup, name: str, spec: Param, text: str,
+         choices: tuple[str, ...] | None = None) -> None:
+    """One flag for one parameter, by its declared kind."""
+    flags = [f"--{spec.flag or name.replace('_', '-')}", *spec.short]
+    choices = choices or spec.choices
+    metavar = spec.metavar or ("{" + ",".join(choices) + "}" if choices else None)
+    if spec.kind is bool:
+        action = "store_false" if spec.flag and spec.flag.startswith("no-") else "store_true"
+        group.add_argument(*flags, dest=name, action=action, help=text)
+    elif spec.kind is tuple and name == "accountants":
+        group.add_argument(*flags, dest=name, action="append", metavar=metavar, help=text)
+        group.add_argument("--no-tracking", dest=name, action="store_const", const=(),
+                           help="skip pairwise privacy tracking (utility only; faster)")
+    else:
+        kind = {int: integer, float: number}.get(spec.kind, str)
+        group.add_argument(*flags, dest=name, type=kind, metavar=metavar, help=text)
+
+
+def _help(name: str, owners: list[tuple[str, Param, Any]]) -> str:
+    """The help text, with the default; one clause per task where tasks differ."""
+    def one(spec: Param, default: Any) -> str:
+        shown = spec.default_text or (",".join(default) if isinstance(default, tuple)
+                                      else default)
+        if spec.kind is bool:
+            return spec.help
+        return f"{spec.help} (default: {shown})"
+
+    by_text: dict[str, list[str]] = {}
+    for task, spec, default in owners:
+        by_text.setdefault(one(spec, default), []).append(task)
+    if len(by_text) == 1:
+        text, tasks = next(iter(by_text.items()))
+        tasks = [t for t in tasks if t]
+        return text + (f" [--task {' or '.join(tasks)}]" if tasks else "")
+    return "; ".join(f"{' or '.join(tasks)}: {text}" for text, tasks in by_text.items())
+
+
+def parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """The flat parameters of a parsed command line: ``--config`` file, then the flags."""
+    from netdp.core.config import flat_params, read_config
+    from netdp.tasks import TASKS
+
+    options = {k: v for k, v in vars(args).items() if k not in NOT_CONFIG}
+    for task in TASKS.values():
+        for output in task.outputs:
+            options.pop(output.flag, None)
+    params = read_config(args.config) if "config" in args else {}
+    params.update(flat_params(options))
+    return params
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse -> config -> ``netdp.simulate`` -> write the files -> print."""
+    from netdp.core.files import write_atomic
+    from netdp.run.api import simulate
+    from netdp.tasks import TASKS, make_config, task_of
+
+    params = parameters(args)
+    config = make_config(params)
+    task = task_of(config)
+    own = {output.flag for output in task.outputs}
+    for other in TASKS.values():
+        for output in other.outputs:
+            if output.flag not in own and getattr(args, output.flag, None) is not None:
+                owners = [t.label for t in TASKS.values()
+                          if any(o.flag == output.flag for o in t.outputs)]
+                raise InputError(output.flag, f"applies to --task {' or '.join(owners)} only")
+    outputs = []
+    for output in task.outputs:
+        prefix = getattr(args, output.flag, None)
+        if prefix is None and output.default and output.when and output.when(params):
+            prefix = output.default
+        if prefix is not None:
+            outputs.append((output, [Path(prefix + s) for s in output.suffixes]))
+    out = Path(args.out) if "out" in args else None
+    pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
+    for path, name in ((out, "out"), (pairs_out, "pairs-out"),
+                       *((p, o.flag) for o, paths in outputs for p in paths)):
+        if path is not None:
+            check_writable(path, name)
+    report = simulate(config, keep_pairs=pairs_out is not None)
+    for output, paths in outputs:
+        output.write(report, paths)
+    if pairs_out is not None:
+        write_atomic(pairs_out, report.pairs, binary=True, param="pairs-out")
+    if out is not None or "json" in args:  # the JSON text only where it is asked for
+        result = report.to_json()
+        for output, paths in outputs:
+            result[f"{output.flag}_files"] = [str(p) for p in paths]
+        text = json.dumps(result, indent=2, allow_nan=False)
+        if out is not None:
+            write_atomic(out, text + "\n", param="out")
+    if "json" in args:
+        print(text)
+    else:
+        print(report.text())
+        for output, paths in outputs:
+            print(f"  {output.flag} written to {', '.join(map(str, paths))}")
+    return 0
+
+
+def check_writable(path: Path, param: str = "out") -> None:
+    """Refuse, before any work, a target that cannot be written."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(param, f"{str(path)!r} is a directory; give a file name")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError(param, f"cannot write into {str(parent)!r}: no such writable folder")

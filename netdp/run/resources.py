@@ -1,0 +1,81 @@
+"""What a run will need, checked before anything is built.
+
+A task states its peak memory by part (:meth:`netdp.tasks.base.Task.footprint`); a run
+whose total exceeds this machine's memory limit is refused with one line naming the part
+and the parameter that drives it, instead of a ``MemoryError`` (or swapping) half-way.
+The limit is 80 % of the physical memory, or ``NETDP_MEMORY_LIMIT`` (bytes, or with a
+``K``/``M``/``G``/``T`` suffix).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from netdp.core.errors import InputError
+
+if TYPE_CHECKING:
+    from netdp.core.simulation_config import SimulationConfig
+    from netdp.tasks.base import Task
+
+UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def memory_limit() -> int:
+    """Bytes a run may hold: ``NETDP_MEMORY_LIMIT`` or 80 % of the physical memory."""
+    text = os.environ.get("NETDP_MEMORY_LIMIT", "").strip().upper().removesuffix("B")
+    if text:
+        try:
+            return int(float(text[:-1]) * UNITS[text[-1]]) if text[-1] in UNITS \
+                else int(float(text))
+        except ValueError:
+            raise InputError("NETDP_MEMORY_LIMIT", f"expected bytes like 16G (got "
+                                                   f"{os.environ['NETDP_MEMORY_LIMIT']!r})")\
+                from None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume 16 GiB
+        total = 16 * 2**30
+    return int(0.8 * total)
+
+
+def human(nbytes: float) -> str:
+    """``3.1 GiB``."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
+    """Nodes and steps per token the run will have, from the config alone."""
+    n = config.nodes
+    if n is None:
+        n = task.default_nodes
+        if config.topology not in ("ring", "complete"):
+            from netdp.graphs.topologies import expected_size
+
+            n = expected_size(config.topology, None)[0]
+    steps = config.rounds * n if config.topology == "ring" else (
+        config.steps or task.steps_per_node * n)
+    return n, steps
+
+
+def check_footprint(task: Task, config: SimulationConfig) -> None:
+    """Raise :class:`InputError` when the run would not fit in :func:`memory_limit`."""
+    n, steps = planned_size(task, config)
+    if config.topology not in ("ring", "complete"):
+        from netdp.graphs.topologies import check_size
+
+        check_size(config.topology, config.nodes)  # the graph's own limits, named first
+    parts = task.footprint(config, n, steps)
+    total = sum(size for size, _ in parts.values())
+    limit = memory_limit()
+    if total <= limit:
+        return
+    what, (size, param) = max(parts.items(), key=lambda item: item[1][0])
+    tokens = f" x {config.tokens:,} tokens" if config.tokens > 1 else ""
+    raise InputError(param, f"this run would hold about {human(total)} ({what}: "
+                            f"{human(size)}; n = {n:,}, {steps:,} steps per token{tokens}), "
+                            f"more than the {human(limit)} this machine allows "
+                            f"(NETDP_MEMORY_LIMIT)")

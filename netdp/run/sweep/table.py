@@ -1,0 +1,486 @@
+"""The result table of a sweep: one tidy row per (config, seed) run, in a folder.
+
+Layout of the output folder ``DIR``::
+
+    DIR/sweep.json           manifest: format, the spec's config hashes and seeds, history
+    DIR/spec.toml            the spec's text (the latest one that ran here)
+    DIR/rows/part-*.jsonl    one file per finished batch, one JSON row per line
+    DIR/.lock                held (flock) while a sweep writes into DIR
+
+Crash safety: a batch file is written to a temporary name in ``rows/``, flushed, fsynced
+and renamed (``os.replace``, atomic on POSIX), then the folder is fsynced. A part file
+therefore exists whole or not at all: a SIGKILL loses only the batches in flight, and
+leaves at most a ``.tmp`` file that readers ignore and the next sweep removes. Rows are
+keyed by ``(config_hash, seed)``; readers keep the first row of a key (by file name, which
+starts with the write time), so even a duplicate could never double a run.
+
+Resume: a sweep into a ``DIR`` that holds a manifest runs only the keys it has no row
+for. The new spec must hold every config and seed of the old one (the same spec, or the
+same one with grid values or seeds added); anything else is refused, so one table never
+mixes two experiments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+from netdp import __version__
+from netdp.core.errors import InputError
+from netdp.core.files import atomic, cannot_write, write_atomic
+
+FORMAT = 1
+MANIFEST = "sweep.json"
+KEY = ("config_hash", "seed")
+FIRST = ("config_hash", "seed", "status", "version", "runtime_s")
+ACCOUNTANT_KEYS = ("mean", "min", "max", "q50", "q90", "q99", "delta", "pairs", "unprotected")
+
+
+# --------------------------------------------------------------------------- rows
+
+def flatten(result: dict, config_hash: str | None = None) -> dict:
+    """One table row from a result dict (``Result.to_dict()``, ``simulate --json``).
+
+    Columns: ``config_hash, seed, status ("ok"), version, runtime_s``; every config
+    parameter (tuples joined by ","; ``nodes`` and ``steps`` resolved); ``hops``;
+    ``mechanism_<k>`` for the mechanism's numbers (``mechanism_sigma``); every number of
+    ``utility``, nested keys joined by "_" (``estimate, truth, abs_error, ...``;
+    ``<regime>_final_objective`` for sgd); privacy: ``eps0``, ``ldp_mean, ldp_min,
+    ldp_max``, ``theory_<curve>`` per theoretical curve and ``A_mean, A_min, A_max,
+    A_q50, A_q90, A_q99, A_delta, A_pairs, A_unprotected`` per empirical accountant ``A``
+    (``<regime>_rdp_mean`` … for sgd),
+    and any other number of ``privacy`` by the same "_" rule; with faults, ``faults_*``
+    counts and the fault-free run's ``fault_free_*`` figures; with an attack, ``attack_*``
+    figures and the honest runs' ``honest_*`` utility. Outside the config, only
+    numbers (and ``None``) become columns: text and lists (a histogram's estimate vector)
+    are left out. A name that would collide with an earlier column gets its section as
+    prefix (``utility_dummies``).
+
+    ``config_hash``: the sweep passes the hash of the requested config; by default it is
+    computed from the result's (resolved) config.
+    """
+    from netdp.run.sweep.spec import config_hash as hash_of
+    from netdp.tasks import make_config
+
+    cfg = dict(result["config"])
+    if config_hash is None:
+        config_hash = hash_of(make_config(cfg))
+    row: dict = {"config_hash": config_hash, "seed": result["seed"], "status": "ok",
+                 "version": result.get("version", __version__),
+                 "runtime_s": result.get("runtime_s")}
+    if cfg.get("steps") is None and result.get("hops") is not None:  # the ring: K n steps
+        cfg["steps"] = int(result["hops"]) // int(cfg.get("tokens") or 1)
+    for key, value in cfg.items():
+        if key not in row:
+            row[key] = _cell(value)
+    row["hops"] = result.get("hops")
+    for key, value in (result.get("mechanism") or {}).items():
+        if _is_number(value):
+            _put(row, f"mechanism_{key}", value, "")
+    _scalars(row, result.get("utility") or {}, "", "utility")
+    privacy = dict(result.get("privacy") or {})
+    if "epsilon0" in privacy:
+        _put(row, "eps0", privacy.pop("epsilon0"), "privacy")
+    privacy.pop("delta0", None)  # the config's delta
+    for key, value in (privacy.pop("ldp", None) or {}).items():
+        _put(row, f"ldp_{key}", value, "privacy")
+    for name, value in (privacy.pop("theory", None) or {}).items():
+        _put(row, f"theory_{name}", value, "privacy")
+    for entry in privacy.pop("empirical", None) or []:
+        name = entry.get("accountant", "empirical")
+        if "regime" in entry:  # sgd: one entry per regime, all rdp
+            name = f"{entry['regime']}_{name}"
+        for key, value in entry.items():
+            if key not in ("accountant", "regime"):
+                _put(row, f"{name}_{key}", value, "privacy")
+    _scalars(row, privacy, "", "privacy")
+    _faults(row, result.get("faults"))
+    _attack(row, result.get("attack"))
+    return row
+
+
+def _attack(row: dict, attack: dict | None) -> None:
+    """``attack_share``, ``attack_lost``, ``attack_fakes``, ``attack_gain_empirical``,
+    ``attack_gain_std``, ``attack_gain_theory``, and per check ``attack_<check>_rate`` and
+    ``attack_<check>_mean_delay``; the same runs with every holder honest give
+    ``honest_<utility number>``."""
+    if not attack:
+        return
+    for key in ("share", "lost", "fakes"):
+        _put(row, f"attack_{key}", attack.get(key), "attack")
+    _scalars(row, attack.get("gain") or {}, "attack_gain_", "attack")
+    for entry in attack.get("detection") or []:
+        for key in ("rate", "mean_delay"):
+            _put(row, f"attack_{entry['check']}_{key}", entry.get(key), "attack")
+    _scalars(row, attack.get("honest_utility") or {}, "honest_", "attack")
+
+
+def _faults(row: dict, faults: dict | None) -> None:
+    """``faults_<count>`` (``faults_completed`` as 0 or 1), and the fault-free run's
+    ``fault_free_<A>_mean``, ``fault_free_<A>_max`` per accountant ``A`` and
+    ``fault_free_<utility number>``."""
+    if not faults:
+        return
+    for key, value in faults.items():
+        if key not in ("runs", "lost_token_log", "fault_free"):
+            _put(row, f"faults_{key}", int(value) if isinstance(value, bool) else value,
+                 "faults")
+    free = faults.get("fault_free") or {}
+    for entry in (free.get("privacy") or {}).get("empirical") or []:
+        name = entry.get("accountant", "empirical")
+        if "regime" in entry:
+            name = f"{entry['regime']}_{name}"
+        for key in ("mean", "max"):
+            _put(row, f"fault_free_{name}_{key}", entry.get(key), "faults")
+    _scalars(row, free.get("utility") or {}, "fault_free_", "faults")
+    _put(row, "fault_free_noise_std", free.get("noise_std"), "faults")
+
+
+def error_row(config: dict, seed: int, config_hash: str, message: str,
+              runtime_s: float | None) -> dict:
+    """The row of a run that failed (status ``"error"``): its config, and in ``error`` what
+    stopped it (``--param: message`` for an :class:`InputError`, else ``Type: message``)."""
+    row = {"config_hash": config_hash, "seed": seed, "status": "error",
+           "version": __version__, "runtime_s": runtime_s}
+    for key, value in config.items():
+        if key not in row:
+            row[key] = _cell(value)
+    row["seed"] = seed
+    row["error"] = message
+    return row
+
+
+def _cell(value):
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return _plain(value)
+
+
+def _plain(value):
+    """numpy scalars to Python ones."""
+    if hasattr(value, "item") and not isinstance(value, list | tuple | dict | str):
+        return value.item()
+    return value
+
+
+def _is_number(value) -> bool:
+    value = _plain(value)
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _put(row: dict, name: str, value, section: str) -> None:
+    if not _is_number(value):
+        return
+    if name in row and section:
+        name = f"{section}_{name}"
+    row[name] = _plain(value)
+
+
+def _scalars(row: dict, data: dict, prefix: str, section: str) -> None:
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            _scalars(row, value, f"{name}_", section)
+        else:
+            _put(row, name, value, section)
+
+
+# --------------------------------------------------------------------------- the folder
+
+class ResultTable:
+    """A sweep's output folder. Open with :meth:`open` (writing) or :func:`read_table`."""
+
+    def __init__(self, path: str | Path, param: str = "out") -> None:
+        self.path = Path(path)
+        self.rows_dir = self.path / "rows"
+        self.param = param  # how errors name the folder: --out (sweep) or DIR (results)
+        self._lock: IO[str] | None = None
+
+    # -- writing
+    @classmethod
+    def open(cls, path: str | Path, spec) -> ResultTable:
+        """Create ``path`` (or resume it) for ``spec``, and hold its lock.
+
+        Raises :class:`InputError` (and writes nothing) if ``path`` is a file, a folder
+        of something else, a sweep of another spec, or in use by another sweep.
+        """
+        table = cls(path)
+        table.check_compatible(spec)
+        made = [p for p in (table.path, *table.path.parents) if not p.exists()]
+        made += [p for p in (table.path / name for name in (".lock", "rows", MANIFEST,
+                                                             "spec.toml")) if not p.exists()]
+        locking = False
+        try:
+            table.path.mkdir(parents=True, exist_ok=True)
+            locking = True
+            table._acquire()
+            locking = False
+            table.check_compatible(spec)  # again, now that we hold the lock
+            table.rows_dir.mkdir(exist_ok=True)
+            for tmp in table.rows_dir.glob(".tmp-*"):
+                tmp.unlink(missing_ok=True)  # left by a killed writer
+            table._write_manifest(spec)
+        except BaseException as exc:
+            if not (locking and isinstance(exc, InputError)):  # not another sweep's files
+                _remove(made)  # what this call made: a refused folder is left as it was
+            table.close()
+            if isinstance(exc, OSError):
+                raise cannot_write(table.path, exc, table.param) from exc
+            raise
+        return table
+
+    def check_compatible(self, spec) -> None:
+        """Refuse (:class:`InputError` on ``out``) a folder this spec may not write into."""
+        path = self.path
+        if path.exists() and not path.is_dir():
+            raise InputError(self.param, f"{str(path)!r} is a file; give a folder for the "
+                             "table")
+        if not path.exists():
+            parent = path.parent
+            while not parent.exists() and parent != parent.parent:
+                parent = parent.parent
+            if not parent.is_dir():
+                raise InputError(self.param, f"cannot create {str(path)!r}: {str(parent)!r} "
+                                 "is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise InputError(self.param, f"cannot create {str(path)!r}: {str(parent)!r} "
+                                 "is not writable")
+            return
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(self.param, f"cannot write into {str(path)!r}: not writable")
+        manifest = self.manifest()
+        if manifest is None:
+            if any(p.name != ".lock" for p in path.iterdir()):
+                raise InputError(self.param, f"{str(path)!r} is not empty and holds no sweep "
+                                 f"({MANIFEST} missing); give a new or empty folder")
+            return
+        old = manifest["identity"]
+        new = spec.identity()
+        lost_cfg = set(old["configs"]) - set(new["configs"])
+        lost_seeds = set(old["seeds"]) - set(new["seeds"])
+        if lost_cfg or lost_seeds:
+            what = (f"{len(lost_cfg)} of its {len(old['configs'])} configs"
+                    if lost_cfg else f"{len(lost_seeds)} of its {len(old['seeds'])} seeds")
+            raise InputError(self.param, f"{str(path)!r} holds a sweep of another spec "
+                             f"({manifest.get('spec_file') or 'see spec.toml there'}): "
+                             f"{what} are not in this one; give a new --out (resuming needs "
+                             "the same spec, or one that only adds grid values or seeds)")
+
+    def _acquire(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock
+            return
+        fh = open(self.path / ".lock", "a+")  # noqa: SIM115 (held open while running)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise InputError(self.param, f"{str(self.path)!r} is in use by another "
+                             "running sweep") from None
+        self._lock = fh
+
+    def close(self) -> None:
+        """Release the folder's lock."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> ResultTable:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _write_manifest(self, spec) -> None:
+        old = self.manifest() or {}
+        identity = spec.identity()
+        history = list(old.get("history", []))
+        if old.get("identity") != identity or not history:
+            history.append({"time": _now(), "spec_file": spec.path, "version": __version__,
+                            "configs": len(identity["configs"]),
+                            "seeds": len(identity["seeds"])})
+        manifest = {"format": FORMAT, "netdp_version": __version__, "spec_file": spec.path,
+                    "description": spec.description, "runs": spec.n_runs,
+                    "grid": {k: [_json_value(v) for v in vals]
+                             for k, vals in spec.grid.items()},
+                    "fixed": {k: _json_value(v) for k, v in spec.fixed.items()},
+                    "identity": identity, "history": history}
+        write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=1) + "\n",
+                     param=self.param)
+        if spec.text:
+            write_atomic(self.path / "spec.toml", spec.text, param=self.param)
+
+    def write_batch(self, rows: list[dict]) -> Path:
+        """Write one finished batch as its own part file, atomically (a failed write is an
+        :class:`InputError` that says the batches written before are kept)."""
+        name = f"part-{time.time_ns():020d}-{os.getpid()}-{_counter()}.jsonl"
+        text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows)
+        target = self.rows_dir / name
+        try:
+            write_atomic(target, text, tmp_prefix=".tmp-", param=self.param)
+        except InputError as exc:
+            raise InputError(exc.param, f"{exc.message}; the batches written before are "
+                             "kept: rerun the command to resume", exc.positional) from exc
+        _fsync_dir(self.rows_dir)
+        return target
+
+    # -- reading
+    def manifest(self) -> dict | None:
+        """The manifest, or ``None`` if the folder holds none."""
+        path = self.path / MANIFEST
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text())
+            data["identity"]["configs"], data["identity"]["seeds"]  # noqa: B018
+        except (OSError, ValueError, KeyError, TypeError):
+            raise InputError(self.param, f"{path} is not a netdp sweep manifest") from None
+        return data
+
+    def parts(self) -> list[Path]:
+        """The finished batch files, oldest first."""
+        if not self.rows_dir.is_dir():
+            return []
+        return sorted(self.rows_dir.glob("part-*.jsonl"))
+
+    def rows(self) -> list[dict]:
+        """Every row, one per key (the first written wins)."""
+        seen: set = set()
+        out = []
+        for part in self.parts():
+            try:
+                lines = part.read_text().splitlines()
+                rows = [json.loads(line) for line in lines]
+            except (OSError, ValueError) as exc:
+                raise InputError(self.param, f"{part} cannot be read ({exc}); delete it and "
+                                 "rerun the sweep to redo its runs") from None
+            for row in rows:
+                key = (row.get("config_hash"), row.get("seed"))
+                if key not in seen:
+                    seen.add(key)
+                    out.append(row)
+        return out
+
+    def done_keys(self) -> set[tuple[str, int]]:
+        """The ``(config_hash, seed)`` keys that have a row."""
+        return {(r["config_hash"], r["seed"]) for r in self.rows()}
+
+    def dataframe(self):
+        """All rows as a pandas DataFrame, one row per key.
+
+        The order does not depend on how the sweep ran (backend, batches, completion):
+        columns as :func:`flatten` makes them (union over rows taken in key order), rows
+        sorted by the grid axes in the spec's order, then by seed.
+        """
+        import pandas as pd
+
+        rows = self.rows()
+        columns: dict[str, None] = dict.fromkeys(FIRST)
+        for row in sorted(rows, key=lambda r: (str(r["config_hash"]), r["seed"])):
+            columns.update(dict.fromkeys(row))
+        frame = _tidy(pd.DataFrame(rows, columns=list(columns)))
+        axes = list((self.manifest() or {}).get("grid", {}))
+        if "range" in axes:
+            axes[axes.index("range"):axes.index("range") + 1] = ["low", "high"]
+        by = [a for a in axes if a in frame.columns] + ["config_hash", "seed"]
+        try:
+            frame = frame.sort_values(by, kind="stable", na_position="last")
+        except TypeError:  # mixed types in an axis column: key order only
+            frame = frame.sort_values(["config_hash", "seed"], kind="stable")
+        return frame.reset_index(drop=True)
+
+
+def read_table(path: str | Path):
+    """The table of a sweep folder as a DataFrame; :class:`InputError` if not one."""
+    table = ResultTable(path, param="DIR")
+    if not table.path.is_dir() or table.manifest() is None:
+        raise InputError("DIR", f"{str(path)!r} is not a sweep folder (no {MANIFEST}); "
+                         "make one with `netdp sweep SPEC.toml --out DIR`")
+    return table.dataframe()
+
+
+def _tidy(frame):
+    """Object columns that only hold numbers (with ``None``) become float."""
+    import pandas as pd
+
+    for col in frame.columns:
+        if frame[col].dtype == object:
+            values = frame[col].dropna()
+            if len(values) and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                   for v in values):
+                frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+    return frame
+
+
+# --------------------------------------------------------------------------- export
+
+def export_csv(frame, path: str, param: str = "csv") -> None:
+    """Write the table as CSV (``"-"``: stdout); files are written atomically (a failed
+    write is an :class:`InputError` on ``param``)."""
+    if path == "-":
+        frame.to_csv(sys.stdout, index=False)
+        return
+    write_atomic(Path(path), frame.to_csv(index=False), param=param)
+
+
+def export_parquet(frame, path: str, param: str = "parquet") -> None:
+    """Write the table as Parquet through pandas (needs pyarrow or fastparquet)."""
+    if not parquet_available():
+        raise InputError("parquet", "writing Parquet needs pyarrow (or fastparquet): "
+                         "pip install pyarrow")
+    with atomic(path, param=param) as fh:
+        frame.to_parquet(fh, index=False)
+
+
+def parquet_available() -> bool:
+    """Whether pandas can write Parquet here."""
+    import importlib.util
+
+    return any(importlib.util.find_spec(m) is not None for m in ("pyarrow", "fastparquet"))
+
+
+# --------------------------------------------------------------------------- files
+
+def _remove(paths: list[Path]) -> None:
+    """Remove these files and empty folders (the deepest first), quietly."""
+    for path in sorted(paths, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()  # only when empty
+            else:
+                path.unlink()
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform opens folders
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+_COUNT = [0]
+
+
+def _counter() -> int:
+    _COUNT[0] += 1
+    return _COUNT[0]
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _json_value(value):
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value

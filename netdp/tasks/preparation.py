@@ -1,0 +1,73 @@
+"""The preparation steps every task shares: seed, data file, topology, walk rule, steps,
+engine, so that a task's ``prepare`` reads as: load the data, build the graph, pick the
+randomizer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from netdp.core import seeding
+from netdp.core.errors import check
+from netdp.core.setup import Setup
+from netdp.core.simulation_config import SimulationConfig
+from netdp.data.values import read_column
+from netdp.engine import choose
+from netdp.engine.faults import from_config
+from netdp.engine.routing import resolve_walk
+from netdp.graphs.topologies import Topology, build
+
+
+def range_worlds(setup: Setup, node: int, scale: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The values with ``node``'s at the low and at the high end of the range (``low``,
+    ``high``; times ``scale``, the records a node adds up): the neighbouring worlds of a
+    sum's audit, the farthest apart."""
+    worlds = []
+    for end in ("low", "high"):
+        data = np.array(setup.data, dtype=float, copy=True)
+        data[node] = scale * setup.config.get(end)
+        worlds.append(data)
+    return worlds[0], worlds[1]
+
+
+def with_seed(config: SimulationConfig) -> SimulationConfig:
+    """The config with its seed drawn from the OS when it has none."""
+    return config if config.seed is not None else config.replace(seed=seeding.fresh_seed())
+
+
+def values_from_file(config: SimulationConfig) -> tuple[np.ndarray | None, int | None]:
+    """The nodes' values from the section's ``data_file`` (column ``column``), and so the
+    number of nodes; ``(None, config.nodes)`` without a file."""
+    path = config.get("data_file")
+    if path is None:
+        return None, config.nodes
+    values = read_column(path, config.get("column"))
+    check(config.nodes is None or config.nodes == values.size, "nodes",
+          f"{path} holds {values.size} values; omit --nodes or pass --nodes {values.size}")
+    return values, values.size
+
+
+def build_topology(config: SimulationConfig, nodes: int | None) -> Topology:
+    """The config's graph on ``nodes`` nodes (``None``: the topology's own size)."""
+    assert config.seed is not None
+    return build(config.topology, nodes, self_moves=config.self_moves,
+                 directed=config.directed, seed=seeding.seed_sequence(config.seed, "topology"))
+
+
+def resolve(config: SimulationConfig, topology: Topology, steps_per_node: int,
+            accountants: tuple[str, ...], **section: Any) -> tuple[SimulationConfig, int]:
+    """The config with nodes, steps, walk, engine and accountants resolved, and the steps
+    per token (``rounds · n`` on the ring, else ``steps`` or ``steps_per_node · n``)."""
+    n = topology.n
+    ring = topology.kind == "ring"
+    steps = config.rounds * n if ring else (config.steps or steps_per_node * n)
+    walk = "simple" if topology.kind != "graph" else resolve_walk(topology, config.walk)
+
+    engine = choose(config.engine, config.tokens, config.service_time,
+                    from_config(config) is not None)
+    chosen = accountants if config.accountants is None else config.accountants
+    resolved = config.replace(nodes=n, steps=None if ring else steps, walk=walk,
+                              engine=engine, accountants=tuple(chosen), **section)
+    return resolved, steps

@@ -1,0 +1,274 @@
+"""Privacy trackers as a task sees them: declared once per task, run by the one loop.
+
+A task declares *where* pairwise tracking applies with :class:`Tracking` records (the
+topology kind, the accountants, the mechanisms, and the function that turns one run's
+trace into pairwise losses). The run loop asks the task for its :class:`Tracker`, feeds
+it every run, and asks it for the privacy report; a tracker never runs an engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.core.errors import InputError, check
+from netdp.core.setup import Setup, Streams
+from netdp.core.simulation_config import parse_coalition
+from netdp.engine.trace import Trace
+from netdp.report.types import DistanceRow, LdpSummary, PairSummary, PairwisePrivacy, PrivacyReport
+
+LDP_METHOD = "min(k eps0, DRV(eps0, delta, k)) over a node's k contributions"
+KIND_NAMES = {"ring": "the ring", "complete": "the complete graph", "graph": "any graph"}
+MATRIX_LIMIT = 10_000
+
+
+class Tracker(ABC):
+    """Reads each run's trace (and the task's outcome) and reports the privacy losses."""
+
+    @abstractmethod
+    def add(self, run: int, trace: Trace, outcome: Any) -> None:
+        """Account one run."""
+
+    @abstractmethod
+    def report(self) -> PrivacyReport:
+        """The privacy report over all runs."""
+
+    def matrix(self) -> np.ndarray | None:
+        """The ``n x n`` matrix ``M[u, v] = ε(u → v)`` when it was asked for."""
+        return None
+
+    def node_ldp(self) -> np.ndarray | None:
+        """Each node's local-DP ε (mean over the runs added), where the tracker has it."""
+        return None
+
+    def coalition_losses(self) -> np.ndarray | None:
+        """With a coalition: every node's ε towards the first run's coalition observing as
+        one (NaN for its members), where the tracker has it."""
+        return None
+
+    def pair_bounds(self, report: PrivacyReport) -> dict[str, float]:
+        """The report's theory curves that bound every pair's ε at this setting: what an
+        audit of one pair must stay under. None by default; a curve that is a mean over
+        pairs, or no bound at all, is only shown."""
+        return {}
+
+
+LossesFn = Callable[[Setup, Trace, str, "Sequence[int] | None", bool], Any]
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """Where a task's pairwise tracker applies and how it accounts one run.
+
+    Attributes
+    ----------
+    topology
+        ``ring``, ``complete`` or ``graph`` (any other graph).
+    summary
+        What the tracker does, for ``--help`` and the docs table.
+    losses
+        ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``; ``None``
+        where the task builds its own :class:`Tracker` (sgd).
+    accountants
+        The accountants it supports.
+    mechanisms
+        The mechanisms it covers (``None``: all of the task's).
+    theory
+        ``theory(setup) -> {curve: ε}``: the theoretical curves at this setting.
+    ldp
+        ``ldp(setup, trace) -> (n,)`` local-DP losses (default: over each node's actual
+        contributions, :func:`~netdp.tracking.loss_table.ldp_losses`).
+    note
+        ``note(setup, tables) -> str | None``: what the report should say of how the runs'
+        tables (of the first accountant) were made: sampled observers, say.
+    by_distance
+        ``by_distance(setup, tables) -> rows``: an accountant's losses over all runs by hop
+        distance from ``u`` to ``v`` (:class:`~netdp.report.types.DistanceRow`).
+    theory_per_pair
+        Whether every curve of ``theory`` bounds each pair's loss (``False``: a mean over
+        pairs, shown beside the tracked losses but not held to per pair).
+    """
+
+    topology: str
+    summary: str
+    losses: LossesFn | None
+    accountants: tuple[str, ...] = ("kov",)
+    mechanisms: tuple[str, ...] | None = None
+    theory: Callable[[Setup], dict[str, float]] | None = None
+    ldp: Callable[[Setup, Trace], np.ndarray] | None = None
+    note: Callable[[Setup, Sequence[Any]], str | None] | None = None
+    by_distance: Callable[[Setup, Sequence[Any]], tuple[DistanceRow, ...]] | None = None
+    theory_per_pair: bool = True
+
+    def covers(self, kind: str, mechanism: str | None) -> bool:
+        """Whether it applies to a topology of this kind and this mechanism."""
+        return self.topology == kind and (self.mechanisms is None or mechanism in self.mechanisms)
+
+
+def coverage_note(entries: Sequence[Tracking]) -> str:
+    """``pairwise tracking covers the ring and the complete graph; ...``."""
+    kinds = list(dict.fromkeys(KIND_NAMES[e.topology] for e in entries))
+    return (f"pairwise tracking covers {' and '.join(kinds)}; only the LDP baseline is "
+            "reported on other graphs")
+
+
+def draw_coalition(setup: Setup, run: int) -> list[int] | None:
+    """A run's coalition: the given nodes, or ``random:C`` drawn from the run's
+    ``coalition`` stream; ``None`` without one."""
+    cfg, n = setup.config, setup.topology.n
+    if cfg.coalition is None:
+        return None
+    kind, spec = parse_coalition(cfg.coalition)
+    if kind == "random":
+        assert isinstance(spec, int)
+        check(spec < n, "coalition", f"random:{spec} needs fewer than n = {n} members")
+        rng = Streams(setup.seed, run).generator("coalition")
+        return sorted(rng.choice(n, size=spec, replace=False).tolist())
+    assert isinstance(spec, list)
+    check(max(spec) < n, "coalition", f"node ids must lie in 0..{n - 1}")
+    return sorted(set(spec))
+
+
+class PairwiseTracker(Tracker):
+    """Pairwise losses of each run (one table per accountant), the LDP baseline and the
+    theory, summarised over all ordered pairs of all runs without an ``n x n`` matrix.
+
+    Parameters
+    ----------
+    setup
+        The prepared simulation.
+    tracking
+        The declaration that applies (``None``: the LDP baseline only, with ``note``).
+    epsilon0
+        The level of one contribution.
+    note
+        Why pairwise losses are not reported, when ``tracking`` is ``None``.
+    keep_pairs
+        Also keep the mean ``n x n`` matrix of the first accountant.
+    details
+        Figures the task adds to the report (the histogram's shuffle bound).
+    tracked_by
+        The task's declarations, to say what is missing when ``keep_pairs`` finds none.
+    theory
+        Theory curves where no declaration applies (``tracking`` is ``None``): a closed
+        form that holds on this graph without tracking the run.
+    """
+
+    def __init__(self, setup: Setup, tracking: Tracking | None, epsilon0: float,
+                 note: str | None = None, keep_pairs: bool = False,
+                 details: dict[str, Any] | None = None,
+                 tracked_by: Sequence[Tracking] = (),
+                 theory: dict[str, float] | None = None) -> None:
+        self.setup, self.tracking, self.epsilon0 = setup, tracking, epsilon0
+        self.note, self.keep_pairs, self.details = note, keep_pairs, details or {}
+        self.untracked_theory = theory or {}
+        accountants = setup.config.accountants or ()
+        # beside the exact accountant, each other's ratio to it, pair by pair
+        self.keep_exact_pairs = "exact" in accountants and len(accountants) > 1
+        self.losses: dict[str, list[Any]] = {a: [] for a in accountants} if tracking else {}
+        self.ldp: list[np.ndarray] = []
+        self.coalitions: list[tuple[int, ...]] = []
+        self.sum_matrix: np.ndarray | None = None
+        if keep_pairs:
+            n = setup.topology.n
+            check(n <= MATRIX_LIMIT, "pairs-out",
+                  f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
+            check(setup.config.coalition is None, "pairs-out",
+                  "a coalition observes as one: no matrix")
+            check(bool(accountants), "pairs-out", "the matrix comes from pairwise "
+                  "tracking: drop --no-tracking")
+            if tracking is None:  # what is missing: a tracker for the mechanism, or the graph
+                kinds = {t.topology for t in tracked_by}
+                raise InputError("mechanism" if setup.topology.kind in kinds else "topology",
+                                 note or "no pairwise tracking here")
+
+    def coalition(self, run: int) -> list[int] | None:
+        """The run's coalition: the given nodes, or ``random:C`` drawn from its stream."""
+        return draw_coalition(self.setup, run)
+
+    def add(self, run: int, trace: Trace, outcome: Any) -> None:
+        from netdp.tracking.loss_table import ldp_losses
+
+        setup, tracking = self.setup, self.tracking
+        coalition = self.coalition(run)
+        if coalition is not None:
+            self.coalitions.append(tuple(coalition))
+        with np.errstate(over="ignore", invalid="ignore"):
+            if tracking is not None and tracking.ldp is not None:
+                self.ldp.append(tracking.ldp(setup, trace))
+            else:
+                self.ldp.append(ldp_losses(trace, self.epsilon0, setup.config.delta))
+        if tracking is None:
+            return
+        assert tracking.losses is not None, "a Tracking without losses needs its own Tracker"
+        keep = (self.keep_pairs or coalition is not None  # a coalition's pairs: one per node
+                or self.keep_exact_pairs)
+        for name, runs in self.losses.items():
+            runs.append(tracking.losses(setup, trace, name, coalition, keep))
+        if self.keep_pairs:
+            first = next(iter(self.losses.values()))[-1].matrix()
+            self.sum_matrix = first if self.sum_matrix is None else self.sum_matrix + first
+
+    def matrix(self) -> np.ndarray | None:
+        if self.sum_matrix is None:
+            return None
+        return self.sum_matrix / len(self.ldp)
+
+    def node_ldp(self) -> np.ndarray | None:
+        return np.mean(self.ldp, axis=0) if self.ldp else None
+
+    def coalition_losses(self) -> np.ndarray | None:
+        if not self.coalitions or not self.losses:
+            return None
+        first = next(iter(self.losses.values()))[0]
+        out = np.full(first.n, float(first.base[0]))
+        assert first.nodes is not None
+        out[first.nodes] = first.values
+        out[list(self.coalitions[0])] = np.nan
+        return out
+
+    def pair_bounds(self, report: PrivacyReport) -> dict[str, float]:
+        per_pair = self.tracking is not None and self.tracking.theory_per_pair
+        return dict(getattr(report, "theory", {})) if per_pair else {}
+
+    def _summary(self, runs: Sequence[Any]) -> PairSummary:
+        """One accountant's summary over the runs, by distance where the tracker says."""
+        from netdp.tracking.loss_table import summarize
+
+        summary = PairSummary.from_dict(summarize(runs))
+        if self.tracking is None or self.tracking.by_distance is None:
+            return summary
+        return dataclasses.replace(summary,
+                                   by_distance=self.tracking.by_distance(self.setup, runs))
+
+    def report(self) -> PairwisePrivacy:
+        setup, tracking = self.setup, self.tracking
+        with np.errstate(over="ignore"):  # a huge eps0 overflows DRV to inf, which is right
+            ldp = np.concatenate(self.ldp)
+            theory = (tracking.theory(setup) if tracking and tracking.theory
+                      else {} if tracking else dict(self.untracked_theory))
+            empirical = tuple(self._summary(runs) for runs in self.losses.values() if runs)
+            exact = self.losses.get("exact")
+            if exact and self.keep_exact_pairs:
+                from netdp.tracking.loss_table import ratio_to_exact
+
+                empirical = tuple(
+                    e if e.accountant == "exact" else dataclasses.replace(
+                        e, to_exact=ratio_to_exact(self.losses[e.accountant], exact,
+                                                   self.coalitions))
+                    for e in empirical)
+        note = self.note
+        if tracking is not None and tracking.note is not None and self.losses:
+            note = tracking.note(setup, next(iter(self.losses.values())))
+        if not setup.config.accountants:
+            note = "pairwise tracking skipped (no accountant)"
+        return PairwisePrivacy(
+            epsilon0=self.epsilon0, delta0=setup.config.delta,
+            ldp=LdpSummary(LDP_METHOD, float(ldp.mean()), float(ldp.min()), float(ldp.max())),
+            theory=theory, empirical=empirical, note=note, coalitions=tuple(self.coalitions),
+            details=self.details)

@@ -1,0 +1,168 @@
+"""Pairwise tracking of walks on any graph, shared by the tasks that declare it.
+
+The observers a graph tracker accounts (every one up to :data:`DENSE_NODES` nodes,
+``--sources`` sampled beyond), the walk's transition matrix, the report's note and its
+summary by hop distance: the sum's taboo-chain tracker (:mod:`netdp.tracking.taboo`) and
+the report-based tasks' shuffle-window tracker (:mod:`netdp.tracking.graph_shuffle`) read
+them alike. :func:`report_tracking` is the ``graph`` declaration of a report-based task.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from netdp.core.errors import check
+from netdp.core.params import param
+from netdp.core.setup import Setup, Streams
+from netdp.engine.trace import Trace
+from netdp.tracking.base import Tracking
+
+DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
+SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
+
+
+def sources_param() -> Any:
+    """The ``--sources K`` declaration of a task with a graph tracker."""
+    return param(None, "walks on a graph: observers sampled by the pairwise tracker (its "
+                 "cost grows with each observer)", kind=int, low=1, metavar="K",
+                 group="summation and histograms",
+                 default_text=f"every observer up to {DENSE_NODES} nodes, {SAMPLED} beyond")
+
+
+def walk_observers(setup: Setup) -> np.ndarray | None:
+    """The observers of a graph tracker: ``None`` (all) up to :data:`DENSE_NODES`
+    nodes or when ``--sources`` covers them, else ``--sources`` (default :data:`SAMPLED`)
+    drawn once from the ``sources`` stream."""
+    n, sources = setup.topology.n, setup.config.get("sources")
+    samples = sources if sources is not None else (SAMPLED if n > DENSE_NODES else n)
+    if samples >= n or setup.config.coalition is not None:
+        return None
+    rng = Streams(setup.seed, 0).generator("sources")
+    return np.sort(rng.choice(n, size=samples, replace=False))
+
+
+def matrix_observers(setup: Setup, keep_pairs: bool) -> np.ndarray | None:
+    """:func:`walk_observers`, refused when the full matrix is asked for and sampled."""
+    observers = walk_observers(setup)
+    check(not keep_pairs or observers is None, "pairs-out", f"the matrix needs every "
+          f"observer: up to {DENSE_NODES} nodes, or --sources {setup.topology.n}")
+    return observers
+
+
+def transition(setup: Setup) -> Any:
+    """The walk's transition matrix (kept in the setup's memo)."""
+    if "P" not in setup.memo:
+        from netdp.engine.routing import resolve_walk
+        from netdp.tracking import graph_walk
+
+        topo = setup.topology
+        setup.memo["P"] = graph_walk.transition_matrix(topo, resolve_walk(topo,
+                                                                          setup.config.walk))
+    return setup.memo["P"]
+
+
+def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
+    """Sampled observers (with the standard error of the mean over them) and cycles left
+    unamplified, when there are any."""
+    parts = []
+    observers = walk_observers(setup)
+    if observers is not None:
+        per = np.concatenate([np.add.reduceat(t.values, np.r_[0, np.cumsum(t.counts)[:-1]])
+                              / t.counts for t in tables])
+        stderr = per.std(ddof=1) / math.sqrt(per.size) if per.size > 1 else math.nan
+        parts.append(f"pairwise losses of {observers.size} of {setup.topology.n} observers, "
+                     f"sampled (--sources); standard error of the mean {stderr:.2g}")
+    cut = sum(t.unamplified for t in tables)
+    if cut and setup.config.get("convention") == "reference":
+        parts.append(f"{cut} cycles outlasted the taboo-chain rows kept (the chain mixes "
+                     "slowly) and were accounted at rate 1 (sound, not amplified)")
+    elif cut:
+        parts.append(f"{cut} views belong to observers whose exact laws of the visits cost "
+                     "too much (long hidden stretches): their pairs take the LDP loss (sound, "
+                     "not amplified; fewer steps, or --convention reference for the "
+                     "paper's union-bound rates)")
+    return "; ".join(parts) or None
+
+
+def graph_by_distance(setup: Setup, tables: Sequence[Any]) -> tuple[Any, ...]:
+    """The pairs of all runs by hop distance between ``u`` and the observer ``v`` (from
+    ``v``, along the edges of a directed graph; none for a coalition, which has no one
+    position)."""
+    from netdp.graphs.topologies import hop_distances
+    from netdp.report.types import by_distance
+
+    if setup.config.coalition is not None:
+        return ()
+    hops = hop_distances(setup.topology, tables[0].observers)  # the same in every run
+    values = np.concatenate([t.values for t in tables])
+    distances = np.concatenate([hops[np.repeat(np.arange(t.counts.size), t.counts), t.nodes]
+                                for t in tables])
+    return by_distance(values, distances)
+
+
+ShuffleParams = Callable[[Setup], tuple[float, str, int]]
+
+
+def report_tracking(shuffle: ShuffleParams,
+                    published: Callable[[Setup, Trace], Trace] | None = None) -> Tracking:
+    """The ``graph`` declaration of a report-based task: the shuffle-window tracker with
+    the walk's taboo-chain presence rates (:mod:`netdp.tracking.graph_shuffle`).
+
+    ``shuffle(setup) -> (eps0, bound, domain)``: the level of one report, the shuffle
+    bound (``--shuffle``) and the domain size the bound reads (``blanket``).
+    ``published(setup, trace)``: the trace as its aggregates are published (a task that
+    publishes a partial aggregate mid-walk cuts the token there; default: as it ran)."""
+
+    def losses(setup: Setup, trace: Trace, accountant: str,
+               coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
+        from netdp.tracking.graph_shuffle import graph_histogram_losses
+
+        eps0, bound, domain = shuffle(setup)
+        if published is not None:
+            trace = published(setup, trace)
+        return graph_histogram_losses(trace, transition(setup), eps0, setup.config.delta,
+                                      bound, domain, coalition,
+                                      matrix_observers(setup, keep_pairs),
+                                      convention=setup.config.convention)
+
+    return Tracking("graph", "each window one shuffle of its reports, a node's every "
+                    "report counted, each hidden position its with the walk's largest "
+                    "chance given its neighbours (--convention reference: presence once "
+                    "at the taboo-chain rate); KOV, capped at LDP; "
+                    f"every observer up to {DENSE_NODES} nodes, sampled beyond", losses,
+                    ("kov",), note=graph_note, by_distance=graph_by_distance)
+
+
+def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
+                     published: Callable[[Setup, Trace], Trace] | None = None,
+                     **options: Any) -> Tracking:
+    """The ``ring`` or ``complete`` declaration of a report-based task: the histogram's
+    shuffle-window trackers (:func:`~netdp.tracking.shuffle.ring_histogram_losses`
+    with the task's ``dummies`` when it has them,
+    :func:`~netdp.tracking.shuffle.walk_histogram_losses`), read from
+    ``shuffle(setup) -> (eps0, bound, domain)`` as :func:`report_tracking` reads it, under
+    ``--convention`` (the walk's law of a node's reports: with or without self-moves);
+    ``options``: further :class:`Tracking` fields (``theory``)."""
+    check(topology in ("ring", "complete"), "topology", f"not a shuffle tracker's: {topology}")
+
+    def losses(setup: Setup, trace: Trace, accountant: str,
+               coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
+        from netdp.tracking.shuffle import ring_histogram_losses, walk_histogram_losses
+
+        cfg = setup.config
+        eps0, bound, domain = shuffle(setup)
+        if topology == "ring":
+            dummies = getattr(cfg.section, "dummies", None) or 0
+            return ring_histogram_losses(setup.topology.n, cfg.rounds, eps0, cfg.delta, bound,
+                                         domain, dummies, coalition, cfg.convention)
+        if published is not None:
+            trace = published(setup, trace)
+        return walk_histogram_losses(trace, eps0, cfg.delta, bound, domain, coalition,
+                                     keep_pairs, convention=cfg.convention,
+                                     self_moves=setup.topology.self_moves)
+
+    return Tracking(topology, summary, losses, ("kov",), **options)

@@ -1,0 +1,636 @@
+"""Pairwise privacy losses ε_{u→v} of a recorded walk, summarised without n×n.
+
+A loss table is stored as, per observer ``v``, one *base* loss shared by every node ``u``
+that ``v`` cannot single out, plus the few *corrected* pairs it can (see
+:mod:`netdp.tracking._kernels.walk`). Summaries (mean, min, max, quantiles) are exact
+weighted statistics over all ordered pairs of all runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from netdp.accounting.accountants import kov_het_epsilon, kov_het_terms, opti
+from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
+from netdp.core.errors import InputError, check
+from netdp.engine.trace import Trace
+from netdp.tracking._kernels import walk as kernels
+
+WALK_ACCOUNTANTS = ("kov", "rdp", "pld")
+CONVENTIONS = ("sound", "reference")
+SOUND_ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
+# Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
+# how small an rdp loss can get: about (ln(1/δ) - ln α_max) / α_max, ~0.02 at δ = 2e-5, so
+# rdp flattens there for very large n (sound, but loose; kov keeps falling).
+RDP_ORDERS = np.array(
+    [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256], dtype=np.float64
+)
+QUANTILES = (0.5, 0.9, 0.99)
+MATRIX_LIMIT = 10_000
+
+
+@dataclass(frozen=True, eq=False)
+class PairLosses:
+    """Losses of every ordered pair ``(u → v)`` of one run, in compressed form.
+
+    Attributes
+    ----------
+    accountant
+        Which accountant produced them (``kov``, ``rdp``, ``ring``).
+    n
+        Number of nodes.
+    observers
+        Observer ids (``-1`` stands for a coalition observing as one).
+    base, weight
+        ``base[o]`` is the loss of ``weight[o]`` pairs of observer ``o``.
+    entries
+        ``entries[o]``: how many returns of the token observer ``o`` saw.
+    values, counts
+        Losses of the corrected pairs, ``counts[o]`` of them per observer, in order.
+    nodes
+        The ``u`` of each corrected value (``None`` unless kept).
+    delta
+        The largest total δ of a pair.
+    split
+        Ring histograms: ``observers`` lists each node twice, first for the pairs
+        ``u > v`` (``weight[o] = n - 1 - v``), then for ``u < v``; no corrected pairs.
+    unamplified
+        Graph walks: cycles whose participation rates were not computed (taken as 1,
+        which is sound; see :mod:`netdp.tracking.taboo`).
+    """
+
+    accountant: str
+    n: int
+    observers: np.ndarray
+    base: np.ndarray
+    weight: np.ndarray
+    entries: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    nodes: np.ndarray | None
+    delta: float
+    split: bool = False
+    unamplified: int = 0
+
+    @property
+    def pairs(self) -> int:
+        """Number of ordered pairs accounted."""
+        return int(self.weight.sum() + self.values.size)
+
+    def matrix(self) -> np.ndarray:
+        """Dense ``n × n`` matrix ``M[u, v] = ε_{u→v}`` (NaN on the diagonal); small n only."""
+        check(
+            self.n <= MATRIX_LIMIT,
+            "pairs-out",
+            f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {self.n})",
+        )
+        check(self.nodes is not None or self.split, "pairs-out",
+              "losses computed without keep_pairs")
+        check(bool(np.all(self.observers >= 0)), "pairs-out", "a coalition has no pair matrix")
+        if self.split:
+            upper = np.triu(np.ones((self.n, self.n), bool), 1)  # u < v
+            out = np.where(upper, self.base[self.n:][None, :], self.base[: self.n][None, :])
+            np.fill_diagonal(out, np.nan)
+            return out
+        out = np.empty((self.n, self.n))
+        out[:, self.observers] = self.base
+        owner = np.repeat(self.observers, self.counts)
+        out[self.nodes, owner] = self.values
+        out[self.observers, self.observers] = np.nan
+        return out
+
+
+def walk_losses(
+    trace: Trace,
+    eps0: float,
+    delta: float,
+    noise_multiplier: float,
+    accountant: str = "kov",
+    coalition: Sequence[int] | None = None,
+    keep_pairs: bool = False,
+    convention: str = "sound",
+    self_moves: bool = True,
+    laplace: bool = False,
+    observers: np.ndarray | None = None,
+) -> PairLosses:
+    """Pairwise losses of a random-walk summation on the complete graph (AISTATS 2022
+    Alg. 3).
+
+    Parameters
+    ----------
+    trace
+        The walk (one or more tokens).
+    eps0
+        LDP level of one noisy contribution (the ε of its Gaussian noise).
+    delta
+        The δ of one contribution; KOV uses ``δ̃ = k δ`` for a pair with ``k`` entries.
+    noise_multiplier
+        σ / Δ of one contribution's Gaussian noise (for ``rdp``).
+    accountant
+        ``kov`` (the reference method, exactly), ``rdp`` or ``pld`` (dp_accounting's
+        privacy loss distributions; the tightest, and the slowest: one PLD per observer).
+    coalition
+        Nodes observing as one: losses of every other node towards the coalition.
+    keep_pairs
+        Keep the node of each corrected pair (needed by :meth:`PairLosses.matrix`).
+    convention
+        ``sound`` (default): each view as it is, ``m - 1`` unknown draws per cycle of ``m``
+        hops, every visit counted, the exact law of a node's visits, and the stretch before
+        the observer's first visit (:mod:`netdp.tracking.cycle_entries`).
+        ``reference``: the AISTATS 2022 Fig. 1b method exactly (``m`` draws, presence
+        counted once at the rate ``1 - (1 - 1/n)^m``); not an upper bound of the loss.
+    self_moves
+        Whether the walk may forward the token to its holder (the law of the visits).
+    laplace
+        The contributions' noise is Laplace (``eps0``-DP each): ``kov`` only.
+    observers
+        Sound convention: account these observers only (default every node).
+    """
+    check(convention in CONVENTIONS, "convention",
+          f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
+    if convention == "sound":
+        return sound_walk_losses(trace, eps0, delta, noise_multiplier, accountant, coalition,
+                                 keep_pairs, self_moves, laplace, observers)
+    check(
+        accountant in WALK_ACCOUNTANTS,
+        "accountant",
+        f"must be one of {', '.join(WALK_ACCOUNTANTS)} for a walk (got {accountant!r})",
+    )
+    n = trace.n
+    holders, n_ids, observers, others = observer_view(trace, coalition)
+    mode = {"kov": kernels.KOV, "rdp": kernels.RDP, "pld": kernels.MU2}[accountant]
+    base, weight, k, offsets, counts, values, nodes = kernels.pairwise(
+        holders,
+        trace.steps,
+        n_ids,
+        n,
+        observers,
+        others,
+        mode,
+        float(eps0),
+        float(delta),
+        float(noise_multiplier),
+        RDP_ORDERS,
+        keep_pairs,
+        numba.get_num_threads(),
+    )
+    used = kernels.compact(values, nodes, offsets, counts, keep_pairs)
+    values = values[:used]
+    nodes = nodes[:used] if keep_pairs else None
+    if accountant == "pld":
+        base, values = _pld_losses(
+            holders, trace.steps, n_ids, n, observers, k, counts, values, delta,
+            noise_multiplier,
+        )
+    if coalition is not None:
+        observers = np.array([-1])
+    k_max = int(k.max()) if k.size else 0
+    return PairLosses(
+        accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
+    )
+
+
+def view_lengths(holders: np.ndarray, steps: int, n_ids: int,
+                 observers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The observers' cycle lengths ``m >= 2`` and first-visit steps ``i0 >= 1`` (each
+    token's stretch before the observer's first visit)."""
+    start, pos = kernels.group_by_holder(holders, n_ids)
+    owner = np.repeat(np.arange(n_ids), np.diff(start))
+    keep = np.isin(owner, observers)
+    owner, pos = owner[keep], pos[keep]
+    token = pos // steps
+    fresh = np.ones(pos.size, bool)
+    fresh[1:] = (owner[1:] != owner[:-1]) | (token[1:] != token[:-1])
+    m = np.diff(pos)[~fresh[1:]]
+    first = (pos - token * steps)[fresh]
+    return m[m >= 2].astype(np.int64), first[first >= 1].astype(np.int64)
+
+
+def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier: float,
+                      accountant: str, coalition: Sequence[int] | None, keep_pairs: bool,
+                      self_moves: bool, laplace: bool,
+                      subset: np.ndarray | None = None) -> PairLosses:
+    """:func:`walk_losses` under the sound convention (``subset``: the observers
+    accounted, without a coalition)."""
+    from netdp.tracking import cycle_entries as ce
+
+    check(accountant in SOUND_ACCOUNTANTS, "accountant",
+          f"must be one of {', '.join(SOUND_ACCOUNTANTS)} for a walk (got {accountant!r})")
+    check(not laplace or accountant == "kov", "accountant",
+          f"{accountant} accounts Gaussian noise; use kov with Laplace noise")
+    n = trace.n
+    holders, n_ids, observers, others = observer_view(trace, coalition)
+    if subset is not None and coalition is None:
+        observers = np.asarray(subset, dtype=np.int64)
+        others = others[observers]
+    watchers = 1 if coalition is None else n - int(others[0])
+    law = ce.binomial_law(1.0 / (n - watchers)) if self_moves else _no_self_law(n, watchers)
+    noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
+    if accountant in ("pld", "exact"):
+        lengths = view_lengths(holders, trace.steps, n_ids, observers)
+        from netdp.tracking import exact
+
+        base, weight, k, counts, values, nodes = exact.walk_pld_losses(
+            holders, trace.steps, n_ids, observers, others, lengths, law, noise, delta,
+            accountant, keep_pairs)
+    else:
+        mode = kernels.KOV if accountant == "kov" else kernels.RDP
+        watched = np.zeros(n_ids, np.bool_)
+        watched[observers] = True
+        regular, first = kernels.length_flags(holders, trace.steps, n_ids, watched)
+        lengths = (np.flatnonzero(regular), np.flatnonzero(first))
+        entries, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise, delta,
+                                                            RDP_ORDERS)
+        base, weight, k, offsets, counts, values, ids = kernels.pairwise_sound(
+            holders, trace.steps, n_ids, observers, others, mode, entries, rows_regular,
+            rows_first, float(delta), RDP_ORDERS, keep_pairs, numba.get_num_threads())
+        used = kernels.compact(values, ids, offsets, counts, keep_pairs)
+        values = values[:used]
+        nodes = ids[:used] if keep_pairs else None
+    if coalition is not None:
+        observers = np.array([-1])
+    k_max = int(k.max()) if k.size else 0
+    return PairLosses(
+        accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
+    )
+
+
+def _no_self_law(n: int, watchers: int):
+    """The law of a node's interior visits on the complete graph without self-moves (the
+    lumped chain of :func:`netdp.tracking.count_law.complete_interior_law`)."""
+    from netdp.tracking import count_law
+    from netdp.tracking import cycle_entries as ce
+
+    def law(kind: int, length: int, key: int, budget: float = ce.BUDGET):
+        size = ce.interior(kind, length)
+        try:
+            if kind == ce.FIRST:
+                pmf = count_law.complete_first_stretch_law(
+                    size, n, watchers, self_moves=False, b_is_u=key == ce.B_ONLY)
+            else:
+                pmf = count_law.complete_interior_law(
+                    size, n, watchers, self_moves=False, a_is_u=key in (ce.A_ONLY, ce.BOTH),
+                    b_is_u=key in (ce.B_ONLY, ce.BOTH), a_is_b=key in (ce.BOTH, ce.NONE_SAME))
+        except InputError:  # a view of probability 0: its table entry is never read
+            return np.zeros(1), -np.inf
+        return ce.truncated_log_law(pmf, budget, rate, size)
+
+    # each hidden position is u's w.p. at most 1 / (N - 2) given the others: the holders
+    # of its two neighbours and the observers are excluded (netdp.tracking.holder_rates)
+    others = n - watchers
+    rate = 1.0 / (others - 2) if others > 2 else None
+    return law
+
+
+def entry_event(accountant: str, m: int, c: int, n: int, eps0: float, delta: float,
+                z: float) -> DpEvent:
+    """The privacy event of one entry of a pair: a return of the token to the observer after
+    ``m`` steps, in which the node is attributable ``c`` times (0, 1 or 2).
+
+    ``kov`` (the reference method) sees each contribution's Gaussian as ``(ε0/√m, δ)``-DP;
+    ``rdp`` and ``pld`` see the Gaussian itself, of std ``z √m`` in units of the
+    sensitivity. A non-attributable entry is Poisson-subsampled at ``1 - (1 - 1/n)^m``.
+    The kernels of :mod:`~netdp.tracking._kernels.walk` compose these events with the
+    compiled twins of the accountants (:mod:`~netdp.accounting._compiled`); the tests compose
+    them with the accountants themselves and compare.
+    """
+    q = -math.expm1(m * math.log1p(-1.0 / n))
+    if accountant == "kov":
+        release: DpEvent = ApproxDP(max(c, 1) * eps0 / math.sqrt(m), delta)
+    else:
+        release = Gaussian(z * math.sqrt(m), float(max(c, 1)))
+    return release if c > 0 else Subsampled(release, min(q, 1.0))
+
+
+def observer_view(trace: Trace, coalition: Sequence[int] | None):
+    """Flattened holders with a coalition relabelled to one id ``n``; the number of ids,
+    the observers' ids and how many nodes each observer is accounted against.
+
+    A token lost to a fault ends in ``-1`` (its steps that never happened). Those steps
+    get one more id, which observes nothing and is no node: they come after every visit
+    of their token, so they lie inside no observer's cycle. A tracker that charges the
+    published result (the histogram's) charges a lost token's too, which nobody saw:
+    conservative.
+    """
+    n = trace.n
+    holders = np.ascontiguousarray(trace.holders).reshape(-1)
+    ids = n if coalition is None else n + 1
+    if coalition is None:
+        observers, others = np.arange(n, dtype=np.int64), np.full(n, n - 1, dtype=np.int64)
+    else:
+        members = _coalition(coalition, n)
+        relabel = np.arange(n, dtype=holders.dtype)
+        relabel[members] = n
+        holders = np.where(holders >= 0, relabel[np.maximum(holders, 0)], -1)
+        observers = np.array([n], dtype=np.int64)
+        others = np.array([n - members.size], dtype=np.int64)
+    if trace.faults is not None and (holders < 0).any():
+        holders = np.where(holders >= 0, holders, ids).astype(holders.dtype)
+        ids += 1
+    return holders, ids, observers, others
+
+
+def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):
+    """Base and corrected losses by PLD, from the pairs' Gaussian parts ``mu2``."""
+    from netdp.tracking import _walk_pld
+
+    start, pos = kernels.group_by_holder(holders, n_ids)
+    owner = np.repeat(np.arange(n_ids), np.diff(start))
+    same = (owner[1:] == owner[:-1]) & (pos[1:] // steps == pos[:-1] // steps)
+    m, own = np.diff(pos)[same], owner[1:][same]
+    bins = _walk_pld.cycle_bins(m)
+    cache = _walk_pld.bin_plds(m, bins, n, z)
+    key = own * (int(bins.max(initial=0)) + 1) + bins
+    keys, per = np.unique(key, return_counts=True)
+    key_owner, key_bin = np.divmod(keys, int(bins.max(initial=0)) + 1)
+    edges = np.searchsorted(key_owner, np.stack([observers, observers + 1]))
+    base = np.zeros(observers.size)
+    values = np.empty_like(mu2)
+    out = 0
+    for o in range(observers.size):
+        sl = slice(edges[0, o], edges[1, o])
+        dt = min(2.0 * k[o] * delta, 1.0)
+        pairs = slice(out, out + counts[o])
+        out += counts[o]
+        if k[o] == 0:
+            values[pairs] = 0.0
+            continue
+        pld = _walk_pld.compose_bins(cache, key_bin[sl], per[sl])
+        base[o] = max(0.0, float(pld.get_epsilon_for_delta(dt)))
+        mus, inverse = np.unique(mu2[pairs], return_inverse=True)
+        eps = np.full(mus.size, base[o])
+        positive = mus > 0
+        eps[positive] = _walk_pld.epsilon_with_gaussian(pld, np.sqrt(mus[positive]), dt)
+        values[pairs] = eps[inverse]
+    return base, values
+
+
+def ldp_losses(trace: Trace, eps0: float, delta: float) -> np.ndarray:
+    """Local-DP loss of each node over its actual contributions: ``min(k ε0, DRV)``.
+
+    ``DRV(ε0, δ, k) = ε0 sqrt(2 k ln(1/δ)) + k ε0 (e^{ε0} - 1)``; the minimum with basic
+    composition is also a valid bound, and the tighter baseline.
+    """
+    k = trace.visits().astype(float)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge eps0: DRV is inf, k eps0 wins
+        return np.where(k > 0, opti(eps0, delta, k), 0.0)
+
+
+def ring_losses(
+    n: int,
+    rounds: int,
+    noise_mask: np.ndarray,
+    eps0: float,
+    delta: float,
+    coalition: Sequence[int] | None = None,
+) -> PairLosses:
+    """Pairwise losses on the ring (AISTATS 2022 Alg. 1), composed over turns with KOV.
+
+    Observer ``v`` (or a coalition) sees the token before and after the contributions
+    between two of its visits; the window is protected if it holds a noise draw (each turn
+    is then one (ε0, δ) release for every ``u`` in it), and exposes its nodes otherwise
+    (infinite loss: a coalition holding both neighbours of ``u`` sees ``x_u`` in the clear).
+    Without a coalition every window of ``n - 1`` holds one draw, so all pairs lose the
+    same.
+    """
+    if coalition is None:
+        gaps = np.diff(np.flatnonzero(noise_mask))
+        covered = noise_mask[0] and noise_mask[-1] and (gaps.size == 0 or gaps.max() <= n - 1)
+        check(bool(covered), "noise", "this noise schedule leaves some views without a draw")
+        eps = _kov_homogeneous(eps0, rounds, delta)
+        observers = np.arange(n)
+        return PairLosses(
+            "kov",
+            n,
+            observers,
+            np.full(n, eps),
+            np.full(n, n - 1),
+            np.full(n, rounds),
+            np.empty(0),
+            np.zeros(n, np.int64),
+            np.empty(0, np.int64),
+            2 * rounds * delta,
+        )
+    members = _coalition(coalition, n)
+    steps = noise_mask.size
+    holder = np.arange(steps) % n
+    in_w = np.isin(holder, members)
+    window = np.cumsum(in_w)  # hops between two coalition visits share a window id
+    draws = np.bincount(window, weights=noise_mask.astype(float))
+    exposed_hop = ~in_w & (draws[window] == 0)
+    exposed = np.bincount(holder[exposed_hop], minlength=n) > 0
+    protected_turns = np.bincount(holder[~in_w & ~exposed_hop], minlength=n)
+    outside = np.setdiff1d(np.arange(n), members)
+    losses = np.where(
+        exposed[outside],
+        np.inf,
+        _kov_homogeneous_array(eps0, protected_turns[outside], delta),
+    )
+    return PairLosses(
+        "kov",
+        n,
+        np.array([-1]),
+        np.zeros(1),
+        np.zeros(1, np.int64),
+        np.array([rounds]),
+        losses,
+        np.array([losses.size]),
+        outside,
+        2 * rounds * delta,
+    )
+
+
+def dense(losses: PairLosses, members: Sequence[int] = ()) -> np.ndarray:
+    """``(observers, n)`` losses of every pair, NaN where ``u`` is the observer (or one of
+    the coalition's ``members``). Needs the corrected pairs' nodes; for small runs (the
+    exact accountant's)."""
+    if losses.nodes is None or losses.split:
+        raise ValueError("dense needs the corrected pairs' nodes (keep_pairs=True)")
+    out = np.repeat(losses.base[:, None], losses.n, axis=1)
+    owner = np.repeat(np.arange(losses.observers.size), losses.counts)
+    out[owner, losses.nodes] = losses.values
+    mine = np.flatnonzero(losses.observers >= 0)
+    out[mine, losses.observers[mine]] = np.nan
+    if len(members):
+        out[:, np.asarray(members, dtype=np.int64)] = np.nan
+    return out
+
+
+def ratio_to_exact(runs: Sequence[PairLosses], exact: Sequence[PairLosses],
+                   coalitions: Sequence[Sequence[int]] = ()) -> dict:
+    """Each pair's loss over its exact loss, summarised over all pairs of all runs: mean,
+    q90 and max (a pair whose exact loss is 0 counts 1 when its own is 0 too)."""
+    ratios = []
+    for i, (a, b) in enumerate(zip(runs, exact, strict=True)):
+        members = coalitions[i] if i < len(coalitions) else ()
+        da, db = dense(a, members), dense(b, members)
+        ok = np.isfinite(db) & np.isfinite(da)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(db[ok] > 0, da[ok] / db[ok], np.where(da[ok] > 0, np.inf, 1.0))
+        ratios.append(r)
+    r = np.concatenate(ratios)
+    return {"mean": float(r.mean()), "q90": float(np.quantile(r, 0.9)),
+            "max": float(r.max())}
+
+
+def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, delta: float,
+                      coalition: Sequence[int] | None = None) -> PairLosses:
+    """The exact loss of every pair on the ring (AISTATS 2022 Alg. 1), Gaussian noise.
+
+    The schedule is public, so the views are deterministic: observer ``v`` (or a
+    coalition) sees the sum of each maximal stretch of other holders (before its first
+    hold, between two of its holds, and after its last, the result being published),
+    under the ``d`` noise draws of that stretch. Node ``u`` appears ``c`` times in a
+    stretch: a Gaussian of sensitivity ``c`` and std ``z √d``; composed, Gaussian DP with
+    ``μ² = Σ c² / (z² d)`` (infinite where ``d = 0``), and ε at the run's δ (``2 k δ`` for
+    ``k`` stretches, as the other accountants).
+    """
+    from netdp.accounting.accountants import gaussian_epsilon
+
+    steps = noise_mask.size
+    holder = np.arange(steps) % n
+    groups = ([[v] for v in range(n)] if coalition is None
+              else [list(_coalition(coalition, n))])
+    base, weight, k, counts, values, nodes = [], [], [], [], [], []
+    for members in groups:
+        inside = np.isin(holder, members)
+        window = np.cumsum(inside)  # stretches between two holds share an id
+        out = ~inside
+        draws = np.bincount(window[out], weights=noise_mask[out].astype(float),
+                            minlength=window[-1] + 1)
+        key = window[out] * n + holder[out]
+        pair, times = np.unique(key, return_counts=True)
+        win, node = np.divmod(pair, n)
+        with np.errstate(divide="ignore"):
+            mu2 = np.bincount(node, weights=times**2 / (z * z * draws[win]), minlength=n)
+        views = int(np.unique(window[out]).size)
+        dt = min(2.0 * views * delta, 1.0)
+        others = np.setdiff1d(np.arange(n), members)
+        eps = np.asarray(gaussian_epsilon(np.sqrt(mu2[others]), dt), dtype=float)
+        base.append(0.0)
+        weight.append(0)
+        k.append(views)
+        counts.append(others.size)
+        values.append(eps)
+        nodes.append(others)
+    k_arr = np.array(k, np.int64)
+    return PairLosses(
+        "exact", n, np.arange(n) if coalition is None else np.array([-1]), np.array(base),
+        np.array(weight, np.int64), k_arr, np.concatenate(values), np.array(counts, np.int64),
+        np.concatenate(nodes), 2 * int(k_arr.max()) * delta)
+
+
+def summarize(runs: Sequence[PairLosses], quantiles: Sequence[float] = QUANTILES) -> dict:
+    """Exact weighted mean, min, max and quantiles over all pairs of all runs."""
+    base = np.concatenate([r.base[r.weight > 0] for r in runs])
+    weight = np.concatenate([r.weight[r.weight > 0] for r in runs]).astype(np.float64)
+    values = np.concatenate([r.values for r in runs])
+    total = weight.sum() + values.size
+    if total == 0:
+        raise InputError("steps", "the walk is too short: no node saw the token twice")
+    finite_sum = (base * weight).sum() + values.sum()
+    out = {
+        "accountant": runs[0].accountant,
+        "delta": max(r.delta for r in runs),
+        "pairs": int(total),
+        "unprotected": int(np.isinf(values).sum()),
+        "mean": float(finite_sum / total),
+        "min": float(min(base.min(initial=np.inf), values.min(initial=np.inf))),
+        "max": float(max(base.max(initial=-np.inf), values.max(initial=-np.inf))),
+    }
+    order = np.argsort(base, kind="stable")
+    base, cum = base[order], np.cumsum(weight[order])
+    values.sort()  # in place: values is already a fresh concatenated copy
+    for q in quantiles:
+        out[f"q{round(q * 100):d}"] = _weighted_quantile(base, cum, values, q * total)
+    return out
+
+
+def _weighted_quantile(base: np.ndarray, cum: np.ndarray, values: np.ndarray, rank: float) -> float:
+    """Smallest t with (#pairs whose loss <= t) >= rank, over both sorted parts."""
+
+    def count(t: float) -> float:
+        i = np.searchsorted(base, t, side="right")
+        return (cum[i - 1] if i else 0.0) + np.searchsorted(values, t, side="right")
+
+    def first_reaching(sorted_values: np.ndarray) -> list[float]:
+        """The smallest element whose count reaches the rank (binary search), if any."""
+        if not sorted_values.size or count(sorted_values[-1]) < rank:
+            return []
+        lo, hi = 0, sorted_values.size - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if count(sorted_values[mid]) >= rank else (mid + 1, hi)
+        return [sorted_values[lo]]
+
+    rank = max(rank, 1e-9)
+    return float(min(first_reaching(base) + first_reaching(values)))
+
+
+def _coalition(members: Sequence[int], n: int) -> np.ndarray:
+    ids = np.unique(np.asarray(members, dtype=np.int64))
+    check(
+        ids.size >= 1 and ids.min() >= 0 and ids.max() < n,
+        "coalition",
+        f"members must be node ids in 0..{n - 1}",
+    )
+    check(ids.size < n, "coalition", "a coalition of every node leaves no one to protect")
+    return ids
+
+
+def _kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarray:
+    """KOV-het for ``k`` identical ε0 entries with δ̃ = k δ, vectorized over k (0 for k = 0)."""
+    k = np.asarray(k, dtype=float)
+    steps = np.maximum(k, 1.0)
+    sum_eps, s1, s2 = kov_het_terms(eps0)
+    eps = kov_het_epsilon(steps * sum_eps, steps * s1, steps * s2, np.minimum(steps * delta, 1.0))
+    return np.where(k > 0, eps, 0.0)
+
+
+def _kov_homogeneous(eps0: float, k: int, delta: float) -> float:
+    return float(_kov_homogeneous_array(eps0, np.array([k]), delta)[0])
+
+
+def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
+                coalition: Sequence[int] | None = None) -> PairLosses:
+    """Every pair's loss capped at its node's LDP loss: ``min(ε_{u→v}, LDP(u))``.
+
+    Both are upper bounds on the same loss (v's view is a post-processing of u's
+    reports), so the minimum is one too. Pairs of an observer's base group whose node
+    has a smaller LDP loss become explicit corrected pairs (sorting the LDP losses finds
+    them without touching the others). Needs the corrected pairs' nodes.
+    """
+    if losses.nodes is None or losses.split:
+        raise ValueError("clip_to_ldp needs the corrected pairs' nodes (keep_pairs=True)")
+    ldp = np.asarray(ldp, dtype=float)
+    n = losses.n
+    owner_of_value = np.repeat(np.arange(losses.observers.size), losses.counts)
+    values = np.minimum(losses.values, ldp[losses.nodes])
+    order = np.argsort(ldp, kind="stable")
+    below = np.searchsorted(ldp[order], losses.base, side="left")  # ldp_u < base
+    take_owner = np.repeat(np.arange(losses.observers.size), below)
+    start = np.repeat(np.cumsum(below) - below, below)
+    take_node = order[np.arange(take_owner.size) - start]
+    key = take_owner * (n + 1) + take_node
+    mine = np.flatnonzero(losses.observers >= 0)
+    parts = [owner_of_value * (n + 1) + losses.nodes,
+             mine * (n + 1) + losses.observers[mine]]
+    if coalition is not None:  # one observer, index 0: its members are not pairs
+        parts.append(_coalition(coalition, n))
+    excluded = np.concatenate(parts)
+    keep = ~np.isin(key, excluded)
+    take_owner, take_node = take_owner[keep], take_node[keep]
+    weight = losses.weight - np.bincount(take_owner, minlength=losses.observers.size)
+    all_owner = np.concatenate([owner_of_value, take_owner])
+    regroup = np.argsort(all_owner, kind="stable")
+    return PairLosses(
+        losses.accountant, n, losses.observers, losses.base, weight, losses.entries,
+        np.concatenate([values, ldp[take_node]])[regroup],
+        np.bincount(all_owner, minlength=losses.observers.size),
+        np.concatenate([losses.nodes, take_node])[regroup], losses.delta,
+        unamplified=losses.unamplified)

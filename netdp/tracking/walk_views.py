@@ -1,0 +1,262 @@
+"""What an observer of a walk sees: its views, and the sound tracker on any graph.
+
+Observer ``v`` (or a coalition ``W`` observing as one) sees, per token, the sum of the
+contributions made before its first hold (the *first stretch*: ``i0`` draws, the last
+holder ``b`` known), and between two of its holds ``m >= 2`` steps apart (a *cycle*:
+``m - 1`` draws, the next holder ``a`` and the last ``b`` known). A return after one step
+shows nothing. Given those ends, the hidden holders are a bridge of the taboo chain
+(:mod:`netdp.tracking.count_law`), and the views are independent.
+
+:func:`sound_graph_losses` accounts every pair of a walk on any graph under the sound
+convention: for each view and each node ``u``, the exact law of ``u``'s interior visits
+(first-passage decomposition, :func:`~netdp.tracking.count_law.bridge_interior_laws_batch`)
+gives its contribution count ``K = c + I``, and the view's entry is
+:mod:`netdp.tracking.cycle_entries`'s (``kov``: the mixture bound; ``rdp``: the label
+bound), or its exact PLD (``pld``, ``exact``: :mod:`netdp.accounting.mixture_pld`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from netdp.accounting._arrays import observer_bar
+from netdp.accounting._compiled import kov_epsilon, rdp_epsilon
+from netdp.core.errors import check
+from netdp.engine.trace import Trace
+from netdp.tracking import cycle_entries as ce
+from netdp.tracking._kernels.walk import group_by_holder
+from netdp.tracking.cycle_entries import Views, observer_views
+
+KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
+VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
+LAW_WORK = 3e7  # estimated flops of one observer's laws beyond which it is not amplified
+
+
+def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
+              slack: np.ndarray | None = None, kmax: tuple[int, ...] = KMAX
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """``(views, n, kmax[-1] + 1)`` laws of every node's interior visits in each view, and
+    ``(views, n)`` their tails ``P(I > kmax)``.
+
+    The laws are computed up to ``kmax[0]`` visits first; a view whose largest tail is not
+    below ``slack[view]`` (how small the caller needs it: its terms grow with the count)
+    is computed again with the next ``kmax``, and so on.
+    """
+    from netdp.tracking import count_law
+
+    n = P.shape[0]
+    width = kmax[-1] + 1
+    laws = np.zeros((views.size, n, width))
+    tails = np.ones((views.size, n))
+    todo = np.arange(views.size)
+    for km in kmax:
+        reg = todo[views.kind[todo] == ce.REGULAR]
+        fst = todo[views.kind[todo] == ce.FIRST]
+        if reg.size:
+            got, tail = count_law.bridge_interior_laws_batch(
+                P, blocked, views.a[reg], views.b[reg], views.length[reg] - 2, km)
+            laws[reg, :, :km + 1], tails[reg] = got, tail
+        if fst.size:
+            got, tail = count_law.first_stretch_laws_batch(
+                P, blocked, start_law, views.b[fst], views.length[fst], km)
+            laws[fst, :, :km + 1], tails[fst] = got, tail
+        if slack is None:
+            break
+        todo = todo[tails[todo].max(axis=1, initial=0.0) >= slack[todo]]
+        if todo.size == 0:
+            break
+    return laws, tails
+
+
+def _slack(views: Views, accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
+    """How small each view's tails must be not to matter: ``e^{-30}`` below the growth of
+    the entry's terms at the largest count (kov, rdp), or ``1e-6 δ`` (pld, exact: the tail
+    is mass at an infinite loss)."""
+    out = np.empty(views.size)
+    for e in range(views.size):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        size = ce.interior(kind, length)
+        s = noise.z * math.sqrt(ce.draws(kind, length))
+        if accountant == "kov":
+            grow = ce.kov_growth(2, size, s, noise, delta)
+        elif accountant == "rdp":
+            grow = ce.rdp_growth(2, size, s)
+        else:
+            out[e] = 1e-6 * delta
+            continue
+        out[e] = math.exp(-30.0 - min(grow, 600.0))
+    return out
+
+
+def _log_law(law: np.ndarray, tail: float) -> tuple[np.ndarray, float]:
+    with np.errstate(divide="ignore"):
+        logp = np.log(np.clip(law, 0.0, None))
+        return logp, (math.log(tail) if tail > 0 else -np.inf)
+
+
+def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
+                       noise_multiplier: float, accountant: str = "kov",
+                       coalition: Sequence[int] | None = None,
+                       observers: np.ndarray | None = None, laplace: bool = False,
+                       start_law: np.ndarray | None = None) -> Any:
+    """Pairwise losses of a walk summation on a graph, sound (see the module docstring).
+
+    Parameters
+    ----------
+    trace
+        The walk (one or more tokens).
+    P
+        Its transition matrix (dense or scipy sparse).
+    eps0, delta
+        The level of one contribution; ``delta`` of each entry (``kov``).
+    noise_multiplier
+        σ / Δ of a contribution's Gaussian noise.
+    accountant
+        ``kov``, ``rdp``, ``pld`` or ``exact``.
+    coalition
+        Nodes observing as one.
+    observers
+        The observers accounted (default: every node, or the coalition).
+    laplace
+        Laplace noise (``kov`` only).
+    start_law
+        The law of a token's first holder (default uniform).
+
+    Returns
+    -------
+    PairLosses
+        Every accounted pair's loss, nodes kept.
+    """
+    from scipy import sparse
+
+    from netdp.tracking.loss_table import PairLosses, observer_view
+
+    check(accountant in ("kov", "rdp", "pld", "exact"), "accountant",
+          f"must be one of kov, rdp, pld, exact on a graph (got {accountant!r})")
+    check(not laplace or accountant == "kov", "accountant",
+          f"{accountant} accounts Gaussian noise; use kov with Laplace noise")
+    n = trace.n
+    P = sparse.csr_array(P)
+    pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
+    holders, n_ids, obs_ids, _ = observer_view(trace, coalition)
+    members = np.zeros(n, bool)
+    if coalition is not None:
+        members[list(coalition)] = True
+    elif observers is not None:
+        obs_ids = np.asarray(observers, dtype=np.int64)
+    start, pos = group_by_holder(holders, n_ids)
+    noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
+    losses, nodes, counts, entries = [], [], [], []
+    budget = 0
+    unamplified = 0
+    for v in observer_bar(obs_ids, "graph-walk tracker"):
+        blocked = members.copy() if coalition is not None else np.zeros(n, bool)
+        if coalition is None:
+            blocked[v] = True
+        views = observer_views(holders, trace.steps, pos[start[v]:start[v + 1]])
+        keep = np.flatnonzero(~blocked)
+        if accountant in ("pld", "exact"):
+            budget += views.size * keep.size
+            check(budget <= VIEW_PAIRS_LIMIT, "accountant",
+                  f"{accountant} on a graph composes one PLD per view and node: at most "
+                  f"{VIEW_PAIRS_LIMIT:,} of them (fewer steps, nodes or --sources); kov and "
+                  "rdp scale further")
+        if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
+            eps = np.full(keep.size, np.inf)  # capped at the LDP loss by the caller
+            unamplified += views.size
+        else:
+            laws, tails = view_laws(P, blocked, pi0, views,
+                                    _slack(views, accountant, noise, delta))
+            eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
+        losses.append(eps)
+        nodes.append(keep)
+        counts.append(keep.size)
+        entries.append(views.size)
+    k = np.array(entries, dtype=np.int64)
+    k_max = int(k.max()) if k.size else 0
+    out = np.array([-1]) if coalition is not None else np.asarray(obs_ids)
+    return PairLosses(accountant, n, out, np.zeros(k.size), np.zeros(k.size, np.int64), k,
+                      np.concatenate(losses), np.array(counts, dtype=np.int64),
+                      np.concatenate(nodes), 2 * k_max * delta, unamplified=unamplified)
+
+
+def law_work(views: Views, n: int, nnz: int) -> float:
+    """The flops of an observer's laws (:func:`~netdp.tracking.count_law.
+    bridge_interior_laws_batch`'s cost, at the first ``kmax``): ``n (3 Λ nnz + S k Λ² / 2
+    + C k Λ)`` for the longest hidden stretch Λ, S distinct first holders, C views."""
+    if views.size == 0:
+        return 0.0
+    lam = float(views.length.max())
+    k = KMAX[0] + 1
+    sources = np.unique(views.a).size
+    return n * (3 * lam * nnz + sources * k * lam * lam / 2 + views.size * k * lam)
+
+
+def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np.ndarray,
+                     accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
+    """Each kept node's loss towards one observer."""
+    k = views.size
+    if k == 0:
+        return np.zeros(keep.size)
+    dt = min(2.0 * k * delta, 1.0)
+    orders = _orders()
+    if accountant in ("pld", "exact"):
+        from netdp.accounting import mixture_pld as mp
+        regular = views.kind == ce.REGULAR
+        step = ce.grid_step((views.length[regular], views.length[~regular]), 1, noise.z,
+                         accountant == "exact")
+        out = np.empty(keep.size)
+        for r, u in enumerate(keep):
+            parts = []
+            for e in range(k):
+                key = views.key(e, int(u))
+                c = ce.attributable(int(views.kind[e]), int(views.length[e]), key)
+                w = np.concatenate([np.zeros(c), laws[e, u]])
+                s = noise.z * math.sqrt(ce.draws(int(views.kind[e]), int(views.length[e])))
+                parts.append(mp.mixture_pld(w, s, h=step, tail=float(tails[e, u])))
+            out[r] = max(float(mp.PldPair.compose_many(parts).epsilon(dt)), 0.0)
+        return out
+    nf = 3 if accountant == "kov" else orders.size
+    feats = np.zeros((keep.size, nf))
+    tmp = np.empty((keep.size, nf))
+    span = np.arange(laws.shape[2])
+    for e in range(k):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        s = noise.z * math.sqrt(ce.draws(kind, length))
+        size = ce.interior(kind, length)
+        cu = np.zeros(keep.size, np.int64)
+        for u in {int(views.a[e]), int(views.b[e])} - {-1}:
+            cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+        with np.errstate(divide="ignore"):
+            logp = np.log(np.clip(laws[e, keep], 0.0, None))
+            ltail = np.log(np.clip(tails[e, keep], 0.0, None))
+        if accountant == "kov":
+            top = int(cu.max(initial=0)) + span.size
+            if noise.laplace:
+                eps_j = np.arange(top) * noise.eps0
+            else:
+                eps_j = ce._gauss_eps(np.arange(top) / s, delta)
+            terms = logp + eps_j[cu[:, None] + span[None, :]]
+            grow = np.array([ce.kov_growth(int(x), size, s, noise, delta) for x in cu])
+            terms = np.concatenate([terms, (ltail + grow)[:, None]], axis=1)
+            peak = terms.max(axis=1)
+            eps = np.maximum(peak + np.log(np.exp(terms - peak[:, None]).sum(axis=1)), 0.0)
+            feats[:, 0] += eps
+            feats[:, 1] += eps * np.tanh(eps / 2.0)
+            feats[:, 2] += eps * eps
+        else:
+            ce.rdp_entries(logp, ltail, cu, size, s, orders, tmp)
+            feats += tmp
+    if accountant == "kov":
+        return np.array([kov_epsilon(f, k, delta) for f in feats])
+    return np.array([rdp_epsilon(f, dt, orders) for f in feats])
+
+
+def _orders() -> np.ndarray:
+    from netdp.tracking.loss_table import RDP_ORDERS
+
+    return RDP_ORDERS
