@@ -57,12 +57,12 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from netdp.graphs import gossip_matrix
+from netdp.graphs import gossip_matrix as GM
 from netdp.graphs import topologies as topology
 from netdp.report.figures import save
 from netdp.run.sweep.plots import COLORS, LDP_STYLE, MARKERS
 from netdp.tracking import gossip as G
-from netdp.tracking import gossip_message_sum
+from netdp.tracking import gossip_message_sum as MS
 
 SHOWN_K = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 35, 40, 44, 50, 60, 70, 80, 88)
 
@@ -117,15 +117,15 @@ def compute(side: int, sigma: float, steps: int | None, centre_mode: str, corner
     start = time.perf_counter()
     topo = topology.build("grid", n)
     assert topo.labels is not None and topo.labels[1] == (0, 1)  # id = i * side + j
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    gap = gossip_matrix.spectral_gap(W)
-    T = steps if steps is not None else gossip_matrix.default_steps(gap, sigma, n)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    gap = GM.spectral_gap(W)
+    T = steps if steps is not None else GM.default_steps(gap, sigma, n)
     centre, corner_node = (side // 2) * side + side // 2, 0
     sources = {"centre": centre, "corner": corner_node}
-    msum = gossip_message_sum.message_sum(W, adj, T, sources=[centre, corner_node])
+    msum = MS.message_sum(W, adj, T, sources=[centre, corner_node])
     seconds = {"sum": time.perf_counter() - start}
-    dist = {name: gossip_matrix.hop_distances(adj, [u])[0].astype(int) for name, u in sources.items()}
+    dist = {name: GM.hop_distances(adj, [u])[0].astype(int) for name, u in sources.items()}
     everyone = np.arange(n)
     out: dict = {"side": side, "n": n, "sigma": sigma, "gap": gap, "steps": T,
                  "sources": sources, "rows": {}, "margins": {}, "computed": {}}

@@ -24,7 +24,8 @@ node stands for all: the ``transitive`` paths of :mod:`netdp.tracking.gossip`, s
     (valid for T >= d; ``tests/privacy/test_gossip.py`` proves it). The same for the
     accelerated run: its states span the same Krylov space.
 (b) ``sum``: the paper's per-message sum over t = 0..T (spec §3.1, "t = 0 included"),
-    ``Σ_t Σ_{w ∈ N(v)} (W^t)_{wu}² / ‖(W^t)_{w,:}‖²`` (:func:`~netdp.tracking.gossip_message_sum.message_sum`).
+    ``Σ_t Σ_{w ∈ N(v)} (W^t)_{wu}² / ‖(W^t)_{w,:}‖²``
+    (:func:`~netdp.tracking.gossip_message_sum.message_sum`).
     Not an upper bound on (a): the messages share their noise.
 (c) ``sum 1..T``: the off-by-one of the published script, T terms instead of T + 1. The
     spec's "(t = 0 included)" names the slip: the t = 0 term is dropped. That term is 1
@@ -52,12 +53,12 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from netdp.graphs import gossip_matrix
+from netdp.graphs import gossip_matrix as GM
 from netdp.graphs import topologies as topology
 from netdp.report.figures import save
 from netdp.run.sweep.plots import COLORS, LDP_STYLE, MARKERS
 from netdp.tracking import gossip as G
-from netdp.tracking import gossip_message_sum
+from netdp.tracking import gossip_message_sum as MS
 
 SHOWN = (("joint", "(a) joint (exact)"), ("closed_form", "d/C(d,k)"),
          ("sum", "(b) sum 0..T"), ("sum_1_to_T", "(c) sum 1..T"),
@@ -69,18 +70,18 @@ def compute(dim: int, sigma: float, steps: int | None = None) -> dict:
     n = 2**dim
     start = time.perf_counter()
     topo = topology.build("hypercube", n)
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    gap = gossip_matrix.spectral_gap(W)
-    T = steps if steps is not None else gossip_matrix.default_steps(gap, sigma, n)
-    gamma = gossip_matrix.chebyshev_gamma(gap)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    gap = GM.spectral_gap(W)
+    T = steps if steps is not None else GM.default_steps(gap, sigma, n)
+    gamma = GM.chebyshev_gamma(gap)
     joint = G.joint(W, adj, T, transitive=True)
-    plain = gossip_message_sum.message_sum(W, adj, T, transitive=True)
-    shorter = gossip_message_sum.message_sum(W, adj, T - 1, transitive=True) if T >= 1 else None
-    accel = gossip_message_sum.message_sum(W, adj, T, accelerated=True, gamma=gamma, transitive=True)
+    plain = MS.message_sum(W, adj, T, transitive=True)
+    shorter = MS.message_sum(W, adj, T - 1, transitive=True) if T >= 1 else None
+    accel = MS.message_sum(W, adj, T, accelerated=True, gamma=gamma, transitive=True)
     seconds = time.perf_counter() - start
     u = int(plain.nodes[0])
-    dist = gossip_matrix.hop_distances(adj, [u])[0].astype(int)
+    dist = GM.hop_distances(adj, [u])[0].astype(int)
     assert int(joint.nodes[0]) == u
     raw = {
         "joint": joint.values[0],

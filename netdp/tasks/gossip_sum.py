@@ -28,7 +28,7 @@ from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import averaging
 from netdp.engine.trace import Trace
-from netdp.graphs import gossip_matrix
+from netdp.graphs import gossip_matrix as GM
 from netdp.report.types import (
     DistanceRow,
     LdpSummary,
@@ -43,7 +43,7 @@ from netdp.report.types import (
 from netdp.tasks.base import Task
 from netdp.tasks.preparation import range_worlds
 from netdp.tasks.sum import DATA, real_values
-from netdp.tracking import gossip_message_sum
+from netdp.tracking import gossip_message_sum as MS
 from netdp.tracking.base import MATRIX_LIMIT, Tracker, Tracking, draw_coalition
 
 GROUP = "gossip (--protocol gossip)"
@@ -342,7 +342,7 @@ class GossipTracker(Tracker):
                                  note="pairwise tracking skipped (no accountant)",
                                  details=details)
         mask = joint.pair_mask()
-        distances = gossip_matrix.hop_distances(setup.memo["adj"], joint.nodes)
+        distances = GM.hop_distances(setup.memo["adj"], joint.nodes)
         summaries, rows = [], []
         pairs = n * (n - 1) * max(len(self.realised), 1)
         for accountant in cfg.accountants or ("rdp",):
@@ -362,7 +362,7 @@ class GossipTracker(Tracker):
         if self.sum is not None:
             paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
             theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
-            from_sources = gossip_matrix.hop_distances(setup.memo["adj"], self.sum.nodes)
+            from_sources = GM.hop_distances(setup.memo["adj"], self.sum.nodes)
             theory_rows = {"gossip-message-sum": distance_rows(self.sum, from_sources,
                                                                paper_all)}
             if renyi is not None:
@@ -400,7 +400,7 @@ class GossipTracker(Tracker):
         setup, cfg, sec = self.setup, self.setup.config, _section(self.setup)
         sigma, delta = setup.memo["sigma"], cfg.delta
         masks = [c.pair_mask()[0] for c in self.coalitions]
-        hops = [gossip_matrix.hop_distances(setup.memo["adj"], c.members).min(axis=0)
+        hops = [GM.hop_distances(setup.memo["adj"], c.members).min(axis=0)
                 for c in self.coalitions]
         far = np.concatenate([h[m] for h, m in zip(hops, masks, strict=True)])
         summaries, rows = [], []
@@ -458,7 +458,7 @@ def coefficients(setup: Setup, steps: int, dense: bool) -> tuple[Any, Any]:
     joint = gossip.joint(memo["W"], memo["adj"], steps, samples=samples, rng=rng,
                          transitive=transitive)
     rng = Streams(setup.seed, 0).generator("sources")
-    per_message = gossip_message_sum.message_sum(memo["W"], memo["adj"], steps,
+    per_message = MS.message_sum(memo["W"], memo["adj"], steps,
                                      accelerated=cfg.get("accelerated"), gamma=memo["gamma"],
                                      samples=samples, rng=rng, transitive=transitive)
     return joint, per_message
@@ -470,13 +470,13 @@ def gossip_memo(config: SimulationConfig, topo: Any) -> dict[str, Any]:
     ``gamma`` (``None`` without ``accelerated``) and whether the graph is ``transitive``."""
 
     name = config.get("gossip_matrix")
-    builders = {"metropolis": gossip_matrix.metropolis, "lazy": gossip_matrix.lazy}
-    adj = gossip_matrix.adjacency(topo)
-    W = builders[name](topo) if name in builders else gossip_matrix.from_file(name, topo)
-    gap = gossip_matrix.spectral_gap(W)
-    gamma = gossip_matrix.chebyshev_gamma(gap) if config.get("accelerated") else None
+    builders = {"metropolis": GM.metropolis, "lazy": GM.lazy}
+    adj = GM.adjacency(topo)
+    W = builders[name](topo) if name in builders else GM.from_file(name, topo)
+    gap = GM.spectral_gap(W)
+    gamma = GM.chebyshev_gamma(gap) if config.get("accelerated") else None
     return {"W": W, "adj": adj, "gap": gap, "gamma": gamma,
-            "transitive": gossip_matrix.vertex_transitive(topo)}
+            "transitive": GM.vertex_transitive(topo)}
 
 
 def distance_rows(losses: Any, distances: np.ndarray,
@@ -510,7 +510,7 @@ class GossipSumTask(Task):
         memo = gossip_memo(config, topo)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)
-        steps = config.steps or gossip_matrix.default_steps(memo["gap"], sigma, topo.n)
+        steps = config.steps or GM.default_steps(memo["gap"], sigma, topo.n)
         engine = choose(config.engine, 1, 0.0)
         accountants = ("rdp",) if config.accountants is None else config.accountants
         resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
@@ -556,7 +556,7 @@ class GossipSumTask(Task):
                                                rounds))[-1]
             norms = np.einsum("ij,ij->i", final, final)
         else:
-            norms = gossip_message_sum.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
+            norms = MS.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
                                      gamma=memo["gamma"])[-1]
         return float(memo["sigma"] * (sec.high - sec.low) * math.sqrt(norms.mean()))
 
@@ -569,7 +569,7 @@ class GossipSumTask(Task):
 
         sec, memo = _section(setup), setup.memo
         width, n = sec.high - sec.low, setup.topology.n
-        norms = gossip_message_sum.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
+        norms = MS.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
                                  gamma=memo["gamma"])[-1]  # ‖(A_T)_{v,:}‖² per node
         bias = averaging.gossip(memo["W"], setup.data, setup.steps, accelerated=sec.accelerated,
                              gamma=memo["gamma"])[-1] - setup.data.mean()

@@ -36,8 +36,9 @@ v never sees carry of u's earlier updates into later rounds; on a path with K = 
 at ``c = 0`` (per round) leaks over two rounds (``tests/tasks/test_sgd_gossip.py``
 proves it on the exact view of two rounds of a fixed-gradient run). The per-pair mean,
 quantiles and by-distance rows are therefore reported as the Muffliato-GD figure, not as
-a bound; the paper's per-message sum (:func:`netdp.tracking.gossip_message_sum.message_sum`), composed
-the same way, is shown as theory, and is not a bound either.
+a bound; the paper's per-message sum
+(:func:`netdp.tracking.gossip_message_sum.message_sum`), composed the same way, is shown
+as theory, and is not a bound either.
 
 **Calibration** (``--compare``), at the target (ε, δ), on common random numbers (the same
 split and the same standard normals in every regime): ``local`` takes ``c = 1`` for every

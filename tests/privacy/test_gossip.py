@@ -21,10 +21,11 @@ from scipy import sparse
 
 from netdp.core.errors import InputError
 from netdp.engine import averaging
-from netdp.graphs import gossip_matrix
+from netdp.graphs import gossip_matrix as GM
 from netdp.graphs import topologies as topology
-from netdp.tracking import _modular_rank, gossip_message_sum
+from netdp.tracking import _modular_rank
 from netdp.tracking import gossip as G
+from netdp.tracking import gossip_message_sum as MS
 from netdp.tracking.sgd import epsilon as linear_rdp_epsilon
 
 EPS = np.finfo(float).eps
@@ -129,50 +130,50 @@ def off_diagonal(C):
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [gossip_matrix.metropolis, gossip_matrix.lazy])
+@pytest.mark.parametrize("make", [GM.metropolis, GM.lazy])
 @pytest.mark.parametrize("topo", [six(), path3(), hypercube(4), topology.complete(7),
                                   graph(g=nx.karate_club_graph(), name="karate")])
 def test_gossip_matrices_are_symmetric_doubly_stochastic(make, topo):
     W = dense(make(topo))
-    adj = dense(gossip_matrix.adjacency(topo))
+    adj = dense(GM.adjacency(topo))
     assert np.array_equal(W, W.T)
     assert np.abs(W.sum(axis=1) - 1).max() <= 1e-15 * topo.n
     assert (W >= 0).all()
     off = W - np.diag(np.diag(W))
     assert ((off != 0) <= (adj != 0)).all() and ((adj != 0) <= (off != 0)).all()
-    if make is gossip_matrix.lazy:
+    if make is GM.lazy:
         assert np.diag(W).min() >= 0.5
 
 
 def test_metropolis_and_lazy_weights_by_hand():
     # path 0 - 1 - 2: degrees 1, 2, 1
-    W = dense(gossip_matrix.metropolis(path3()))
+    W = dense(GM.metropolis(path3()))
     assert np.allclose(W, [[2 / 3, 1 / 3, 0], [1 / 3, 1 / 3, 1 / 3], [0, 1 / 3, 2 / 3]],
                        rtol=0, atol=1e-15)
-    L = dense(gossip_matrix.lazy(path3()))  # d_max = 2: 1/4 on edges
+    L = dense(GM.lazy(path3()))  # d_max = 2: 1/4 on edges
     assert np.allclose(L, [[3 / 4, 1 / 4, 0], [1 / 4, 1 / 2, 1 / 4], [0, 1 / 4, 3 / 4]],
                        rtol=0, atol=1e-15)
 
 
 def test_the_ring_and_directed_graphs_are_refused():
     with pytest.raises(InputError) as err:
-        gossip_matrix.metropolis(topology.ring(5))
+        GM.metropolis(topology.ring(5))
     assert err.value.param == "topology" and "directed ring" in err.value.message
     directed = topology.from_networkx(nx.DiGraph([(0, 1), (1, 2), (2, 0)]), name="tri")
     with pytest.raises(InputError) as err:
-        gossip_matrix.lazy(directed)
+        GM.lazy(directed)
     assert err.value.param == "topology" and "directed" in err.value.message
 
 
 def test_matrix_file_round_trips(tmp_path):
     topo = six()
-    W = dense(gossip_matrix.metropolis(topo))
+    W = dense(GM.metropolis(topo))
     np.save(tmp_path / "w.npy", W)
-    assert np.array_equal(dense(gossip_matrix.from_file(tmp_path / "w.npy", topo)), W)
+    assert np.array_equal(dense(GM.from_file(tmp_path / "w.npy", topo)), W)
     rows, cols = np.nonzero(W)
     lines = ["# u v w"] + [f"{u}, {v}, {float(W[u, v])!r}" for u, v in zip(rows, cols, strict=True)]
     (tmp_path / "w.csv").write_text("\n".join(lines) + "\n")
-    assert np.array_equal(dense(gossip_matrix.from_file(tmp_path / "w.csv", topo)), W)
+    assert np.array_equal(dense(GM.from_file(tmp_path / "w.csv", topo)), W)
 
 
 def _path4_ok():
@@ -205,7 +206,7 @@ def test_bad_npy_matrices_are_refused_in_one_line(tmp_path, case):
     W, fragment = BAD_NPY[case]
     np.save(tmp_path / "w.npy", W)
     with pytest.raises(InputError) as err:
-        gossip_matrix.from_file(tmp_path / "w.npy", graph([(0, 1), (1, 2), (2, 3)]))
+        GM.from_file(tmp_path / "w.npy", graph([(0, 1), (1, 2), (2, 3)]))
     assert err.value.param == "gossip-matrix"
     assert fragment in err.value.message, err.value.message
     assert "\n" not in str(err.value)
@@ -227,7 +228,7 @@ def test_bad_triplet_files_are_refused_in_one_line(tmp_path, case):
     text, fragment = BAD_TEXT[case]
     (tmp_path / "w.txt").write_text(text)
     with pytest.raises(InputError) as err:
-        gossip_matrix.from_file(tmp_path / "w.txt", graph([(0, 1), (1, 2), (2, 3)]))
+        GM.from_file(tmp_path / "w.txt", graph([(0, 1), (1, 2), (2, 3)]))
     assert err.value.param == "gossip-matrix"
     assert fragment in err.value.message, err.value.message
     assert "\n" not in str(err.value)
@@ -237,11 +238,11 @@ def test_unreadable_matrix_files(tmp_path):
     topo = graph([(0, 1), (1, 2), (2, 3)])
     for name in ("missing.npy", "missing.txt"):
         with pytest.raises(InputError) as err:
-            gossip_matrix.from_file(tmp_path / name, topo)
+            GM.from_file(tmp_path / name, topo)
         assert err.value.param == "gossip-matrix" and "cannot read" in err.value.message
     (tmp_path / "junk.npy").write_bytes(b"not numpy")
     with pytest.raises(InputError, match="cannot read"):
-        gossip_matrix.from_file(tmp_path / "junk.npy", topo)
+        GM.from_file(tmp_path / "junk.npy", topo)
 
 
 # ---------------------------------------------------------------------------------------
@@ -251,31 +252,31 @@ def test_unreadable_matrix_files(tmp_path):
 
 def test_spectral_gaps_of_known_graphs():
     # complete graph, Metropolis: every degree n - 1, W = J / n: eigenvalues 1, 0
-    assert abs(gossip_matrix.spectral_gap(gossip_matrix.metropolis(topology.complete(9))) - 1.0) <= AGREE
+    assert abs(GM.spectral_gap(GM.metropolis(topology.complete(9))) - 1.0) <= AGREE
     # complete graph, lazy: W = I/2 + (J - I) / (2(n-1)): λ_2 = 1/2 - 1/(2(n-1))
     n = 9
-    assert abs(gossip_matrix.spectral_gap(gossip_matrix.lazy(topology.complete(n))) - (0.5 + 0.5 / (n - 1))) <= AGREE
+    assert abs(GM.spectral_gap(GM.lazy(topology.complete(n))) - (0.5 + 0.5 / (n - 1))) <= AGREE
     # cycle C_n, Metropolis W = (I + A)/3: λ_2 = (1 + 2 cos(2π/n)) / 3
     for n in (5, 12, 41):
         cyc = graph(g=nx.cycle_graph(n))
         gap = 2 * (1 - math.cos(2 * math.pi / n)) / 3
-        assert abs(gossip_matrix.spectral_gap(gossip_matrix.metropolis(cyc)) - gap) <= AGREE
+        assert abs(GM.spectral_gap(GM.metropolis(cyc)) - gap) <= AGREE
         # lazy W = I/2 + A/4: λ_2 = (1 + cos(2π/n)) / 2
-        assert abs(gossip_matrix.spectral_gap(gossip_matrix.lazy(cyc)) - (1 - math.cos(2 * math.pi / n)) / 2) <= AGREE
+        assert abs(GM.spectral_gap(GM.lazy(cyc)) - (1 - math.cos(2 * math.pi / n)) / 2) <= AGREE
     # hypercube Q_d: adjacency eigenvalues d - 2k; Metropolis W = (I + A)/(d+1): gap
     # 2/(d+1); lazy W = I/2 + A/(2d): gap 1/d
     for d in (3, 6):
-        assert abs(gossip_matrix.spectral_gap(gossip_matrix.metropolis(hypercube(d))) - 2 / (d + 1)) <= AGREE
-        assert abs(gossip_matrix.spectral_gap(gossip_matrix.lazy(hypercube(d))) - 1 / d) <= AGREE
+        assert abs(GM.spectral_gap(GM.metropolis(hypercube(d))) - 2 / (d + 1)) <= AGREE
+        assert abs(GM.spectral_gap(GM.lazy(hypercube(d))) - 1 / d) <= AGREE
 
 
 def test_sparse_eigensolver_agrees_with_the_closed_form():
     d = 8  # n = 256 > dense_limit: ARPACK
-    assert abs(gossip_matrix.spectral_gap(gossip_matrix.metropolis(hypercube(d)), dense_limit=100) - 2 / (d + 1)) \
+    assert abs(GM.spectral_gap(GM.metropolis(hypercube(d)), dense_limit=100) - 2 / (d + 1)) \
         <= AGREE
     n = 300
     gap = 2 * (1 - math.cos(2 * math.pi / n)) / 3
-    assert abs(gossip_matrix.spectral_gap(gossip_matrix.metropolis(graph(g=nx.cycle_graph(n))), dense_limit=100)
+    assert abs(GM.spectral_gap(GM.metropolis(graph(g=nx.cycle_graph(n))), dense_limit=100)
                - gap) <= AGREE
 
 
@@ -285,31 +286,31 @@ def test_default_steps_on_the_muffliato_hypercube():
     Metropolis on the 11-regular hypercube: W = (I + A)/12, λ_2 = (1 + 9)/12 = 5/6, so
     gap = 1/6; T = ⌈√6 · ln(2048 · 1)⌉ = ⌈2.449490 · 7.624619⌉ = ⌈18.676⌉ = 19. The spec's
     numbers agree with its formula."""
-    W = gossip_matrix.metropolis(hypercube(11))
-    gap = gossip_matrix.spectral_gap(W)
+    W = GM.metropolis(hypercube(11))
+    gap = GM.spectral_gap(W)
     assert abs(gap - 1 / 6) <= AGREE
     assert math.sqrt(6) * math.log(2048) == pytest.approx(18.676, abs=1e-3)
-    assert gossip_matrix.default_steps(gap, 1.0, 2048) == 19
+    assert GM.default_steps(gap, 1.0, 2048) == 19
     # σ < 1/2 uses max(1/4, σ²) = 1/4: ln(2048 / 0.0625 / 4) = ln 8192; √6 ln 8192 = 22.07
-    assert gossip_matrix.default_steps(1 / 6, 0.25, 2048) == 23
+    assert GM.default_steps(1 / 6, 0.25, 2048) == 23
     # σ >= 1/2: n/σ² · σ² = n, independent of σ
-    assert gossip_matrix.default_steps(1 / 6, 7.0, 2048) == 19
+    assert GM.default_steps(1 / 6, 7.0, 2048) == 19
 
 
 @pytest.mark.parametrize("args,param", [((0.0, 1.0, 10), "gap"), ((0.5, 0.0, 10), "sigma"),
                                         ((0.5, 1.0, 1), "nodes"), ((2.5, 1.0, 10), "gap")])
 def test_default_steps_refuses_bad_input(args, param):
     with pytest.raises(InputError) as err:
-        gossip_matrix.default_steps(*args)
+        GM.default_steps(*args)
     assert err.value.param == param
 
 
 def test_chebyshev_gamma_is_the_optimal_heavy_ball_parameter():
     for gap in (1e-4, 0.01, 1 / 6, 0.5, 1.0):
         c = 1 - gap / 2
-        assert gossip_matrix.chebyshev_gamma(gap) == pytest.approx(2 / (1 + math.sqrt(1 - c * c)),
+        assert GM.chebyshev_gamma(gap) == pytest.approx(2 / (1 + math.sqrt(1 - c * c)),
                                                        rel=1e-12)
-        assert 1 <= gossip_matrix.chebyshev_gamma(gap) < 2
+        assert 1 <= GM.chebyshev_gamma(gap) < 2
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,7 +320,7 @@ def test_chebyshev_gamma_is_the_optimal_heavy_ball_parameter():
 
 def test_plain_gossip_follows_its_recursion_and_contracts():
     topo = graph(g=nx.cycle_graph(64))
-    W = gossip_matrix.metropolis(topo)
+    W = GM.metropolis(topo)
     x0 = np.random.default_rng(1).normal(size=64)
     X = averaging.gossip(W, x0, 300)
     assert X.shape == (301, 64)
@@ -336,11 +337,11 @@ def test_plain_gossip_follows_its_recursion_and_contracts():
 
 def test_accelerated_gossip_follows_its_recursion_and_beats_plain():
     topo = graph(g=nx.cycle_graph(64))
-    W = gossip_matrix.metropolis(topo)
-    gap = gossip_matrix.spectral_gap(W)
-    gamma = gossip_matrix.chebyshev_gamma(gap)
+    W = GM.metropolis(topo)
+    gap = GM.spectral_gap(W)
+    gamma = GM.chebyshev_gamma(gap)
     x0 = np.random.default_rng(2).normal(size=(64, 3))  # three runs at once
-    steps = gossip_matrix.default_steps(gap, 1.0, 64)
+    steps = GM.default_steps(gap, 1.0, 64)
     X = averaging.gossip(W, x0, steps, accelerated=True, gamma=gamma)
     Wd = dense(W)
     assert np.abs(X[1] - Wd @ X[0]).max() <= 1e-13
@@ -363,8 +364,8 @@ def test_accelerated_gossip_follows_its_recursion_and_beats_plain():
 
 def test_what_a_node_receives():
     topo = six()
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
     X = averaging.gossip(W, np.arange(6.0), 4)
     nb, values = averaging.received(X, adj, 2)
     assert nb.tolist() == [0, 1, 3]
@@ -372,7 +373,7 @@ def test_what_a_node_receives():
 
 
 def test_gamma_needs_acceleration_and_bad_steps_are_refused():
-    W = gossip_matrix.metropolis(six())
+    W = GM.metropolis(six())
     with pytest.raises(InputError) as err:
         averaging.gossip(W, np.zeros(6), 3, gamma=1.2)
     assert err.value.param == "gamma"
@@ -393,10 +394,10 @@ def test_gamma_needs_acceleration_and_bad_steps_are_refused():
 @pytest.mark.parametrize("steps", [0, 1, 3, 8])
 def test_message_sum_equals_the_brute_force(accelerated, steps):
     topo = six()
-    W = gossip_matrix.metropolis(topo)
-    gamma = gossip_matrix.chebyshev_gamma(gossip_matrix.spectral_gap(W)) if accelerated else None
+    W = GM.metropolis(topo)
+    gamma = GM.chebyshev_gamma(GM.spectral_gap(W)) if accelerated else None
     A = powers(W, steps, gamma)
-    got = gossip_message_sum.message_sum(W, gossip_matrix.adjacency(topo), steps, accelerated=accelerated, gamma=gamma)
+    got = MS.message_sum(W, GM.adjacency(topo), steps, accelerated=accelerated, gamma=gamma)
     assert got.method == "dense" and got.bound == "message-sum"
     C = got.values.copy()
     np.fill_diagonal(C, 0)
@@ -410,15 +411,15 @@ def test_accelerated_accounting_uses_the_polynomial_actually_applied():
     accelerated view by far more than the tolerance, so a library making that slip fails
     the equality below."""
     topo = six()
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    gamma = gossip_matrix.chebyshev_gamma(gossip_matrix.spectral_gap(W))
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    gamma = GM.chebyshev_gamma(GM.spectral_gap(W))
     steps = 6
     accelerated = brute_sum(topo, powers(W, steps, gamma))
     with_wt = brute_sum(topo, powers(W, steps))
-    got = gossip_message_sum.message_sum(W, adj, steps, accelerated=True, gamma=gamma).matrix()
+    got = MS.message_sum(W, adj, steps, accelerated=True, gamma=gamma).matrix()
     np.fill_diagonal(got, 0)
-    uncapped = gossip_message_sum.message_sum(W, adj, steps, accelerated=True, gamma=gamma).values.copy()
+    uncapped = MS.message_sum(W, adj, steps, accelerated=True, gamma=gamma).values.copy()
     np.fill_diagonal(uncapped, 0)
     assert np.abs(uncapped - accelerated).max() <= AGREE
     assert np.abs(with_wt - accelerated).max() > 1e-3  # the bug would be caught
@@ -428,21 +429,21 @@ def test_accelerated_accounting_uses_the_polynomial_actually_applied():
 def test_dense_sources_sampled_and_transitive_paths_agree():
     for topo, transitive in ((graph(g=nx.karate_club_graph(), name="karate"), False),
                              (hypercube(6), True)):
-        W = gossip_matrix.metropolis(topo)
-        adj = gossip_matrix.adjacency(topo)
-        gamma = gossip_matrix.chebyshev_gamma(gossip_matrix.spectral_gap(W))
+        W = GM.metropolis(topo)
+        adj = GM.adjacency(topo)
+        gamma = GM.chebyshev_gamma(GM.spectral_gap(W))
         for g in (None, gamma):
             kw = {"accelerated": g is not None, "gamma": g}
-            full = gossip_message_sum.message_sum(W, adj, 9, **kw)
-            every = gossip_message_sum.message_sum(W, adj, 9, sources=np.arange(topo.n), block=7, **kw)
+            full = MS.message_sum(W, adj, 9, **kw)
+            every = MS.message_sum(W, adj, 9, sources=np.arange(topo.n), block=7, **kw)
             assert np.abs(every.values - full.values).max() <= AGREE
             rng = np.random.default_rng(3)
-            sampled = gossip_message_sum.message_sum(W, adj, 9, samples=5, rng=rng, **kw)
+            sampled = MS.message_sum(W, adj, 9, samples=5, rng=rng, **kw)
             assert sampled.method == "sampled" and len(sampled.nodes) == 5
             assert np.abs(sampled.values - full.values[sampled.nodes]).max() <= AGREE
-            assert np.abs(gossip_message_sum.row_norms(W, 9, **kw) - _row_norms_dense(W, 9, g)).max() <= AGREE
+            assert np.abs(MS.row_norms(W, 9, **kw) - _row_norms_dense(W, 9, g)).max() <= AGREE
             if transitive:
-                one = gossip_message_sum.message_sum(W, adj, 9, transitive=True, **kw)
+                one = MS.message_sum(W, adj, 9, transitive=True, **kw)
                 assert one.method == "transitive" and one.nodes.tolist() == [0]
                 assert np.abs(one.values - full.values[:1]).max() <= AGREE
                 assert one.mean() == pytest.approx(full.mean(), abs=AGREE)
@@ -454,8 +455,8 @@ def _row_norms_dense(W, steps, gamma):
 
 
 def test_plain_row_norms_are_the_diagonal_of_the_even_power():
-    W = gossip_matrix.metropolis(six())
-    rn = gossip_message_sum.row_norms(W, 5)
+    W = GM.metropolis(six())
+    rn = MS.row_norms(W, 5)
     Wd = dense(W)
     for t in range(6):
         assert np.abs(rn[t] - np.diag(np.linalg.matrix_power(Wd, 2 * t))).max() <= AGREE
@@ -463,40 +464,40 @@ def test_plain_row_norms_are_the_diagonal_of_the_even_power():
 
 def test_transitive_is_refused_where_it_does_not_hold():
     topo = graph(g=nx.cycle_graph(12))
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    assert gossip_message_sum.message_sum(W, adj, 5, transitive=True).method == "transitive"  # a cycle is
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    assert MS.message_sum(W, adj, 5, transitive=True).method == "transitive"  # a cycle is
     for t in (six(), graph(g=nx.circular_ladder_graph(4).subgraph(range(7)))):
         with pytest.raises(InputError) as err:
-            gossip_message_sum.message_sum(gossip_matrix.metropolis(t), gossip_matrix.adjacency(t), 5, transitive=True)
+            MS.message_sum(GM.metropolis(t), GM.adjacency(t), 5, transitive=True)
         assert err.value.param == "topology"
     # regular but not transitive: the Frucht graph (3-regular, trivial automorphism group)
     # (at T = 2: from T = 3 on, every view of this 12-node graph is the whole space, all
     # joint losses are 1 and the check rightly passes)
     frucht = graph(g=nx.frucht_graph())
-    for fn in (gossip_message_sum.message_sum, G.joint):
+    for fn in (MS.message_sum, G.joint):
         with pytest.raises(InputError, match="not vertex-transitive"):
-            fn(gossip_matrix.metropolis(frucht), gossip_matrix.adjacency(frucht), 2, transitive=True)
-    assert gossip_matrix.vertex_transitive(hypercube(3)) and gossip_matrix.vertex_transitive(topology.complete(4))
-    assert not gossip_matrix.vertex_transitive(topo)  # conservative: only the named ones
+            fn(GM.metropolis(frucht), GM.adjacency(frucht), 2, transitive=True)
+    assert GM.vertex_transitive(hypercube(3)) and GM.vertex_transitive(topology.complete(4))
+    assert not GM.vertex_transitive(topo)  # conservative: only the named ones
 
 
 def test_sampled_mean_and_its_standard_error():
     topo = graph(g=nx.karate_club_graph(), name="karate")
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    full = gossip_message_sum.message_sum(W, adj, 6)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    full = MS.message_sum(W, adj, 6)
     rows = full.capped()
     per_source = (rows.sum(axis=1) - np.diag(rows)) / (topo.n - 1)
     assert full.mean() == pytest.approx(per_source.mean(), abs=AGREE)
-    sampled = gossip_message_sum.message_sum(W, adj, 6, samples=10, rng=np.random.default_rng(4))
+    sampled = MS.message_sum(W, adj, 6, samples=10, rng=np.random.default_rng(4))
     k, n = 10, topo.n
     expected_se = per_source[sampled.nodes].std(ddof=1) / math.sqrt(k) * math.sqrt(1 - k / n)
     assert sampled.stderr() == pytest.approx(expected_se, rel=1e-12)
     assert abs(sampled.mean() - full.mean()) <= 5 * sampled.stderr()
-    everyone = gossip_message_sum.message_sum(W, adj, 6, samples=n, rng=np.random.default_rng(4))
+    everyone = MS.message_sum(W, adj, 6, samples=n, rng=np.random.default_rng(4))
     assert everyone.stderr() == 0.0 and everyone.mean() == pytest.approx(full.mean())
-    assert math.isnan(gossip_message_sum.message_sum(W, adj, 6, sources=[1, 2]).stderr())
+    assert math.isnan(MS.message_sum(W, adj, 6, sources=[1, 2]).stderr())
 
 
 def test_hypercube_message_sum_by_distance():
@@ -506,12 +507,12 @@ def test_hypercube_message_sum_by_distance():
     second does not: far pairs get more than middle ones (P_t(W) has negative entries).
     Neither holds a meaning for the joint view (see the closed form below)."""
     topo = hypercube(7)
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    steps = gossip_matrix.default_steps(gossip_matrix.spectral_gap(W), 1.0, topo.n)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    steps = GM.default_steps(GM.spectral_gap(W), 1.0, topo.n)
     for accelerated in (False, True):
-        losses = gossip_message_sum.message_sum(W, adj, steps, accelerated=accelerated)
-        dist = gossip_matrix.hop_distances(adj, losses.nodes)
+        losses = MS.message_sum(W, adj, steps, accelerated=accelerated)
+        dist = GM.hop_distances(adj, losses.nodes)
         rows = G.by_distance(losses, dist, values=losses.values)
         assert [r["distance"] for r in rows] == list(range(1, 8))
         assert [r["pairs"] for r in rows] == [math.comb(7, k) * 128 for k in range(1, 8)]
@@ -532,8 +533,8 @@ def test_complete_graph_closed_form():
     The joint view holds every z_w from t = 0: c = 1."""
     n, steps = 9, 4
     topo = topology.complete(n)
-    W, adj = gossip_matrix.metropolis(topo), gossip_matrix.adjacency(topo)
-    for losses in (gossip_message_sum.message_sum(W, adj, steps), gossip_message_sum.message_sum(W, adj, steps, transitive=True)):
+    W, adj = GM.metropolis(topo), GM.adjacency(topo)
+    for losses in (MS.message_sum(W, adj, steps), MS.message_sum(W, adj, steps, transitive=True)):
         assert np.abs(losses.values[losses.pair_mask()] - (1 + steps * (n - 1) / n)).max() \
             <= AGREE
         assert losses.capped()[losses.pair_mask()].min() == 1.0
@@ -542,9 +543,9 @@ def test_complete_graph_closed_form():
 
 def test_losses_never_exceed_the_ldp_level():
     topo = graph(g=nx.karate_club_graph(), name="karate")
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    losses = gossip_message_sum.message_sum(W, adj, 30)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    losses = MS.message_sum(W, adj, 30)
     assert losses.values.max() > 1  # uncapped, the sum goes above: the cap matters
     assert losses.capped().max() <= 1.0
     sigma, delta = 2.0, 1e-6
@@ -558,10 +559,10 @@ def test_losses_never_exceed_the_ldp_level():
 
 def test_by_distance_on_a_path():
     topo = graph([(0, 1), (1, 2), (2, 3)])
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    losses = gossip_message_sum.message_sum(W, adj, 2)
-    D = gossip_matrix.hop_distances(adj, losses.nodes)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    losses = MS.message_sum(W, adj, 2)
+    D = GM.hop_distances(adj, losses.nodes)
     C = losses.matrix()
     rows = G.by_distance(losses, D)
     assert [r["distance"] for r in rows] == [1, 2, 3]
@@ -589,9 +590,9 @@ def _well_posed(conds):
 def test_joint_equals_the_brute_force_plain_and_accelerated(steps):
     """Plain and accelerated views give the same exact loss (same Krylov space)."""
     topo = six()
-    W = gossip_matrix.metropolis(topo)
-    gamma = gossip_matrix.chebyshev_gamma(gossip_matrix.spectral_gap(W))
-    got = G.joint(W, gossip_matrix.adjacency(topo), steps)
+    W = GM.metropolis(topo)
+    gamma = GM.chebyshev_gamma(GM.spectral_gap(W))
+    got = G.joint(W, GM.adjacency(topo), steps)
     assert got.role == "observer" and got.method == "dense"
     J = got.values.T.copy()  # [u, v]
     for g in (None, gamma):
@@ -605,8 +606,8 @@ def test_joint_is_bounded_by_ldp_and_by_each_message():
     """Monotonicity: v's view contains every single message, so its loss is at least the
     largest one-message term of the sum; and it is at most the LDP level."""
     topo = graph(g=nx.karate_club_graph(), name="karate")
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
     for steps in (1, 4):
         A = powers(W, steps)
         J = G.joint(W, adj, steps).values.T
@@ -629,9 +630,9 @@ def test_the_message_sum_is_not_an_upper_bound_path_counterexample():
     gives 0 (t = 0) + (1/3)² / (3 · (1/3)²) = 1/3. Without its own value the view's rows
     are e_1 and (1, 1, 1)/3, whose span holds e_2 with squared projection 1/2 > 1/3."""
     topo = path3()
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    C = gossip_message_sum.message_sum(W, adj, 1).values
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    C = MS.message_sum(W, adj, 1).values
     J = G.joint(W, adj, 1).values.T
     assert C[2, 0] == pytest.approx(1 / 3, abs=1e-15)
     assert J[2, 0] == pytest.approx(1.0, abs=1e-15)
@@ -654,13 +655,13 @@ def test_the_message_sum_is_below_the_joint_loss_for_many_pairs(accelerated):
     plain T = 5 has two, accelerated T = 5 none). Both figures of the failing pairs are
     in the failure message."""
     topo = six()
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
-    gamma = gossip_matrix.chebyshev_gamma(gossip_matrix.spectral_gap(W)) if accelerated else None
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
+    gamma = GM.chebyshev_gamma(GM.spectral_gap(W)) if accelerated else None
     found = {}
     for steps in (1, 2, 3, 5):
         A = powers(W, steps, gamma)
-        C = gossip_message_sum.message_sum(W, adj, steps, accelerated=accelerated, gamma=gamma).values
+        C = MS.message_sum(W, adj, steps, accelerated=accelerated, gamma=gamma).values
         brute, conds = brute_joint(topo, A)
         tol = _well_posed(conds)
         below = [(u, v, C[u, v], brute[u, v]) for u in range(6) for v in range(6)
@@ -692,16 +693,16 @@ def test_hypercube_joint_loss_closed_form_and_antipode_attack():
     is about 0.01 at d = 11."""
     for d in (6, 11):
         topo = hypercube(d)
-        W = gossip_matrix.metropolis(topo)
-        adj = gossip_matrix.adjacency(topo)
-        steps = gossip_matrix.default_steps(gossip_matrix.spectral_gap(W), 1.0, topo.n)
+        W = GM.metropolis(topo)
+        adj = GM.adjacency(topo)
+        steps = GM.default_steps(GM.spectral_gap(W), 1.0, topo.n)
         assert steps >= d
         J = G.joint(W, adj, steps, transitive=True)
-        dist = gossip_matrix.hop_distances(adj, J.nodes)[0]
+        dist = GM.hop_distances(adj, J.nodes)[0]
         expected = np.array([1.0] + [d / math.comb(d, k) for k in range(1, d)] + [1.0])
         assert np.abs(J.values[0] - expected[dist.astype(int)]).max() <= AGREE
         assert J.margin[0] > 1e-8 and J.margin[1] < 1e-13  # a clean rank cut (relative)
-        C = gossip_message_sum.message_sum(W, adj, steps, transitive=True)
+        C = MS.message_sum(W, adj, steps, transitive=True)
         antipode = int(np.flatnonzero(dist == d)[0])
         assert C.values[0, antipode] < 0.12  # the sum claims strong protection there
     # d = 11, T = 19: node 0 rebuilds the antipode's noisy value from its messages
@@ -728,15 +729,15 @@ def _columns(W, nodes, steps):
 
 def test_joint_paths_agree():
     topo = graph(g=nx.karate_club_graph(), name="karate")
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
     full = G.joint(W, adj, 4)
     some = G.joint(W, adj, 4, observers=[3, 7])
     assert np.abs(some.values - full.values[[3, 7]]).max() <= AGREE
     sampled = G.joint(W, adj, 4, samples=6, rng=np.random.default_rng(7))
     assert np.abs(sampled.values - full.values[sampled.nodes]).max() <= AGREE
     cube = hypercube(5)
-    Wc, ac = gossip_matrix.metropolis(cube), gossip_matrix.adjacency(cube)
+    Wc, ac = GM.metropolis(cube), GM.adjacency(cube)
     one = G.joint(Wc, ac, 7, transitive=True)
     assert np.abs(one.values - G.joint(Wc, ac, 7).values[:1]).max() <= AGREE
     # the matrix view puts sources on rows for both roles
@@ -770,10 +771,10 @@ def test_an_uncertain_view_is_sound_and_exact_arithmetic_backs_it():
     from fractions import Fraction
 
     topo = topology.build("random-geometric", 40, seed=3)
-    W, adj = gossip_matrix.metropolis(topo), gossip_matrix.adjacency(topo)
-    steps, v = gossip_matrix.default_steps(gossip_matrix.spectral_gap(W), 1.0, topo.n), 0
+    W, adj = GM.metropolis(topo), GM.adjacency(topo)
+    steps, v = GM.default_steps(GM.spectral_gap(W), 1.0, topo.n), 0
     J = G.joint(W, adj, steps, observers=[v])
-    hops = gossip_matrix.hop_distances(adj, [v])[0]
+    hops = GM.hop_distances(adj, [v])[0]
     reach = hops <= steps + 1
     p, n = 2**61 - 1, topo.n
     deg = np.diff(topo.indptr)
@@ -823,10 +824,10 @@ def test_joint_gives_no_loss_to_a_node_out_of_reach():
     above the absolute cut ``RANK_TOL`` = 1e-12). Regression test of that bug: the views are
     now built on the ball within reach and cut by one SVD."""
     topo = topology.build("random-geometric", 200, seed=1)
-    W = gossip_matrix.metropolis(topo)
-    adj = gossip_matrix.adjacency(topo)
+    W = GM.metropolis(topo)
+    adj = GM.adjacency(topo)
     steps, v, u = 4, 19, 2
-    dist = gossip_matrix.hop_distances(adj, [v])[0]
+    dist = GM.hop_distances(adj, [v])[0]
     assert dist[u] == 8 > steps + 1
     # the view's matrix: e_v and the rows (W^t)_{w,:}, w in N(v), t <= T: column u is 0
     dense = W.toarray()
@@ -865,8 +866,8 @@ def test_exact_conversion_is_the_gaussian_curve_of_the_brute_force_view(sigma):
     from netdp.accounting.accountants import gaussian_epsilon
 
     topo, steps, delta = six(), 3, 1e-5
-    W = gossip_matrix.metropolis(topo)
-    losses = G.joint(W, gossip_matrix.adjacency(topo), steps)
+    W = GM.metropolis(topo)
+    losses = G.joint(W, GM.adjacency(topo), steps)
     brute, _ = brute_joint(topo, powers(W, steps))
     exact = losses.epsilon(sigma, delta, "pld")
     rdp = losses.epsilon(sigma, delta, "rdp")
@@ -888,7 +889,7 @@ def test_exact_conversion_is_the_gaussian_curve_of_the_brute_force_view(sigma):
 
 
 def test_exact_conversion_refuses_an_unknown_accountant():
-    losses = G.joint(gossip_matrix.metropolis(six()), gossip_matrix.adjacency(six()), 2)
+    losses = G.joint(GM.metropolis(six()), GM.adjacency(six()), 2)
     with pytest.raises(InputError, match="accountant"):
         losses.epsilon(1.0, 1e-5, "kov")
 
@@ -934,14 +935,15 @@ def test_view_rank_modulo_a_prime_is_the_rational_rank(make):
     """The modular rank of every view equals its rank over the rationals (Fractions),
     at T = 1 .. 4; on a ball the view reaches, it is the rank of the view itself."""
     topo = make()
-    W = gossip_matrix.metropolis(topo)
+    W = GM.metropolis(topo)
     exact = _modular_rank.rational_weights(W)
     assert exact is not None
-    adj = gossip_matrix.adjacency(topo)
+    adj = GM.adjacency(topo)
     for steps in (1, 2, 4):
         for v in range(topo.n):
-            ball = np.flatnonzero(gossip_matrix.hop_distances(adj, [v])[0] <= steps + 1)
-            assert _modular_rank.view_rank_mod_p(exact, v, ball, steps) == _exact_view_rank(topo, v, steps)
+            ball = np.flatnonzero(GM.hop_distances(adj, [v])[0] <= steps + 1)
+            rank = _modular_rank.view_rank_mod_p(exact, v, ball, steps)
+            assert rank == _exact_view_rank(topo, v, steps)
 
 
 def test_a_full_rank_view_is_proven_exact_and_others_stay_uncertified():
@@ -951,12 +953,12 @@ def test_a_full_rank_view_is_proven_exact_and_others_stay_uncertified():
     be full and stays uncertified; so does a matrix whose weights are not 1/k (it has no
     rational form)."""
     topo = topology.build("cycle", 64)
-    W, adj = gossip_matrix.metropolis(topo), gossip_matrix.adjacency(topo)
+    W, adj = GM.metropolis(topo), GM.adjacency(topo)
     cyc = G.joint(W, adj, 74, transitive=True)
     assert (cyc.full_rank, cyc.uncertified) == (1, 0)
     assert np.all(cyc.values[0] == 1.0)
     torus = topology.build("torus", 256)
-    t = G.joint(gossip_matrix.metropolis(torus), gossip_matrix.adjacency(torus), 32, transitive=True)
+    t = G.joint(GM.metropolis(torus), GM.adjacency(torus), 32, transitive=True)
     assert (t.full_rank, t.uncertified) == (0, 1)
     odd = (0.3 * W + 0.7 * sparse.eye_array(64)).tocsr()  # weights 0.1: not exactly 1/10
     assert _modular_rank.rational_weights(odd) is None
@@ -971,15 +973,15 @@ def test_coalition_equals_the_brute_force_of_the_pooled_views(members, steps):
     stacked (brute force: pseudo-inverse of the pooled covariance); it is at least every
     member's own loss and at most the LDP level; a single member is its own row."""
     topo = six()
-    W = gossip_matrix.metropolis(topo)
+    W = GM.metropolis(topo)
     A = powers(W, steps)
-    got = G.coalition(W, gossip_matrix.adjacency(topo), steps, members)
+    got = G.coalition(W, GM.adjacency(topo), steps, members)
     assert got.members.tolist() == members and got.nodes.tolist() == [-1]
     M = np.vstack([view(topo, A, v) for v in members])
     lam, U = np.linalg.eigh(M @ M.T)
     keep = lam > 1e-12 * lam.max()
     pinv = (U[:, keep] / lam[keep]) @ U[:, keep].T
-    single = G.joint(W, gossip_matrix.adjacency(topo), steps).matrix()
+    single = G.joint(W, GM.adjacency(topo), steps).matrix()
     for u in range(topo.n):
         if u in members:
             assert not got.pair_mask()[0, u]
@@ -989,13 +991,13 @@ def test_coalition_equals_the_brute_force_of_the_pooled_views(members, steps):
         assert got.capped()[0, u] >= max(single[u, v] for v in members) - 1e-9
         assert got.capped()[0, u] <= 1.0
     if len(members) == 1:
-        row = G.joint(W, gossip_matrix.adjacency(topo), steps, observers=members).values[0]
+        row = G.joint(W, GM.adjacency(topo), steps, observers=members).values[0]
         np.testing.assert_allclose(got.values[0], row, atol=1e-12)
 
 
 def test_coalition_refuses_bad_members():
     topo = six()
-    W, adj = gossip_matrix.metropolis(topo), gossip_matrix.adjacency(topo)
+    W, adj = GM.metropolis(topo), GM.adjacency(topo)
     for bad in ([], [0, 0], [6], list(range(6))):
         with pytest.raises(InputError, match="coalition"):
             G.coalition(W, adj, 2, bad)
