@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 from netdp import engine, mechanisms
-from netdp.accounting import accountants
+from netdp.accounting import composition
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
 from netdp.tracking import loss_table as tracker
@@ -158,9 +158,9 @@ def direct_pairwise(holders: np.ndarray, n: int, eps0: float, delta: float) -> n
             if not entries:
                 out[u, v] = 0.0
                 continue
-            eps, s1, s2 = accountants.kov_het_terms(
+            eps, s1, s2 = composition.kov_het_terms(
                 np.array([translation(m, c) for m, c in entries]))
-            out[u, v] = accountants.kov_het_epsilon(eps.sum(), s1.sum(), s2.sum(),
+            out[u, v] = composition.kov_het_epsilon(eps.sum(), s1.sum(), s2.sum(),
                                                     len(entries) * delta)
     return out
 

@@ -5,7 +5,7 @@ import pytest
 from conftest import assert_mean, assert_std_gaussian
 
 from netdp import engine
-from netdp.accounting.accountants import kov_het_epsilon, opti
+from netdp.accounting.composition import kov_het_epsilon, opti
 from netdp.core import seeding
 from netdp.engine.trace import Trace
 from netdp.graphs import topologies as topology

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from dp_accounting import rdp
 
-from netdp.accounting.accountants import rdp_gaussian, rdp_to_epsilon
+from netdp.accounting.rdp import rdp_gaussian, rdp_to_epsilon
 from netdp.core.errors import InputError
 from netdp.learning import training_data as datasets
 from netdp.learning.models import Model, clip, project, solve
@@ -329,7 +329,7 @@ def test_sampled_ldp_update_is_unbiased_with_its_variance(mechanism):
 
 
 def test_ldp_update_epsilon_meets_the_target():
-    from netdp.accounting.accountants import kov_exact_epsilon
+    from netdp.accounting.composition import kov_exact_epsilon
 
     eps_u = P.ldp_update_epsilon(2.0, 1e-6, 10)
     assert 0.2 <= eps_u <= 2.0

@@ -11,27 +11,7 @@ The named theoretical curves over ``n`` are in :mod:`netdp.bounds.curves`.
 Every reported epsilon should say which accountant or curve produced it.
 """
 
-from netdp.accounting.accountants import (
-    ACCOUNTANTS,
-    DEFAULT_ORDERS,
-    INTEGER_ORDERS,
-    Accountant,
-    drv_epsilon,
-    gaussian_delta,
-    gaussian_epsilon,
-    get_accountant,
-    kov_exact_delta,
-    kov_exact_epsilon,
-    kov_het_epsilon,
-    kov_het_terms,
-    opti,
-    rdp_gaussian,
-    rdp_laplace,
-    rdp_randomized_response,
-    rdp_subsampled_gaussian,
-    rdp_to_delta,
-    rdp_to_epsilon,
-)
+from netdp.accounting.accountants import ACCOUNTANTS, get_accountant
 from netdp.accounting.amplification import (
     binary_rr_shuffled_delta,
     binary_rr_shuffled_epsilon,
@@ -44,6 +24,15 @@ from netdp.accounting.amplification import (
     subsampled_delta,
     subsampled_epsilon,
 )
+from netdp.accounting.base import Accountant
+from netdp.accounting.composition import (
+    drv_epsilon,
+    kov_exact_delta,
+    kov_exact_epsilon,
+    kov_het_epsilon,
+    kov_het_terms,
+    opti,
+)
 from netdp.accounting.events import (
     ApproxDP,
     Composed,
@@ -54,6 +43,17 @@ from netdp.accounting.events import (
     RandomizedResponse,
     Repeated,
     Subsampled,
+)
+from netdp.accounting.gdp import gaussian_delta, gaussian_epsilon
+from netdp.accounting.rdp import (
+    DEFAULT_ORDERS,
+    INTEGER_ORDERS,
+    rdp_gaussian,
+    rdp_laplace,
+    rdp_randomized_response,
+    rdp_subsampled_gaussian,
+    rdp_to_delta,
+    rdp_to_epsilon,
 )
 
 __all__ = [

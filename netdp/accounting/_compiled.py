@@ -5,13 +5,13 @@ accountants of :mod:`netdp.accounting.accountants` entry by entry. These functio
 same formulas, compiled, one entry or one pair at a time; ``tests/privacy/test_compiled.py``
 checks each against the closed form it stands for:
 
-* :func:`kov_terms` / :func:`kov_epsilon` - :func:`~netdp.accounting.accountants.kov_het_terms`
-  and :func:`~netdp.accounting.accountants.kov_het_epsilon` with ``δ̃ = k δ``
-  (the :class:`~netdp.accounting.accountants.KovAccountant` of ``k`` entries);
-* :func:`rdp_gaussian_entry` - :func:`~netdp.accounting.accountants.rdp_gaussian` and
-  :func:`~netdp.accounting.accountants.rdp_subsampled_gaussian` at integer orders
-  (the :class:`~netdp.accounting.accountants.RdpAccountant` of a Gaussian entry);
-* :func:`rdp_epsilon` - :func:`~netdp.accounting.accountants.rdp_to_epsilon` (Balle et al.
+* :func:`kov_terms` / :func:`kov_epsilon` - :func:`~netdp.accounting.composition.kov_het_terms`
+  and :func:`~netdp.accounting.composition.kov_het_epsilon` with ``δ̃ = k δ``
+  (the :class:`~netdp.accounting.composition.KovAccountant` of ``k`` entries);
+* :func:`rdp_gaussian_entry` - :func:`~netdp.accounting.rdp.rdp_gaussian` and
+  :func:`~netdp.accounting.rdp.rdp_subsampled_gaussian` at integer orders
+  (the :class:`~netdp.accounting.rdp.RdpAccountant` of a Gaussian entry);
+* :func:`rdp_epsilon` - :func:`~netdp.accounting.rdp.rdp_to_epsilon` (Balle et al.
   2020), the one RDP to (ε, δ) conversion.
 """
 

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from netdp.accounting._arrays import _check, _f, _out
-from netdp.accounting.accountants import kov_het_epsilon, kov_het_terms, opti
+from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
 from netdp.core.errors import InputError
 from netdp.core.jsonable import jsonable
 

@@ -306,7 +306,7 @@ class GossipTracker(Tracker):
 
         cfg, sigma = self.setup.config, self.setup.memo["sigma"]
         if (cfg.accountants or ("rdp",))[0] == "pld":
-            from netdp.accounting.accountants import gaussian_epsilon
+            from netdp.accounting.gdp import gaussian_epsilon
 
             return (float(gaussian_epsilon(1.0 / sigma, cfg.delta)),
                     "one Gaussian release per node: exact (1/sigma)-Gaussian DP")

@@ -25,8 +25,9 @@ import math
 import numpy as np
 
 from netdp.accounting._arrays import geometric_bins
-from netdp.accounting.accountants import PldAccountant, _gauss_log_terms, gaussian_epsilon
 from netdp.accounting.events import Gaussian, Subsampled
+from netdp.accounting.gdp import _gauss_log_terms, gaussian_epsilon
+from netdp.accounting.pld import PldAccountant
 
 EXACT_M = 32
 BIN_RATIO = 2 ** (1 / 32)

@@ -215,7 +215,7 @@ def coefficient_epsilon(c: np.ndarray, sigma: float, delta: float,
     (:func:`netdp.tracking.sgd.epsilon_upper`: ρ rounded up to a 0.6 % log grid).
     ``pld``: the exact privacy curve. The view of a linear Gaussian mechanism, whitened,
     is one Gaussian shift of ``μ = √c / σ`` (Balle and Wang, ICML 2018, Theorem 8), so ε
-    is the exact ε(δ) of μ-Gaussian DP (:func:`netdp.accounting.accountants.gaussian_epsilon`):
+    is the exact ε(δ) of μ-Gaussian DP (:func:`netdp.accounting.gdp.gaussian_epsilon`):
     the tightest figure, below the RDP conversion.
     """
     check(sigma > 0, "sigma", f"must be > 0 (got {sigma})")
@@ -223,7 +223,7 @@ def coefficient_epsilon(c: np.ndarray, sigma: float, delta: float,
           f"gossip converts by rdp or pld (got {accountant!r})")
     c = np.asarray(c, dtype=np.float64)
     if accountant == "pld":
-        from netdp.accounting.accountants import gaussian_epsilon
+        from netdp.accounting.gdp import gaussian_epsilon
 
         levels, inverse = np.unique(c, return_inverse=True)
         eps = np.asarray(gaussian_epsilon(np.sqrt(levels) / sigma, delta), dtype=float)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from netdp.accounting.accountants import kov_het_epsilon, kov_het_terms, opti
+from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
 from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
 from netdp.core.errors import InputError, check
 from netdp.engine.trace import Trace
@@ -490,7 +490,7 @@ def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, del
     ``μ² = Σ c² / (z² d)`` (infinite where ``d = 0``), and ε at the run's δ (``2 k δ`` for
     ``k`` stretches, as the other accountants).
     """
-    from netdp.accounting.accountants import gaussian_epsilon
+    from netdp.accounting.gdp import gaussian_epsilon
 
     steps = noise_mask.size
     holder = np.arange(steps) % n

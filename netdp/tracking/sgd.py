@@ -4,7 +4,7 @@ One update of node ``u`` releases ``clip(∇f) + N(0, σ² I)`` with clipping no
 a Gaussian mechanism of sensitivity ``2L`` (replace-one neighbours), RDP ``2αL²/σ²``.
 Every loss below is linear in the order α, ``R(α) = ρ α`` with ``ρ = 2 L² c / σ²`` for a
 *coefficient* ``c``, and is converted to (ε, δ) by the RDP conversion of Balle et al. 2020
-(:func:`~netdp.accounting.accountants.rdp_to_epsilon`). The three regimes (spec §2.5):
+(:func:`~netdp.accounting.rdp.rdp_to_epsilon`). The three regimes (spec §2.5):
 
 ``local``
     Every update is seen by the next holder: ``c = K`` for ``K`` updates of a node.
@@ -42,7 +42,7 @@ import numpy as np
 from scipy import special
 from scipy.optimize import brentq
 
-from netdp.accounting.accountants import rdp_to_epsilon
+from netdp.accounting.rdp import rdp_to_epsilon
 from netdp.core.errors import InputError
 
 REGIMES = ("local", "network", "central")
@@ -146,7 +146,7 @@ def calibrate(regime: str, eps: float, delta: float, clip_norm: float, n: int, s
 def ldp_update_epsilon(eps: float, delta: float, contributions: float) -> float:
     """The largest ε_u whose ``ceil(K)``-fold optimal composition (KOV, exact) is at most
     ``eps`` at ``delta``; at least ``eps / ceil(K)`` (basic composition)."""
-    from netdp.accounting.accountants import kov_exact_epsilon
+    from netdp.accounting.composition import kov_exact_epsilon
 
     k = max(1, math.ceil(contributions - 1e-9))
     if k == 1:

@@ -36,9 +36,9 @@ from scipy import stats
 
 from netdp.accounting import _compiled as compiled
 from netdp.accounting._arrays import geometric_bins
-from netdp.accounting.accountants import kov_het_epsilon
 from netdp.accounting.amplification import blanket_epsilon, fmt_closed_epsilon, fmt_numeric_epsilon
 from netdp.accounting.calibrate import largest_within
+from netdp.accounting.composition import kov_het_epsilon
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking._kernels import walk as kernels

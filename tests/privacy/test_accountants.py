@@ -13,26 +13,14 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import RdpAccountant as LibRdpAccountant
 from scipy import integrate, optimize, special, stats
 
-from netdp.accounting.accountants import (
-    ACCOUNTANTS,
-    DEFAULT_ORDERS,
-    INTEGER_ORDERS,
-    RdpAccountant,
+from netdp.accounting.accountants import ACCOUNTANTS, get_accountant
+from netdp.accounting.composition import (
     drv_epsilon,
-    gaussian_delta,
-    gaussian_epsilon,
-    get_accountant,
     kov_exact_delta,
     kov_exact_epsilon,
     kov_het_epsilon,
     kov_het_terms,
     opti,
-    rdp_gaussian,
-    rdp_laplace,
-    rdp_randomized_response,
-    rdp_subsampled_gaussian,
-    rdp_to_delta,
-    rdp_to_epsilon,
 )
 from netdp.accounting.events import (
     ApproxDP,
@@ -43,6 +31,18 @@ from netdp.accounting.events import (
     RandomizedResponse,
     Repeated,
     Subsampled,
+)
+from netdp.accounting.gdp import gaussian_delta, gaussian_epsilon
+from netdp.accounting.rdp import (
+    DEFAULT_ORDERS,
+    INTEGER_ORDERS,
+    RdpAccountant,
+    rdp_gaussian,
+    rdp_laplace,
+    rdp_randomized_response,
+    rdp_subsampled_gaussian,
+    rdp_to_delta,
+    rdp_to_epsilon,
 )
 
 # The spec states its check values to the digits shown; half a unit of the last digit.

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from netdp.accounting.accountants import opti
+from netdp.accounting.composition import opti
 from netdp.bounds.curves import (
     CONTRIBUTION_BOUNDS,
     CURVES,

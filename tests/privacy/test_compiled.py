@@ -10,17 +10,15 @@ import pytest
 
 from netdp import engine
 from netdp.accounting import _compiled
-from netdp.accounting.accountants import (
-    GdpAccountant,
-    KovAccountant,
+from netdp.accounting.composition import KovAccountant, kov_het_epsilon, kov_het_terms
+from netdp.accounting.events import ApproxDP, Composed, Gaussian, Subsampled
+from netdp.accounting.gdp import GdpAccountant
+from netdp.accounting.rdp import (
     RdpAccountant,
-    kov_het_epsilon,
-    kov_het_terms,
     rdp_gaussian,
     rdp_subsampled_gaussian,
     rdp_to_epsilon,
 )
-from netdp.accounting.events import ApproxDP, Composed, Gaussian, Subsampled
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
 from netdp.mechanisms import Gaussian as GaussianNoise

@@ -863,7 +863,7 @@ def test_exact_conversion_is_the_gaussian_curve_of_the_brute_force_view(sigma):
     """``epsilon(..., "pld")`` on the six-node graph: at the ε it returns, the hockey-stick
     divergence of each pair's view (μ² from the pseudo-inverse of the view, not from the
     projection) is the run's δ; and it is below the RDP conversion and the LDP level."""
-    from netdp.accounting.accountants import gaussian_epsilon
+    from netdp.accounting.gdp import gaussian_epsilon
 
     topo, steps, delta = six(), 3, 1e-5
     W = GM.metropolis(topo)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_taboo import dense_visits  # the plain-numpy taboo rates (same folder)
 
-from netdp.accounting.accountants import kov_het_epsilon
+from netdp.accounting.composition import kov_het_epsilon
 from netdp.engine import walk
 from netdp.engine.routing import Router
 from netdp.graphs import topologies as topology

@@ -213,7 +213,7 @@ def test_sound_graph_tracker_matches_a_window_by_window_oracle():
     window's entry from ``sound_entries`` at the node's rate (``interior`` in a cycle,
     ``edge`` elsewhere, rounded up as the tracker rounds them), KOV over the windows."""
     from netdp import engine
-    from netdp.accounting.accountants import kov_het_epsilon
+    from netdp.accounting.composition import kov_het_epsilon
     from netdp.engine.routing import Router
     from netdp.graphs import topologies as topology
     from netdp.tracking import graph_walk

@@ -21,7 +21,7 @@ import pytest
 from conftest import assert_mean
 
 from netdp import engine
-from netdp.accounting.accountants import kov_het_epsilon
+from netdp.accounting.composition import kov_het_epsilon
 from netdp.core import seeding
 from netdp.engine.trace import Trace
 from netdp.graphs import topologies as topology

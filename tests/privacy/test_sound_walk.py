@@ -14,7 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from netdp.accounting.accountants import gaussian_epsilon, kov_het_epsilon, rdp_to_epsilon
+from netdp.accounting.composition import kov_het_epsilon
+from netdp.accounting.gdp import gaussian_epsilon
+from netdp.accounting.rdp import rdp_to_epsilon
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking.loss_table import RDP_ORDERS, walk_losses

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from netdp.accounting.accountants import KovAccountant, RdpAccountant
+from netdp.accounting.composition import KovAccountant
 from netdp.accounting.events import ApproxDP, Composed, Gaussian, Subsampled
+from netdp.accounting.rdp import RdpAccountant
 from netdp.engine import walk
 from netdp.engine.routing import Router
 from netdp.engine.trace import Trace

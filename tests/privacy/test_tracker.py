@@ -4,15 +4,10 @@ import numpy as np
 import pytest
 
 from netdp import engine
-from netdp.accounting.accountants import (
-    gaussian_epsilon,
-    kov_het_epsilon,
-    kov_het_terms,
-    rdp_gaussian,
-    rdp_subsampled_gaussian,
-    rdp_to_epsilon,
-)
 from netdp.accounting.amplification import subsampled_epsilon
+from netdp.accounting.composition import kov_het_epsilon, kov_het_terms
+from netdp.accounting.gdp import gaussian_epsilon
+from netdp.accounting.rdp import rdp_gaussian, rdp_subsampled_gaussian, rdp_to_epsilon
 from netdp.core import seeding
 from netdp.engine.trace import Trace
 from netdp.graphs import topologies as topology
