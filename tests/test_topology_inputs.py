@@ -11,13 +11,14 @@ import networkx as nx
 import pytest
 
 from netdp.core.errors import InputError
+from netdp.graphs import generators, spec_expressions
 from netdp.graphs import topologies as topology
 from netdp.run.cli import main
 
 REPO_SPECS = Path(__file__).resolve().parents[1] / "topologies"
 WITH_MIN = [p for p in sorted(REPO_SPECS.glob("*.toml")) if "min_nodes" in p.read_text()]
-LIMITS = (f"explicit graphs are limited to {topology.MAX_GRAPH_NODES} nodes and "
-          f"{topology.MAX_GRAPH_EDGES} edges")
+LIMITS = (f"explicit graphs are limited to {generators.MAX_GRAPH_NODES} nodes and "
+          f"{generators.MAX_GRAPH_EDGES} edges")
 
 
 def refused(param: str, match: str, call, *args, **kwargs) -> InputError:
@@ -106,14 +107,14 @@ def test_huge_graphs_are_refused_before_building(name, n, edges):
 
 def test_quadratic_gnp_is_limited_in_pairs():
     refused("nodes", rf"n = 100000 nodes: networkx's G\(n, p\) draws a coin for each of its "
-            rf"4999950000 node pairs; it is limited to {topology.MAX_GNP_PAIRS} pairs",
+            rf"4999950000 node pairs; it is limited to {generators.MAX_GNP_PAIRS} pairs",
             topology.build, "erdos-renyi", 100_000, seed=0)
 
 
 def test_user_spec_of_unknown_size_is_refused_by_nodes(tmp_path):
     spec = write_spec(tmp_path, 'description = "x"\ngenerator = "ladder_graph"\nsize = "n"\n')
     assert topology.expected_size(spec, 50) == (50, None)
-    n = topology.MAX_GRAPH_NODES + 1
+    n = generators.MAX_GRAPH_NODES + 1
     refused("nodes", rf"^nodes: mine.toml with n = {n} nodes; {LIMITS}$", topology.build, spec,
             n)
     # an expression that fails at that size: the size is what is reported
@@ -122,6 +123,7 @@ def test_user_spec_of_unknown_size_is_refused_by_nodes(tmp_path):
 
 def test_built_graphs_are_checked_against_the_limits(monkeypatch, tmp_path):
     monkeypatch.setattr(topology, "MAX_GRAPH_EDGES", 10)
+    monkeypatch.setattr(generators, "MAX_GRAPH_EDGES", 10)  # the message reads it there
     refused("topology", "path has 20 nodes and 19 edges; explicit graphs are limited to "
             r"5000000 nodes and 10 edges", topology.from_networkx, nx.path_graph(20), "path")
     edges = tmp_path / "edges.txt"
@@ -129,6 +131,7 @@ def test_built_graphs_are_checked_against_the_limits(monkeypatch, tmp_path):
     refused("topology", r"edges.txt holds more than 10 edges \(line 11\)", topology.build,
             str(edges))
     monkeypatch.setattr(topology, "MAX_GRAPH_NODES", 5)
+    monkeypatch.setattr(generators, "MAX_GRAPH_NODES", 5)  # the message reads it there
     refused("topology", r"edges.txt holds more than 5 nodes \(line 5\)",
             topology.expected_size, str(edges))
 
@@ -171,7 +174,7 @@ def test_implicit_graphs_take_any_integer_up_to_2_62():
     ("log(n, 10)", 1.0), ("max(n, 4, 2) * pi / pi", 10), ("+n ** 2 ** 4", 10**16),
 ])
 def test_expressions_in_n_still_evaluate(expr, value):
-    assert topology._evaluate(expr, 10, "t.toml", "p") == pytest.approx(value)
+    assert spec_expressions.evaluate(expr, 10, "t.toml", "p") == pytest.approx(value)
 
 
 @pytest.mark.parametrize("expr,why", [
@@ -327,5 +330,5 @@ def test_cli_config_with_a_number_as_topology(capsys, tmp_path):
 @pytest.mark.parametrize("path", sorted(REPO_SPECS.glob("*.toml")), ids=lambda p: p.stem)
 def test_specs_of_this_checkout_pass_their_own_checks(path):
     nodes, edges = topology.expected_size(str(path))
-    assert 2 <= nodes <= topology.MAX_GRAPH_NODES and 1 <= edges <= topology.MAX_GRAPH_EDGES
+    assert 2 <= nodes <= generators.MAX_GRAPH_NODES and 1 <= edges <= generators.MAX_GRAPH_EDGES
     topology.check_size(str(path))

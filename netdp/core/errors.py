@@ -50,3 +50,16 @@ def check(condition: bool, param: str, message: str) -> None:
     """Raise :class:`InputError` unless ``condition`` holds."""
     if not condition:
         raise InputError(param, message)
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` stripped, cut to ``limit`` characters with ``...`` when longer: a user's
+    input quoted in a one-line error."""
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def one_line(exc: BaseException, limit: int = 120) -> str:
+    """An exception's message on one line (runs of white space made one space), cut to
+    ``limit`` characters."""
+    return shorten(" ".join(str(exc).split()), limit)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import sparse
 
-from netdp.core.errors import InputError, check
+from netdp.core.errors import InputError, check, one_line, shorten
 
 if TYPE_CHECKING:
     from netdp.graphs.topologies import Topology
@@ -126,7 +126,7 @@ def from_file(path: str | Path, topology: Topology) -> sparse.csr_array:
         try:
             dense = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as err:
-            raise InputError("gossip-matrix", f"{name}: cannot read ({_one_line(err)})") from None
+            raise InputError("gossip-matrix", f"{name}: cannot read ({one_line(err)})") from None
         check(dense.ndim == 2 and dense.shape == (n, n), "gossip-matrix",
               f"{name}: expected a {n} x {n} matrix for {topology.name} (got shape "
               f"{' x '.join(map(str, dense.shape))})")
@@ -146,7 +146,7 @@ def _read_triplets(path: Path, n: int) -> sparse.csr_array:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError("gossip-matrix", f"{name}: cannot read ({_one_line(err)})") from None
+        raise InputError("gossip-matrix", f"{name}: cannot read ({one_line(err)})") from None
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
@@ -162,7 +162,7 @@ def _read_triplets(path: Path, n: int) -> sparse.csr_array:
             u, v, w = int(line[0]), int(line[1]), float(line[2])
         except ValueError:
             raise InputError("gossip-matrix", f"{where}: expected two node numbers and a "
-                             f"weight (got {_short(raw)!r})") from None
+                             f"weight (got {shorten(raw)!r})") from None
         check(0 <= u < n and 0 <= v < n, "gossip-matrix",
               f"{where}: nodes are numbered 0..{n - 1} (got {u} {v})")
         check(math.isfinite(w), "gossip-matrix", f"{where}: the weight must be finite")
@@ -217,13 +217,8 @@ def _check_matrix(matrix: sparse.csr_array, adj: sparse.csr_array, name: str) ->
           "not reach consensus")
 
 
-def _one_line(err: BaseException) -> str:
-    return _short(" ".join(str(err).split()), 120)
 
 
-def _short(text: str, limit: int = 60) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def spectral_gap(W: Any, dense_limit: int = DENSE_EIGEN_NODES) -> float:

@@ -19,6 +19,7 @@ from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
 from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
 from netdp.core.errors import InputError, check
 from netdp.engine.trace import Trace
+from netdp.tracking import complete_law
 from netdp.tracking._kernels import walk as kernels
 
 WALK_ACCOUNTANTS = ("kov", "rdp", "pld")
@@ -262,18 +263,17 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
 
 def _no_self_law(n: int, watchers: int):
     """The law of a node's interior visits on the complete graph without self-moves (the
-    lumped chain of :func:`netdp.tracking.count_law.complete_interior_law`)."""
-    from netdp.tracking import count_law
+    lumped chain of :func:`netdp.tracking.complete_law.complete_interior_law`)."""
     from netdp.tracking import cycle_entries as ce
 
     def law(kind: int, length: int, key: int, budget: float = ce.BUDGET):
         size = ce.interior(kind, length)
         try:
             if kind == ce.FIRST:
-                pmf = count_law.complete_first_stretch_law(
+                pmf = complete_law.complete_first_stretch_law(
                     size, n, watchers, self_moves=False, b_is_u=key == ce.B_ONLY)
             else:
-                pmf = count_law.complete_interior_law(
+                pmf = complete_law.complete_interior_law(
                     size, n, watchers, self_moves=False, a_is_u=key in (ce.A_ONLY, ce.BOTH),
                     b_is_u=key in (ce.B_ONLY, ce.BOTH), a_is_b=key in (ce.BOTH, ce.NONE_SAME))
         except InputError:  # a view of probability 0: its table entry is never read

@@ -10,7 +10,9 @@ import pytest
 from scipy import sparse, stats
 
 from netdp.core.errors import InputError
+from netdp.tracking import complete_law as CL
 from netdp.tracking import count_law as cl
+from netdp.tracking._kernels import count_law
 
 # --------------------------------------------------------------------------------------
 # Small graphs (n = 5) and oracles
@@ -357,7 +359,7 @@ def test_complete_closed_forms_equal_the_general_code(w, self_moves):
         general, _ = cl.bridge_interior_laws_batch(P, W, np.full(L.size, a), np.full(L.size, b),
                                                    L, 24)
         for c, x in enumerate(L):
-            law = cl.complete_interior_law(max(x - 1, 0), n, w, self_moves, *flags)
+            law = CL.complete_interior_law(max(x - 1, 0), n, w, self_moves, *flags)
             np.testing.assert_allclose(general[c, u, :law.size], law, rtol=0, atol=1e-12)
             assert not general[c, u, law.size:].any()
     pi0 = np.full(n, 1.0 / n)
@@ -365,7 +367,7 @@ def test_complete_closed_forms_equal_the_general_code(w, self_moves):
     for b in (2, 4):
         general, _ = cl.first_stretch_laws_batch(P, W, pi0, np.full(i0.size, b), i0, 19)
         for c, x in enumerate(i0):
-            law = cl.complete_first_stretch_law(x - 1, n, w, self_moves, b_is_u=b == u)
+            law = CL.complete_first_stretch_law(x - 1, n, w, self_moves, b_is_u=b == u)
             np.testing.assert_allclose(general[c, u, :law.size], law, rtol=0, atol=1e-12)
             assert not general[c, u, law.size:].any()
 
@@ -373,17 +375,17 @@ def test_complete_closed_forms_equal_the_general_code(w, self_moves):
 def test_complete_without_self_moves_depends_on_the_ends():
     """n = 4, w = 1, m = 4: the one interior holder differs from a and b, so it is u
     surely when a != b (both not u) and with probability 1/2 when a = b."""
-    np.testing.assert_allclose(cl.complete_interior_law(1, 4, 1, False), [0, 1], atol=1e-15)
-    np.testing.assert_allclose(cl.complete_interior_law(1, 4, 1, False, a_is_b=True),
+    np.testing.assert_allclose(CL.complete_interior_law(1, 4, 1, False), [0, 1], atol=1e-15)
+    np.testing.assert_allclose(CL.complete_interior_law(1, 4, 1, False, a_is_b=True),
                                [0.5, 0.5], atol=1e-15)
-    np.testing.assert_allclose(cl.complete_interior_law(1, 4, 1, False, a_is_u=True), [1, 0],
+    np.testing.assert_allclose(CL.complete_interior_law(1, 4, 1, False, a_is_u=True), [1, 0],
                                atol=1e-15)
     with pytest.raises(ValueError, match="probability 0"):  # S = {u, x}: x, u, x, u, x ...
-        cl.complete_interior_law(2, 3, 1, False, a_is_b=True)
+        CL.complete_interior_law(2, 3, 1, False, a_is_b=True)
     with pytest.raises(InputError):
-        cl.complete_interior_law(2, 5, 1, False, a_is_u=True, a_is_b=True)
+        CL.complete_interior_law(2, 5, 1, False, a_is_u=True, a_is_b=True)
     with pytest.raises(InputError, match="3 distinct nodes"):
-        cl.complete_interior_law(2, 4, 2, False)
+        CL.complete_interior_law(2, 4, 2, False)
 
 
 def test_presence_with_self_moves():
@@ -492,7 +494,7 @@ def test_kept_series_and_continued_powers_give_the_fresh_numbers(monkeypatch, me
         fresh_f = cl.first_stretch_laws_batch(P, [v], pi0, fb[fsel], i0[fsel], kmax)
         for x, y in zip((*bridge, *first), (*fresh_b, *fresh_f), strict=True):
             np.testing.assert_array_equal(x, y)
-        small += int((fresh_b[0][:, :, 0] < cl.DIRECT_ZERO).sum())
+        small += int((fresh_b[0][:, :, 0] < count_law.DIRECT_ZERO).sum())
     assert not cl._KEPT
     assert small >= 20  # P(I_u = 0) read from the paths avoiding u (kept, then reused)
 

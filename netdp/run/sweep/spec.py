@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from netdp.core.errors import InputError, check
+from netdp.core.errors import InputError, check, one_line
 from netdp.core.params import Param, coerce
 from netdp.core.simulation_config import SimulationConfig
 
@@ -249,7 +249,7 @@ def _config(params: dict, where: str) -> SimulationConfig:
     except InputError as exc:
         raise InputError(exc.param, exc.message + where, exc.positional) from None
     except Exception as exc:  # e.g. a list where a name is expected
-        raise InputError(SPEC, f"bad value ({type(exc).__name__}: {_one_line(exc)})"
+        raise InputError(SPEC, f"bad value ({type(exc).__name__}: {one_line(exc, 300)})"
                          f"{where}") from None
 
 
@@ -435,9 +435,6 @@ def _toml_type(value) -> str:
     return f"a TOML {type(value).__name__}"  # datetime, date, time
 
 
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _is_int(x) -> bool:
