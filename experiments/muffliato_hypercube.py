@@ -55,8 +55,7 @@ from matplotlib.figure import Figure
 
 from netdp.graphs import gossip_matrix as GM
 from netdp.graphs import topologies as topology
-from netdp.report.figures import save
-from netdp.run.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.report.figures import COLORS, LDP_STYLE, MARKERS, save
 from netdp.tracking import gossip as G
 from netdp.tracking import gossip_message_sum as MS
 

@@ -68,8 +68,7 @@ from netdp.core import seeding
 from netdp.engine.routing import Router, resolve_walk
 from netdp.graphs import gossip_matrix
 from netdp.graphs import topologies as topology
-from netdp.report.figures import save
-from netdp.run.sweep.plots import COLORS, LDP_STYLE, MARKERS
+from netdp.report.figures import COLORS, LDP_STYLE, MARKERS, save
 from netdp.tracking import gossip as G
 from netdp.tracking import gossip_message_sum, graph_walk
 from netdp.tracking.sgd import pair_coefficients

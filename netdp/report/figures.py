@@ -1,9 +1,14 @@
-"""Saving figures: one atomic writer for every image netdp makes (plots, learning curves)."""
+"""Figures: one style (colour-blind-safe palette, markers and line styles that read in
+greyscale, plain log ticks, legends below the axes) and one atomic writer for every image
+netdp makes (plots, learning curves, pair maps)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from netdp import __version__
 from netdp.core.errors import InputError
@@ -13,6 +18,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FORMATS = (".png", ".pdf", ".svg")
+#: Most histogram bins a figure draws: beyond them a figure takes minutes and reads as noise.
+MAX_BINS = 10_000
 
 
 def save(fig: Figure, path: str | Path, dpi: int = 150, param: str = "out") -> Path:
@@ -32,3 +39,70 @@ def save(fig: Figure, path: str | Path, dpi: int = 150, param: str = "out") -> P
     with atomic(path, param=param) as fh, matplotlib.rc_context({"svg.hashsalt": "netdp"}):
         fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=meta)
     return path
+
+
+#: Okabe-Ito, colour-blind safe (its pale yellow replaced by wine, visible on white).
+COLORS = ("#000000", "#E69F00", "#0072B2", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+          "#882255")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: Line styles of data series (one per accountant / measure); ':' and '-.' are reserved
+#: for the LDP and theory reference lines.
+LINESTYLES = ("-", "--", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)), (0, (1, 1)))
+LDP_STYLE = ":"
+THEORY_STYLE = "-."
+
+
+def fmt_value(value) -> str:
+    if isinstance(value, float | np.floating):
+        return f"{value:g}"
+    return str(value)
+
+
+def wrap_title(text: str, width: int) -> str:
+    """Wrap each line of a title to ``width`` characters."""
+    text = text.replace(" = ", "\u00a0=\u00a0")  # never break "x = 1" apart
+    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
+
+
+def log_ticks(axis, limits: tuple[float, float]) -> None:
+    """Label 1-2-5 ticks in plain numbers when a log axis spans less than 3 decades."""
+    import matplotlib.ticker as mticker
+
+    lo, hi = sorted(limits)
+    if lo > 0 and hi / lo < 1e3:
+        decades = 10.0 ** np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
+        subs: tuple[float, ...] = (1.0, 2.0, 5.0)
+        if np.sum((np.outer(decades, subs) >= lo) & (np.outer(decades, subs) <= hi)) < 3:
+            subs = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
+        axis.set_major_locator(mticker.LogLocator(base=10, subs=subs))
+        axis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(mticker.NullFormatter())
+
+
+def style_axes(ax, xlabel: str, ylabel: str, logx: bool, logy: bool, title: str) -> None:
+    if logx:
+        ax.set_xscale("log")
+        log_ticks(ax.xaxis, ax.get_xlim())
+    if logy:
+        ax.set_yscale("log")
+        log_ticks(ax.yaxis, ax.get_ylim())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(wrap_title(title, 70), fontsize="medium")
+    ax.grid(True, which="major", color="0.85", linewidth=0.6)
+    if logx or logy:
+        ax.grid(True, which="minor", color="0.93", linewidth=0.4)
+    ax.set_axisbelow(True)
+
+
+def place_legend(fig: Figure, ax) -> None:
+    """One legend: inside the axes when short, else in a column on the right."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    if len(handles) <= 5 and max(map(len, labels)) <= 40:
+        ax.legend(fontsize="small", framealpha=0.9)
+    else:
+        fig.set_figwidth(fig.get_figwidth() + min(0.07 * max(map(len, labels)) + 0.8, 6.0))
+        fig.legend(handles, labels, fontsize="small", loc="outside right upper",
+                   frameon=False)

@@ -12,6 +12,7 @@ from figure_checks import assert_image, data_ink, run
 
 from netdp.core.errors import InputError
 from netdp.graphs.topologies import complete, from_networkx, ring
+from netdp.report import pair_figures
 from netdp.run.api import simulate
 from netdp.run.sweep import plots
 from netdp.run.sweep.table import flatten
@@ -220,21 +221,21 @@ def test_distance_preset_on_a_graph_with_sgd(capsys, tmp_path, captured):
 def test_graph_distances_follow_the_flow_of_information():
     n = 7
     # directed ring: u reaches observer v in (v - u) mod n hops
-    d = plots.graph_distances(ring(n), 2, "observer")
+    d = pair_figures.graph_distances(ring(n), 2, "observer")
     assert d.tolist() == [(2 - u) % n for u in range(n)]
-    d = plots.graph_distances(ring(n), 2, "source")
+    d = pair_figures.graph_distances(ring(n), 2, "source")
     assert d.tolist() == [(v - 2) % n for v in range(n)]
-    assert plots.graph_distances(complete(n), 0).tolist() == [0] + [1] * (n - 1)
+    assert pair_figures.graph_distances(complete(n), 0).tolist() == [0] + [1] * (n - 1)
     import networkx as nx
 
     path = from_networkx(nx.path_graph(n), "path")
-    assert plots.graph_distances(path, 3).tolist() == [3, 2, 1, 0, 1, 2, 3]
+    assert pair_figures.graph_distances(path, 3).tolist() == [3, 2, 1, 0, 1, 2, 3]
 
 
 def test_distance_figure_from_arrays():
     losses = np.array([np.nan, 1.0, 2.0, 2.0, 4.0])
     dist = np.array([0, 1, 1, 2, 2])
-    fig = plots.distance_figure(losses, dist, node=0, refs={"LDP": 5.0})
+    fig = pair_figures.distance_figure(losses, dist, node=0, refs={"LDP": 5.0})
     mean_line = next(ln for ln in fig.axes[0].lines if ln.get_label().startswith("mean"))
     assert mean_line.get_xdata().tolist() == [1, 2]
     assert mean_line.get_ydata().tolist() == [1.5, 3.0]
@@ -290,7 +291,7 @@ def test_bad_input_one_line_exit_2_nothing_written(capsys, tmp_path, privacy_csv
 def test_save_is_atomic(tmp_path, monkeypatch):
     target = tmp_path / "fig.png"
     target.write_bytes(b"old")
-    fig = plots.distance_figure(np.array([1.0, 2.0]), np.array([1, 2]), node=0)
+    fig = pair_figures.distance_figure(np.array([1.0, 2.0]), np.array([1, 2]), node=0)
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")

@@ -10,8 +10,8 @@ import pytest
 from figure_checks import assert_image, run
 from matplotlib.image import imread
 
+from netdp.report import pair_figures
 from netdp.run.cli import main
-from netdp.run.sweep import plots
 
 
 @pytest.fixture(scope="module")
@@ -123,11 +123,11 @@ def test_distance_series_from_a_dict():
                                    {"distance": 1, "mean": 1.0, "min": 1.0, "max": 1.0}],
                    "renyi": {"order": 4, "by_distance": [
                        {"distance": 1, "mean": 0.5, "min": 0.5, "max": 0.5}]}}]}}
-    (eps,) = plots.distance_series(result)
+    (eps,) = pair_figures.distance_series(result)
     assert eps.label == "sum/gossip on cycle (n=6)"
     assert eps.distance.tolist() == [1, 2] and eps.mean.tolist() == [1.0, 0.5]
     assert eps.lo.tolist() == [1.0, 0.25] and eps.ldp == 3.0
-    (ren,) = plots.distance_series(result, y="renyi")
+    (ren,) = pair_figures.distance_series(result, y="renyi")
     assert ren.ldp == pytest.approx(4 / (2 * 2.0**2))  # α / (2σ²)
     assert ren.mean.tolist() == [0.5]
 
@@ -178,7 +178,7 @@ def test_heatmap_runs_one_simulation(capsys, tmp_path, captured):
 
 def test_heatmap_figure_marks_exposed_pairs():
     m = np.array([[np.nan, 1.0, np.inf], [2.0, np.nan, 3.0], [0.5, 0.25, np.nan]])
-    fig = plots.heatmap_figure(m, np.array([0.0, 1.0, 1.0]), node=0)
+    fig = pair_figures.heatmap_figure(m, np.array([0.0, 1.0, 1.0]), node=0)
     assert "exposed" in fig.axes[0].get_title()
     data = fig.axes[0].images[0].get_array()
     assert data[0, 2] > 3.0  # above the colour range: drawn in the "over" colour

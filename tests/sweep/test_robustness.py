@@ -18,6 +18,7 @@ import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from netdp.core.errors import InputError
+from netdp.report import pair_figures
 from netdp.run.cli import main
 from netdp.run.sweep import plots
 from netdp.run.sweep import spec as spec_module
@@ -263,7 +264,7 @@ def test_plot_bins_out_of_range(tmp_path, capsys, pairs_npy, bins):
                                                 "integer in 1..10000")
     assert not out.exists()
     with pytest.raises(InputError, match="bins"):
-        plots.pairs_figure(np.load(pairs_npy), bins=int(bins))
+        pair_figures.pairs_figure(np.load(pairs_npy), bins=int(bins))
 
 
 def test_plot_sizes_of_one_run_are_bounded(tmp_path, capsys, pairs_npy, monkeypatch):

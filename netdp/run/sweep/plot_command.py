@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from netdp.core.errors import InputError
+from netdp.report import figures, pair_figures
 
 PRESETS = ("privacy-vs-n", "pairs", "distance", "utility-vs-eps", "by-distance", "heatmap")
 ONE_RUN_PRESETS = ("pairs", "distance", "heatmap")
@@ -148,8 +149,8 @@ def _run(args: argparse.Namespace) -> Path:
 
     out = Path(args.out) if args.out else Path(_default_name(args))
     _check_out(out)
-    if not 1 <= args.bins <= plots.MAX_BINS:
-        raise InputError("bins", f"must be an integer in 1..{plots.MAX_BINS} (got "
+    if not 1 <= args.bins <= figures.MAX_BINS:
+        raise InputError("bins", f"must be an integer in 1..{figures.MAX_BINS} (got "
                          f"{args.bins})")
     if args.preset in ONE_RUN_PRESETS:
         if args.dir is not None:
@@ -374,7 +375,6 @@ def _accountant(result: dict | None) -> str:
 
 
 def _pairs(args: argparse.Namespace):
-    from netdp.run.sweep import plots
 
     if args.pairs:
         if args.config or args.set:
@@ -384,7 +384,7 @@ def _pairs(args: argparse.Namespace):
     else:
         matrix, result, _ = _simulate(args)
     desc = _describe(result)
-    return plots.pairs_figure(matrix, refs=_refs(result, args.theory), bins=args.bins,
+    return pair_figures.pairs_figure(matrix, refs=_refs(result, args.theory), bins=args.bins,
                               xlabel=f"ε(u → v) ({_accountant(result)})",
                               title=args.title or "Pairwise privacy losses of one run"
                               + (f"\n{desc}" if desc else ""))
@@ -410,39 +410,36 @@ def _one_run(args: argparse.Namespace):
 def _distance(args: argparse.Namespace):
     import numpy as np
 
-    from netdp.run.sweep import plots
 
     matrix, result, topo = _one_run(args)
-    dist = plots.graph_distances(topo, args.node, args.role)
+    dist = pair_figures.graph_distances(topo, args.node, args.role)
     losses = (matrix[:, args.node] if args.role == "observer" else matrix[args.node, :])
     losses = np.array(losses, dtype=float)
     losses[args.node] = np.nan
     desc = _describe(result, sep="\n")
     what = (f"Loss of each node towards observer {args.node}" if args.role == "observer"
             else f"Loss of node {args.node} towards each observer")
-    return plots.distance_figure(losses, dist, node=args.node, role=args.role,
+    return pair_figures.distance_figure(losses, dist, node=args.node, role=args.role,
                                  refs=_refs(result, args.theory),
                                  ylabel=f"ε (pairwise; {_accountant(result)})",
                                  title=args.title or what + (f"\n{desc}" if desc else ""))
 
 
 def _heatmap(args: argparse.Namespace):
-    from netdp.run.sweep import plots
 
     if args.theory:
         raise InputError("theory", "the heatmap draws no theory; drop --theory")
     matrix, result, topo = _one_run(args)
-    dist = plots.graph_distances(topo, args.node, args.role)
+    dist = pair_figures.graph_distances(topo, args.node, args.role)
     desc = _describe(result)
     title = args.title or (f"Pairwise losses ε(u → v), ordered by hops "
                            f"{'to' if args.role == 'observer' else 'from'} node {args.node}"
                            + (f"\n{desc}" if desc else ""))
-    return plots.heatmap_figure(matrix, dist, node=args.node, role=args.role,
+    return pair_figures.heatmap_figure(matrix, dist, node=args.node, role=args.role,
                                 label=f"ε(u → v) ({_accountant(result)})", title=title)
 
 
 def _by_distance(args: argparse.Namespace):
-    from netdp.run.sweep import plots
 
     if args.dir is not None:
         raise InputError("DIR", "--preset by-distance reads result files: drop DIR, give "
@@ -457,15 +454,15 @@ def _by_distance(args: argparse.Namespace):
         raise InputError("result", "give one or more `netdp simulate --out` files: "
                          "--result FILE.json (repeatable)")
     ys = args.y or ["epsilon"]
-    if len(ys) > 1 or ys[0] not in plots.MEASURES:
-        raise InputError("y", f"by-distance plots one of {', '.join(plots.MEASURES)} (got "
+    if len(ys) > 1 or ys[0] not in pair_figures.MEASURES:
+        raise InputError("y", f"by-distance plots one of {', '.join(pair_figures.MEASURES)} (got "
                          f"{', '.join(ys)})")
     found = []
     deltas = set()
     orders = set()
     for path in args.result:
         result = _read_result(path)
-        found.append((path, plots.distance_series(result, y=ys[0], source=path,
+        found.append((path, pair_figures.distance_series(result, y=ys[0], source=path,
                                                   theory=args.theory)))
         priv = result.get("privacy") or {}
         for row in priv.get("empirical") or []:
@@ -482,7 +479,7 @@ def _by_distance(args: argparse.Namespace):
         delta = f", δ = {deltas.pop():g}" if len(deltas) == 1 else ""
         ylabel = f"ε(u → v) (pairwise{delta})"
         title = "Pairwise privacy loss against hop distance"
-    return plots.by_distance_figure(series, logy=bool(args.logy), ylabel=ylabel,
+    return pair_figures.by_distance_figure(series, logy=bool(args.logy), ylabel=ylabel,
                                     title=args.title or title)
 
 

@@ -16,35 +16,36 @@ figures (``abs_error``, ``theoretical_std``, ``ldp_std`` for sums; ``mse``,
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from netdp.core.errors import InputError
 from netdp.core.simulation_config import ACCOUNTANTS
-from netdp.report.figures import FORMATS, save  # noqa: F401 (re-exported)
+from netdp.report.figures import (  # noqa: F401 (re-exported)
+    COLORS,
+    FORMATS,
+    LDP_STYLE,
+    LINESTYLES,
+    MARKERS,
+    MAX_BINS,
+    THEORY_STYLE,
+    fmt_value,
+    place_legend,
+    save,
+    style_axes,
+    wrap_title,
+)
 
 #: Most groups of runs (lines) and categories (x ticks) a table figure draws, and most
 #: histogram bins: beyond them a figure takes minutes and reads as noise.
 MAX_GROUPS = 100
 MAX_CATEGORIES = 200
-MAX_BINS = 10_000
 
-#: Okabe-Ito, colour-blind safe (its pale yellow replaced by wine, visible on white).
-COLORS = ("#000000", "#E69F00", "#0072B2", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
-          "#882255")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-#: Line styles of data series (one per accountant / measure); ':' and '-.' are reserved
-#: for the LDP and theory reference lines.
-LINESTYLES = ("-", "--", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)), (0, (1, 1)))
-LDP_STYLE = ":"
-THEORY_STYLE = "-."
 
 #: Short names accepted for columns (``--x n``).
 ALIASES = {"n": "nodes", "T": "steps", "K": "rounds", "eps": "epsilon", "L": "domain"}
@@ -266,64 +267,10 @@ def _short(name: str) -> str:
             "rounds": "K", "gamma": "γ", "domain": "L"}.get(name, name)
 
 
-def _fmt(value) -> str:
-    if isinstance(value, float | np.floating):
-        return f"{value:g}"
-    return str(value)
-
-
 def _group_label(keys: Sequence[str], values: tuple, named: bool = True) -> str:
     if not named and len(keys) == 1:
-        return _fmt(values[0])
-    return ", ".join(f"{_short(k)} = {_fmt(v)}" for k, v in zip(keys, values, strict=True))
-
-
-def _wrap(text: str, width: int) -> str:
-    """Wrap each line of a title to ``width`` characters."""
-    text = text.replace(" = ", "\u00a0=\u00a0")  # never break "x = 1" apart
-    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
-
-
-def _log_ticks(axis, limits: tuple[float, float]) -> None:
-    """Label 1-2-5 ticks in plain numbers when a log axis spans less than 3 decades."""
-    lo, hi = sorted(limits)
-    if lo > 0 and hi / lo < 1e3:
-        decades = 10.0 ** np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
-        subs: tuple[float, ...] = (1.0, 2.0, 5.0)
-        if np.sum((np.outer(decades, subs) >= lo) & (np.outer(decades, subs) <= hi)) < 3:
-            subs = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
-        axis.set_major_locator(mticker.LogLocator(base=10, subs=subs))
-        axis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        axis.set_minor_formatter(mticker.NullFormatter())
-
-
-def _style_axes(ax, xlabel: str, ylabel: str, logx: bool, logy: bool, title: str) -> None:
-    if logx:
-        ax.set_xscale("log")
-        _log_ticks(ax.xaxis, ax.get_xlim())
-    if logy:
-        ax.set_yscale("log")
-        _log_ticks(ax.yaxis, ax.get_ylim())
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(_wrap(title, 70), fontsize="medium")
-    ax.grid(True, which="major", color="0.85", linewidth=0.6)
-    if logx or logy:
-        ax.grid(True, which="minor", color="0.93", linewidth=0.4)
-    ax.set_axisbelow(True)
-
-
-def _legend(fig: Figure, ax) -> None:
-    """One legend: inside the axes when short, else in a column on the right."""
-    handles, labels = ax.get_legend_handles_labels()
-    if not handles:
-        return
-    if len(handles) <= 5 and max(map(len, labels)) <= 40:
-        ax.legend(fontsize="small", framealpha=0.9)
-    else:
-        fig.set_figwidth(fig.get_figwidth() + min(0.07 * max(map(len, labels)) + 0.8, 6.0))
-        fig.legend(handles, labels, fontsize="small", loc="outside right upper",
-                   frameon=False)
+        return fmt_value(values[0])
+    return ", ".join(f"{_short(k)} = {fmt_value(v)}" for k, v in zip(keys, values, strict=True))
 
 
 def _style(series: Sequence[Series], s: Series) -> dict:
@@ -397,12 +344,12 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     if categorical:
         ax.set_xticks(range(len(ticks)), ticks, rotation=30 if len(ticks) > 4 else 0)
         ax.set_xlim(-0.6, len(ticks) - 0.4)
-    _style_axes(ax, xlabel or LABELS.get(x, x), ylabel, logx and not categorical, logy,
+    style_axes(ax, xlabel or LABELS.get(x, x), ylabel, logx and not categorical, logy,
                 title)
     if split:
         _two_legends(fig, keys, drawn_groups, series, drawn_series)
     else:
-        _legend(fig, ax)
+        place_legend(fig, ax)
     return fig
 
 
@@ -628,401 +575,7 @@ def table_figure(df: pd.DataFrame, x: str, y: Sequence[str], *, hue: str | None 
 # --------------------------------------------------------------------------- one run
 
 
-def off_diagonal(matrix: np.ndarray) -> np.ndarray:
-    """The ``n (n - 1)`` losses ``M[u, v], u != v`` of a square matrix (diagonal dropped)."""
-    matrix = np.asarray(matrix, dtype=float)
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2:
-        raise InputError("pairs", f"expects a square n x n matrix, n >= 2 (got shape "
-                         f"{matrix.shape})")
-    return matrix[~np.eye(matrix.shape[0], dtype=bool)]
-
-
-def _refs(ax, refs: dict[str, float], vertical: bool) -> None:
-    """Dotted LDP / dash-dot theory reference lines, labelled."""
-    for i, (label, value) in enumerate(refs.items()):
-        if value is None or not np.isfinite(value):
-            continue
-        style = LDP_STYLE if label.startswith("LDP") else THEORY_STYLE
-        line = ax.axvline if vertical else ax.axhline
-        line(value, color=COLORS[(i + 4) % len(COLORS)], linestyle=style, linewidth=1.8,
-             label=f"{label}: {value:.3g}")
-
-
-def pairs_figure(matrix: np.ndarray, *, refs: dict[str, float] | None = None,
-                 xlabel: str = "ε(u → v) (pairwise)", title: str = "",
-                 bins: int = 40) -> Figure:
-    """Distribution of the pairwise losses of one run: histogram and ECDF of the
-    off-diagonal entries, with reference values (``{"LDP": ..., "theory ...": ...}``)
-    as vertical lines; infinite losses (exposed pairs) are counted in the title."""
-    if not (isinstance(bins, int | np.integer) and 1 <= bins <= MAX_BINS):
-        raise InputError("bins", f"must be an integer in 1..{MAX_BINS} (got {bins!r})")
-    values = off_diagonal(matrix)
-    values = values[~np.isnan(values)]
-    exposed = int(np.isinf(values).sum())
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        raise InputError("pairs", "the matrix holds no finite pairwise loss")
-    refs = {k: v for k, v in (refs or {}).items() if v is not None and np.isfinite(v)}
-    lo, hi = float(finite.min()), float(finite.max())
-    span = [lo, hi] + list(refs.values())
-    logx = lo > 0 and max(span) / max(min(span), 1e-300) > 30
-    if hi <= lo:  # every pair loses the same: one bar around the value
-        edges = np.array([lo * 0.98, lo * 1.02]) if lo > 0 else np.array([lo - 0.5, lo + 0.5])
-    elif logx:
-        edges = np.geomspace(lo, hi, bins + 1)
-    else:
-        edges = np.linspace(lo, hi, bins + 1)
-    fig = Figure(figsize=(10.0, 4.2), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    left.hist(finite, bins=edges, color="0.55", edgecolor="black", linewidth=0.5,
-              label=f"{finite.size:,} ordered pairs")
-    left.axvline(finite.mean(), color="black", linestyle="-", linewidth=1.6,
-                 label=f"mean: {finite.mean():.3g}")
-    _refs(left, refs, vertical=True)
-    _style_axes(left, xlabel, "ordered pairs (u, v)", logx, False, "Histogram")
-    ecdf = np.sort(finite)
-    right.step(ecdf, np.arange(1, ecdf.size + 1) / values.size, where="post", color="black",
-               linewidth=1.6, label="empirical CDF")
-    for q, marker in ((0.5, "o"), (0.9, "s"), (0.99, "^")):
-        v = float(np.quantile(values, q)) if exposed == 0 else float(np.quantile(finite, q))
-        right.plot([v], [q], marker=marker, color="black", markerfacecolor="white",
-                   linestyle="none", label=f"q{round(q * 100)}: {v:.3g}")
-    _refs(right, refs, vertical=True)
-    _style_axes(right, xlabel, "fraction of pairs with loss ≤ ε", logx, False,
-                "Empirical CDF")
-    right.set_ylim(0, 1.02)
-    for ax in (left, right):
-        ax.legend(fontsize="small", framealpha=0.9, loc="best")
-    note = f"; {exposed} exposed pair(s) (ε = ∞) not drawn" if exposed else ""
-    fig.suptitle(_wrap((title or "Pairwise privacy losses of one run") + note, 110),
-                 fontsize="medium")
-    return fig
-
-
-def distance_figure(losses: np.ndarray, distances: np.ndarray, *, node: int,
-                    role: str = "observer", refs: dict[str, float] | None = None,
-                    ylabel: str = "ε (pairwise)", title: str = "") -> Figure:
-    """Loss of every other node against its graph distance to ``node``: every pair as a
-    dot (jittered), the per-distance mean and min/max band, reference lines."""
-    losses = np.asarray(losses, dtype=float)
-    distances = np.asarray(distances, dtype=float)
-    keep = np.isfinite(losses) & np.isfinite(distances)
-    losses, distances = losses[keep], distances[keep].astype(int)
-    if losses.size == 0:
-        raise InputError("node", f"node {node} has no finite loss towards a reachable node")
-    levels = np.unique(distances)
-    means = np.array([losses[distances == d].mean() for d in levels])
-    lows = np.array([losses[distances == d].min() for d in levels])
-    highs = np.array([losses[distances == d].max() for d in levels])
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
-    ax = fig.subplots()
-    jitter = np.random.default_rng(0).uniform(-0.12, 0.12, losses.size)  # display only
-    ax.plot(distances + jitter, losses, linestyle="none", marker="o", markersize=3.5,
-            color=COLORS[2], alpha=0.45, markeredgewidth=0, label="one node")
-    ax.vlines(levels, lows, highs, color="0.45", alpha=0.5, linewidth=4 if levels.size <= 40
-              else 1.5, label="min–max at each distance")
-    ax.plot(levels, means, color="black", marker="s" if levels.size <= 40 else None,
-            markersize=6, linewidth=1.8, markerfacecolor="white",
-            label="mean at each distance")
-    refs = {k: v for k, v in (refs or {}).items() if v is not None and np.isfinite(v)}
-    _refs(ax, refs, vertical=False)
-    top = max([losses.max(), *refs.values()])
-    logy = losses.min() > 0 and top / losses.min() > 10
-    who = (f"hops from each node u to observer {node}" if role == "observer"
-           else f"hops from node {node} to each observer v")
-    _style_axes(ax, f"shortest-path distance ({who})", ylabel, False, logy,
-                _wrap(title or f"Privacy vs graph distance (node {node})", 70))
-    if levels.size <= 15:
-        ax.set_xticks(levels)
-        ax.set_xlim(levels.min() - 0.6, levels.max() + 0.6)
-    else:
-        ax.xaxis.set_major_locator(mticker.MaxNLocator(nbins=12, integer=True))
-    _legend(fig, ax)
-    return fig
-
-
-def graph_distances(topo, node: int, role: str = "observer") -> np.ndarray:
-    """Shortest-path hop counts between ``node`` and every node (networkx), following edge
-    directions the way information flows: from ``u`` to the observer ``node``
-    (``role="observer"``), or from ``node`` to each observer (``role="source"``).
-    Unreachable nodes get NaN."""
-    import networkx as nx
-
-    n = topo.n
-    if not 0 <= node < n:
-        raise InputError("node", f"must lie in 0..{n - 1} (got {node})")
-    if topo.kind == "ring":
-        graph = nx.cycle_graph(n, create_using=nx.DiGraph)
-    elif topo.kind == "complete":
-        graph = nx.complete_graph(n)
-    else:
-        from scipy import sparse
-
-        adj = sparse.csr_array((np.ones(topo.indices.size), topo.indices, topo.indptr),
-                               shape=(n, n))
-        graph = nx.from_scipy_sparse_array(
-            adj, create_using=nx.DiGraph if topo.directed else nx.Graph)
-    if role == "observer" and graph.is_directed():
-        graph = graph.reverse(copy=False)
-    lengths = nx.single_source_shortest_path_length(graph, node)
-    out = np.full(n, np.nan)
-    out[list(lengths)] = list(lengths.values())
-    return out
-
-
 # --------------------------------------------------------------------------- by distance
-
-#: What ``by_distance_figure`` can draw from a result: the converted (ε, δ) losses, or the
-#: Rényi divergences at the run's ``--rdp-order`` (gossip).
-MEASURES = ("epsilon", "renyi")
-
-
-@dataclass(frozen=True)
-class DistanceSeries:
-    """One curve of :func:`by_distance_figure`: per hop distance, the mean pairwise loss
-    and its min–max band, with the LDP level of the same measure (a horizontal line).
-
-    ``role`` ``"data"`` draws markers, line and band; ``"theory"`` a dash-dot line (no
-    band) for a theoretical figure given per distance.
-    """
-
-    label: str
-    distance: np.ndarray
-    mean: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    ldp: float | None = None
-    role: str = "data"
-
-
-def _rows_series(label: str, rows, source: str, ldp: float | None = None,
-                 role: str = "data") -> DistanceSeries:
-    """A :class:`DistanceSeries` from ``[{distance, mean, min, max}, ...]`` rows."""
-    try:
-        table = sorted((int(r["distance"]), float(r["mean"]), float(r.get("min", r["mean"])),
-                        float(r.get("max", r["mean"]))) for r in rows)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError("result", f"{source}: a by_distance row lacks distance/mean/min/max "
-                         f"({type(exc).__name__}: {exc})") from None
-    if not table:
-        raise InputError("result", f"{source}: by_distance is empty")
-    d, mean, lo, hi = (np.array(col) for col in zip(*table, strict=True))
-    return DistanceSeries(label, d, mean, lo, hi, ldp, role)
-
-
-def result_label(result: dict) -> str:
-    """``task/protocol on topology`` of a ``netdp simulate`` result (what the run was)."""
-    import re
-
-    cfg = result.get("config") or {}
-    what = "/".join(str(cfg[k]) for k in ("task", "protocol") if cfg.get(k))
-    topo = str(result.get("topology") or cfg.get("topology") or "?")
-    topo = re.sub(r", [\d,]+ edges\)", ")", topo)  # "grid (n=100, 180 edges)" -> "grid (n=100)"
-    extra = ", accelerated" if cfg.get("accelerated") else ""
-    return f"{what or 'run'} on {topo}{extra}"
-
-
-def distance_series(result: dict, *, y: str = "epsilon", source: str = "result",
-                    theory: Sequence[str] | None = None) -> list[DistanceSeries]:
-    """The by-distance curves of one ``netdp simulate --out`` result.
-
-    One data series per row of ``privacy.empirical`` that has ``by_distance`` (``y =
-    "epsilon"``: the converted ε; ``y = "renyi"``: ``renyi.by_distance``, the divergences at
-    order ``renyi.order``, present on gossip runs with ``--rdp-order``), labelled by
-    task/protocol/topology and, for sgd, the regime. The LDP level of each: the row's
-    ``ldp.mean`` or ``privacy.ldp.mean`` (ε), ``order / (2 σ²)`` (Rényi, σ in units of the
-    sensitivity). Theoretical figures are drawn only where the result gives them per
-    distance: ``privacy.theory_by_distance[NAME]`` (ε) or ``renyi.theory_by_distance[NAME]``
-    (Rényi), lists of rows like ``by_distance``; ``theory`` picks names (default: all).
-
-    Raises
-    ------
-    InputError
-        ``result`` when nothing of the kind is there (with ``source`` in the message), ``y``
-        for an unknown measure or a run without Rényi divergences.
-    """
-    if y not in MEASURES:
-        raise InputError("y", f"by distance plots {' or '.join(MEASURES)} (got {y!r})")
-    priv = result.get("privacy") if isinstance(result, dict) else None
-    rows = priv.get("empirical") if isinstance(priv, dict) else None
-    if not isinstance(rows, list) or not any(isinstance(r, dict) and r.get("by_distance")
-                                             for r in rows):
-        raise InputError("result", f"{source} has no privacy.empirical[].by_distance (a "
-                         "pairwise summary by hop distance: sgd on a graph, or sum with "
-                         "--protocol gossip, written by `netdp simulate --out`)")
-    assert isinstance(priv, dict)
-    base = result_label(result)
-    out: list[DistanceSeries] = []
-    theories: dict = {}
-    for row in rows:
-        if not isinstance(row, dict) or not row.get("by_distance"):
-            continue
-        label = base + (f", {row['regime']}" if row.get("regime") else "")
-        if y == "epsilon":
-            ldp = (row.get("ldp") or priv.get("ldp") or {}).get("mean")
-            out.append(_rows_series(label, row["by_distance"], source,
-                                    None if ldp is None else float(ldp)))
-            theories = priv.get("theory_by_distance") or {}
-            continue
-        renyi = row.get("renyi")
-        if not isinstance(renyi, dict) or not renyi.get("by_distance"):
-            continue
-        sigma = priv.get("sigma")
-        order = renyi.get("order")
-        ldp = (float(order) / (2.0 * float(sigma) ** 2)
-               if sigma is not None and order is not None else None)
-        out.append(_rows_series(f"{label} (α = {_fmt(order)})", renyi["by_distance"], source,
-                                ldp))
-        theories = renyi.get("theory_by_distance") or {}
-    if not out:
-        raise InputError("y", f"{source} holds no Renyi divergences by distance (run "
-                         "gossip with --rdp-order A, or plot --y epsilon)")
-    wanted = list(theories) if theory is None else list(theory)
-    for name in wanted:
-        if name not in theories:
-            raise InputError("theory", f"{source} gives no per-distance theory {name!r} "
-                             f"(it has {', '.join(theories) or 'none'})")
-        out.append(_rows_series(f"theory {name}, {base}", theories[name], source,
-                                role="theory"))
-    return out
-
-
-def by_distance_figure(series: Sequence[DistanceSeries], *, logy: bool = False,
-                       ylabel: str = "ε(u → v) (pairwise)", title: str = "") -> Figure:
-    """Pairwise loss against hop distance, one curve per series: the mean over the pairs at
-    each distance (line and markers) with the min–max band, the LDP level of each series
-    (dotted, its colour; equal levels drawn once) and per-distance theory (dash-dot).
-    Linear x over the integer distances; ``logy`` for a log y axis (zeros clipped)."""
-    if not series:
-        raise InputError("result", "nothing to plot (no series)")
-    from matplotlib.patches import Patch
-
-    fig = Figure(figsize=(7.2, 4.6), layout="constrained")
-    ax = fig.subplots()
-    drawn_ldp: dict[float, int] = {}
-    data = [s for s in series if s.role == "data"]
-    handles: list = []
-    labels: list[str] = []
-    for i, s in enumerate(series):
-        color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
-        if s.role == "data":
-            style = LINESTYLES[data.index(s) % len(LINESTYLES)]
-            (line,) = ax.plot(s.distance, s.mean, color=color, marker=marker, markersize=5,
-                              linewidth=1.6, linestyle=style)
-            spread = (s.hi - s.lo) > 1e-9 * np.maximum(1.0, np.abs(s.mean))
-            if spread.any():
-                ax.fill_between(s.distance, s.lo, s.hi, color=color, alpha=0.15, linewidth=0)
-                handles.append((Patch(color=color, alpha=0.15, linewidth=0), line))
-                labels.append(f"{s.label} (mean, min–max band)")
-            else:
-                handles.append(line)
-                labels.append(f"{s.label} (every pair at a distance alike)")
-        else:
-            (line,) = ax.plot(s.distance, s.mean, color=color, marker=marker, markersize=5,
-                              markerfacecolor="white", linewidth=1.6,
-                              linestyle=THEORY_STYLE)
-            handles.append(line)
-            labels.append(s.label)
-        if s.ldp is not None and np.isfinite(s.ldp):
-            key = round(float(s.ldp), 12)
-            if key not in drawn_ldp:
-                drawn_ldp[key] = i
-                ldp_line = ax.axhline(s.ldp, color=color, linestyle=LDP_STYLE, linewidth=1.8)
-                handles.append(ldp_line)
-                labels.append(f"LDP level: {s.ldp:.3g}" + (f" ({s.label})" if len(data) > 1
-                                                             else ""))
-    levels = np.unique(np.concatenate([s.distance for s in series]))
-    if logy:
-        positive = np.concatenate([np.r_[s.mean, s.lo][np.r_[s.mean, s.lo] > 0]
-                                   for s in series])
-        if positive.size == 0:
-            raise InputError("logy", "every loss is 0: nothing to draw on a log axis")
-        ax.set_yscale("log", nonpositive="clip")
-        ax.set_ylim(bottom=float(positive.min()) / 1.5)
-    _style_axes(ax, "hop distance from source u to observer v (shortest path)", ylabel,
-                False, logy, title or "Pairwise privacy loss against hop distance")
-    if levels.size <= 20:
-        ax.set_xticks(levels)
-    else:
-        ax.xaxis.set_major_locator(mticker.MaxNLocator(nbins=12, integer=True))
-    ax.set_xlim(levels.min() - 0.5, levels.max() + 0.5)
-    if len(handles) <= 4 and max(map(len, labels)) <= 45:
-        ax.legend(handles, labels, fontsize="small", framealpha=0.9)
-    else:
-        fig.set_figwidth(fig.get_figwidth() + min(0.065 * max(map(len, labels)) + 0.8, 6.0))
-        fig.legend(handles, labels, fontsize="small", loc="outside right upper",
-                   frameon=False)
-    return fig
-
-
-def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
-                   role: str = "observer", label: str = "ε(u → v) (pairwise)",
-                   title: str = "", cmap: str = "cividis") -> Figure:
-    """The pairwise matrix ``M[u, v]`` (rows: sources u, columns: observers v) with both
-    axes ordered by hop distance from ``node`` (``distances``, as
-    :func:`graph_distances` gives them; ties by node id, unreachable last), a colour bar,
-    and lines between the distance blocks. The diagonal (not a pair) is white; infinite
-    losses (exposed pairs) take the colour bar's ``over`` colour. ``cmap`` should stay
-    perceptually uniform (``cividis``, ``viridis``) so that the figure reads in greyscale.
-    """
-    import matplotlib
-
-    matrix = np.asarray(matrix, dtype=float)
-    n = matrix.shape[0]
-    if matrix.ndim != 2 or matrix.shape[1] != n or n < 2:
-        raise InputError("pairs", f"expects a square n x n matrix, n >= 2 (got shape "
-                         f"{matrix.shape})")
-    distances = np.asarray(distances, dtype=float)
-    if distances.shape != (n,):
-        raise InputError("node", f"expected {n} distances (got shape {distances.shape})")
-    key = np.where(np.isfinite(distances), distances, np.inf)
-    order = np.lexsort((np.arange(n), key))
-    shown = matrix[np.ix_(order, order)].copy()
-    np.fill_diagonal(shown, np.nan)
-    finite = shown[np.isfinite(shown)]
-    if finite.size == 0:
-        raise InputError("pairs", "the matrix holds no finite pairwise loss")
-    exposed = bool(np.isposinf(shown).any())
-    colormap = matplotlib.colormaps[cmap].with_extremes(bad="white", over="#D55E00")
-    fig = Figure(figsize=(7.0, 6.0), layout="constrained")
-    ax = fig.subplots()
-    vmin, vmax = float(finite.min()), float(finite.max())
-    if vmax <= vmin:
-        vmin, vmax = vmin - 0.5, vmax + 0.5
-    over = vmax + 1.0 + abs(vmax)  # any value above vmax: drawn in the "over" colour
-    data = np.ma.masked_invalid(np.where(np.isposinf(shown), over, shown))
-    image = ax.imshow(data, cmap=colormap, vmin=vmin, vmax=vmax, interpolation="nearest",
-                      aspect="equal", origin="upper")
-    bar = fig.colorbar(image, ax=ax, shrink=0.85, extend="max" if exposed else "neither")
-    bar.set_label(label)
-    sorted_d = key[order]
-    levels, starts = np.unique(sorted_d, return_index=True)
-    if levels.size <= 60:
-        for b in starts[1:]:
-            for line in (ax.axhline, ax.axvline):
-                line(b - 0.5, color="white", linewidth=0.8)
-                line(b - 0.5, color="black", linewidth=0.3)
-    if levels.size <= 25:
-        ends = np.r_[starts[1:], n]
-        centres = (starts + ends - 1) / 2.0
-        keep, last = [], -np.inf
-        for j, c in enumerate(centres):  # labels at least n/30 apart (small blocks crowd)
-            if c - last >= n / 30 or j == 0:
-                keep.append(j)
-                last = c
-        names = [("∞" if not np.isfinite(d) else str(int(d))) for d in levels[keep]]
-        ax.set_xticks(centres[keep], names)
-        ax.set_yticks(centres[keep], names)
-    else:
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_locator(mticker.MaxNLocator(nbins=10, integer=True))
-    how = f"hops to node {node}" if role == "observer" else f"hops from node {node}"
-    ax.set_xlabel(f"observer v (ordered by {how}; block = one distance)")
-    ax.set_ylabel(f"source u (ordered by {how})")
-    note = "; ε = ∞ (exposed) in orange" if exposed else ""
-    ax.set_title(_wrap((title or f"Pairwise losses, nodes ordered by distance to node {node}")
-                       + note, 85), fontsize="medium")
-    return fig
 
 
 # --------------------------------------------------------------------------- saving
