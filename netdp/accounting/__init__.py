@@ -19,8 +19,6 @@ from netdp.accounting.amplification import (
     erlingsson_epsilon,
     fmt_closed_epsilon,
     fmt_closed_valid,
-    fmt_numeric_delta,
-    fmt_numeric_epsilon,
     subsampled_delta,
     subsampled_epsilon,
 )
@@ -44,6 +42,7 @@ from netdp.accounting.events import (
     Repeated,
     Subsampled,
 )
+from netdp.accounting.fmt_numeric import fmt_numeric_delta, fmt_numeric_epsilon
 from netdp.accounting.gdp import gaussian_delta, gaussian_epsilon
 from netdp.accounting.rdp import (
     DEFAULT_ORDERS,

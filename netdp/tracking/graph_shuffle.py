@@ -10,7 +10,7 @@ last does, a token it never holds) are windows too. A pair composes its windows 
 
 Under the ``sound`` convention (the default) a window charges node ``u`` its number of
 reports ``K = c + I`` (``c`` known ends, ``I`` its hidden positions), through the hybrid
-argument of :func:`~netdp.tracking.shuffle.window_entry`: each hidden position is
+argument of :func:`~netdp.tracking.shuffle_sound.window_entry`: each hidden position is
 ``u``'s with probability at most ``p_u`` given the holders of all the others
 (:mod:`netdp.tracking.holder_rates`: the walk is Markov, so its two neighbours fix it), and
 the entry is ``c ε_s + positions · log(1 + p_u (e^{ε_s} - 1))``. On a well-connected graph
@@ -45,9 +45,17 @@ from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking._kernels import taboo as kernels
 from netdp.tracking.holder_rates import HolderRates
-from netdp.tracking.loss_table import CONVENTIONS, PairLosses, _coalition, clip_to_ldp, ldp_losses
-from netdp.tracking.shuffle import Windows, shuffled_epsilon, sound_entries, trace_windows
+from netdp.tracking.loss_table import (
+    CONVENTIONS,
+    PairLosses,
+    clip_to_ldp,
+    coalition_members,
+    ldp_losses,
+)
+from netdp.tracking.shuffle import shuffled_epsilon, trace_windows
+from netdp.tracking.shuffle_sound import sound_entries
 from netdp.tracking.taboo import Cycles, cycle_rows, reversible_measure
+from netdp.tracking.windows import Windows
 
 PRESENCE = ("taboo", "uniform")
 CHUNK_BYTES = 1 << 26  # rates of one chunk of windows (windows x n) held at once
@@ -164,7 +172,7 @@ def graph_histogram_losses(
     w = trace_windows(trace, eps0, delta, bound, domain, coalition)
     members = np.zeros(n, bool)
     if coalition is not None:
-        members[_coalition(coalition, n)] = True
+        members[coalition_members(coalition, n)] = True
         index = np.zeros(1, np.int64)
     else:
         index = np.arange(n) if observers is None else np.asarray(observers, np.int64)
@@ -256,7 +264,7 @@ def _sound_observer(w: Windows, sel: slice, rates: tuple[np.ndarray, np.ndarray]
     """One observer's sound losses into ``eps``; the largest total δ of its pairs.
 
     Each window's entry towards node ``u`` is
-    :func:`~netdp.tracking.shuffle.window_entry`'s for ``K = c + Binomial(positions,
+    :func:`~netdp.tracking.shuffle_sound.window_entry`'s for ``K = c + Binomial(positions,
     p_u)``: ``p_u`` bounds the chance that one hidden position is ``u``'s given the holders
     of all the others (:func:`~netdp.tracking.holder_rates.holder_rates`: ``interior`` in a
     cycle, whose hidden positions all lie between two others; ``edge`` in a window with an

@@ -20,10 +20,10 @@ missing factor:
 ``h'`` range over ``u``'s in- and out-neighbours outside ``B`` (``interior``, the rate of
 a position between two others), and the three end cases join in ``edge``. This is the
 per-position bound that the hybrid argument of
-:func:`~netdp.tracking.shuffle.window_entry` needs ("each unknown position is the
+:func:`~netdp.tracking.shuffle_sound.window_entry` needs ("each unknown position is the
 node's with probability at most ``p`` given the holders of all the other positions"): on
 the complete graph it is ``1 / N`` with self-moves and ``1 / (N - 2)`` without, the
-complete graph's :func:`~netdp.tracking.shuffle.holder_rate`.
+complete graph's :func:`~netdp.tracking.shuffle_sound.holder_rate`.
 
 Cost: the observer-free part once per graph (each node's ``TOP`` largest interior ratios,
 ``O(Σ_u d_in(u) d_out(u) d)``), then ``O(nnz + n + Σ_{w ∈ B} d_in(w) d_out(w) d)`` per

@@ -323,7 +323,7 @@ def observer_view(trace: Trace, coalition: Sequence[int] | None):
     if coalition is None:
         observers, others = np.arange(n, dtype=np.int64), np.full(n, n - 1, dtype=np.int64)
     else:
-        members = _coalition(coalition, n)
+        members = coalition_members(coalition, n)
         relabel = np.arange(n, dtype=holders.dtype)
         relabel[members] = n
         holders = np.where(holders >= 0, relabel[np.maximum(holders, 0)], -1)
@@ -416,7 +416,7 @@ def ring_losses(
             np.empty(0, np.int64),
             2 * rounds * delta,
         )
-    members = _coalition(coalition, n)
+    members = coalition_members(coalition, n)
     steps = noise_mask.size
     holder = np.arange(steps) % n
     in_w = np.isin(holder, members)
@@ -429,7 +429,7 @@ def ring_losses(
     losses = np.where(
         exposed[outside],
         np.inf,
-        _kov_homogeneous_array(eps0, protected_turns[outside], delta),
+        kov_homogeneous_array(eps0, protected_turns[outside], delta),
     )
     return PairLosses(
         "kov",
@@ -495,7 +495,7 @@ def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, del
     steps = noise_mask.size
     holder = np.arange(steps) % n
     groups = ([[v] for v in range(n)] if coalition is None
-              else [list(_coalition(coalition, n))])
+              else [list(coalition_members(coalition, n))])
     base, weight, k, counts, values, nodes = [], [], [], [], [], []
     for members in groups:
         inside = np.isin(holder, members)
@@ -572,7 +572,7 @@ def _weighted_quantile(base: np.ndarray, cum: np.ndarray, values: np.ndarray, ra
     return float(min(first_reaching(base) + first_reaching(values)))
 
 
-def _coalition(members: Sequence[int], n: int) -> np.ndarray:
+def coalition_members(members: Sequence[int], n: int) -> np.ndarray:
     ids = np.unique(np.asarray(members, dtype=np.int64))
     check(
         ids.size >= 1 and ids.min() >= 0 and ids.max() < n,
@@ -583,7 +583,7 @@ def _coalition(members: Sequence[int], n: int) -> np.ndarray:
     return ids
 
 
-def _kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarray:
+def kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarray:
     """KOV-het for ``k`` identical ε0 entries with δ̃ = k δ, vectorized over k (0 for k = 0)."""
     k = np.asarray(k, dtype=float)
     steps = np.maximum(k, 1.0)
@@ -593,7 +593,7 @@ def _kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarr
 
 
 def _kov_homogeneous(eps0: float, k: int, delta: float) -> float:
-    return float(_kov_homogeneous_array(eps0, np.array([k]), delta)[0])
+    return float(kov_homogeneous_array(eps0, np.array([k]), delta)[0])
 
 
 def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
@@ -621,7 +621,7 @@ def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
     parts = [owner_of_value * (n + 1) + losses.nodes,
              mine * (n + 1) + losses.observers[mine]]
     if coalition is not None:  # one observer, index 0: its members are not pairs
-        parts.append(_coalition(coalition, n))
+        parts.append(coalition_members(coalition, n))
     excluded = np.concatenate(parts)
     keep = ~np.isin(key, excluded)
     take_owner, take_node = take_owner[keep], take_node[keep]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from netdp.accounting import amplification as amp
+from netdp.accounting import fmt_numeric as FN
 from netdp.bounds.curves import CURVES, bounds_table, histogram_ring
 from netdp.core.errors import InputError
 from netdp.run.cli import main
@@ -129,18 +129,18 @@ def test_vectorized_histogram_ring_equals_the_scalar_curve():
 @pytest.mark.parametrize("eps0", [0.1, 1.0, 4.0])
 def test_screened_bisection_is_the_scalar_bisection(eps0):
     n = np.array([2, 3, 5, 17, 100, 1000, 4321, 20_000])
-    want = [amp._fmt_epsilon_1d(eps0, int(m), np.array([1e-7]), rtol=RTOL)[0] for m in n]
-    np.testing.assert_array_equal(amp.fmt_numeric_epsilon(eps0, n, 1e-7, rtol=RTOL), want)
+    want = [FN._fmt_epsilon_1d(eps0, int(m), np.array([1e-7]), rtol=RTOL)[0] for m in n]
+    np.testing.assert_array_equal(FN.fmt_numeric_epsilon(eps0, n, 1e-7, rtol=RTOL), want)
 
 
 @pytest.mark.parametrize(("eps0", "m"), [(0.02, 371), (0.1, 40_000), (2.0, 3000), (8.0, 90)])
 def test_screening_error_is_far_below_its_margin(eps0, m):
-    c, w, dropped = amp._fmt_c_grid(eps0, m)
+    c, w, dropped = FN._fmt_c_grid(eps0, m)
     eps = eps0 * np.array([0.0, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 0.9])
     k = eps.size
-    total, scale, exact = amp._fmt_screen(eps0, np.full(k, int(c[0])), np.full(k, c.size), w,
+    total, scale, exact = FN._fmt_screen(eps0, np.full(k, int(c[0])), np.full(k, c.size), w,
                                           np.zeros(k, np.int64), eps)
-    want = np.array([amp._fmt_delta_1d(eps0, m, eps[i : i + 1])[0] for i in range(k)])
+    want = np.array([FN._fmt_delta_1d(eps0, m, eps[i : i + 1])[0] for i in range(k)])
     assert not exact.any()
     err = np.abs(np.minimum(total + dropped, 1.0) - want)
-    assert np.all(err <= amp.FMT_SCREEN_RTOL / 100 * scale + 1e-300)
+    assert np.all(err <= FN.FMT_SCREEN_RTOL / 100 * scale + 1e-300)

@@ -20,6 +20,8 @@ import pytest
 from test_shuffle_sound import add_report, exact_epsilon, grr
 
 from netdp.engine.trace import Trace
+from netdp.tracking import shuffle_sound
+from netdp.tracking import windows as walk_windows
 from netdp.tracking.graph_shuffle import graph_histogram_losses
 from netdp.tracking.holder_rates import holder_rates
 
@@ -199,7 +201,7 @@ def test_holder_rates_are_the_largest_conditional_chance():
 def test_complete_graph_rates_are_the_complete_trackers():
     """On the complete graph the bound is 1/N with self-moves and 1/(N - 2) without: the
     complete graph's own tracker's rate (``shuffle_tracker.holder_rate``)."""
-    from netdp.tracking.shuffle import holder_rate
+    from netdp.tracking.shuffle_sound import holder_rate
 
     n = 7
     for self_moves in (True, False):
@@ -238,7 +240,7 @@ def test_sound_graph_tracker_matches_a_window_by_window_oracle():
 
     for v in (0, 5, 33):
         sel = np.flatnonzero(w.own == v)
-        part = st.Windows(w.own[sel], w.reports[sel], w.first[sel], w.last[sel],
+        part = walk_windows.Windows(w.own[sel], w.reports[sel], w.first[sel], w.last[sel],
                           w.eps_s[sel], w.n_ids, w.observers, w.others)
         interior, edge = holder_rates(P, np.array([v]))
         for u in (1, 2, 8, 31, 32):
@@ -247,8 +249,8 @@ def test_sound_graph_tracker_matches_a_window_by_window_oracle():
             cycle = (part.first >= 0) & (part.last >= 0)
             losses = []
             for rate, mask in ((up(interior[u]), cycle), (up(edge[u]), ~cycle)):
-                e_base, e_first, e_last, *_ = st.sound_entries(
-                    part, EPS0, delta, st.binomial_law(rate), eps_at)
+                e_base, e_first, e_last, *_ = shuffle_sound.sound_entries(
+                    part, EPS0, delta, shuffle_sound.binomial_law(rate), eps_at)
                 for i in np.flatnonzero(mask):
                     if part.first[i] == u:
                         losses.append(e_first[i])

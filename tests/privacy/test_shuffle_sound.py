@@ -26,6 +26,8 @@ from netdp.core import seeding
 from netdp.engine.trace import Trace
 from netdp.graphs import topologies as topology
 from netdp.tracking import shuffle as st
+from netdp.tracking import shuffle_sound as SS
+from netdp.tracking import windows as W
 from netdp.tracking.loss_table import clip_to_ldp, ldp_losses, summarize
 
 BOUND = "fmt-numeric"
@@ -102,11 +104,11 @@ def sound_entry(eps0: float, delta: float, r: int, key: int, n_nodes: int,
                 self_moves: bool) -> tuple[float, float]:
     """The tracker's entry of one window (shuffle bound at δ, no δ search)."""
     eps_s = float(st.shuffled_epsilon(BOUND, eps0, np.array([r]), delta)[0])
-    law = st.binomial_law(st.holder_rate(n_nodes, self_moves))
-    pos = st.unknown_positions(key, r)
+    law = SS.binomial_law(SS.holder_rate(n_nodes, self_moves))
+    pos = W.unknown_positions(key, r)
     logp, tail = law(pos, key)
-    return st.window_entry(eps_s, delta if eps_s < eps0 else 0.0,
-                           st.attributable(key, r), pos, logp, tail)
+    return SS.window_entry(eps_s, delta if eps_s < eps0 else 0.0,
+                           W.attributable(key, r), pos, logp, tail)
 
 
 def windows_of(r: int):
@@ -116,9 +118,9 @@ def windows_of(r: int):
                         (0, 0), (0, 1), (1, 0), (1, 1), (1, 2)]:
         if r == 1 and first is not None and last is not None and first != last:
             continue
-        ends = [st.END_NONE if e is None else st.END_U if e == 0 else st.END_OTHER
+        ends = [W.END_NONE if e is None else W.END_U if e == 0 else W.END_OTHER
                 for e in (first, last)]
-        yield first, last, st.window_key(*ends)
+        yield first, last, W.window_key(*ends)
 
 
 def views(eps0, d, r, first, last, n_nodes, self_moves):
@@ -174,7 +176,7 @@ def test_point_mass_and_binomial_laws_bound_their_exact_views():
         for weights in laws:
             logp = np.log(np.where(weights > 0, weights, 1.0))
             logp[weights == 0] = -np.inf
-            eps, dlt = st.window_entry(eps_s, ds, 0, r, logp, -np.inf)
+            eps, dlt = SS.window_entry(eps_s, ds, 0, r, logp, -np.inf)
             for y in range(d):  # every other node holds y: the others' report law
                 views_ = []
                 for x in (0, 1):
@@ -199,9 +201,9 @@ def test_composed_windows_bound_the_exact_composition():
     for plan in plans:
         entries = []
         for r, first, last in plan:
-            ends = [st.END_NONE if e is None else st.END_U if e == 0 else st.END_OTHER
+            ends = [W.END_NONE if e is None else W.END_U if e == 0 else W.END_OTHER
                     for e in (first, last)]
-            entries.append(sound_entry(eps0, delta, r, st.window_key(*ends), n_nodes, True))
+            entries.append(sound_entry(eps0, delta, r, W.window_key(*ends), n_nodes, True))
         e = np.array([x[0] for x in entries])
         slack = len(plan) * delta
         total_eps = float(kov_het_epsilon(e.sum(), (e * np.tanh(e / 2)).sum(), (e * e).sum(),
@@ -226,7 +228,7 @@ def test_presence_once_falls_below_the_exact_loss(c):
     one is."""
     eps0, d, r, delta, n_nodes = 1.0, 2, 5, 1e-2, 2
     first, last = (0, 1) if c else (1, 1)
-    key = st.window_key(st.END_U if c else st.END_OTHER, st.END_OTHER)
+    key = W.window_key(W.END_U if c else W.END_OTHER, W.END_OTHER)
     eps_s = float(st.shuffled_epsilon(BOUND, eps0, np.array([r]), delta)[0])
     old = float(st._entry_loss(eps_s, r, c, n_nodes))
     eps, dlt = sound_entry(eps0, delta, r, key, n_nodes, True)
@@ -242,15 +244,15 @@ def test_the_closed_form_is_the_mixture_of_the_law():
     """The binomial law's closed form ``c ε_s + P log(1 + p (e^{ε_s} - 1))`` and the
     mixture over its probabilities (any law's path) agree."""
     for eps_s, c, pos, p in [(0.3, 0, 50, 0.02), (0.8, 2, 7, 0.4), (0.05, 1, 3000, 0.01)]:
-        logp, tail = st.binomial_law(p)(pos, 0)
-        eps, dlt = st.window_entry(eps_s, 1e-6, c, pos, logp, tail)
+        logp, tail = SS.binomial_law(p)(pos, 0)
+        eps, dlt = SS.window_entry(eps_s, 1e-6, c, pos, logp, tail)
         want = c * eps_s + pos * math.log1p(p * math.expm1(eps_s))
         assert eps == pytest.approx(want, rel=1e-9)
         assert dlt == pytest.approx(1e-6 * math.expm1(want) / math.expm1(eps_s), rel=1e-9)
     # a law seen only through its probabilities takes the same path through the tracker
     trace = _walk(12, 600, seed=3)
     plain = st.walk_histogram_losses(trace, 0.5, 1e-3, keep_pairs=True)
-    law = st.binomial_law(1 / 11)
+    law = SS.binomial_law(1 / 11)
     opaque = st.walk_histogram_losses(trace, 0.5, 1e-3, keep_pairs=True,
                                       law=lambda m, k: law(m, k))
     np.testing.assert_allclose(opaque.matrix(), plain.matrix(), rtol=1e-9)
@@ -292,19 +294,19 @@ def _eps_s(eps0: float, r: int, delta: float) -> float:
 
 
 def _brute_entry(eps0, delta, r, a, b, u, n_nodes, self_moves):
-    """The entry of one window towards ``u``, as :func:`st.sound_entries` chooses it: the
+    """The entry of one window towards ``u``, as :func:`shuffle_sound.sound_entries` chooses it: the
     shuffle bound at δ, δ/10, ... (the first within the budget), else pure."""
-    ends = [st.END_NONE if e < 0 else st.END_U if e == u else st.END_OTHER for e in (a, b)]
-    key = st.window_key(*ends)
-    law = st.binomial_law(st.holder_rate(n_nodes, self_moves))
-    c, pos = st.attributable(key, r), st.unknown_positions(key, r)
+    ends = [W.END_NONE if e < 0 else W.END_U if e == u else W.END_OTHER for e in (a, b)]
+    key = W.window_key(*ends)
+    law = SS.binomial_law(SS.holder_rate(n_nodes, self_moves))
+    c, pos = W.attributable(key, r), W.unknown_positions(key, r)
     logp, tail = law(pos, key)
-    pure = st.window_entry(eps0, 0.0, c, pos, logp, tail)
-    for level in range(st.DELTA_LEVELS + 1):
+    pure = SS.window_entry(eps0, 0.0, c, pos, logp, tail)
+    for level in range(SS.DELTA_LEVELS + 1):
         d = delta * 10.0**-level
         eps_s = _eps_s(eps0, r, d)
-        eps, dlt = st.window_entry(eps_s, d if eps_s < eps0 else 0.0, c, pos, logp, tail)
-        if dlt <= st.entry_delta_budget(eps0, delta):
+        eps, dlt = SS.window_entry(eps_s, d if eps_s < eps0 else 0.0, c, pos, logp, tail)
+        if dlt <= SS.entry_delta_budget(eps0, delta):
             return (eps, dlt) if eps < pure[0] else pure
     return pure
 
@@ -358,14 +360,14 @@ def test_long_windows_keep_their_delta_within_the_budget(n, r, searched):
     eps0, delta = 1.0, 1e-6
     holders = np.array([[1 + (i % (n - 1)) for i in range(r)]], dtype=np.int32)
     w = st.trace_windows(Trace(n, holders), eps0, delta)
-    e_base, *_, d_base, _, _ = st.sound_entries(
-        w, eps0, delta, st.binomial_law(1 / (n - 1)),
+    e_base, *_, d_base, _, _ = SS.sound_entries(
+        w, eps0, delta, SS.binomial_law(1 / (n - 1)),
         lambda r, d: st.shuffled_epsilon(BOUND, eps0, r, d))
     (i,) = np.flatnonzero((w.reports == r) & (w.own == 0))
-    key = st.window_key(st.END_NONE, st.END_NONE)
+    key = W.window_key(W.END_NONE, W.END_NONE)
     plain = sound_entry(eps0, delta, r, key, n - 1, True)
-    assert plain[1] > st.entry_delta_budget(eps0, delta)
-    assert d_base[i] <= st.entry_delta_budget(eps0, delta)
+    assert plain[1] > SS.entry_delta_budget(eps0, delta)
+    assert d_base[i] <= SS.entry_delta_budget(eps0, delta)
     pure = r * math.log1p(math.expm1(eps0) / (n - 1))
     if searched:
         assert plain[0] < e_base[i] < pure and d_base[i] > 0
@@ -412,9 +414,9 @@ def test_cli_default_run_sound_above_reference():
 def test_no_self_moves_take_the_larger_rate():
     """Without self-moves a position's holder is uniform over the N - 2 nodes (or more)
     that are not its neighbours': rate 1/(N - 2), above the 1/N of a walk with them."""
-    assert st.holder_rate(10, True) == pytest.approx(0.1)
-    assert st.holder_rate(10, False) == pytest.approx(0.125)
-    assert st.holder_rate(2, False) == 1.0
+    assert SS.holder_rate(10, True) == pytest.approx(0.1)
+    assert SS.holder_rate(10, False) == pytest.approx(0.125)
+    assert SS.holder_rate(2, False) == 1.0
     trace = _walk(12, 600, seed=4, self_moves=False)
     with_rate = st.walk_histogram_losses(trace, 0.5, 1e-3, keep_pairs=True, cap=False,
                                          self_moves=False).matrix()
