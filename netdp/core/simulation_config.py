@@ -21,6 +21,10 @@ ENGINES = ("auto", "event", "vector")
 WALKS = ("auto", "simple", "lazy", "metropolis")
 ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
 CONVENTIONS = ("sound", "reference")
+#: Amplification-by-shuffling bounds a window of reports may use; the clone bounds (Feldman,
+#: McMillan and Talwar) hold for any ε0-LDP randomizer, the blanket bound for k-ary RR.
+SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
+CLONE_BOUNDS = SHUFFLE_BOUNDS[:2]
 PROTOCOLS = ("walk", "gossip")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 

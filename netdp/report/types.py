@@ -19,6 +19,9 @@ import numpy as np
 from netdp.core.jsonable import jsonable
 from netdp.core.simulation_config import SimulationConfig
 
+#: The quantiles of the pairwise losses every privacy summary reports.
+QUANTILES = (0.5, 0.9, 0.99)
+
 if TYPE_CHECKING:
     from netdp.adversary.network import AttackReport
     from netdp.graphs.topologies import Topology
@@ -475,3 +478,29 @@ def row(cells: Sequence[str], widths: Sequence[int]) -> str:
     for cell, width in zip(cells[1:], widths[1:], strict=False):
         out += " " + f"{cell:>{width - 1}}"
     return out
+
+
+@dataclass(frozen=True)
+class RegimeLosses:
+    """The pairwise ε of one regime over all ordered pairs of all runs, and the nodes'
+    own (local) losses, at the target δ."""
+
+    regime: str
+    delta: float
+    pairs: int
+    mean: float
+    min: float
+    max: float
+    quantiles: dict[str, float]
+    above_target: float
+    ldp: dict[str, float]
+    by_distance: tuple[DistanceRow, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row of ``privacy.empirical`` (accountant ``rdp``)."""
+        out = {"regime": self.regime, "accountant": "rdp", "delta": self.delta,
+               "pairs": self.pairs, "mean": self.mean, "min": self.min, "max": self.max,
+               **self.quantiles, "above_target": self.above_target, "ldp": dict(self.ldp)}
+        if self.by_distance:
+            out["by_distance"] = [r.to_dict() for r in self.by_distance]
+        return out

@@ -25,7 +25,7 @@ import numpy as np
 from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
-from netdp.core.simulation_config import SimulationConfig
+from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
@@ -51,7 +51,7 @@ class FractionConfig(Section):
                                default_text="the first")
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
                          "fmt-numeric, fmt-closed or blanket",
-                         choices=("fmt-numeric", "fmt-closed", "blanket"),
+                         choices=SHUFFLE_BOUNDS,
                          group="summation and histograms")
     sources: int | None = sources_param()
 

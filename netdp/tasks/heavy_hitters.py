@@ -33,7 +33,7 @@ import numpy as np
 from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
-from netdp.core.simulation_config import SimulationConfig
+from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
@@ -44,7 +44,6 @@ from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, so
 GROUP = "heavy hitters (--task heavy-hitters)"
 DATA_GROUP = "summation and histograms"
 ORACLES = ("olh", "blh")
-SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed")
 MAX_SUPPORT = 10**7  # the Zipf weights and the ids drawn: about 24 bytes each
 
 
@@ -83,7 +82,7 @@ class HeavyHittersConfig(Section):
                                metavar="NAME|INDEX", group=DATA_GROUP,
                                default_text="the first")
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
-                         "fmt-numeric or fmt-closed", choices=SHUFFLE_BOUNDS,
+                         "fmt-numeric or fmt-closed", choices=CLONE_BOUNDS,
                          group=DATA_GROUP)
     dummies: int | None = param(None, "ring: dummy reports node 0 adds at the start and "
                                 "again at the end", kind=int, low=0, metavar="D",

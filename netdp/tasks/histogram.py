@@ -21,7 +21,7 @@ from netdp.core.errors import check
 from netdp.core.params import param
 from netdp.core.sections import UserLevelSection
 from netdp.core.setup import Setup, Streams, View
-from netdp.core.simulation_config import SimulationConfig
+from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
@@ -31,7 +31,6 @@ from netdp.tasks.user_level import UserLevel, UserLevelReport
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
-SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 DATA = ("uniform", "constant", "normal", "zipf")
 TARGET_CHOICES = ("random", "least")
 GROUP = "summation and histograms"

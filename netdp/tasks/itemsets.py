@@ -35,7 +35,7 @@ import numpy as np
 from netdp.core.errors import InputError, check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
-from netdp.core.simulation_config import SimulationConfig
+from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.mechanisms.set_valued import (
     ORACLES,
@@ -84,7 +84,7 @@ class ItemsetsConfig(Section):
                         "adaptive (grr iff L < (4 l^2 - l) e^eps + 1)", choices=ORACLES,
                         group=GROUP)
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
-                         "fmt-numeric or fmt-closed", choices=("fmt-numeric", "fmt-closed"),
+                         "fmt-numeric or fmt-closed", choices=CLONE_BOUNDS,
                          group="summation and histograms")
     dummies: int | None = param(None, "ring: dummy reports node 0 adds at the start and "
                                 "again at the end", kind=int, low=0, metavar="D",

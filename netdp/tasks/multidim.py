@@ -27,7 +27,7 @@ import numpy as np
 from netdp.core.errors import check
 from netdp.core.params import Section, defaults_differ, param
 from netdp.core.setup import Setup, Streams, View
-from netdp.core.simulation_config import SimulationConfig
+from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
 from netdp.report.types import Report, Utility, fmt
@@ -38,7 +38,6 @@ from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, so
 GROUP = "multidimensional collection (--task multidim)"
 MECHANISMS = ("hybrid", "piecewise", "duchi", "hm", "pm")
 DATASETS = ("synthetic", "fair", "fair-numeric")
-SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed")
 CHUNK = 8192  # reports drawn at once
 MAX_DOMAIN = 10_000
 
@@ -70,7 +69,7 @@ class MultidimConfig(Section):
                        "multidimensional solution; numeric only, --mechanism duchi)",
                        choices=SPLITS, group=GROUP)
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
-                         "fmt-numeric or fmt-closed", choices=SHUFFLE_BOUNDS,
+                         "fmt-numeric or fmt-closed", choices=CLONE_BOUNDS,
                          group="summation and histograms")
     sources: int | None = sources_param()
 

@@ -24,8 +24,9 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.learning.models import MODELS
 from netdp.report.types import (
-    DistanceRow,
+    QUANTILES,
     PrivacyReport,
+    RegimeLosses,
     Report,
     Utility,
     by_distance,
@@ -43,7 +44,6 @@ LDP_REGIMES = {"local-hm": "hybrid", "local-pm": "piecewise"}
 SCHEDULES = ("constant", "inv-sqrt", "inv")
 DEFAULT_NODES = 2000
 GROUP = "decentralized SGD (--task sgd)"
-QUANTILES = (0.5, 0.9, 0.99)
 METHOD = ("per pair (u, v): RDP sum over u's updates of 2 alpha L^2 / (sigma^2 j), j = steps "
           "until v next holds the model; converted at delta; ldp: a node's actual updates, "
           "each fully exposed")
@@ -190,32 +190,6 @@ class SgdUtility(Utility):
         lines.append(f"  {'optimum':12}{'':>10} {fmt(opt['objective']):>11} "
                      f"{fmt(opt['score']):>14}  {opt['solver']}")
         return lines
-
-
-@dataclass(frozen=True)
-class RegimeLosses:
-    """The pairwise ε of one regime over all ordered pairs of all runs, and the nodes'
-    own (local) losses, at the target δ."""
-
-    regime: str
-    delta: float
-    pairs: int
-    mean: float
-    min: float
-    max: float
-    quantiles: dict[str, float]
-    above_target: float
-    ldp: dict[str, float]
-    by_distance: tuple[DistanceRow, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row of ``privacy.empirical`` (accountant ``rdp``)."""
-        out = {"regime": self.regime, "accountant": "rdp", "delta": self.delta,
-               "pairs": self.pairs, "mean": self.mean, "min": self.min, "max": self.max,
-               **self.quantiles, "above_target": self.above_target, "ldp": dict(self.ldp)}
-        if self.by_distance:
-            out["by_distance"] = [r.to_dict() for r in self.by_distance]
-        return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,12 +18,13 @@ import numpy as np
 from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
 from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
 from netdp.core.errors import InputError, check
+from netdp.core.simulation_config import CONVENTIONS
 from netdp.engine.trace import Trace
+from netdp.report.types import QUANTILES
 from netdp.tracking import complete_law
 from netdp.tracking._kernels import walk as kernels
 
 WALK_ACCOUNTANTS = ("kov", "rdp", "pld")
-CONVENTIONS = ("sound", "reference")
 SOUND_ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
 # Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
 # how small an rdp loss can get: about (ln(1/δ) - ln α_max) / α_max, ~0.02 at δ = 2e-5, so
@@ -31,7 +32,6 @@ SOUND_ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
 RDP_ORDERS = np.array(
     [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256], dtype=np.float64
 )
-QUANTILES = (0.5, 0.9, 0.99)
 MATRIX_LIMIT = 10_000
 
 

@@ -39,6 +39,7 @@ from netdp.accounting.calibrate import largest_within
 from netdp.accounting.composition import kov_het_epsilon
 from netdp.accounting.fmt_numeric import fmt_numeric_epsilon
 from netdp.core.errors import check
+from netdp.core.simulation_config import SHUFFLE_BOUNDS
 from netdp.engine.trace import Trace
 from netdp.tracking._kernels import walk as kernels
 from netdp.tracking.loss_table import (
@@ -64,7 +65,6 @@ from netdp.tracking.windows import (
     walk_windows,
 )
 
-SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 RTOL = 1e-6  # relative precision of the FMT numeric ε (rounded up: still sound)
 NUMERIC_MAX_R = 10**6  # FMT numeric costs O(sqrt r) per step; beyond, see shuffled_epsilon
 
