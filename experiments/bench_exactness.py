@@ -25,8 +25,8 @@ from netdp import engine, mechanisms
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
 from netdp.tasks.summation import ring_noise_mask
+from netdp.tracking import loss_summary, taboo, walk_views
 from netdp.tracking import loss_table as tracker
-from netdp.tracking import taboo, walk_views
 
 DELTA, T_PER_NODE = 1e-6, 100
 FIELDS = ["topology", "n", "T", "eps0", "observers", "method", "mean", "q99",
@@ -34,7 +34,7 @@ FIELDS = ["topology", "n", "T", "eps0", "observers", "method", "mean", "q99",
 
 
 def _matrix(losses, rows=None) -> np.ndarray:
-    m = tracker.dense(losses)
+    m = loss_summary.dense(losses)
     if rows is not None:
         pos = {int(v): i for i, v in enumerate(losses.observers)}
         m = m[[pos[int(v)] for v in rows]]
@@ -57,7 +57,7 @@ def cell(spec: str, eps0: float, n_obs: int, seed: int) -> list[dict]:
             t0 = time.perf_counter()
             losses = fn()
             sec = time.perf_counter() - t0
-            s = tracker.summarize([losses])
+            s = loss_summary.summarize([losses])
             results[method] = (s, sec)
         rows = []
         ex = results["exact"][0]

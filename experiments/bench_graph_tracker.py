@@ -29,7 +29,7 @@ from netdp import engine, mechanisms
 from netdp.core import seeding
 from netdp.engine.routing import resolve_walk
 from netdp.graphs import topologies as topology
-from netdp.tracking import graph_walk, taboo
+from netdp.tracking import graph_walk, loss_summary, taboo
 from netdp.tracking import loss_table as tracker
 
 EPS0, DELTA = 1.0, 1e-6
@@ -60,7 +60,7 @@ def bench(spec: str, observers: int, accountant: str, seed: int, icml_sources: i
     complete = engine.walk("vector", engine.Router(topology.complete(n)), steps,
                            [seeding.generator(seed, "walk", 0, 0)])
     start = time.perf_counter()
-    tracker.summarize([tracker.walk_losses(complete, EPS0, DELTA, z, accountant)])
+    loss_summary.summarize([tracker.walk_losses(complete, EPS0, DELTA, z, accountant)])
     reference_s = time.perf_counter() - start
     sources = np.sort(np.random.default_rng(seed).choice(n, size=min(icml_sources, n),
                                                          replace=False))

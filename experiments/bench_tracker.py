@@ -9,7 +9,7 @@ For each size ``n`` (``T = 100 n`` steps, one walk, ``eps0 = 0.1``, ``delta = 1e
 accountant, and each convention (``--convention``, default ``both``: ``sound`` and
 ``reference`` timed back to back with the same set-up, so their ratio is fair), a fresh
 subprocess times the walk, :func:`netdp.tracking.loss_table.walk_losses`
-and :func:`netdp.tracking.loss_table.summarize` separately, and reports its peak resident
+and :func:`netdp.tracking.loss_summary.summarize` separately, and reports its peak resident
 memory (``getrusage`` maxrss) after each phase; maxrss never decreases, so each column is
 the peak so far, interpreter and numba included. The numba kernels are warmed up on a tiny
 walk first (loading the compiled cache is not timed). An ``rdp`` (``pld``) run longer than
@@ -41,6 +41,7 @@ from netdp import engine, mechanisms
 from netdp.accounting import composition
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
+from netdp.tracking import loss_summary
 from netdp.tracking import loss_table as tracker
 
 EPS0, DELTA, T_PER_NODE, SEED = 0.1, 1e-7, 100, 0
@@ -63,7 +64,7 @@ def _sigma() -> float:
 def _warm_up(accountant: str, convention: str = "sound") -> float:
     """Load (or compile) the numba kernels on a tiny walk; return the seconds it took."""
     start = time.perf_counter()
-    tracker.summarize([tracker.walk_losses(_walk(10, 1000), EPS0, DELTA, _sigma(),
+    loss_summary.summarize([tracker.walk_losses(_walk(10, 1000), EPS0, DELTA, _sigma(),
                                            accountant=accountant,
                                            convention=convention)])
     return time.perf_counter() - start
@@ -85,7 +86,7 @@ def worker(n: int, accountant: str, convention: str = "sound") -> dict:
     row["losses_s"] = time.perf_counter() - start
     row["rss_losses_mb"] = _maxrss_mb()
     start = time.perf_counter()
-    summary = tracker.summarize([losses])
+    summary = loss_summary.summarize([losses])
     row["summarize_s"] = time.perf_counter() - start
     row["rss_summarize_mb"] = _maxrss_mb()
     row.update(pairs=summary["pairs"], mean=summary["mean"], max=summary["max"])
@@ -172,7 +173,7 @@ def compare_direct(n: int) -> None:
     times = []
     for _ in range(3):  # median of 3: the fast path takes milliseconds
         start = time.perf_counter()
-        summary = tracker.summarize([tracker.walk_losses(trace, EPS0, DELTA, _sigma(), "kov",
+        summary = loss_summary.summarize([tracker.walk_losses(trace, EPS0, DELTA, _sigma(), "kov",
                                                          convention="reference")])
         times.append(time.perf_counter() - start)
     fast = statistics.median(times)

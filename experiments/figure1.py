@@ -31,6 +31,8 @@ from pathlib import Path
 
 import matplotlib
 
+from netdp.tracking import loss_summary
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
@@ -136,7 +138,7 @@ def panel_b(out: Path, ns: list[int], eps0s: list[float], accts: list[str], runs
                 losses = [tracker.walk_losses(t, eps0, DELTA, sigma, accountant=acct,
                                               convention="reference")
                           for t in traces]
-                s = tracker.summarize(losses)
+                s = loss_summary.summarize(losses)
                 secs = time.perf_counter() - start
                 rows.append(_row("b", "accountant", acct, n, eps0, runs=runs, ldp=ldp_mean,
                                  seconds=round(secs, 3),

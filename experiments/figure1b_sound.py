@@ -24,6 +24,7 @@ import numpy as np
 from netdp import engine, mechanisms
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
+from netdp.tracking import loss_summary
 from netdp.tracking import loss_table as tracker
 
 DELTA, T_PER_NODE = 1e-7, 100
@@ -42,9 +43,9 @@ def measure(n: int, eps0: float, walks: int, exact_all_n: int, exact_obs: int,
     t0 = time.perf_counter()
     for seed in range(walks):
         trace = _walk(n, seed)
-        acc["reference kov"].append(tracker.summarize([tracker.walk_losses(
+        acc["reference kov"].append(loss_summary.summarize([tracker.walk_losses(
             trace, eps0, DELTA, z, "kov", convention="reference")])["mean"])
-        acc["sound kov"].append(tracker.summarize([tracker.walk_losses(
+        acc["sound kov"].append(loss_summary.summarize([tracker.walk_losses(
             trace, eps0, DELTA, z, "kov")])["mean"])
         acc["LDP"].append(float(np.mean(tracker.ldp_losses(trace, eps0, DELTA))))
     sec = time.perf_counter() - t0
@@ -59,13 +60,13 @@ def measure(n: int, eps0: float, walks: int, exact_all_n: int, exact_obs: int,
         t0 = time.perf_counter()
         ex = tracker.walk_losses(trace, eps0, DELTA, z, "exact", observers=obs)
         sec = time.perf_counter() - t0
-        rows.append(dict(n=n, eps0=eps0, method="exact", mean=tracker.summarize([ex])["mean"],
+        rows.append(dict(n=n, eps0=eps0, method="exact", mean=loss_summary.summarize([ex])["mean"],
                          std=0.0, walks=1, observers="all" if obs is None else obs.size,
                          seconds=sec))
         if obs is not None:  # sound kov on the same observers, for comparison
             s = tracker.walk_losses(trace, eps0, DELTA, z, "kov", observers=obs)
             rows.append(dict(n=n, eps0=eps0, method="sound kov (exact's observers)",
-                             mean=tracker.summarize([s])["mean"], std=0.0, walks=1,
+                             mean=loss_summary.summarize([s])["mean"], std=0.0, walks=1,
                              observers=obs.size, seconds=0.0))
     return rows
 

@@ -13,7 +13,8 @@ from netdp.mechanisms import GRR, OUE, frequency_oracle
 from netdp.mechanisms._oracle import project_simplex
 from netdp.tasks import histogram_walk as histogram
 from netdp.tracking import shuffle as st
-from netdp.tracking.loss_table import ldp_losses, summarize
+from netdp.tracking.loss_summary import summarize
+from netdp.tracking.loss_table import ldp_losses
 
 
 def _walk(n, steps, tokens=1, seed=0, kind="complete"):

@@ -292,7 +292,7 @@ class PairSummary:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PairSummary:
-        """From the summary dict of :func:`netdp.tracking.loss_table.summarize`."""
+        """From the summary dict of :func:`netdp.tracking.loss_summary.summarize`."""
         fixed = ("accountant", "delta", "pairs", "unprotected", "mean", "min", "max")
         return cls(**{k: d[k] for k in fixed},
                    quantiles={k: v for k, v in d.items() if k not in fixed})

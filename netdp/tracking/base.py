@@ -238,7 +238,7 @@ class PairwiseTracker(Tracker):
 
     def _summary(self, runs: Sequence[Any]) -> PairSummary:
         """One accountant's summary over the runs, by distance where the tracker says."""
-        from netdp.tracking.loss_table import summarize
+        from netdp.tracking.loss_summary import summarize
 
         summary = PairSummary.from_dict(summarize(runs))
         if self.tracking is None or self.tracking.by_distance is None:
@@ -255,7 +255,7 @@ class PairwiseTracker(Tracker):
             empirical = tuple(self._summary(runs) for runs in self.losses.values() if runs)
             exact = self.losses.get("exact")
             if exact and self.keep_exact_pairs:
-                from netdp.tracking.loss_table import ratio_to_exact
+                from netdp.tracking.loss_summary import ratio_to_exact
 
                 empirical = tuple(
                     e if e.accountant == "exact" else dataclasses.replace(

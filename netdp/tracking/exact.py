@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.accounting import loss_pmf
 from netdp.accounting import mixture_pld as mp
 from netdp.core.errors import check
 from netdp.tracking import cycle_entries as ce
@@ -126,7 +127,7 @@ def _compose_all(items: Sequence[Any]) -> Any:
     items = [x for x in items if x is not None]
     if not items:
         return None
-    return mp.PldPair.compose_many(items)
+    return loss_pmf.PldPair.compose_many(items)
 
 
 def _epsilon(pld: Any, delta: float) -> float:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.accounting import loss_pmf
 from netdp.accounting._arrays import observer_bar
 from netdp.accounting._compiled import kov_epsilon, rdp_epsilon
 from netdp.core.errors import check
@@ -218,7 +219,7 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
                 w = np.concatenate([np.zeros(c), laws[e, u]])
                 s = noise.z * math.sqrt(ce.draws(int(views.kind[e]), int(views.length[e])))
                 parts.append(mp.mixture_pld(w, s, h=step, tail=float(tails[e, u])))
-            out[r] = max(float(mp.PldPair.compose_many(parts).epsilon(dt)), 0.0)
+            out[r] = max(float(loss_pmf.PldPair.compose_many(parts).epsilon(dt)), 0.0)
         return out
     nf = 3 if accountant == "kov" else orders.size
     feats = np.zeros((keep.size, nf))

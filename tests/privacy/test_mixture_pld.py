@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, special, stats
 
-from netdp.accounting.mixture_pld import MAX_LOSS, TRUNCATION_MASS, LossPmf, PldPair, mixture_pld
+from netdp.accounting.loss_pmf import TRUNCATION_MASS, LossPmf, PldPair
+from netdp.accounting.mixture_pld import MAX_LOSS, mixture_pld
 
 DELTAS = (1e-9, 1e-6, 1e-3)
 SLACK = 1e-9  # float slack on the bracket checks (ε values are ~1..30)

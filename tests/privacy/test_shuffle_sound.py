@@ -28,7 +28,8 @@ from netdp.graphs import topologies as topology
 from netdp.tracking import shuffle as st
 from netdp.tracking import shuffle_sound as SS
 from netdp.tracking import windows as W
-from netdp.tracking.loss_table import clip_to_ldp, ldp_losses, summarize
+from netdp.tracking.loss_summary import summarize
+from netdp.tracking.loss_table import clip_to_ldp, ldp_losses
 
 BOUND = "fmt-numeric"
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from netdp.accounting import loss_pmf
 from netdp.accounting import mixture_pld as mp
 from netdp.engine.trace import Trace
 from netdp.tracking import count_law
@@ -99,7 +100,7 @@ def exact_lower(holders: np.ndarray, P: np.ndarray, members: list[int], z: float
             w /= w.sum()
             s = z * math.sqrt(ce.draws(kind, length))
             parts.append(mp.mixture_pld(w, s, h=STEP, pessimistic=False))
-        out[int(u)] = float(mp.PldPair.compose_many(parts).epsilon(dt))
+        out[int(u)] = float(loss_pmf.PldPair.compose_many(parts).epsilon(dt))
     return out
 
 

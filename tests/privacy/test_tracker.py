@@ -13,12 +13,12 @@ from netdp.engine.trace import Trace
 from netdp.graphs import topologies as topology
 from netdp.mechanisms import Gaussian
 from netdp.tasks.summation import ring_noise_mask
+from netdp.tracking.loss_summary import summarize
 from netdp.tracking.loss_table import (
     RDP_ORDERS,
     _kov_homogeneous,
     ldp_losses,
     ring_losses,
-    summarize,
     walk_losses,
 )
 
