@@ -70,8 +70,57 @@ def is_kind_branch(node: ast.Compare) -> bool:
     return False
 
 
+def dotted(path: Path) -> str:
+    """``netdp.a.b`` of ``netdp/a/b.py`` (``netdp.a`` of ``netdp/a/__init__.py``)."""
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(node: ast.Import | ast.ImportFrom, known: set[str]) -> list[str]:
+    """The ``netdp`` modules an import loads (``from m import x``: ``m.x`` when a module)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "netdp"]
+    mod = node.module or ""
+    if mod.split(".")[0] != "netdp":
+        return []
+    subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in known]
+    return subs or [mod]
+
+
+def heavy_modules(modules: list[Path]) -> set[str]:
+    """The netdp modules that load a heavy library when imported (at their top level, or
+    through a netdp module imported at top that does): importing one of them inside a
+    function keeps that library off the start-up path, as a heavy import itself does."""
+    known = {dotted(p) for p in modules}
+    deps: dict[str, set[str]] = {}
+    heavy: set[str] = set()
+    for path in modules:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        name = dotted(path)
+        deps[name] = set()
+        for node in tree.body:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            roots = ([a.name.split(".")[0] for a in node.names]
+                     if isinstance(node, ast.Import) else [(node.module or "").split(".")[0]])
+            if any(r in HEAVY for r in roots):
+                heavy.add(name)
+            deps[name].update(m for m in imported_modules(node, known) if m in known)
+    changed = True
+    while changed:
+        changed = False
+        for name, ds in deps.items():
+            if name not in heavy and ds & heavy:
+                heavy.add(name)
+                changed = True
+    return heavy
+
+
 def facts() -> dict:
     modules = sorted(ROOT.rglob("*.py"))
+    known = {dotted(p) for p in modules}
+    heavy = heavy_modules(modules)
+    light_list: list[str] = []
     per_folder: Counter[str] = Counter()
     lines: dict[str, int] = {}
     local_imports = 0
@@ -97,8 +146,10 @@ def facts() -> dict:
                 local_imports += 1
                 roots = ([a.name.split(".")[0] for a in node.names]
                          if isinstance(node, ast.Import) else [(node.module or "").split(".")[0]])
-                if not any(r in HEAVY for r in roots):
+                loads = imported_modules(node, known)
+                if not any(r in HEAVY for r in roots) and not any(m in heavy for m in loads):
                     local_light += 1
+                    light_list.append(f"{rel}:{node.lineno} {ast.unparse(node)}")
             src = entry(path)
             for dst in target(node, path):
                 if dst == src or dst not in ORDER or src not in ORDER:
@@ -117,6 +168,7 @@ def facts() -> dict:
         "above_limit": [name for name, n in largest if n > LIMIT],
         "function_level_imports": local_imports,
         "function_level_imports_not_heavy": local_light,
+        "function_level_imports_light": light_list,
         "kind_branches": sum(kind_branches.values()),
         "kind_branches_per_file": dict(kind_branches.most_common()),
         "back_arrows": sorted(set(back)),
@@ -158,7 +210,8 @@ def main() -> None:
     print(f"largest: {f['largest'][0][0]} ({f['largest'][0][1]} lines); above {LIMIT} "
           f"lines: {len(f['above_limit'])}")
     print(f"function-level imports: {f['function_level_imports']} "
-          f"({f['function_level_imports_not_heavy']} of them not a heavy library)")
+          f"({f['function_level_imports_not_heavy']} of them neither a heavy library nor a "
+          f"netdp module that loads one)")
     print(f"branches on the topology kind: {f['kind_branches']} in "
           f"{len(f['kind_branches_per_file'])} files")
     print(f"back-arrows (imports against ORDER): {len(f['back_arrows'])}")

@@ -26,9 +26,7 @@ from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
-from netdp.engine import averaging
 from netdp.engine.trace import Trace
-from netdp.graphs import gossip_matrix as GM
 from netdp.report.types import (
     Report,
     Utility,
@@ -38,9 +36,7 @@ from netdp.report.types import (
 from netdp.tasks.base import Task
 from netdp.tasks.preparation import range_worlds
 from netdp.tasks.sum import DATA, real_values
-from netdp.tracking import gossip_message_sum as MS
 from netdp.tracking.base import Tracker, Tracking
-from netdp.tracking.gossip_sum_tracker import GossipTracker
 
 GROUP = "gossip (--protocol gossip)"
 DATA_GROUP = "summation and histograms"
@@ -158,6 +154,8 @@ def gossip_memo(config: SimulationConfig, topo: Any) -> dict[str, Any]:
     """What the gossip tasks keep of their graph: the gossip matrix ``W`` (the section's
     ``gossip_matrix``), the adjacency ``adj``, the spectral ``gap``, the Chebyshev
     ``gamma`` (``None`` without ``accelerated``) and whether the graph is ``transitive``."""
+    from netdp.graphs import gossip_matrix as GM
+
 
     name = config.get("gossip_matrix")
     builders = {"metropolis": GM.metropolis, "lazy": GM.lazy}
@@ -184,6 +182,7 @@ class GossipSumTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp.engine import choose
+        from netdp.graphs import gossip_matrix as GM
         from netdp.mechanisms.noise import analytic_sigma
 
         sec = config.section
@@ -216,6 +215,8 @@ class GossipSumTask(Task):
     def states(self, setup: Setup, trace: Trace, streams: Streams) -> np.ndarray:
         """``(T + 1, n)``: the nodes' states ``x_0..x_T`` of the run (with the trace's
         lost messages and down nodes, when it has faults)."""
+        from netdp.engine import averaging
+
 
         sec, memo = _section(setup), setup.memo
         width = sec.high - sec.low
@@ -230,6 +231,9 @@ class GossipSumTask(Task):
         """The root mean square over nodes of the noise std in the final states:
         ``σ · width · ‖(M_T)_{i,:}‖``, with ``M_T`` the rounds' realised map (``W^T``
         without faults)."""
+        from netdp.engine import averaging
+        from netdp.tracking import gossip_message_sum as MS
+
 
         sec, memo = _section(setup), setup.memo
         rounds = None if trace is None else trace.gossip
@@ -249,6 +253,9 @@ class GossipSumTask(Task):
 
     def utility(self, setup: Setup, outcomes: Sequence[GossipRun]) -> GossipUtility:
 
+        from netdp.engine import averaging
+        from netdp.tracking import gossip_message_sum as MS
+
         sec, memo = _section(setup), setup.memo
         width, n = sec.high - sec.low, setup.topology.n
         norms = MS.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
@@ -265,6 +272,8 @@ class GossipSumTask(Task):
             steps=setup.steps)
 
     def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+        from netdp.tracking.gossip_sum_tracker import GossipTracker
+
         return GossipTracker(setup, keep_pairs)
 
     def process_line(self, setup: Setup) -> str:

@@ -64,7 +64,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -73,7 +73,6 @@ from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.graphs import gossip_matrix
 from netdp.learning.curves import LearningCurve
 from netdp.report.types import Report, fmt
 from netdp.tasks.base import Task
@@ -89,7 +88,9 @@ from netdp.tasks.sgd import (
     mean_curves,
 )
 from netdp.tracking.base import Tracker, Tracking
-from netdp.tracking.gossip_sgd_tracker import Calibration, GossipSgdTracker, calibrate
+
+if TYPE_CHECKING:
+    from netdp.tracking.gossip_sgd_tracker import Calibration
 
 REGIMES = ("local", "network", "nonprivate")
 DEFAULT_ROUNDS = 1000
@@ -334,8 +335,10 @@ class GossipSgdTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp.engine import choose
+        from netdp.graphs import gossip_matrix
         from netdp.learning.models import Model
         from netdp.tasks.gossip_sum import gossip_memo
+        from netdp.tracking.gossip_sgd_tracker import calibrate
 
         sec = config.section
         assert isinstance(sec, GossipSgdConfig)
@@ -370,6 +373,7 @@ class GossipSgdTask(Task):
 
     def _gd(self, setup: Setup, streams: Streams, cal: Calibration,
             watch: np.ndarray | None = None) -> tuple[GossipOutcome, np.ndarray | None]:
+
         cfg, data, memo = setup.config, setup.data, setup.memo
         return gossip_gd(data.split, data.model, memo["W"], memo["gossip_steps"], setup.steps,
                          cal.sigma, cfg.get("lipschitz"), data.lr, streams.generator("noise"),
@@ -414,6 +418,8 @@ class GossipSgdTask(Task):
         return None
 
     def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+        from netdp.tracking.gossip_sgd_tracker import GossipSgdTracker
+
         return GossipSgdTracker(setup, keep_pairs)
 
     def process_line(self, setup: Setup) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from netdp.core.errors import InputError, check
 
@@ -92,6 +91,8 @@ def complete_first_stretch_law(interior: int, n: int, w: int = 1, self_moves: bo
 
 
 def _binomial(k: int, p: float) -> FloatArray:
+    from scipy import stats
+
     return np.asarray(stats.binom.pmf(np.arange(k + 1), k, p), dtype=np.float64)
 
 

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 from netdp.core.errors import InputError
-from netdp.report import figures, pair_figures
 
 PRESETS = ("privacy-vs-n", "pairs", "distance", "utility-vs-eps", "by-distance", "heatmap")
 ONE_RUN_PRESETS = ("pairs", "distance", "heatmap")
@@ -145,6 +144,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> Path:
+    from netdp.report import figures
     from netdp.run.sweep import plots
 
     out = Path(args.out) if args.out else Path(_default_name(args))
@@ -376,6 +376,8 @@ def _accountant(result: dict | None) -> str:
 
 def _pairs(args: argparse.Namespace):
 
+    from netdp.report import pair_figures
+
     if args.pairs:
         if args.config or args.set:
             raise InputError("pairs", "reads a finished run: drop --config/--set (give "
@@ -410,6 +412,8 @@ def _one_run(args: argparse.Namespace):
 def _distance(args: argparse.Namespace):
     import numpy as np
 
+    from netdp.report import pair_figures
+
 
     matrix, result, topo = _one_run(args)
     dist = pair_figures.graph_distances(topo, args.node, args.role)
@@ -427,6 +431,8 @@ def _distance(args: argparse.Namespace):
 
 def _heatmap(args: argparse.Namespace):
 
+    from netdp.report import pair_figures
+
     if args.theory:
         raise InputError("theory", "the heatmap draws no theory; drop --theory")
     matrix, result, topo = _one_run(args)
@@ -440,6 +446,8 @@ def _heatmap(args: argparse.Namespace):
 
 
 def _by_distance(args: argparse.Namespace):
+
+    from netdp.report import pair_figures
 
     if args.dir is not None:
         raise InputError("DIR", "--preset by-distance reads result files: drop DIR, give "
