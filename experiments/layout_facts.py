@@ -22,7 +22,9 @@ ORDER = ["core", "graphs", "engine", "mechanisms", "data", "adversary", "account
 #: Libraries kept lazy on purpose (start-up time): imports of these inside functions are
 #: not counted as hidden dependencies.
 HEAVY = {"numba", "dask", "distributed", "matplotlib", "pandas", "scipy", "networkx",
-         "simpy", "dp_accounting", "sklearn", "tqdm", "pyarrow"}
+         "simpy", "dp_accounting", "sklearn", "tqdm", "pyarrow",
+         "numpy",  # heavy for the CLI shell only: kept off `netdp --help` and `--version`
+         "fcntl"}  # POSIX only: imported where a lock is taken
 KINDS = {"ring", "complete", "graph"}
 NAMES = {"kind", "topology", "topology_kind", "protocol"}  # what holds the kind
 LIMIT = 600  # lines: the goal for the largest module

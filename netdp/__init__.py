@@ -9,6 +9,7 @@ Importing netdp is cheap: the library loads the parts a call needs when it needs
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.3.0"
@@ -32,7 +33,5 @@ _LAZY = {"simulate": "netdp.run.api", "SimulationConfig": "netdp.core.config", "
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'netdp' has no attribute {name!r}")

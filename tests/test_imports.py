@@ -172,3 +172,26 @@ def test_the_back_arrow_finder_finds_a_planted_one(tmp_path):
     lf.ROOT = tmp_path
     (arrow,) = lf.facts()["back_arrows"]  # tasks -> core runs with the order
     assert arrow.endswith("core/errors.py -> netdp.tasks")
+
+
+def test_imports_at_module_top_and_modules_within_the_limit():
+    """Every import inside a function loads a heavy library (directly, or through a netdp
+    module that does at its top), so the start-up path stays light; everything else sits at
+    the module's top, where the dependency graph can be read. No module above
+    ``LIMIT`` lines."""
+    lf = _layout_facts()
+    facts = lf.facts()
+    assert facts["function_level_imports_light"] == []
+    assert facts["above_limit"] == [], f"modules above {lf.LIMIT} lines"
+
+
+def test_the_hidden_import_finder_finds_a_planted_one(tmp_path):
+    lf = _layout_facts()
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "errors.py").write_text("def f():\n    from netdp.core import x\n")
+    (tmp_path / "core" / "x.py").write_text("import math\n")
+    (tmp_path / "core" / "y.py").write_text("def g():\n    from netdp.core import z\n")
+    (tmp_path / "core" / "z.py").write_text("import numba\n")
+    lf.ROOT = tmp_path
+    light = lf.facts()["function_level_imports_light"]
+    assert len(light) == 1 and light[0].startswith("core/errors.py:2")  # z loads numba

@@ -23,6 +23,9 @@ import numpy as np
 from scipy import stats
 
 from netdp.core.errors import check
+from netdp.mechanisms._hadamard import hadamard_entry
+from netdp.mechanisms._hashing import hash_values
+from netdp.mechanisms._oracle import project_simplex
 
 #: Oracles whose reports support several items at once, with a known honest law of which
 #: sets they support together (unary encoding, local hashing). Hadamard response is left
@@ -55,8 +58,6 @@ def public_map(oracle: Any, reports: np.ndarray, items: np.ndarray) -> np.ndarra
     """The public part of each report applied to ``items``, int64 (n, len(items)): the
     report's hash of each item (local hashing) or ``H[i+1, j]`` (Hadamard response). A
     report supports item i when this equals the value it sends."""
-    from netdp.mechanisms._hadamard import hadamard_entry
-    from netdp.mechanisms._hashing import hash_values
 
     reports = np.asarray(reports, dtype=np.int64)
     if oracle.name == "hr":
@@ -230,7 +231,6 @@ def recover(oracle: Any, f_tilde: np.ndarray, beta: float, n: int,
     A uniform shift is what the projection removes anyway, so only δ matters: honest
     heavy hitters caught in O take a share of it, which is this defence's cost.
     """
-    from netdp.mechanisms._oracle import project_simplex
 
     d = f_tilde.size
     p, q = oracle.p_star, oracle.q_star

@@ -34,11 +34,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
+from netdp.core import seeding
 from netdp.core.errors import InputError, check
+from netdp.core.simulation_config import parse_nodes
+from netdp.engine.faults import from_config
+from netdp.mechanisms.base import FrequencyOracle
 
 TAMPER = ("drop", "replay", "inflate")
 CHECKS = ("conservation", "flow")
@@ -270,7 +275,6 @@ def detect(holders: np.ndarray, plan: Plan, received: np.ndarray, masses: np.nda
 
 def _bonferroni(alpha: float, checks: int) -> float:
     """``z`` with ``checks · 2 Φ(-z) = alpha``."""
-    from statistics import NormalDist
 
     return -NormalDist().inv_cdf(alpha / (2.0 * max(checks, 1)))
 
@@ -416,8 +420,6 @@ class Adversary:
 
     def malicious(self, n: int, seed: int, run: int) -> np.ndarray:
         """The run's malicious nodes (sorted)."""
-        from netdp.core import seeding
-        from netdp.core.simulation_config import parse_nodes
 
         kind, spec = parse_nodes(self.malicious_text, "malicious")
         if kind == "random":
@@ -431,7 +433,6 @@ class Adversary:
 
     def forge_stream(self, seed: int, run: int) -> np.random.Generator:
         """The run's stream of forged contributions."""
-        from netdp.core import seeding
 
         return seeding.generator(seed, "attack", run, 1)
 
@@ -442,7 +443,6 @@ def adversary_of(config: Any, offered: Sequence[str], task: str) -> Adversary | 
     if config.attack is None:
         return None
     attack = parse_attack(config.attack, offered, task)
-    from netdp.engine.faults import from_config
 
     check(from_config(config) is None, "attack", "attacks on runs with faults are not "
           "modelled (leave out --loss, --churn, --crash and --slow)")
@@ -470,7 +470,6 @@ class MassModel:
     def of(cls, oracle: Any, rng: np.random.Generator, draws: int = 20_000) -> MassModel | None:
         """Fit ``a``, ``b`` exactly on a few reports and calibrate ``var`` on ``draws``;
         ``None`` for an oracle whose scores are not vectorised or not affine."""
-        from netdp.mechanisms.base import FrequencyOracle
 
         if type(oracle).report_scores is FrequencyOracle.report_scores:
             return None

@@ -47,6 +47,9 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
+from netdp.mechanisms._hadamard import fwht
+from netdp.mechanisms._hashing import draw_keys, hash_values
+from netdp.mechanisms._oracle import project_simplex
 
 ATTACKS = ("rpa", "ria", "mga")
 # oracles whose RPA and MGA reports are built
@@ -173,7 +176,6 @@ def fake_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
         return hadamard_reports(oracle, attack, targets, m, rng)
     if name == "rappor":
         return rappor_reports(oracle, attack, targets, m, rng)
-    from netdp.mechanisms._hashing import draw_keys
 
     g = oracle.g
     if attack == "rpa":
@@ -222,7 +224,6 @@ def hadamard_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
     column ``H[t+1, j]`` has one sign σ on every target (``j = 0``, the all-ones column,
     is always one; ``Σ_t H[t+1, j] = fwht(1_T)[j]`` finds them all), with the bit σ: it
     supports every target, the most any report can."""
-    from netdp.mechanisms._hadamard import fwht
 
     r = targets.size
     out = np.empty((m, 2), dtype=np.int64)
@@ -265,7 +266,6 @@ def best_hash(targets: np.ndarray, g: int,
     """A hash key that maps as many targets as it can to one value: the key, the value
     and which targets it maps there. Tries up to :data:`HASH_TRIES` random keys, in
     blocks; stops at the first key that maps every target to one value."""
-    from netdp.mechanisms._hashing import draw_keys, hash_values
 
     best: tuple[int, np.ndarray, int, np.ndarray] = (-1, np.zeros(2), 0, np.zeros(0))
     for _ in range(HASH_TRIES // HASH_BLOCK):
@@ -344,7 +344,6 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     over ``trials`` repetitions (fresh reports each), beside its closed form; and the same
     under each of ``defences`` (:data:`DEFENCES`)."""
     from netdp.adversary.defences import check_applies, detect_fake, recover
-    from netdp.mechanisms._oracle import project_simplex
 
     for name in defences:
         check(name in DEFENCES, "defence", f"must be one of {', '.join(DEFENCES)} "

@@ -17,6 +17,7 @@ import numpy as np
 from netdp.audit.auditor import Auditor, SplitThreshold, cell_scores
 from netdp.audit.lower_bounds import epsilon_ceiling
 from netdp.core.errors import check
+from netdp.mechanisms.noise import Gaussian
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -80,7 +81,6 @@ def audit_curve(mechanism: Any, trials: int, seed: int, points: int = 12,
     ``1 - (1 - confidence) / points``).
     """
     from netdp.audit import mechanism as mechanism_audit
-    from netdp.mechanisms.noise import Gaussian
 
     check(trials >= 4, "trials", f"must be at least 4 (got {trials})")
     check(points >= 1, "points", f"must be at least 1 (got {points})")

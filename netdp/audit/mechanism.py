@@ -28,8 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from netdp import mechanisms
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold, cell_scores
 from netdp.core.errors import check
+from netdp.mechanisms.base import FrequencyOracle
+from netdp.mechanisms.noise import Gaussian
 
 NUMERIC = ("laplace", "gaussian", "duchi", "piecewise", "hybrid")
 CHUNK = 1 << 16  # reports drawn at once
@@ -71,7 +74,6 @@ class MechanismAudit:
 
 def build(name: str, epsilon: float, delta: float = 0.0, domain: int = 8) -> Any:
     """The randomizer ``name`` at ``epsilon`` (and ``delta`` for ``gaussian``)."""
-    from netdp import mechanisms
 
     if name in NUMERIC:
         return mechanisms.numeric(name, epsilon, delta)
@@ -127,7 +129,6 @@ def default_pair(mechanism: Any) -> tuple[float, float]:
 
 
 def _is_oracle(mechanism: Any) -> bool:
-    from netdp.mechanisms.base import FrequencyOracle
 
     return isinstance(mechanism, FrequencyOracle)
 
@@ -138,7 +139,6 @@ def audit_mechanism(mechanism: Any, trials: int, seed: int, claim_epsilon: float
     """Audit ``mechanism`` with ``trials`` runs per world against ``claim_epsilon`` (its
     own ε by default), stated at the mechanism's δ. Gaussian noise adds the Gaussian-DP
     fit."""
-    from netdp.mechanisms.noise import Gaussian
 
     check(trials >= 4, "trials", f"must be at least 4 (got {trials})")
     strategy = strategy or SplitThreshold()

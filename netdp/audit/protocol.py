@@ -33,6 +33,13 @@ import numpy as np
 
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold
 from netdp.core.errors import InputError, check
+from netdp.core.setup import Streams
+from netdp.engine.routing import Router
+from netdp.tasks import task_of
+from netdp.tasks.preparation import with_seed
+from netdp.tracking.base import draw_coalition
+from netdp.tracking.graph_walk import transition_matrix
+from netdp.tracking.hidden_paths import resample
 
 PATHS = ("secret", "fixed")
 
@@ -113,10 +120,6 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
     trackers bound. ``"fixed"`` keeps the walk that ran, path and all: the mechanism given
     the path, which an observer who knew it would face.
     """
-    from netdp.core.setup import Streams
-    from netdp.tasks import task_of
-    from netdp.tasks.preparation import with_seed
-    from netdp.tracking.base import draw_coalition
 
     config = with_seed(config)
     task = task_of(config)
@@ -188,10 +191,6 @@ def _hidden_paths(setup: Any, trace: Any, members: list[int],
     if trace.faults is not None and setup.config.on_loss != "resend":
         raise InputError("fixed-path", f"--on-loss {setup.config.on_loss} changes the walk's "
                          "law, so its hidden paths cannot be drawn again: give --fixed-path")
-    from netdp.core.setup import Streams
-    from netdp.engine.routing import Router
-    from netdp.tracking.graph_walk import transition_matrix
-    from netdp.tracking.hidden_paths import resample
 
     walk = setup.config.walk
     P = transition_matrix(setup.topology, walk).toarray()

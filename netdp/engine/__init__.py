@@ -13,8 +13,11 @@ import numpy as np
 
 from netdp.core.errors import InputError, check
 from netdp.core.simulation_config import ENGINES
+from netdp.engine import routing
 from netdp.engine.clock import CONSTANT, Latency, parse_latency
+from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
+from netdp.engine.vector_walk import run as vector_run
 
 if TYPE_CHECKING:
     from netdp.engine.routing import Router
@@ -46,7 +49,6 @@ def check_config(config: Any) -> None:
 
     Called by :func:`netdp.tasks.make_config` once the config's own fields are checked.
     """
-    from netdp.engine.faults import from_config
 
     parse_latency(config.latency)
     if from_config(config) is None:
@@ -72,14 +74,12 @@ def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.
         from netdp.engine.event_walk import run
 
         return run(router, steps, walk_rngs, latency, latency_rngs, service_time, faults)
-    from netdp.engine.vector_walk import run as vector_run
 
     return vector_run(router, steps, walk_rngs, latency, latency_rngs, service_time)
 
 
 def __getattr__(name: str) -> Any:
     if name in ("Router", "resolve_walk"):
-        from netdp.engine import routing
 
         return getattr(routing, name)
     raise AttributeError(f"module 'netdp.engine' has no attribute {name!r}")

@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core import seeding
 from netdp.core.errors import InputError, check
-from netdp.engine.clock import is_number
+from netdp.engine.clock import is_number, parse_latency
 
 ON_LOSS = ("resend", "skip", "regenerate")
 SESSIONS = 8  # sessions drawn per node at once (more on demand)
@@ -270,7 +271,6 @@ class Nodes:
 
     def __init__(self, faults: Faults, n: int, seed: int, run: int,
                  horizon: float = 0.0) -> None:
-        from netdp.core import seeding
 
         self.faults, self.n, self.seed, self.run = faults, n, seed, run
         churn = faults.churn
@@ -469,7 +469,6 @@ def fault_run(setup: Any, streams: Any, tokens: int) -> FaultRun | None:
     faults = from_config(setup.config)
     if faults is None:
         return None
-    from netdp.engine.clock import parse_latency
 
     config = setup.config
     horizon = setup.steps * (parse_latency(config.latency).mean + config.service_time)

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp import mechanisms
 from netdp.core.errors import check
 from netdp.mechanisms._oracle import check_epsilon
 
@@ -208,7 +209,6 @@ class Multidim:
     oracles: tuple[Any, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        from netdp import mechanisms
 
         check_epsilon(self.epsilon)
         object.__setattr__(self, "domains", tuple(int(c) for c in self.domains))

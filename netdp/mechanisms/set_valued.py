@@ -28,12 +28,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from netdp.core.errors import check
 from netdp.mechanisms._oracle import PureOracle, check_domain, check_epsilon, check_int
+from netdp.mechanisms.local_hashing import OLH
+from netdp.mechanisms.randomized_response import GRR
 
 ORACLES = ("adaptive", "grr", "olh")
 
@@ -148,8 +151,6 @@ class PSFO:
     name = "psfo"
 
     def __post_init__(self) -> None:
-        from netdp.mechanisms.local_hashing import OLH
-        from netdp.mechanisms.randomized_response import GRR
 
         check_epsilon(self.epsilon)
         check_domain(self.domain)
@@ -273,7 +274,6 @@ def candidate_masks(count: int, max_size: int) -> np.ndarray:
     """Every subset of size ``2..max_size`` of ``count`` items, as bit masks over their
     positions, by size and then lexicographically (S&P 2018 §VI: the candidate itemsets
     are built from the frequent items)."""
-    from itertools import combinations
 
     check(count <= MAX_MASK_ITEMS, "top", f"must be <= {MAX_MASK_ITEMS} for itemsets")
     masks = [sum(1 << i for i in combo) for size in range(2, max_size + 1)
@@ -325,7 +325,6 @@ def itemset_keys(itemsets: np.ndarray, domain: int) -> np.ndarray:
 def itemset_supports(sets: ItemSets, max_size: int) -> tuple[np.ndarray, np.ndarray]:
     """Exact supports of every itemset of size ``2..max_size`` some user holds: ``(keys,
     counts)`` (:func:`itemset_keys`), enumerated for all users of one set size at once."""
-    from itertools import combinations
 
     check((sets.domain + 1) ** max_size < 2**62, "itemset-size",
           f"itemsets of {max_size} items over {sets.domain} items overflow the keys")

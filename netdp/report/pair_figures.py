@@ -6,6 +6,7 @@ Plain functions returning a matplotlib ``Figure`` built without pyplot, in the s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -209,7 +210,6 @@ def _rows_series(label: str, rows, source: str, ldp: float | None = None,
 
 def result_label(result: dict) -> str:
     """``task/protocol on topology`` of a ``netdp simulate`` result (what the run was)."""
-    import re
 
     cfg = result.get("config") or {}
     what = "/".join(str(cfg[k]) for k in ("task", "protocol") if cfg.get(k))

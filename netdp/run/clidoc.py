@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from netdp.run.cli import build_parser
+
 COLUMNS = 100
 DEFAULT_PATH = Path("docs") / "cli.md"
 _PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -54,7 +56,6 @@ def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPars
 def help_pages(parser: argparse.ArgumentParser | None = None) -> dict[str, str]:
     """``{"netdp": top-level help, "netdp simulate": ..., ...}`` at the fixed width."""
     if parser is None:
-        from netdp.run.cli import build_parser
 
         parser = build_parser()
     with _fixed_terminal():

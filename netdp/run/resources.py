@@ -13,6 +13,7 @@ import os
 from typing import TYPE_CHECKING
 
 from netdp.core.errors import InputError
+from netdp.graphs.topologies import check_size, expected_size
 
 if TYPE_CHECKING:
     from netdp.core.simulation_config import SimulationConfig
@@ -53,7 +54,6 @@ def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
     if n is None:
         n = task.default_nodes
         if config.topology not in ("ring", "complete"):
-            from netdp.graphs.topologies import expected_size
 
             n = expected_size(config.topology, None)[0]
     steps = config.rounds * n if config.topology == "ring" else (
@@ -65,7 +65,6 @@ def check_footprint(task: Task, config: SimulationConfig) -> None:
     """Raise :class:`InputError` when the run would not fit in :func:`memory_limit`."""
     n, steps = planned_size(task, config)
     if config.topology not in ("ring", "complete"):
-        from netdp.graphs.topologies import check_size
 
         check_size(config.topology, config.nodes)  # the graph's own limits, named first
     parts = task.footprint(config, n, steps)

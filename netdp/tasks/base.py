@@ -24,11 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from netdp import engine
 from netdp.adversary.network import Adversary, AttackRun
 from netdp.core.errors import InputError, check
 from netdp.core.params import Section
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
+from netdp.engine.faults import fault_run
+from netdp.engine.routing import Router
 from netdp.engine.trace import Trace
 from netdp.report.types import Report, Utility
 from netdp.tracking.base import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
@@ -97,9 +100,6 @@ class Task(ABC):
     def trace(self, setup: Setup, streams: Streams) -> Trace:
         """The engine's record of one run: here the walk of ``config.tokens`` tokens (a
         protocol that is not a walk asks its own engine)."""
-        from netdp import engine
-        from netdp.engine.faults import fault_run
-        from netdp.engine.routing import Router
 
         config = setup.config
         if "router" not in setup.memo:

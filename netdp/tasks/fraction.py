@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
@@ -110,7 +111,6 @@ class FractionTask(Task):
                 report_tracking(_shuffle))
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.core import seeding
 
         section = config.section
         assert isinstance(section, FractionConfig) and config.seed is not None

@@ -26,7 +26,12 @@ from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
+from netdp.engine import choose
+from netdp.engine import gossip_rounds as engine
+from netdp.engine.clock import parse_latency
+from netdp.engine.faults import fault_run, from_config
 from netdp.engine.trace import Trace
+from netdp.mechanisms.noise import analytic_sigma
 from netdp.report.types import (
     Report,
     Utility,
@@ -86,7 +91,6 @@ class GossipSumConfig(Section):
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
         check_gossip(config)
-        from netdp.engine.faults import from_config
 
         if from_config(config) is not None:
             check(not self.accelerated, "accelerated", "with faults gossip runs plain steps "
@@ -181,9 +185,7 @@ class GossipSumTask(Task):
                  else "as on any graph", None, ("rdp", "pld")) for kind in ("graph", "complete"))
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.engine import choose
         from netdp.graphs import gossip_matrix as GM
-        from netdp.mechanisms.noise import analytic_sigma
 
         sec = config.section
         assert isinstance(sec, GossipSumConfig)
@@ -199,9 +201,6 @@ class GossipSumTask(Task):
         return Setup(resolved, topo, steps, values, None, {**memo, "sigma": sigma})
 
     def trace(self, setup: Setup, streams: Streams) -> Trace:
-        from netdp.engine import gossip_rounds as engine
-        from netdp.engine.clock import parse_latency
-        from netdp.engine.faults import fault_run
 
         cfg = setup.config
         return engine.run(cfg.engine, setup.topology, setup.steps, parse_latency(cfg.latency),

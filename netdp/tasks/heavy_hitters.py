@@ -30,14 +30,24 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
+from netdp.mechanisms._hashing import hash_values
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.prefix_extension import MAX_BITS, Plan
+from netdp.tasks.prefix_extension import (
+    MAX_BITS,
+    Plan,
+    group_oracles,
+    identify,
+    perturb_groups,
+    scores,
+    true_top,
+)
 from netdp.tasks.preparation import build_topology, resolve, values_from_file
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
@@ -198,8 +208,6 @@ class HeavyHittersTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.core import seeding
-        from netdp.tasks.prefix_extension import group_oracles
 
         sec = config.section
         assert isinstance(sec, HeavyHittersConfig) and config.seed is not None
@@ -245,7 +253,6 @@ class HeavyHittersTask(Task):
         dummies (ring), every holder's report in trace order (token by token), node 0's
         tail dummies (ring). Dummies are reports of uniform items (known to node 0, which
         removes them before estimating)."""
-        from netdp.tasks.prefix_extension import perturb_groups
 
         plan, oracles = setup.memo["plan"], setup.memo["oracles"]
         rng = streams.generator("noise")
@@ -257,7 +264,6 @@ class HeavyHittersTask(Task):
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> HeavyOutcome:
         """Each holder adds one report to the token; the aggregator runs PEM's rounds."""
-        from netdp.tasks.prefix_extension import identify, scores, true_top
 
         sec, plan = _section(setup), setup.memo["plan"]
         groups, reports = self.token_reports(setup, trace, streams)[1]
@@ -287,7 +293,6 @@ class HeavyHittersTask(Task):
         ``ℓ_j``-bit prefixes among the group's reports the token holds (head dummies
         included): a post-processing of the multiset the observer receives, ``(visits,
         g, F)``; ``published``: the same at the end of each token (tail dummies added)."""
-        from netdp.mechanisms._hashing import hash_values
 
         plan, oracles = setup.memo["plan"], setup.memo["oracles"]
         found = self.run(setup, trace, streams).found

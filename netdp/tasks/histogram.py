@@ -9,6 +9,7 @@ shuffling), subsampled where its presence is uncertain, composed per pair with K
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,18 +17,41 @@ from typing import Any
 
 import numpy as np
 
-from netdp.adversary.network import Adversary, AttackRun
+from netdp import mechanisms
+from netdp.adversary.network import (
+    Adversary,
+    AttackRun,
+    MassModel,
+    Null,
+    detect,
+    plan,
+    received_mass,
+)
+from netdp.adversary.poisoning import CRAFTED, best_hash, choose_targets, fake_reports, report_boost
+from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import param
 from netdp.core.sections import UserLevelSection
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
+from netdp.data.values import categories, check_categories
 from netdp.engine.trace import Trace
+from netdp.mechanisms import oracle_memory_bytes
+from netdp.mechanisms._oracle import project_simplex
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
-from netdp.tasks.histogram_walk import CHUNK
+from netdp.tasks.histogram_walk import (
+    CHUNK,
+    HistOutcome,
+    aggregate_reports,
+    ldp_mse,
+    perturbed_reports,
+    ring_histogram,
+    truth,
+    walk_histogram,
+)
 from netdp.tasks.preparation import build_topology, resolve, values_from_file
-from netdp.tasks.user_level import UserLevel, UserLevelReport
+from netdp.tasks.user_level import UserLevel, UserLevelReport, sqrt_ratio, total
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
@@ -98,7 +122,6 @@ class HistogramConfig(UserLevelSection):
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
         if _crafts(config.attack) or (config.attack or "").startswith("rpa"):
-            from netdp.adversary.poisoning import CRAFTED
 
             check(self.mechanism in CRAFTED, "attack", f"{config.attack} forges "
                   f"{self.mechanism} reports, which are built for {', '.join(CRAFTED)} (ria "
@@ -183,7 +206,6 @@ def _per_record(setup: Setup, outcome: Any) -> Any:
     """A run's outcome on each category's share of all ``N`` records: the estimate of the
     kept reports' shares times ``T/K`` (the bounded total over ``N``), beside the truth
     (the record-level outcome, unchanged, when ``K = 1``)."""
-    import dataclasses
 
     users: UserLevel = setup.memo["user_level"]
     if users.per_node == 1:
@@ -225,8 +247,6 @@ class HistogramTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.core import seeding
-        from netdp.data.values import categories, check_categories
 
         sec = config.section
         assert isinstance(sec, HistogramConfig) and config.seed is not None
@@ -254,7 +274,6 @@ class HistogramTask(Task):
     def oracle(self, setup: Setup, run: int) -> Any:
         """The run's frequency oracle; cms, hcms and rappor draw fresh public hash
         functions per run, so their estimates are unbiased over runs too."""
-        from netdp import mechanisms
 
         cfg, sec = setup.config, _section(setup)
         if run == 0 and setup.mechanism is not None:
@@ -273,7 +292,6 @@ class HistogramTask(Task):
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
         """Each holder adds a fresh report of its category to the token's aggregate."""
-        from netdp.tasks.histogram_walk import ring_histogram, walk_histogram
 
         oracle = self.oracle(setup, streams.run)
         rng = streams.generator("noise")
@@ -288,9 +306,6 @@ class HistogramTask(Task):
         """Malicious holders forge their reports (rpa, ria, mga: :mod:`~netdp.adversary.
         poisoning`) or tamper with the aggregate (drop, replay, inflate:K with K MGA
         reports); the honest reports are the run's own draws."""
-        from netdp.adversary.network import AttackRun, Null, detect, plan, received_mass
-        from netdp.adversary.poisoning import fake_reports
-        from netdp.tasks.histogram_walk import HistOutcome, aggregate_reports, truth
 
         honest = self.run(setup, trace, streams)
         oracle, attack = self.oracle(setup, streams.run), adversary.attack
@@ -356,7 +371,6 @@ class HistogramTask(Task):
         ``Σ_t e_t - [x ∈ T]``, a fake one ``Σ_t (e_t + c_t)``; over N reports. (A pure
         oracle: ``e_t = (s_t - q*)/(p* - q*)``, ``c_t = q*/(p* - q*)``.) ``None`` where
         the boost is unknown."""
-        from netdp.adversary.poisoning import report_boost
 
         boost = report_boost(oracle, support, targets) if len(fakes) else np.zeros(1)
         if boost is None:
@@ -376,8 +390,6 @@ class HistogramTask(Task):
     def targets(self, setup: Setup, oracle: Any) -> tuple[np.ndarray, Any]:
         """The attack's targets (``targets`` stream, key 0) and an MGA's crafted hash on
         local hashing (key 1), once per simulation (kept in ``setup.memo``)."""
-        from netdp.adversary.poisoning import best_hash, choose_targets
-        from netdp.core import seeding
 
         if "targets" not in setup.memo:
             sec = _section(setup)
@@ -394,8 +406,6 @@ class HistogramTask(Task):
     def mass_model(self, setup: Setup, oracle: Any) -> Any:
         """The honest holders' null model of a report's mass (``calibration`` stream), once
         per simulation (``None`` for cms, hcms and rappor: no vectorised support)."""
-        from netdp.adversary.network import MassModel
-        from netdp.core import seeding
 
         if "mass" not in setup.memo:
             setup.memo["mass"] = MassModel.of(oracle, seeding.generator(setup.seed,
@@ -406,8 +416,6 @@ class HistogramTask(Task):
         return {"l1": outcome.l1, "linf": outcome.linf, "mse": outcome.mse}
 
     def utility(self, setup: Setup, outcomes: Sequence[Any]) -> HistogramUtility:
-        from netdp.mechanisms._oracle import project_simplex
-        from netdp.tasks.histogram_walk import ldp_mse
 
         sec, first = _section(setup), outcomes[0]
         estimate = np.mean([o.estimate for o in outcomes], axis=0)
@@ -431,8 +439,6 @@ class HistogramTask(Task):
         (:mod:`netdp.tasks.user_level`); the noise's is the oracle's (a walk's sampling
         is not modelled, as in ``theoretical_mse``: ``sampling_var`` is ``None`` and the
         MSEs leave it out)."""
-        from netdp import mechanisms
-        from netdp.tasks.user_level import sqrt_ratio, total
 
         users: UserLevel = setup.memo["user_level"]
         cfg, sec, d = setup.config, _section(setup), _section(setup).domain
@@ -462,7 +468,6 @@ class HistogramTask(Task):
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The aggregates the observer receives, replaying the run's reports."""
-        from netdp.tasks.histogram_walk import perturbed_reports
 
         oracle = self.oracle(setup, streams.run)
         rng = streams.generator("noise")
@@ -502,8 +507,6 @@ class HistogramTask(Task):
                   steps: int) -> dict[str, tuple[float, str]]:
         sec = config.section
         assert isinstance(sec, HistogramConfig)
-        from netdp.mechanisms import oracle_memory_bytes
-        from netdp.tasks.histogram_walk import CHUNK
 
         reports = min(config.tokens * steps, CHUNK)
         oracle = oracle_memory_bytes(sec.mechanism, sec.local_epsilon(config.epsilon),

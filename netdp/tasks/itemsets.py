@@ -27,16 +27,20 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import comb
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from netdp.core import seeding
 from netdp.core.errors import InputError, check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
+from netdp.data.values import ZIPF_EXPONENT
 from netdp.engine.trace import Trace
+from netdp.mechanisms._oracle import row_chunks
 from netdp.mechanisms.set_valued import (
     ORACLES,
     PSFO,
@@ -51,6 +55,7 @@ from netdp.mechanisms.set_valued import (
 )
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
+from netdp.tasks.histogram_walk import aggregate_reports, perturbed_reports
 from netdp.tasks.preparation import build_topology, resolve
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
@@ -125,7 +130,6 @@ class ItemsetsConfig(Section):
               f"{self.mining} runs on the walk (the ring's dummies and tracker are for "
               "one-round)")
         if self.mining == "svsm":
-            from math import comb
 
             count = sum(comb(self.k, s) for s in range(2, self.itemset_size + 1))
             check(count <= MAX_CANDIDATES, "itemset-size", f"{count} candidate itemsets of "
@@ -138,8 +142,6 @@ def synthetic_sets(n: int, domain: int, mean_size: float, rng: np.random.Generat
     without replacement with weights ``(i+1)^-1.1`` (the largest Gumbel-perturbed log
     weights). Draws, in order: the sizes, then one Gumbel per user and item, by blocks of
     users."""
-    from netdp.data.values import ZIPF_EXPONENT
-    from netdp.mechanisms._oracle import row_chunks
 
     sizes = np.minimum(1 + rng.poisson(mean_size - 1, n), domain)
     log_w = -ZIPF_EXPONENT * np.log(np.arange(domain) + 1.0)
@@ -331,7 +333,6 @@ def psfo_round(psfo: PSFO, sets: ItemSets, holders: np.ndarray,
     """One PSFO round: each entry of ``holders`` adds one report (draws: the sampled items,
     then the reports); the estimated frequency of each of ``sets``' items among the
     holders' sets, ``ℓ ĉ_i / N`` (S&P 2018 §IV)."""
-    from netdp.tasks.histogram_walk import aggregate_reports
 
     total = aggregate_reports(psfo.base, psfo.sample(sets, holders, rng), rng)
     return psfo.estimate_counts(np.asarray(total), holders.size) / holders.size
@@ -373,7 +374,6 @@ class ItemsetsTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.core import seeding
 
         sec = config.section
         assert isinstance(sec, ItemsetsConfig) and config.seed is not None
@@ -476,7 +476,6 @@ class ItemsetsTask(Task):
         """``(head, aggregate, tail, report chunks)``: the dummies' aggregates (0 off the
         ring) and the real reports'. Draws, in order: the sampled items (one uniform per
         report), the head dummies, the reports, the tail dummies."""
-        from netdp.tasks.histogram_walk import aggregate_reports, perturbed_reports
 
         psfo: PSFO = setup.mechanism
         rng = streams.generator("noise")

@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import Section, defaults_differ, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
+from netdp.data.attributes import load_table, synthetic
 from netdp.engine.trace import Trace
 from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
 from netdp.report.types import Report, Utility, fmt
@@ -198,8 +200,6 @@ class MultidimTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.core import seeding
-        from netdp.data.attributes import load_table, synthetic
 
         sec = config.section
         assert isinstance(sec, MultidimConfig) and config.seed is not None

@@ -17,12 +17,20 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core import seeding
 from netdp.core.errors import check
+from netdp.core.files import write_atomic
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
+from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
-from netdp.learning.models import MODELS
+from netdp.graphs.topologies import hop_distances
+from netdp.learning import training_data as datasets
+from netdp.learning.curves import curves_csv, curves_figure
+from netdp.learning.models import MODELS, Model, solve
+from netdp.learning.training_data import DATASETS, canary_worlds
+from netdp.report.figures import save
 from netdp.report.types import (
     QUANTILES,
     PrivacyReport,
@@ -35,6 +43,7 @@ from netdp.report.types import (
 )
 from netdp.tasks.base import Output, Task
 from netdp.tasks.preparation import build_topology, resolve
+from netdp.tracking import graph_walk
 from netdp.tracking.base import MATRIX_LIMIT, Tracker, Tracking
 
 REGIMES = ("local", "network", "central", "nonprivate", "local-hm", "local-pm")
@@ -95,7 +104,6 @@ class SgdConfig(Section):
         check(not set(self.regimes) & set(LDP_REGIMES) or np.isfinite(self.lipschitz),
               "lipschitz", "local-hm and local-pm report g / L in [-1, 1]^d: L must be "
               "finite")
-        from netdp.engine.faults import from_config
 
         check(config.on_loss != "regenerate" or from_config(config) is None, "on-loss",
               "sgd's tracker reads the model's own updates, and a lost model's would go "
@@ -297,7 +305,6 @@ class SgdTracker(Tracker):
         if not self.tracking:
             return SgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (),
                               "pairwise tracking skipped (no accountant)")
-        from netdp.graphs.topologies import hop_distances
 
         n = self.setup.topology.n
         off = ~np.eye(n, dtype=bool)
@@ -328,7 +335,6 @@ class SgdTracker(Tracker):
         """Mean over ordered pairs of the ICML 2024 closed-form ε (network regime), over all
         sources up to :data:`~netdp.tracking.graph_walk.DENSE_LIMIT` nodes, else 256 sampled
         sources (from the ``sources`` stream)."""
-        from netdp.tracking import graph_walk
 
         setup, cfg = self.setup, self.setup.config
         n = setup.topology.n
@@ -349,7 +355,6 @@ class SgdTracker(Tracker):
 def check_learning(sec: Any, regimes: tuple[str, ...]) -> None:
     """Check an sgd section's ``regimes`` (among ``regimes``), ``dataset`` and ``target``
     (both sgd tasks)."""
-    from netdp.learning.training_data import DATASETS
 
     check(len(sec.regimes) > 0, "compare", f"name one or more of {', '.join(regimes)}")
     check(len(set(sec.regimes)) == len(sec.regimes), "compare",
@@ -365,8 +370,6 @@ def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any
     """The graph and the dataset split over its nodes, from the run's ``data`` stream (the
     sgd parameters: ``dataset``, ``model``, ``target``, ``test_fraction``, ``skew``). Without
     ``nodes``, the ring and the complete graph get ``min(cap, training rows)`` nodes."""
-    from netdp.core import seeding
-    from netdp.learning import training_data as datasets
 
     sec: Any = config.section
     assert config.seed is not None
@@ -381,9 +384,6 @@ def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any
 
 def write_curves(report: Report, paths: Sequence[Path]) -> None:
     """``PREFIX.csv`` (objective and test score against steps, per regime) and ``PREFIX.png``."""
-    from netdp.core.files import write_atomic
-    from netdp.learning.curves import curves_csv, curves_figure
-    from netdp.report.figures import save
 
     write_atomic(paths[0], curves_csv(report), param="curves")
     save(curves_figure(report), paths[1], dpi=120, param="curves")
@@ -411,7 +411,6 @@ class SgdTask(Task):
     steps_per_node = 10
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.learning.models import Model
         from netdp.tasks.sgd_walk import learning_rates
 
         sec = config.section
@@ -500,7 +499,6 @@ class SgdTask(Task):
         return {f"{g}_final_objective": c.final_objective for g, c in outcome.curves.items()}
 
     def utility(self, setup: Setup, outcomes: Sequence[SgdRun]) -> SgdUtility:
-        from netdp.learning.models import solve
 
         cfg, data = setup.config, setup.data
         split, model = data.split, data.model
@@ -532,7 +530,6 @@ class SgdTask(Task):
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """``node``'s rows replaced by a canary row whose clipped gradient points one way
         or the other (:func:`netdp.learning.training_data.canary`)."""
-        from netdp.learning.training_data import canary_worlds
 
         return canary_worlds(setup.data, node)
 

@@ -72,12 +72,18 @@ from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
+from netdp.engine import choose
+from netdp.engine import gossip_rounds as engine
+from netdp.engine.clock import parse_latency
+from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.learning.curves import LearningCurve
+from netdp.learning.models import Model, clip, project, solve
+from netdp.learning.training_data import canary_worlds
 from netdp.report.types import Report, fmt
 from netdp.tasks.base import Task
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
-from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip
+from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip, gossip_memo
 from netdp.tasks.sgd import (
     CURVES,
     GROUP,
@@ -150,7 +156,6 @@ class GossipSgdConfig(Section):
         check_gossip(config)
         check(config.coalition is None, "coalition", "coalitions are not tracked for gossip "
               "GD yet (they are for --task sum --protocol gossip)")
-        from netdp.engine.faults import from_config
 
         check(from_config(config) is None, "loss", "gossip GD has no faults yet (they are "
               "for walks, and for --task sum --protocol gossip)")
@@ -231,7 +236,6 @@ def gossip_gd(split: Any, model: Any, W: Any, gossip_steps: int, rounds: int, si
         The outcome, and ``(R, K + 1, len(watch), d)`` states of the watched nodes (or
         ``None``).
     """
-    from netdp.learning.models import clip, project
     from netdp.tasks.sgd_walk import eval_steps
 
     n, d = split.n, split.dim
@@ -334,10 +338,7 @@ class GossipSgdTask(Task):
     default_nodes = 100
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.engine import choose
         from netdp.graphs import gossip_matrix
-        from netdp.learning.models import Model
-        from netdp.tasks.gossip_sum import gossip_memo
         from netdp.tracking.gossip_sgd_tracker import calibrate
 
         sec = config.section
@@ -358,8 +359,6 @@ class GossipSgdTask(Task):
 
     def trace(self, setup: Setup, streams: Streams) -> Trace:
         """The messages of R rounds of K + 1 gossip states each."""
-        from netdp.engine import gossip_rounds as engine
-        from netdp.engine.clock import parse_latency
 
         cfg = setup.config
         states = setup.steps * (setup.memo["gossip_steps"] + 1)
@@ -387,7 +386,6 @@ class GossipSgdTask(Task):
         return out
 
     def utility(self, setup: Setup, outcomes: Sequence[Any]) -> GossipSgdUtility:
-        from netdp.learning.models import solve
 
         split, model = setup.data.split, setup.data.model
         calibrations = setup.memo["calibrations"]
@@ -432,7 +430,6 @@ class GossipSgdTask(Task):
     def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
         """``node``'s rows replaced by a canary row whose clipped gradient points one way
         or the other (:func:`netdp.learning.training_data.canary`)."""
-        from netdp.learning.training_data import canary_worlds
 
         return canary_worlds(setup.data, node)
 

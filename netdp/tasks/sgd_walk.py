@@ -27,6 +27,8 @@ import numpy as np
 from netdp.learning.curves import LearningCurve
 from netdp.learning.models import Model
 from netdp.learning.training_data import Split
+from netdp.mechanisms.bounded import Hybrid, Piecewise
+from netdp.mechanisms.multidim import sample_size
 
 CHUNK = 1 << 16
 
@@ -51,8 +53,6 @@ class SampledPerturbation:
     @classmethod
     def of(cls, mechanism: str, epsilon: float, dim: int) -> SampledPerturbation:
         """The perturbation of ``mechanism`` (``hybrid`` or ``piecewise``) at ε."""
-        from netdp.mechanisms.bounded import Hybrid, Piecewise
-        from netdp.mechanisms.multidim import sample_size
 
         k = sample_size(epsilon, dim)
         hm = Hybrid(epsilon / k)
@@ -63,7 +63,6 @@ class SampledPerturbation:
     def coordinate_variance(self, t: np.ndarray) -> np.ndarray:
         """The closed-form variance of one coordinate of ``x`` for ``g_j / L = t``:
         ``(d/k)(Var_M(t) + t²) - t²`` (:mod:`netdp.mechanisms.multidim`)."""
-        from netdp.mechanisms.bounded import Hybrid, Piecewise
 
         mech = Hybrid(self.epsilon / self.k) if self.mechanism == "hybrid" else \
             Piecewise(self.epsilon / self.k)

@@ -18,17 +18,31 @@ from typing import Any
 
 import numpy as np
 
-from netdp.adversary.network import Adversary, AttackRun
+from netdp import mechanisms
+from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, received_mass
+from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import param
 from netdp.core.sections import UserLevelSection
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
+from netdp.data.values import check_range, synthetic
 from netdp.engine.trace import Trace
+from netdp.mechanisms.noise import Gaussian, Laplace
 from netdp.report.types import Report, Utility, fmt, row
 from netdp.tasks.base import Task
 from netdp.tasks.preparation import build_topology, range_worlds, resolve, values_from_file
-from netdp.tasks.user_level import UserLevel, UserLevelReport
+from netdp.tasks.summation import (
+    CHUNK,
+    SumOutcome,
+    randomized_sum,
+    ring_noise_mask,
+    ring_sum,
+    walk_sum,
+    walk_sum_std,
+)
+from netdp.tasks.user_level import UserLevel, UserLevelReport, sqrt_ratio, total
+from netdp.tracking import graph_walk
 from netdp.tracking.base import Tracking
 from netdp.tracking.graph_observers import (
     DENSE_NODES,
@@ -140,7 +154,6 @@ class SumUtility(Utility):
 
 def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
                  keep_pairs: bool) -> Any:
-    from netdp.tasks.summation import ring_noise_mask
     from netdp.tracking.loss_table import ring_losses
 
     cfg, n = setup.config, setup.topology.n
@@ -157,7 +170,6 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
 
 def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
                  keep_pairs: bool) -> Any:
-    from netdp.mechanisms.noise import Laplace
     from netdp.tracking.loss_table import clip_to_ldp, ldp_losses, walk_losses
 
     mech = setup.mechanism
@@ -180,7 +192,6 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
     """The taboo-chain tracker (:mod:`netdp.tracking.taboo`) for the observers the setup's
     size allows, each pair capped at its node's LDP loss (nodes kept: ``observers x n``
     values, for the summary by distance)."""
-    from netdp.mechanisms.noise import Laplace
     from netdp.tracking.loss_table import clip_to_ldp, ldp_losses
     from netdp.tracking.taboo import graph_walk_losses
     from netdp.tracking.walk_views import sound_graph_losses
@@ -208,12 +219,10 @@ def icml_theory(setup: Setup) -> dict[str, float]:
     linear-Gaussian view as the SGD walk, with sensitivity Δ), tokens compose; all sources
     up to 512 nodes, else 256 sampled from the ``sources`` stream; skipped without an
     accountant (``--no-tracking``), as its cost grows with the graph."""
-    from netdp.mechanisms.noise import Gaussian
 
     if (setup.topology.kind != "graph" or not isinstance(setup.mechanism, Gaussian)
             or not setup.config.accountants):
         return {}
-    from netdp.tracking import graph_walk
     from netdp.tracking.sgd import epsilon_upper
 
     cfg, n = setup.config, setup.topology.n
@@ -275,7 +284,6 @@ class SumTask(Task):
     )
 
     def prepare(self, config: SimulationConfig) -> Setup:
-        from netdp.core import seeding
 
         section = config.section
         assert isinstance(section, SumConfig)
@@ -290,7 +298,6 @@ class SumTask(Task):
         """The randomizer of a contribution that adds up ``records`` records: additive
         noise of sensitivity ``records (high - low)`` (the user-level sensitivity), or a
         report (it maps the contribution's range onto ``[-1, 1]`` itself)."""
-        from netdp import mechanisms
 
         section = config.section
         assert isinstance(section, SumConfig)
@@ -303,7 +310,6 @@ class SumTask(Task):
 
     def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
         """Each holder adds its value and its noise (or its report) to the token."""
-        from netdp.tasks.summation import randomized_sum, ring_sum, walk_sum
 
         cfg, topo, mech, values = setup.config, setup.topology, setup.mechanism, setup.data
         section = cfg.section
@@ -324,9 +330,6 @@ class SumTask(Task):
         (``beyond:X``, for a protocol that does not check the range) with their noise, or
         tamper with the running sum (drop, replay, inflate:K adds K fake contributions of
         the top of the range); the honest draws are the run's own."""
-        from netdp.adversary.network import AttackRun, Null, detect, plan, received_mass
-        from netdp.mechanisms.noise import Gaussian
-        from netdp.tasks.summation import SumOutcome
 
         honest = self.run(setup, trace, streams)
         section, attack = setup.config.section, adversary.attack
@@ -389,7 +392,6 @@ class SumTask(Task):
         """The bound's bias and variances against the naive approach's (no bound: every
         record, noise of sensitivity ``K (high - low)``), closed forms on the mean per
         record (:mod:`netdp.tasks.user_level`)."""
-        from netdp.tasks.user_level import sqrt_ratio, total
 
         users: UserLevel = setup.memo["user_level"]
         cfg, k = setup.config, users.per_node
@@ -422,7 +424,6 @@ class SumTask(Task):
         return range_worlds(setup, node, setup.config.get("bound"))
 
     def gaussian_view(self, setup: Setup) -> bool:
-        from netdp.mechanisms.noise import Gaussian
 
         return isinstance(setup.mechanism, Gaussian)
 
@@ -442,8 +443,6 @@ def real_values(config: SimulationConfig, per_node: int = 1) -> tuple[np.ndarray
     section's range (``low``, ``high``, ``data``, ``data_file``: the sum's parameters,
     shared by gossip averaging); ``per_node`` synthetic records per node, node by node
     (the first ``n`` draws when 1)."""
-    from netdp.core import seeding
-    from netdp.data.values import check_range, synthetic
 
     sec: Any = config.section
     assert config.seed is not None
@@ -475,7 +474,6 @@ def _sampling_var(setup: Setup, sums: np.ndarray, per_node: int) -> float | None
     """The walk's sampling variance of the mean per record, for nodes that add ``sums``
     (none on the ring: every node adds its sum once per turn; ``None`` where
     :func:`~netdp.tasks.summation.walk_sum_std` has no closed form)."""
-    from netdp.tasks.summation import walk_sum_std
 
     if setup.topology.kind == "ring":
         return 0.0
@@ -486,7 +484,6 @@ def _sampling_var(setup: Setup, sums: np.ndarray, per_node: int) -> float | None
 def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.ndarray:
     """``(tokens, steps)``: what each holder adds to its token, with the run's own draws
     (the same chunks from the same stream as :meth:`SumTask.run`)."""
-    from netdp.tasks.summation import CHUNK, ring_noise_mask
 
     section, mech, values = setup.config.section, setup.mechanism, setup.data
     assert isinstance(section, SumConfig)
@@ -519,7 +516,6 @@ def view_of_sums(trace: Trace, added: np.ndarray, observer: int) -> View:
 
 
 def _chunked_noise(mech: Any, rng: np.random.Generator, draws: int) -> np.ndarray:
-    from netdp.tasks.summation import CHUNK
 
     parts = [mech.noise(rng, min(CHUNK, draws - lo)) for lo in range(0, draws, CHUNK)]
     return np.concatenate(parts) if parts else np.empty(0)

@@ -12,6 +12,7 @@ import numpy as np
 
 from netdp.core.errors import check
 from netdp.core.setup import Setup, Streams
+from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.graphs import gossip_matrix as GM
 from netdp.report.types import (
@@ -21,6 +22,7 @@ from netdp.report.types import (
     PairSummary,
     PrivacyReport,
     Report,
+    by_distance,
     distance_lines,
     fmt,
     row,
@@ -112,7 +114,6 @@ class GossipTracker(Tracker):
                   f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
             check(setup.config.coalition is None, "pairs-out",
                   "a coalition observes as one: no matrix")
-        from netdp.engine.faults import from_config
 
         self.tracking = bool(setup.config.accountants)
         self.joint: Any = None
@@ -269,7 +270,6 @@ class GossipTracker(Tracker):
     def _coalition_report(self, eps_ldp: float, ldp: LdpSummary,
                           details: dict[str, Any]) -> GossipPrivacy:
         """Every other node's loss towards the run's coalition, pooled over the runs."""
-        from netdp.report.types import by_distance
 
         setup, cfg, sec = self.setup, self.setup.config, self._section
         sigma, delta = setup.memo["sigma"], cfg.delta

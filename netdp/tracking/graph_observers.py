@@ -18,7 +18,11 @@ import numpy as np
 from netdp.core.errors import check
 from netdp.core.params import param
 from netdp.core.setup import Setup, Streams
+from netdp.engine.routing import resolve_walk
 from netdp.engine.trace import Trace
+from netdp.graphs.topologies import hop_distances
+from netdp.report.types import by_distance
+from netdp.tracking import graph_walk
 from netdp.tracking.base import Tracking
 
 DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
@@ -56,8 +60,6 @@ def matrix_observers(setup: Setup, keep_pairs: bool) -> np.ndarray | None:
 def transition(setup: Setup) -> Any:
     """The walk's transition matrix (kept in the setup's memo)."""
     if "P" not in setup.memo:
-        from netdp.engine.routing import resolve_walk
-        from netdp.tracking import graph_walk
 
         topo = setup.topology
         setup.memo["P"] = graph_walk.transition_matrix(topo, resolve_walk(topo,
@@ -92,8 +94,6 @@ def graph_by_distance(setup: Setup, tables: Sequence[Any]) -> tuple[Any, ...]:
     """The pairs of all runs by hop distance between ``u`` and the observer ``v`` (from
     ``v``, along the edges of a directed graph; none for a coalition, which has no one
     position)."""
-    from netdp.graphs.topologies import hop_distances
-    from netdp.report.types import by_distance
 
     if setup.config.coalition is not None:
         return ()

@@ -26,6 +26,7 @@ once, with certainty: its tracker is sound as it is (:func:`ring_histogram_losse
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -334,7 +335,6 @@ def ring_histogram_losses(
     check(convention in CONVENTIONS, "convention",
           f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
     if convention == "sound":
-        import dataclasses
 
         ref = ring_histogram_losses(n, rounds, eps0, delta, bound, domain, dummies, coalition,
                                     "reference")

@@ -7,14 +7,18 @@ runs: ``netdp --help`` loads nothing heavier than argparse.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
+import re
 import sys
+import tomllib
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from netdp import __version__
 from netdp.core.errors import InputError
+from netdp.tasks import param_specs
 
 #: name -> (one-line help, module that adds the command's arguments with ``register``)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,7 +44,6 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        import re
 
         self._negative_number_matcher = re.compile(
             r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
@@ -68,9 +71,7 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
     """``--set KEY=VALUE`` items as parameters: values read as TOML (a bare word is a
     string; a parameter that takes text, such as ``loss`` or ``latency``, takes the value
     as written), keys with ``_`` for ``-``."""
-    import tomllib
 
-    from netdp.tasks import param_specs
 
     specs = param_specs()
     params: dict[str, Any] = {}
@@ -100,8 +101,6 @@ def number(text: str) -> float:
 def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     """The ``netdp`` parser with the arguments of command ``only`` (``"*"``: every
     command, ``None``: none, for the top-level help)."""
-    import importlib
-
     parser = Parser(prog="netdp", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"netdp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

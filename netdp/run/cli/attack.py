@@ -6,6 +6,12 @@ import argparse
 import json
 import math
 
+from netdp import __version__, mechanisms
+from netdp.adversary.poisoning import choose_targets, poison
+from netdp.core import seeding
+from netdp.core.errors import check
+from netdp.data.values import categories
+from netdp.report.types import fmt
 from netdp.run.cli import integer, number
 
 EPILOG = """\
@@ -89,12 +95,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def attack(args: argparse.Namespace) -> int:
     """Run the attack; print the gain beside its closed form."""
-    from netdp import __version__, mechanisms
-    from netdp.adversary.poisoning import choose_targets, poison
-    from netdp.core import seeding
-    from netdp.core.errors import check
-    from netdp.data.values import categories
-    from netdp.report.types import fmt
 
     check(math.isfinite(args.epsilon) and args.epsilon > 0, "epsilon",
           f"must be a positive number (got {args.epsilon})")

@@ -5,9 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from netdp.run.cli import integer, number
+from netdp import __version__
+from netdp.core.errors import InputError, check
+from netdp.core.setup import Streams
+from netdp.report.figures import FORMATS, save
+from netdp.report.types import fmt
+from netdp.run.cli import integer, number, parse_sets
+from netdp.tasks import make_config, names, task_of
+from netdp.tasks.preparation import with_seed
 
 if TYPE_CHECKING:
     from netdp.audit.curve import CurvePoint
@@ -69,7 +77,6 @@ examples:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``audit``."""
-    from netdp.tasks import names
 
     p = sub.add_parser("audit", help="an empirical lower bound on a randomizer's epsilon",
                        description="Audit a local randomizer: run it on two neighbouring "
@@ -132,9 +139,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def audit(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation."""
-    from netdp import __version__
     from netdp.audit import mechanism as mechanism_audit
-    from netdp.core.errors import check
 
     check(args.mechanism in MECHANISMS, "mechanism",
           f"must be one of {', '.join(MECHANISMS)} (got {args.mechanism!r})")
@@ -178,10 +183,7 @@ def audit(args: argparse.Namespace) -> int:
 
 def _check_plot(path: str) -> None:
     """Refuse a --plot file that cannot be written, before the audit runs."""
-    from pathlib import Path
 
-    from netdp.core.errors import InputError
-    from netdp.report.figures import FORMATS
 
     out = Path(path)
     if out.suffix.lower() not in FORMATS:
@@ -196,7 +198,6 @@ def plot_curve(args: argparse.Namespace, mechanism: object,
                result: MechanismAudit) -> list[CurvePoint]:
     """Audit the ladder of trial counts and write its figure to ``--plot``."""
     from netdp.audit.curve import audit_curve, curve_figure
-    from netdp.report.figures import save
 
     curve = audit_curve(mechanism, args.trials, args.seed, confidence=args.confidence,
                         pair=result.pair)
@@ -210,7 +211,6 @@ def plot_curve(args: argparse.Namespace, mechanism: object,
 
 def lines(result: MechanismAudit, name: str) -> list[str]:
     """The text report of one audit."""
-    from netdp.report.types import fmt
 
     r = result.result
     x0, x1 = result.pair
@@ -233,9 +233,7 @@ def lines(result: MechanismAudit, name: str) -> list[str]:
 
 def one_run(args: argparse.Namespace) -> int:
     """The one-run audit of a mechanism; exit 1 on a violation."""
-    from netdp import __version__
     from netdp.audit import mechanism as mechanism_audit
-    from netdp.core.errors import check
 
     canaries = 1000 if args.canaries is None else args.canaries
     check(2 <= canaries <= 10**7, "canaries", f"must lie in 2..1e7 (got {canaries})")
@@ -254,7 +252,6 @@ def one_run(args: argparse.Namespace) -> int:
 
 def one_run_lines(result: OneRunAudit, name: str) -> list[str]:
     """The text report of one one-run audit."""
-    from netdp.report.types import fmt
 
     x0, x1 = result.pair
     out_guesses = result.guesses // 2
@@ -274,12 +271,7 @@ def one_run_lines(result: OneRunAudit, name: str) -> list[str]:
 
 def protocol(args: argparse.Namespace) -> int:
     """The protocol audit of one pair; exit 1 when eps_lb exceeds the claim."""
-    from netdp import __version__
     from netdp.audit.protocol import audit_protocol
-    from netdp.core.errors import check
-    from netdp.report.types import fmt
-    from netdp.run.cli import parse_sets
-    from netdp.tasks import make_config
 
     params = parse_sets(args.set)
     params.update(task=args.task, epsilon=args.epsilon, seed=args.seed)
@@ -335,10 +327,6 @@ def _first_predecessor(config: SimulationConfig, observer: int) -> int:
     """The node that first hands the token to ``observer`` in the run's walk."""
     import numpy as np
 
-    from netdp.core.errors import InputError
-    from netdp.core.setup import Streams
-    from netdp.tasks import task_of
-    from netdp.tasks.preparation import with_seed
 
     config = with_seed(config)
     task = task_of(config)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from netdp.graphs.topologies import available
 from netdp.run.cli import integer, number
 
 EPILOG_BOUNDS = ("examples:\n  netdp bounds\n  netdp bounds --eps0 0.4 --n-max 1e6 --csv > "
@@ -57,7 +58,6 @@ def bounds(args: argparse.Namespace) -> int:
 
 def topologies(args: argparse.Namespace) -> int:
     """List the named topologies."""
-    from netdp.graphs.topologies import available
 
     names = available()
     width = max(map(len, names))

@@ -9,9 +9,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from netdp.core.config import flat_params, read_config
 from netdp.core.errors import InputError
-from netdp.core.params import Param
+from netdp.core.files import write_atomic
+from netdp.core.params import Param, params_of
+from netdp.core.simulation_config import SimulationConfig
+from netdp.run.api import simulate
 from netdp.run.cli import integer, number
+from netdp.tasks import TASKS, make_config, names, task_of, tracking_table
 
 EXAMPLES = """\
 examples:
@@ -43,9 +48,6 @@ NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out")
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``simulate``, its flags generated from the declarations."""
-    from netdp.core.params import params_of
-    from netdp.core.simulation_config import SimulationConfig
-    from netdp.tasks import TASKS, names, tracking_table
 
     epilog = (EXAMPLES + "\ntasks, and where pairwise privacy is tracked "
               "(topology: accountants; method):\n" + "\n".join(tracking_table()) + "\n")
@@ -139,8 +141,6 @@ def _help(name: str, owners: list[tuple[str, Param, Any]]) -> str:
 
 def parameters(args: argparse.Namespace) -> dict[str, Any]:
     """The flat parameters of a parsed command line: ``--config`` file, then the flags."""
-    from netdp.core.config import flat_params, read_config
-    from netdp.tasks import TASKS
 
     options = {k: v for k, v in vars(args).items() if k not in NOT_CONFIG}
     for task in TASKS.values():
@@ -153,9 +153,6 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Parse -> config -> ``netdp.simulate`` -> write the files -> print."""
-    from netdp.core.files import write_atomic
-    from netdp.run.api import simulate
-    from netdp.tasks import TASKS, make_config, task_of
 
     params = parameters(args)
     config = make_config(params)

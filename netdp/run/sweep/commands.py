@@ -8,6 +8,15 @@ import sys
 from pathlib import Path
 
 from netdp.core.errors import InputError
+from netdp.run.sweep.runner import (
+    WORKERS_PER_CORE,
+    RunFailed,
+    max_workers,
+    pending_runs,
+    run_sweep,
+)
+from netdp.run.sweep.spec import load_spec
+from netdp.run.sweep.table import ResultTable, export_csv, export_parquet, parquet_available
 
 EPILOG_SWEEP = """\
 examples:
@@ -92,14 +101,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from netdp.run.sweep.runner import (
-        WORKERS_PER_CORE,
-        RunFailed,
-        max_workers,
-        pending_runs,
-        run_sweep,
-    )
-    from netdp.run.sweep.spec import load_spec
 
     spec = load_spec(args.spec)
     backend = args.backend or spec.backend or "dask"
@@ -138,7 +139,6 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _results(args: argparse.Namespace) -> int:
-    from netdp.run.sweep.table import ResultTable, export_csv, export_parquet, parquet_available
 
     if args.parquet is not None and not parquet_available():
         raise InputError("parquet", "writing Parquet needs pyarrow (or fastparquet): "

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
+from netdp.core.config import read_config
 from netdp.core.errors import InputError
+from netdp.report import figures
+from netdp.run.api import run
+from netdp.run.cli import parse_sets
+from netdp.run.resources import check_footprint
+from netdp.tasks import make_config, task_of
+from netdp.tasks.preparation import with_seed
+from netdp.tracking.base import MATRIX_LIMIT
 
 PRESETS = ("privacy-vs-n", "pairs", "distance", "utility-vs-eps", "by-distance", "heatmap")
 ONE_RUN_PRESETS = ("pairs", "distance", "heatmap")
@@ -144,7 +154,6 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> Path:
-    from netdp.report import figures
     from netdp.run.sweep import plots
 
     out = Path(args.out) if args.out else Path(_default_name(args))
@@ -234,9 +243,6 @@ def _hue(args: argparse.Namespace, df, default: str) -> str | None:
 
 
 def _config(args: argparse.Namespace, nodes: int | None = None):
-    from netdp.core.config import read_config
-    from netdp.run.cli import parse_sets
-    from netdp.tasks import make_config
 
     params = read_config(args.config) if args.config else {}
     params.update(parse_sets(args.set))
@@ -255,11 +261,6 @@ def _config(args: argparse.Namespace, nodes: int | None = None):
 
 def _simulate(args: argparse.Namespace):
     """Run the one-run config with pairs kept: (matrix, result dict, topology)."""
-    from netdp.run.api import run
-    from netdp.run.resources import check_footprint
-    from netdp.tasks import task_of
-    from netdp.tasks.preparation import with_seed
-    from netdp.tracking.base import MATRIX_LIMIT
 
     config = with_seed(_config(args))
     if config.nodes is not None and config.nodes > MATRIX_LIMIT:  # before building a graph
@@ -395,8 +396,6 @@ def _pairs(args: argparse.Namespace):
 def _one_run(args: argparse.Namespace):
     """The matrix, result dict (or None) and topology of the one-run presets, and --node
     checked against the graph."""
-    from netdp.tasks import task_of
-    from netdp.tasks.preparation import with_seed
 
     if args.pairs:
         matrix, result = _load_pairs(args)
@@ -506,8 +505,6 @@ def _read_result(path: str) -> dict:
 def _unique_labels(found: list[tuple[str, list]]) -> list:
     """The series of every file, the file's name appended to labels that two runs share
     (e.g. two seeds of one setting)."""
-    import dataclasses
-    from collections import Counter
 
     counts = Counter(s.label for _, series in found for s in series)
     return [dataclasses.replace(s, label=f"{s.label} [{Path(path).name}]")

@@ -40,6 +40,8 @@ from netdp.report.figures import (  # noqa: F401 (re-exported)
     style_axes,
     wrap_title,
 )
+from netdp.run.sweep import table
+from netdp.tasks import param_specs
 
 #: Most groups of runs (lines) and categories (x ticks) a table figure draws, and most
 #: histogram bins: beyond them a figure takes minutes and reads as noise.
@@ -115,7 +117,6 @@ def read_results(path: str | Path) -> pd.DataFrame:
 
 def _read_any(path: Path) -> pd.DataFrame:
     if path.is_dir():
-        from netdp.run.sweep import table
 
         if (path / table.MANIFEST).exists():
             return table.read_table(path)
@@ -155,7 +156,6 @@ def column(df: pd.DataFrame, name: str, param: str) -> str:
 
 def config_columns(df: pd.DataFrame) -> list[str]:
     """The configuration columns of ``df`` (every task's parameters and ``eps0``), no seed."""
-    from netdp.tasks import param_specs
 
     names = [name for name in param_specs() if name != "seed"] + ["eps0"]
     return [c for c in names if c in df.columns]

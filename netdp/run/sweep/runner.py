@@ -41,8 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.errors import InputError, check
+from netdp.run.api import simulate
 from netdp.run.sweep.spec import Run, SweepSpec
 from netdp.run.sweep.table import ResultTable, error_row, flatten
+from netdp.tasks import get_task
 
 BACKENDS = ("dask", "serial")
 BATCHES_PER_WORKER = {"dask": 8, "serial": 32}
@@ -112,7 +114,6 @@ def estimate_cost(config) -> float:
 
 
 def _default_accountants(task: str) -> tuple[str, ...]:
-    from netdp.tasks import get_task
 
     return get_task(task).tracking[0].accountants[:1] if get_task(task).tracking else ()
 
@@ -148,7 +149,6 @@ def run_batch(batch: Sequence[Run], numba_threads: int | None = None,
     """Run a batch and return its rows (also the dask task). A run that raises an
     :class:`Exception` (an :class:`InputError`, a bug, ``MemoryError``) gives a row of
     status ``"error"``; ``KeyboardInterrupt`` and ``SystemExit`` go through."""
-    from netdp.run.api import simulate
 
     if numba_threads is not None:
         import numba

@@ -37,8 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from netdp.core.errors import InputError, check, one_line
-from netdp.core.params import Param, coerce
+from netdp.core.params import Param, coerce, params_of
 from netdp.core.simulation_config import SimulationConfig
+from netdp.tasks import make_config, param_specs
 
 TOP_KEYS = ("description", "seeds", "base_seed", "backend", "batch_size", "fixed", "grid")
 #: Most runs (grid points x seeds) a spec may hold: counted before anything is expanded.
@@ -213,7 +214,6 @@ def config_hash(config: SimulationConfig) -> str:
     Leaving defaults out keeps hashes stable when a new parameter (with a default) is
     added to the config; ``epsilon = 1`` and ``epsilon = 1.0`` hash alike.
     """
-    from netdp.core.params import params_of
 
     out = {}
     assert config.section is not None
@@ -242,7 +242,6 @@ def _table(data: dict, name: str, path: str) -> dict:
 
 
 def _config(params: dict, where: str) -> SimulationConfig:
-    from netdp.tasks import make_config
 
     try:
         return make_config({**params, "runs": 1})
@@ -256,7 +255,6 @@ def _config(params: dict, where: str) -> SimulationConfig:
 @functools.cache
 def _field_types() -> dict[str, Param]:
     """Every parameter's declaration (common and of every task), by name."""
-    from netdp.tasks import param_specs
 
     return param_specs()
 

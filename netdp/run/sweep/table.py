@@ -23,6 +23,7 @@ mixes two experiments.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import math
 import os
@@ -34,6 +35,8 @@ from typing import IO
 from netdp import __version__
 from netdp.core.errors import InputError
 from netdp.core.files import atomic, cannot_write, write_atomic
+from netdp.run.sweep.spec import config_hash as hash_of
+from netdp.tasks import make_config
 
 FORMAT = 1
 MANIFEST = "sweep.json"
@@ -65,8 +68,6 @@ def flatten(result: dict, config_hash: str | None = None) -> dict:
     ``config_hash``: the sweep passes the hash of the requested config; by default it is
     computed from the result's (resolved) config.
     """
-    from netdp.run.sweep.spec import config_hash as hash_of
-    from netdp.tasks import make_config
 
     cfg = dict(result["config"])
     if config_hash is None:
@@ -441,7 +442,6 @@ def export_parquet(frame, path: str, param: str = "parquet") -> None:
 
 def parquet_available() -> bool:
     """Whether pandas can write Parquet here."""
-    import importlib.util
 
     return any(importlib.util.find_spec(m) is not None for m in ("pyarrow", "fastparquet"))
 
