@@ -74,7 +74,7 @@ def is_kind_branch(node: ast.Compare) -> bool:
 
 def dotted(path: Path) -> str:
     """``netdp.a.b`` of ``netdp/a/b.py`` (``netdp.a`` of ``netdp/a/__init__.py``)."""
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    parts = ("netdp", *path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 

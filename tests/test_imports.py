@@ -194,4 +194,4 @@ def test_the_hidden_import_finder_finds_a_planted_one(tmp_path):
     (tmp_path / "core" / "z.py").write_text("import numba\n")
     lf.ROOT = tmp_path
     light = lf.facts()["function_level_imports_light"]
-    assert len(light) == 1 and light[0].startswith("core/errors.py:2")  # z loads numba
+    assert len(light) == 1 and "core/errors.py:2 " in light[0]  # z loads numba: not hidden
