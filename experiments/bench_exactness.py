@@ -24,6 +24,7 @@ import numpy as np
 from netdp import engine, mechanisms
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
+from netdp.graphs import walk_kind
 from netdp.tasks.summation import ring_noise_mask
 from netdp.tracking import loss_summary, taboo, walk_views
 from netdp.tracking import loss_table as tracker
@@ -89,11 +90,10 @@ def cell(spec: str, eps0: float, n_obs: int, seed: int) -> list[dict]:
                 trace, eps0, DELTA, z, acct, keep_pairs=True, self_moves=self_moves,
                 observers=obs), obs)))
     else:
-        from netdp.tracking import graph_walk
         rule = _rule(topo)
         trace = engine.walk("vector", engine.Router(topo, rule), steps,
                             [seeding.generator(seed, "walk", 0, 0)])
-        P = graph_walk.transition_matrix(topo, rule)
+        P = walk_kind.transition_matrix(topo, rule)
         jobs = [(f"reference {a}", lambda a=a: _matrix(taboo.graph_walk_losses(
                     trace, P, eps0, DELTA, z, a, observers=obs), obs)) for a in ("kov", "rdp")]
         jobs += [(f"sound {a}" if a != "exact" else "exact", lambda a=a: _matrix(walk_views.sound_graph_losses(  # noqa: E501

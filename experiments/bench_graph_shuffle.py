@@ -27,7 +27,7 @@ from netdp import engine
 from netdp.core import seeding
 from netdp.engine.routing import resolve_walk
 from netdp.graphs import topologies as topology
-from netdp.tracking import graph_walk
+from netdp.graphs import walk_kind
 from netdp.tracking.graph_shuffle import graph_histogram_losses
 from netdp.tracking.shuffle import walk_histogram_losses
 
@@ -43,7 +43,7 @@ def bench(spec: str, observers: int, seed: int, convention: str = "sound") -> di
     rule = resolve_walk(topo, "auto")
     trace = engine.walk("vector", engine.Router(topo, rule), steps,
                         [seeding.generator(seed, "walk", 0, 0)])
-    P = graph_walk.transition_matrix(topo, rule)
+    P = walk_kind.transition_matrix(topo, rule)
     chosen = np.sort(np.random.default_rng(seed).choice(n, size=min(observers, n),
                                                         replace=False))
     start = time.perf_counter()

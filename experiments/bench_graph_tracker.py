@@ -29,6 +29,7 @@ from netdp import engine, mechanisms
 from netdp.core import seeding
 from netdp.engine.routing import resolve_walk
 from netdp.graphs import topologies as topology
+from netdp.graphs import walk_kind
 from netdp.tracking import graph_walk, loss_summary, taboo
 from netdp.tracking import loss_table as tracker
 
@@ -49,7 +50,7 @@ def bench(spec: str, observers: int, accountant: str, seed: int, icml_sources: i
     trace = engine.walk("vector", engine.Router(topo, rule), steps,
                         [seeding.generator(seed, "walk", 0, 0)])
     walk_s = time.perf_counter() - start
-    P = graph_walk.transition_matrix(topo, rule)
+    P = walk_kind.transition_matrix(topo, rule)
     chosen = np.sort(np.random.default_rng(seed).choice(n, size=min(observers, n),
                                                         replace=False))
     start = time.perf_counter()

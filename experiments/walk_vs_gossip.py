@@ -66,7 +66,7 @@ from matplotlib.figure import Figure
 from netdp import engine
 from netdp.core import seeding
 from netdp.engine.routing import Router, resolve_walk
-from netdp.graphs import gossip_matrix
+from netdp.graphs import gossip_matrix, walk_kind
 from netdp.graphs import topologies as topology
 from netdp.report.figures import COLORS, LDP_STYLE, MARKERS, save
 from netdp.tracking import gossip as G
@@ -144,7 +144,7 @@ def compute(nodes: int, seed: int, sigma: float, steps: int | None, extra: list[
     walk, rule = walk_coefficients(topo, contributions * n, walks, seed)
     seconds["walks"] = time.perf_counter() - begin
     begin = time.perf_counter()
-    P = graph_walk.transition_matrix(topo, rule)
+    P = walk_kind.transition_matrix(topo, rule)
     icml = graph_walk.icml_coefficients(P, contributions * n)
     seconds["icml"] = time.perf_counter() - begin
     walk_rows = {"walk": by_distance(walk, dist), "icml": by_distance(icml, dist)}

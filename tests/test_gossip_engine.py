@@ -15,14 +15,14 @@ from netdp.graphs import topologies as topology
 
 def test_edges_are_both_directions_of_every_edge():
     topo = topology.build("karate")
-    src, dst = gossip.edges(topo)
+    src, dst = topology.edges(topo)
     assert src.size == 2 * 78 and not np.any(src == dst)
     assert set(zip(src.tolist(), dst.tolist(), strict=True)) == \
         set(zip(dst.tolist(), src.tolist(), strict=True))
-    full = gossip.edges(topology.complete(5))
+    full = topology.edges(topology.complete(5))
     assert full[0].size == 20
     with pytest.raises(InputError, match="ring is directed"):
-        gossip.edges(topology.ring(5))
+        topology.edges(topology.ring(5))
 
 
 def test_event_rounds_start_when_every_neighbour_was_heard():

@@ -43,6 +43,7 @@ from netdp.core import seeding
 from netdp.core.errors import InputError, check
 from netdp.core.simulation_config import parse_nodes
 from netdp.engine.faults import from_config
+from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms.base import FrequencyOracle
 
 TAMPER = ("drop", "replay", "inflate")
@@ -446,7 +447,7 @@ def adversary_of(config: Any, offered: Sequence[str], task: str) -> Adversary | 
 
     check(from_config(config) is None, "attack", "attacks on runs with faults are not "
           "modelled (leave out --loss, --churn, --crash and --slow)")
-    check(not (attack.tampers and config.topology == "ring"), "attack",
+    check(not (attack.tampers and kind_of(config.topology).public_schedule), "attack",
           f"{attack.name} is modelled on walks; the ring's node 0 pads and unpads the token "
           "itself (use rpa, ria, mga, max or beyond on the ring)")
     return Adversary(attack, config.malicious)

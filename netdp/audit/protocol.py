@@ -35,10 +35,10 @@ from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Streams
 from netdp.engine.routing import Router
+from netdp.graphs.walk_kind import transition_matrix
 from netdp.tasks import task_of
 from netdp.tasks.preparation import with_seed
 from netdp.tracking.base import draw_coalition
-from netdp.tracking.graph_walk import transition_matrix
 from netdp.tracking.hidden_paths import resample
 
 PATHS = ("secret", "fixed")

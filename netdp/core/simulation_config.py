@@ -155,22 +155,11 @@ class SimulationConfig:
         self.section.validate(self)
 
     def _validate_topology(self) -> None:
-        """Refuse what the chosen topology does not use, instead of ignoring it."""
+        """Refuse what the chosen topology does not use, instead of ignoring it (what
+        differs by walk kind: :meth:`netdp.graphs.walk_kind.WalkKind.check_config`, run by
+        :func:`netdp.tasks.make_config`)."""
         topology = self.topology
         check(bool(topology.strip()), "topology", "must name a topology or a file (got '')")
-        if topology == "ring":
-            check(self.tokens == 1, "tokens", f"the ring protocol moves one token (got "
-                  f"{self.tokens})")
-            check(self.steps is None, "steps", "the ring runs full turns: use --rounds K")
-        elif self.rounds != 1:
-            raise InputError("rounds", f"applies to the ring (full turns of the token); on "
-                             f"{topology} give --steps (got --rounds {self.rounds})")
-        if not self.self_moves and topology != "complete":
-            raise InputError("no-self-moves", f"applies to the complete graph only (the "
-                             f"topology is {topology})")
-        if self.walk in ("metropolis", "lazy") and topology in IMPLICIT:
-            raise InputError("walk", f"chooses the walk rule on other graphs; the {topology} "
-                             "forwards the token uniformly (leave --walk out)")
         if self.directed and not _is_edge_list(topology):
             raise InputError("directed", f"applies to edge-list files only (the topology is "
                              f"{topology})")

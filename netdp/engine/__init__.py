@@ -18,6 +18,7 @@ from netdp.engine.clock import CONSTANT, Latency, parse_latency
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.engine.vector_walk import run as vector_run
+from netdp.graphs.walk_kind import kind_of
 
 if TYPE_CHECKING:
     from netdp.engine.routing import Router
@@ -60,7 +61,8 @@ def check_config(config: Any) -> None:
               "that misses a message uses the last value it got (leave --on-loss out)")
     else:
         check(config.engine != "vector", "engine", "vector has no faults; use event or auto")
-        check(not (config.topology == "ring" and config.on_loss != "resend"), "on-loss",
+        check(not (kind_of(config.topology).public_schedule and config.on_loss != "resend"),
+              "on-loss",
               "the ring's schedule is fixed: a skipped node or a new token breaks it; "
               "use resend")
 

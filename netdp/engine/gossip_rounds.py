@@ -15,30 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from netdp.core.errors import InputError
 from netdp.engine.clock import CONSTANT, Latency
 from netdp.engine.trace import FaultLog, GossipRounds, Trace
-from netdp.graphs.topologies import Topology
-
-
-def edges(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
-    """The directed edges ``(src, dst)`` that carry messages: both directions of every
-    undirected edge, self-loops left out."""
-    if topology.kind == "graph":
-        assert topology.indptr is not None and topology.indices is not None
-        if topology.directed:
-            raise InputError("topology", f"gossip needs undirected edges ({topology.name} is "
-                                         "directed)")
-        src = np.repeat(np.arange(topology.n), np.diff(topology.indptr))
-        dst = topology.indices
-    elif topology.kind == "complete":
-        n = topology.n
-        src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
-    else:
-        raise InputError("topology", "gossip needs an undirected graph; the ring is directed "
-                                     "(use --protocol walk, or a cycle: --topology cycle.txt)")
-    keep = src != dst
-    return src[keep].astype(np.int64), dst[keep].astype(np.int64)
+from netdp.graphs.topologies import Topology, edges
 
 
 def run(engine: str, topology: Topology, steps: int, latency: Latency = CONSTANT,

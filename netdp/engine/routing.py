@@ -9,35 +9,14 @@ compiled loop (:func:`netdp.engine._kernels.graph_walk`, loaded with the first g
 
 from __future__ import annotations
 
-from typing import Literal, cast
-
 import numpy as np
 
 from netdp.core.errors import InputError
 from netdp.engine.trace import holder_dtype
 from netdp.graphs.topologies import Topology
+from netdp.graphs.walk_kind import WALK_RULES, Walk, resolve_walk  # noqa: F401 (re-exported)
 
-Walk = Literal["simple", "metropolis", "lazy"]
-WALK_RULES = ("simple", "lazy", "metropolis")
 CHUNK = 1 << 18
-
-
-def resolve_walk(topology: Topology, walk: str = "auto") -> Walk:
-    """Pick the walk rule: Metropolis-Hastings (uniform stationary law) where possible.
-
-    ``metropolis`` proposes a uniform neighbour ``w`` and moves there with probability
-    ``min(1, d_u / d_w)`` (else stays), so every step's holder is uniform when the start
-    is: summation estimates stay unbiased on irregular graphs. It needs undirected edges;
-    on regular graphs it is the simple walk. ``lazy`` stays with probability 1/2, else
-    moves to a uniform neighbour (any graph; ``auto`` never picks it).
-    """
-    if walk == "auto":
-        return "simple" if topology.directed or topology.is_regular else "metropolis"
-    if walk not in WALK_RULES:
-        raise InputError("walk", f"must be auto, simple, lazy or metropolis (got {walk!r})")
-    if walk == "metropolis" and topology.directed:
-        raise InputError("walk", "metropolis needs an undirected graph; use --walk simple")
-    return cast(Walk, walk)  # one of the three, checked above
 
 
 class Router:
@@ -54,9 +33,10 @@ class Router:
     def __init__(self, topology: Topology, walk: Walk = "simple") -> None:
         self.topology = topology
         self.walk = walk
+        self.kind = topology.walk_kind
         self.dtype = holder_dtype(topology.n)
         self.width = 1
-        if topology.kind != "graph":
+        if self.kind.implicit:
             if walk == "lazy":
                 raise InputError("walk", f"lazy applies to explicit graphs; the "
                                  f"{topology.kind} forwards the token uniformly")
@@ -76,31 +56,21 @@ class Router:
 
     def start(self, rng: np.random.Generator) -> int:
         """First holder: node 0 on the ring (public schedule), else uniform."""
-        if self.topology.kind == "ring":
-            return 0
-        return int(rng.random() * self.topology.n)
+        return self.kind.start(rng, self.topology.n)
 
     def start_law(self) -> np.ndarray:
         """The law of :meth:`start`: ``(n,)`` probabilities."""
-        n = self.topology.n
-        return np.eye(n)[0] if self.topology.kind == "ring" else np.full(n, 1.0 / n)
+        return self.kind.start_law(self.topology.n)
 
     def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Uniforms for ``size`` hops: shape ``(size, width)``; none for the ring."""
-        if self.topology.kind == "ring":
-            return np.empty((size, 0))
-        return rng.random((size, self.width))
+        return self.kind.uniforms(rng, size, self.width)
 
     def route(self, current: int, u: np.ndarray) -> np.ndarray:
         """The next ``len(u)`` holders after ``current``, given their uniforms."""
         topo, n, m = self.topology, self.topology.n, len(u)
-        if topo.kind == "ring":
-            return ((current + 1 + np.arange(m, dtype=np.int64)) % n).astype(self.dtype)
-        if topo.kind == "complete":
-            if topo.self_moves:
-                return (u[:, 0] * n).astype(self.dtype)
-            steps = 1 + (u[:, 0] * (n - 1)).astype(np.int64)
-            return ((current + np.cumsum(steps)) % n).astype(self.dtype)
+        if self.kind.implicit:
+            return self.kind.route(topo, current, u).astype(self.dtype)
         if not 0 <= current < n:
             raise ValueError(f"holder {current} is not a node of {topo.name} (n = {n})")
         if m == 0:

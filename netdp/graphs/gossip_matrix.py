@@ -217,10 +217,6 @@ def _check_matrix(matrix: sparse.csr_array, adj: sparse.csr_array, name: str) ->
           "not reach consensus")
 
 
-
-
-
-
 def spectral_gap(W: Any, dense_limit: int = DENSE_EIGEN_NODES) -> float:
     """``1 - λ_2(W)``, with ``λ_2`` the second largest eigenvalue of the symmetric W.
 
@@ -283,3 +279,5 @@ def hop_distances(adj: sparse.csr_array, nodes: Any) -> np.ndarray:
     nodes = np.atleast_1d(np.asarray(nodes, dtype=np.int64))
     return np.atleast_2d(csgraph.shortest_path(adj, unweighted=True, directed=False,
                                                indices=nodes))
+
+

@@ -51,6 +51,7 @@ from netdp.graphs.generators import (
     not_text,
     read_spec,
 )
+from netdp.graphs.walk_kind import KINDS, WalkKind
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -98,33 +99,26 @@ class Topology:
     labels: tuple = field(default=(), repr=False)
 
     @property
+    def walk_kind(self) -> WalkKind:
+        """How a token walks on this kind of topology (:mod:`netdp.graphs.walk_kind`)."""
+        return KINDS[self.kind]
+
+    @property
     def degrees(self) -> np.ndarray:
         """Out-degree of every node (an array of size n, even for the implicit kinds)."""
-        if self.kind == "ring":
-            return np.ones(self.n, dtype=np.int64)
-        if self.kind == "complete":
-            return np.full(self.n, self.n if self.self_moves else self.n - 1, dtype=np.int64)
-        assert self.indptr is not None  # a graph has its CSR arrays
-        return np.diff(self.indptr)
+        return self.walk_kind.degrees(self)
 
     @property
     def is_regular(self) -> bool:
         """Whether every node has the same out-degree."""
-        if self.kind != "graph":  # implicit: no array of size n
+        if self.walk_kind.implicit:  # no array of size n
             return True
         d = self.degrees
         return bool(d.min() == d.max())
 
     def describe(self) -> str:
         """One line for reports."""
-        if self.kind == "ring":
-            return f"directed ring (n={self.n})"
-        if self.kind == "complete":
-            moves = "self-moves allowed" if self.self_moves else "no self-moves"
-            return f"complete graph (n={self.n}, {moves})"
-        assert self.indptr is not None  # a graph has its CSR arrays
-        m = int(self.indptr[-1]) // (1 if self.directed else 2)
-        return f"{self.name} ({'directed, ' if self.directed else ''}n={self.n}, {m} edges)"
+        return self.walk_kind.describe(self)
 
 
 def ring(n: int) -> Topology:
@@ -260,7 +254,7 @@ def expected_size(spec: str, n: int | None = None) -> tuple[int, int | None]:
     n = None if n is None else check_nodes(n)
     if kind in BUILTIN:
         n = 100 if n is None else n
-        return n, (n if kind == "ring" else n * (n - 1) // 2)
+        return n, KINDS[kind].edges(n)
     if kind == "file":
         assert isinstance(where, Path)
         return _count_edgelist(where)
@@ -468,3 +462,40 @@ def hop_distances(topology: Topology, sources: np.ndarray | None = None) -> np.n
     dist = csgraph.shortest_path(adj, directed=topology.directed, unweighted=True,
                                  indices=sources)
     return np.asarray(dist, dtype=np.int64)  # the graphs are connected: no inf
+
+
+def to_networkx(topology: Topology) -> nx.Graph:
+    """The topology as a networkx graph (a ``DiGraph`` for the ring and directed graphs)."""
+    import networkx as nx
+    from scipy import sparse
+
+    n = topology.n
+    if topology.kind == "ring":
+        return nx.cycle_graph(n, create_using=nx.DiGraph)
+    if topology.kind == "complete":
+        return nx.complete_graph(n)
+    assert topology.indptr is not None and topology.indices is not None
+    adj = sparse.csr_array((np.ones(topology.indices.size), topology.indices, topology.indptr),
+                           shape=(n, n))
+    return nx.from_scipy_sparse_array(adj, create_using=nx.DiGraph if topology.directed
+                                      else nx.Graph)
+
+
+def edges(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
+    """The directed edges ``(src, dst)`` that carry messages: both directions of every
+    undirected edge, self-loops left out."""
+    if topology.kind == "graph":
+        assert topology.indptr is not None and topology.indices is not None
+        if topology.directed:
+            raise InputError("topology", f"gossip needs undirected edges ({topology.name} is "
+                                         "directed)")
+        src = np.repeat(np.arange(topology.n), np.diff(topology.indptr))
+        dst = topology.indices
+    elif topology.kind == "complete":
+        n = topology.n
+        src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
+    else:
+        raise InputError("topology", "gossip needs an undirected graph; the ring is directed "
+                                     "(use --protocol walk, or a cycle: --topology cycle.txt)")
+    keep = src != dst
+    return src[keep].astype(np.int64), dst[keep].astype(np.int64)

@@ -153,20 +153,12 @@ def graph_distances(topo, node: int, role: str = "observer") -> np.ndarray:
     Unreachable nodes get NaN."""
     import networkx as nx
 
+    from netdp.graphs.topologies import to_networkx
+
     n = topo.n
     if not 0 <= node < n:
         raise InputError("node", f"must lie in 0..{n - 1} (got {node})")
-    if topo.kind == "ring":
-        graph = nx.cycle_graph(n, create_using=nx.DiGraph)
-    elif topo.kind == "complete":
-        graph = nx.complete_graph(n)
-    else:
-        from scipy import sparse
-
-        adj = sparse.csr_array((np.ones(topo.indices.size), topo.indices, topo.indptr),
-                               shape=(n, n))
-        graph = nx.from_scipy_sparse_array(
-            adj, create_using=nx.DiGraph if topo.directed else nx.Graph)
+    graph = to_networkx(topo)
     if role == "observer" and graph.is_directed():
         graph = graph.reverse(copy=False)
     lengths = nx.single_source_shortest_path_length(graph, node)

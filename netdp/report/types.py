@@ -18,6 +18,7 @@ import numpy as np
 
 from netdp.core.jsonable import jsonable
 from netdp.core.simulation_config import SimulationConfig
+from netdp.graphs.walk_kind import kind_of
 
 #: The quantiles of the pairwise losses every privacy summary reports.
 QUANTILES = (0.5, 0.9, 0.99)
@@ -264,7 +265,7 @@ class Report:
         if self.process is not None:
             return (f"  {self.process}; engine {self.engine}; {len(self.runs)} run(s); "
                     f"seed {self.seed}")
-        if cfg.topology == "ring":
+        if kind_of(cfg.topology).public_schedule:
             walk = f"{cfg.rounds} turn(s) = {self.runs[0].hops:,} hops"
         else:
             walk = f"{cfg.steps:,} steps x {cfg.tokens} token(s), {cfg.walk} walk"

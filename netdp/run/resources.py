@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from netdp.core.errors import InputError
 from netdp.graphs.topologies import check_size, expected_size
+from netdp.graphs.walk_kind import kind_of
 
 if TYPE_CHECKING:
     from netdp.core.simulation_config import SimulationConfig
@@ -50,21 +51,21 @@ def human(nbytes: float) -> str:
 
 def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
     """Nodes and steps per token the run will have, from the config alone."""
-    n = config.nodes
+    n, kind = config.nodes, kind_of(config.topology)
     if n is None:
         n = task.default_nodes
-        if config.topology not in ("ring", "complete"):
+        if not kind.implicit:
 
             n = expected_size(config.topology, None)[0]
-    steps = config.rounds * n if config.topology == "ring" else (
-        config.steps or task.steps_per_node * n)
+    steps = kind.steps_per_token(n=n, rounds=config.rounds, steps=config.steps,
+                                 steps_per_node=task.steps_per_node)
     return n, steps
 
 
 def check_footprint(task: Task, config: SimulationConfig) -> None:
     """Raise :class:`InputError` when the run would not fit in :func:`memory_limit`."""
     n, steps = planned_size(task, config)
-    if config.topology not in ("ring", "complete"):
+    if not kind_of(config.topology).implicit:
 
         check_size(config.topology, config.nodes)  # the graph's own limits, named first
     parts = task.footprint(config, n, steps)

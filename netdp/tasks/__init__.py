@@ -15,6 +15,7 @@ from netdp.core.errors import InputError, check
 from netdp.core.params import Section, coerce, params_of
 from netdp.core.simulation_config import SimulationConfig, common_fields
 from netdp.engine import check_config
+from netdp.graphs.walk_kind import kind_of
 from netdp.tasks.base import Task
 from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
@@ -108,6 +109,7 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     common_specs = {name: spec for name, spec, _ in params_of(SimulationConfig)}
     values = {k: coerce(common_specs[k], v) for k, v in data.items() if k in common}
     config = SimulationConfig(**values, section=section)
+    kind_of(config.topology).check_config(config)  # what the walk kind uses
     check_config(config)  # what the engines can run
     extra = [a for a in config.accountants or () if a not in task.accountants()]
     check(not extra, "accountant", f"the {task.label} tracker composes with "

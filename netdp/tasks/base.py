@@ -33,6 +33,7 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import fault_run
 from netdp.engine.routing import Router
 from netdp.engine.trace import Trace
+from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, Utility
 from netdp.tracking.base import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
 
@@ -221,8 +222,8 @@ class Task(ABC):
         The default counts the trace and the pairwise tables; tasks add their data.
         """
         tokens = config.tokens
-        drive = "tokens" if tokens > steps else ("rounds" if config.topology == "ring"
-                                                 else "steps")
+        drive = "tokens" if tokens > steps else ("rounds" if kind_of(config.topology)
+                                                 .public_schedule else "steps")
         out = {"the walk's trace": (12.0 * tokens * steps, drive)}
         if config.accountants != ():
             out["the pairwise tables"] = (24.0 * tokens * steps + 64.0 * nodes, drive)

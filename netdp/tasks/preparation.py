@@ -16,7 +16,6 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.data.values import read_column
 from netdp.engine import choose
 from netdp.engine.faults import from_config
-from netdp.engine.routing import resolve_walk
 from netdp.graphs.topologies import Topology, build
 
 
@@ -60,14 +59,14 @@ def resolve(config: SimulationConfig, topology: Topology, steps_per_node: int,
             accountants: tuple[str, ...], **section: Any) -> tuple[SimulationConfig, int]:
     """The config with nodes, steps, walk, engine and accountants resolved, and the steps
     per token (``rounds · n`` on the ring, else ``steps`` or ``steps_per_node · n``)."""
-    n = topology.n
-    ring = topology.kind == "ring"
-    steps = config.rounds * n if ring else (config.steps or steps_per_node * n)
-    walk = "simple" if topology.kind != "graph" else resolve_walk(topology, config.walk)
+    n, kind = topology.n, topology.walk_kind
+    steps = kind.steps_per_token(n=n, rounds=config.rounds, steps=config.steps,
+                                 steps_per_node=steps_per_node)
+    walk = kind.walk_rule(topology, config.walk)
 
     engine = choose(config.engine, config.tokens, config.service_time,
                     from_config(config) is not None)
     chosen = accountants if config.accountants is None else config.accountants
-    resolved = config.replace(nodes=n, steps=None if ring else steps, walk=walk,
+    resolved = config.replace(nodes=n, steps=None if kind.public_schedule else steps, walk=walk,
                               engine=engine, accountants=tuple(chosen), **section)
     return resolved, steps

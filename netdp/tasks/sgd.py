@@ -25,6 +25,7 @@ from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
+from netdp.graphs import walk_kind
 from netdp.graphs.topologies import hop_distances
 from netdp.learning import training_data as datasets
 from netdp.learning.curves import curves_csv, curves_figure
@@ -339,7 +340,7 @@ class SgdTracker(Tracker):
         setup, cfg = self.setup, self.setup.config
         n = setup.topology.n
         walk = "simple" if setup.topology.kind != "graph" else cfg.walk
-        P = graph_walk.transition_matrix(setup.topology, walk)
+        P = walk_kind.transition_matrix(setup.topology, walk)
         sources = None
         if n > graph_walk.DENSE_LIMIT:
             rng = Streams(setup.seed, 0).generator("sources")

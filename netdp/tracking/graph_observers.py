@@ -20,9 +20,10 @@ from netdp.core.params import param
 from netdp.core.setup import Setup, Streams
 from netdp.engine.routing import resolve_walk
 from netdp.engine.trace import Trace
+from netdp.graphs import walk_kind
 from netdp.graphs.topologies import hop_distances
+from netdp.graphs.walk_kind import KINDS
 from netdp.report.types import by_distance
-from netdp.tracking import graph_walk
 from netdp.tracking.base import Tracking
 
 DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
@@ -62,7 +63,7 @@ def transition(setup: Setup) -> Any:
     if "P" not in setup.memo:
 
         topo = setup.topology
-        setup.memo["P"] = graph_walk.transition_matrix(topo, resolve_walk(topo,
+        setup.memo["P"] = walk_kind.transition_matrix(topo, resolve_walk(topo,
                                                                           setup.config.walk))
     return setup.memo["P"]
 
@@ -147,7 +148,7 @@ def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
     ``shuffle(setup) -> (eps0, bound, domain)`` as :func:`report_tracking` reads it, under
     ``--convention`` (the walk's law of a node's reports: with or without self-moves);
     ``options``: further :class:`Tracking` fields (``theory``)."""
-    check(topology in ("ring", "complete"), "topology", f"not a shuffle tracker's: {topology}")
+    check(KINDS[topology].implicit, "topology", f"not a shuffle tracker's: {topology}")
 
     def losses(setup: Setup, trace: Trace, accountant: str,
                coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
@@ -155,7 +156,7 @@ def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
 
         cfg = setup.config
         eps0, bound, domain = shuffle(setup)
-        if topology == "ring":
+        if KINDS[topology].public_schedule:
             dummies = getattr(cfg.section, "dummies", None) or 0
             return ring_histogram_losses(setup.topology.n, cfg.rounds, eps0, cfg.delta, bound,
                                          domain, dummies, coalition, cfg.convention)

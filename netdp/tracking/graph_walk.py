@@ -20,47 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from netdp.core.errors import InputError
-
 if TYPE_CHECKING:
     from scipy import sparse
 
-    from netdp.graphs.topologies import Topology
 
-WALKS = ("simple", "lazy", "metropolis")
 DENSE_LIMIT = 4096  # all sources at once up to this many nodes
 TOL = 1e-13  # a row has mixed (or settled into its period-2 oscillation) below this
-
-
-def transition_matrix(topology: Topology, walk: str) -> sparse.csr_array:
-    """The walk's transition matrix ``P`` (rows sum to 1) as a sparse array."""
-    from scipy import sparse
-
-    if walk not in WALKS:
-        raise InputError("walk", f"must be one of {', '.join(WALKS)} (got {walk!r})")
-    n = topology.n
-    if topology.kind == "complete":
-        dense = np.full((n, n), 1.0 / n) if topology.self_moves else \
-            (np.ones((n, n)) - np.eye(n)) / (n - 1)
-        if walk == "lazy":
-            dense = 0.5 * (np.eye(n) + dense)
-        return sparse.csr_array(dense)
-    if topology.kind == "ring":
-        nxt = (np.arange(n) + 1) % n
-        step = sparse.csr_array((np.ones(n), (np.arange(n), nxt)), shape=(n, n))
-        return 0.5 * (sparse.eye_array(n, format="csr") + step) if walk == "lazy" else step
-    assert topology.indptr is not None and topology.indices is not None
-    deg = np.diff(topology.indptr).astype(float)
-    rows = np.repeat(np.arange(n), np.diff(topology.indptr))
-    cols = topology.indices
-    if walk == "metropolis":
-        weight = 1.0 / np.maximum(deg[rows], deg[cols])
-        adj = sparse.csr_array((weight, (rows, cols)), shape=(n, n))
-        stay = 1.0 - np.asarray(adj.sum(axis=1)).ravel()
-        return (adj + sparse.diags_array(stay)).tocsr()
-    adj = sparse.csr_array((1.0 / deg[rows], (rows, cols)), shape=(n, n))
-    return (0.5 * (sparse.eye_array(n, format="csr") + adj)).tocsr() if walk == "lazy" \
-        else adj
 
 
 def icml_coefficients(P: sparse.csr_array, steps: int,

@@ -16,7 +16,7 @@ from netdp.accounting.composition import kov_het_epsilon
 from netdp.engine import walk
 from netdp.engine.routing import Router
 from netdp.graphs import topologies as topology
-from netdp.tracking import graph_walk
+from netdp.graphs import walk_kind
 from netdp.tracking.graph_shuffle import graph_histogram_losses
 from netdp.tracking.loss_table import ldp_losses
 from netdp.tracking.shuffle import trace_windows, walk_histogram_losses
@@ -27,7 +27,7 @@ EPS0, DELTA = 1.0, 1e-6
 def graph_trace(name: str, n: int, steps: int, seed: int, rule: str = "simple"):
     topo = topology.build(name, n)
     trace = walk("vector", Router(topo, rule), steps, [np.random.default_rng(seed)])
-    return topo, trace, graph_walk.transition_matrix(topo, rule)
+    return topo, trace, walk_kind.transition_matrix(topo, rule)
 
 
 def oracle(trace, P: np.ndarray, u: int, v: int, eps_of) -> float:

@@ -20,6 +20,7 @@ import pytest
 from test_shuffle_sound import add_report, exact_epsilon, grr
 
 from netdp.engine.trace import Trace
+from netdp.graphs import walk_kind
 from netdp.tracking import shuffle_sound
 from netdp.tracking import windows as walk_windows
 from netdp.tracking.graph_shuffle import graph_histogram_losses
@@ -218,14 +219,13 @@ def test_sound_graph_tracker_matches_a_window_by_window_oracle():
     from netdp.accounting.composition import kov_het_epsilon
     from netdp.engine.routing import Router
     from netdp.graphs import topologies as topology
-    from netdp.tracking import graph_walk
     from netdp.tracking import shuffle as st
     from netdp.tracking.graph_shuffle import RATE_GRID
 
     topo = topology.build("karate", 34)
     trace = engine.walk("vector", Router(topo, "metropolis"), 700,
                         [np.random.default_rng(4)])
-    P = graph_walk.transition_matrix(topo, "metropolis")
+    P = walk_kind.transition_matrix(topo, "metropolis")
     delta = 1e-6
     got = graph_histogram_losses(trace, P, EPS0, delta, cap=False,
                                  observers=np.array([0, 5, 33])).matrix()

@@ -11,7 +11,8 @@ import pytest
 from netdp import engine
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
-from netdp.tracking.graph_walk import icml_coefficients, transition_matrix
+from netdp.graphs.walk_kind import transition_matrix
+from netdp.tracking.graph_walk import icml_coefficients
 from netdp.tracking.sgd import pair_coefficients
 
 

@@ -17,7 +17,8 @@ from netdp.engine import walk
 from netdp.engine.routing import Router
 from netdp.engine.trace import Trace
 from netdp.graphs import topologies as topology
-from netdp.tracking import graph_walk, taboo
+from netdp.graphs import walk_kind
+from netdp.tracking import taboo
 from netdp.tracking._kernels import taboo as kernels
 from netdp.tracking.loss_table import RDP_ORDERS, walk_losses
 
@@ -103,7 +104,7 @@ def test_interior_visits_match_plain_numpy(L, reversible):
 def test_bipartite_chain_settles_with_period_two():
     """The hypercube's simple walk is periodic: rows repeat every 2 steps, and the
     sum read back from them still matches numpy far beyond where they settled."""
-    P = graph_walk.transition_matrix(topology.build("hypercube", 16), "simple").toarray()
+    P = walk_kind.transition_matrix(topology.build("hypercube", 16), "simple").toarray()
     blocked = np.zeros(16, bool)
     blocked[0] = True
     F, lf, sf, _ = taboo._rows(sparse.csr_array(P), np.array([1]), blocked, 500, False, 0)
@@ -177,7 +178,7 @@ def test_complete_graph_same_composition_as_the_reference_tracker(accountant):
     numbers on the same walk."""
     n, eps0, delta, z = 9, 1.0, 1e-6, 2.0
     trace = complete_trace(n, 400, 3)
-    P = graph_walk.transition_matrix(topology.complete(n), "simple")
+    P = walk_kind.transition_matrix(topology.complete(n), "simple")
     ours = taboo.graph_walk_losses(trace, P, eps0, delta, z, accountant).matrix()
     ref = walk_losses(trace, eps0, delta, z, accountant, keep_pairs=True,
                       convention="reference").matrix()
@@ -213,7 +214,7 @@ def test_reference_rate_falls_below_the_true_law_beyond_three_n():
 def test_coalition_of_one_is_that_observer():
     topo = topology.build("hypercube", 32)
     trace = walk("vector", Router(topo), 3000, [np.random.default_rng(4)])
-    P = graph_walk.transition_matrix(topo, "simple")
+    P = walk_kind.transition_matrix(topo, "simple")
     alone = taboo.graph_walk_losses(trace, P, 1.0, 1e-6, 2.0, "kov", observers=np.array([5]))
     one = taboo.graph_walk_losses(trace, P, 1.0, 1e-6, 2.0, "kov", coalition=[5])
     np.testing.assert_allclose(one.values, alone.values, rtol=1e-12)
@@ -223,7 +224,7 @@ def test_coalition_of_one_is_that_observer():
 def test_sampled_observers_are_rows_of_the_full_table():
     topo = topology.build("karate")
     trace = walk("vector", Router(topo, "metropolis"), 2000, [np.random.default_rng(5)])
-    P = graph_walk.transition_matrix(topo, "metropolis")
+    P = walk_kind.transition_matrix(topo, "metropolis")
     full = taboo.graph_walk_losses(trace, P, 1.0, 1e-6, 2.0, "rdp").matrix()
     some = taboo.graph_walk_losses(trace, P, 1.0, 1e-6, 2.0, "rdp",
                                    observers=np.array([3, 20]))
@@ -235,7 +236,7 @@ def test_rows_beyond_memory_are_counted_and_only_raise_losses(monkeypatch):
     figure, and counted."""
     topo = topology.build("grid", 64)
     trace = walk("vector", Router(topo, "simple"), 6400, [np.random.default_rng(6)])
-    P = graph_walk.transition_matrix(topo, "simple")
+    P = walk_kind.transition_matrix(topo, "simple")
     full = taboo.graph_walk_losses(trace, P, 1.0, 1e-6, 2.0, "kov")
     assert full.unamplified == 0
     monkeypatch.setattr(taboo, "MEMORY", 8 * 64 * 8 * 20)
@@ -250,7 +251,7 @@ def test_far_nodes_lose_less_on_a_short_walk():
     fewer of its cycles."""
     topo = topology.build("cycle", 40)
     trace = walk("vector", Router(topo, "lazy"), 4000, [np.random.default_rng(7)])
-    P = graph_walk.transition_matrix(topo, "lazy")
+    P = walk_kind.transition_matrix(topo, "lazy")
     M = taboo.graph_walk_losses(trace, P, 1.0, 1e-6, 2.0, "kov",
                                 observers=np.array([0])).matrix()[:, 0]
     assert M[[2, 38]].mean() > M[[18, 20, 22]].mean()
@@ -260,7 +261,7 @@ def test_accountant_outside_the_graph_tracker_is_refused():
     from netdp.core.errors import InputError
 
     trace = complete_trace(5, 50, 1)
-    P = graph_walk.transition_matrix(topology.complete(5), "simple")
+    P = walk_kind.transition_matrix(topology.complete(5), "simple")
     with pytest.raises(InputError, match="kov, rdp"):
         taboo.graph_walk_losses(trace, P, 1.0, 1e-6, 2.0, "pld")
 

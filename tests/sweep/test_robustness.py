@@ -45,8 +45,9 @@ def _one_line(capsys, command: str) -> str:
 
 
 def _fail_on(monkeypatch, failures: dict[int, BaseException]) -> None:
-    """``netdp.run.api.simulate`` raises ``failures[nodes]`` for those configs."""
-    module = importlib.import_module("netdp.run.api")
+    """``simulate``, as the sweep's runner calls it, raises ``failures[nodes]`` for those
+    configs."""
+    module = importlib.import_module("netdp.run.sweep.runner")
     real = module.simulate
 
     def flaky(config, **kw):
@@ -61,7 +62,7 @@ def _never_called(monkeypatch) -> None:
     def fail(config, **kw):
         raise AssertionError(f"ran {config.nodes} again")
 
-    monkeypatch.setattr(importlib.import_module("netdp.run.api"), "simulate", fail)
+    monkeypatch.setattr(importlib.import_module("netdp.run.sweep.runner"), "simulate", fail)
 
 
 # --------------------------------------------------------------------------- failing runs
@@ -222,7 +223,7 @@ def test_a_config_that_fails_to_build_names_its_grid_point(tmp_path, capsys, mon
             raise TypeError("topology must be a string")
         return real(params, **more)
 
-    monkeypatch.setattr(netdp.tasks, "make_config", strict)
+    monkeypatch.setattr(importlib.import_module("netdp.run.sweep.spec"), "make_config", strict)
     spec = _spec(tmp_path, '[grid]\ntopology = ["ring", 5]\n')
     assert main(["sweep", spec, "--out", str(tmp_path / "o"), "--backend", "serial"]) == 2
     line = _one_line(capsys, "sweep")

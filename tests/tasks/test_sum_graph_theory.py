@@ -7,6 +7,7 @@ import pytest
 
 from netdp import simulate
 from netdp.engine.routing import resolve_walk
+from netdp.graphs import walk_kind
 from netdp.tasks import make_config, task_of
 from netdp.tracking import graph_walk
 from netdp.tracking.sgd import epsilon_upper
@@ -27,7 +28,7 @@ def test_icml_theory_is_the_mean_closed_form_below_the_ldp_level(topology, nodes
     topo = report.topology
     n = topo.n
     setup = task_of(report.config).prepare(report.config)
-    P = graph_walk.transition_matrix(topo, resolve_walk(topo, report.config.walk))
+    P = walk_kind.transition_matrix(topo, resolve_walk(topo, report.config.walk))
     coef = graph_walk.icml_coefficients(P, 3000)
     s = setup.mechanism.sigma / setup.mechanism.sensitivity
     off = ~np.eye(n, dtype=bool)

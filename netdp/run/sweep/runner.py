@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.errors import InputError, check
+from netdp.graphs.walk_kind import kind_of
 from netdp.run.api import simulate
 from netdp.run.sweep.spec import Run, SweepSpec
 from netdp.run.sweep.table import ResultTable, error_row, flatten
@@ -106,7 +107,8 @@ def max_workers() -> int:
 def estimate_cost(config) -> float:
     """Rough cost of one run, in kov-steps: only the batching and the order use it."""
     n = config.nodes or 100
-    steps = config.rounds * n if config.topology == "ring" else (config.steps or 100 * n)
+    steps = kind_of(config.topology).steps_per_token(n=n, rounds=config.rounds,
+                                                     steps=config.steps, steps_per_node=100)
     accountants = (config.accountants if config.accountants is not None
                    else _default_accountants(config.task))
     weight = sum(ACCOUNTANT_WEIGHT.get(a, 1.0) for a in accountants) or 0.5
