@@ -195,3 +195,13 @@ def test_the_hidden_import_finder_finds_a_planted_one(tmp_path):
     lf.ROOT = tmp_path
     light = lf.facts()["function_level_imports_light"]
     assert len(light) == 1 and "core/errors.py:2 " in light[0]  # z loads numba: not hidden
+
+
+def test_the_topology_kind_is_asked_of_its_object_outside_graphs():
+    """Comparisons of the topology kind with ``"ring"``, ``"complete"`` or ``"graph"`` live
+    in ``netdp/graphs/`` only; elsewhere code asks the walk kind
+    (:mod:`netdp.graphs.walk_kind`) what it needs to know."""
+    facts = _layout_facts().facts()
+    outside = {f: k for f, k in facts["kind_branches_per_file"].items()
+               if not f.startswith("netdp/graphs/")}
+    assert outside == {}

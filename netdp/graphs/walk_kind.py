@@ -93,6 +93,7 @@ class WalkKind(ABC):
     implicit: ClassVar[bool]
     public_schedule: ClassVar[bool] = False
     self_moves_apply: ClassVar[bool] = False
+    uniform: ClassVar[bool] = False
 
     def steps_per_token(self, *, n: int, rounds: int, steps: int | None,
                         steps_per_node: int) -> int:
@@ -196,6 +197,7 @@ class Complete(WalkKind):
     name = "complete"
     implicit = True
     self_moves_apply = True
+    uniform = True
 
     def route(self, topology: Topology, current: int, u: np.ndarray) -> np.ndarray:
         """A uniform node per hop; without self-moves a uniform other node (a uniform

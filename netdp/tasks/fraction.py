@@ -166,7 +166,7 @@ def theoretical_std(setup: Setup, truth: float) -> float | None:
     """Std of the estimate where the holders are i.i.d. uniform (complete graph with
     self-moves): ``sqrt(π (1 - π) / (T' (2p - 1)²))`` over ``T'`` reports of all tokens."""
     topo = setup.topology
-    if topo.kind != "complete" or not topo.self_moves:
+    if not topo.walk_kind.uniform or not topo.self_moves:
         return None
     p = keep_probability(setup.config.epsilon)
     pi = 1 - p + (2 * p - 1) * truth

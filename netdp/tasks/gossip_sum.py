@@ -31,6 +31,7 @@ from netdp.engine import gossip_rounds as engine
 from netdp.engine.clock import parse_latency
 from netdp.engine.faults import fault_run, from_config
 from netdp.engine.trace import Trace
+from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms.noise import analytic_sigma
 from netdp.report.types import (
     Report,
@@ -101,8 +102,8 @@ class GossipSumConfig(Section):
 
 def check_gossip(config: Any) -> None:
     """Refuse the walk's parameters that gossip does not use (both gossip tasks)."""
-    check(config.topology != "ring", "topology", "gossip needs undirected edges; the ring "
-          "is directed (try --topology cycle)")
+    check(not kind_of(config.topology).public_schedule, "topology", "gossip needs undirected "
+          "edges; the ring is directed (try --topology cycle)")
     check(config.tokens == 1, "tokens", "gossip moves no token (leave --tokens out)")
     check(config.walk == "auto", "walk", "gossip has no walk rule (leave --walk out)")
     check(config.service_time == 0, "service-time", "gossip nodes keep no token")
@@ -178,11 +179,11 @@ class GossipSumTask(Task):
     protocol = "gossip"
     summary = "the mean of real values by gossip averaging (Muffliato, NeurIPS 2022)"
     section = GossipSumConfig
-    tracking = tuple(
-        Tracking(kind, "exact Renyi divergence of each observer's whole view (every message "
+    tracking = (
+        Tracking("graph", "exact Renyi divergence of each observer's whole view (every message "
                  "it receives and its own value), capped at LDP; converted by rdp or exactly "
-                 "(pld: one Gaussian shift); by distance" if kind == "graph"
-                 else "as on any graph", None, ("rdp", "pld")) for kind in ("graph", "complete"))
+                 "(pld: one Gaussian shift); by distance", None, ("rdp", "pld")),
+        Tracking("complete", "as on any graph", None, ("rdp", "pld")))
 
     def prepare(self, config: SimulationConfig) -> Setup:
         from netdp.graphs import gossip_matrix as GM

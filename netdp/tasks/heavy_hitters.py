@@ -36,6 +36,7 @@ from netdp.core.params import Section, param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
+from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms._hashing import hash_values
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Task
@@ -102,7 +103,7 @@ class HeavyHittersConfig(Section):
     def validate(self, config: Any) -> None:
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
-        check(self.dummies is None or config.topology == "ring", "dummies",
+        check(self.dummies is None or kind_of(config.topology).public_schedule, "dummies",
               f"applies to the ring only (the topology is {config.topology})")
         self.plan()
 
@@ -212,7 +213,7 @@ class HeavyHittersTask(Task):
         sec = config.section
         assert isinstance(sec, HeavyHittersConfig) and config.seed is not None
         values, nodes = values_from_file(config)
-        if nodes is None and config.topology in ("ring", "complete"):
+        if nodes is None and kind_of(config.topology).implicit:
             nodes = self.default_nodes
         topo = build_topology(config, nodes)
         if values is None:
@@ -227,7 +228,7 @@ class HeavyHittersTask(Task):
         check(items.size == topo.n, "nodes",
               f"the data holds {items.size} items for {topo.n} nodes")
         dummies = sec.dummies
-        if topo.kind == "ring" and dummies is None:
+        if topo.walk_kind.public_schedule and dummies is None:
             dummies = topo.n - 1
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
                                   dummies=dummies)
@@ -256,7 +257,8 @@ class HeavyHittersTask(Task):
 
         plan, oracles = setup.memo["plan"], setup.memo["oracles"]
         rng = streams.generator("noise")
-        dummies = (setup.config.get("dummies") or 0) if setup.topology.kind == "ring" else 0
+        public = setup.topology.walk_kind.public_schedule  # the ring's node 0 adds dummies
+        dummies = (setup.config.get("dummies") or 0) if public else 0
         head = perturb_groups(rng.integers(0, 1 << plan.bits, dummies), plan, oracles, rng)
         real = perturb_groups(setup.data[trace.holders.reshape(-1)], plan, oracles, rng)
         tail = perturb_groups(rng.integers(0, 1 << plan.bits, dummies), plan, oracles, rng)

@@ -36,6 +36,7 @@ from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.data.values import categories, check_categories
 from netdp.engine.trace import Trace
+from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms import oracle_memory_bytes
 from netdp.mechanisms._oracle import project_simplex
 from netdp.report.types import Report, Utility, fmt
@@ -117,7 +118,7 @@ class HistogramConfig(UserLevelSection):
               "the privacy blanket bound holds for grr (k-ary randomized response) only")
         check(self.gamma is None or self.mechanism == "grr", "gamma",
               "gamma parameterises grr (gamma-randomized response); use --mechanism grr")
-        check(self.dummies is None or config.topology == "ring", "dummies",
+        check(self.dummies is None or kind_of(config.topology).public_schedule, "dummies",
               f"applies to the ring only (the topology is {config.topology})")
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
@@ -263,7 +264,7 @@ class HistogramTask(Task):
                                seeding.generator(config.seed, "bounding"))
         values = users.categories()
         dummies = sec.dummies
-        if topo.kind == "ring" and dummies is None:
+        if topo.walk_kind.public_schedule and dummies is None:
             dummies = topo.n - 1
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
                                   dummies=dummies)
@@ -295,7 +296,7 @@ class HistogramTask(Task):
 
         oracle = self.oracle(setup, streams.run)
         rng = streams.generator("noise")
-        if setup.topology.kind == "ring":
+        if setup.topology.walk_kind.public_schedule:
             outcome = ring_histogram(trace, setup.data, oracle, rng, _dummy_reports(setup))
         else:
             outcome = walk_histogram(trace, setup.data, oracle, rng)
@@ -313,7 +314,7 @@ class HistogramTask(Task):
         acts = plan(trace.holders, adversary.malicious(setup.topology.n, setup.seed,
                                                        streams.run), attack)
         forge, rng = adversary.forge_stream(setup.seed, streams.run), streams.generator("noise")
-        ring, d, holders = setup.topology.kind == "ring", oracle.domain, trace.holders
+        ring, d, holders = setup.topology.walk_kind.public_schedule, oracle.domain, trace.holders
         dummies = setup.config.get("dummies") if ring else 0
         if ring:  # node 0's head dummies: the same draws as the honest run's
             aggregate_reports(oracle, rng.integers(0, d, dummies), rng)
@@ -448,7 +449,7 @@ class HistogramTask(Task):
         naive_noise = float(np.mean(naive.variance(f, outcome.reports // t * k)))
         bias = float(np.mean(users.histogram_bias(d) ** 2))
         kept = np.bincount(users.kept.reshape(-1), minlength=d) / users.size
-        sampling = 0.0 if setup.topology.kind == "ring" else None
+        sampling = 0.0 if setup.topology.walk_kind.public_schedule else None
         draw = float(np.mean(users.histogram_draw_variance(d)))
         return UserLevelReport(
             "frequencies", k, t, users.size, sec.local_epsilon(cfg.epsilon),
@@ -479,7 +480,7 @@ class HistogramTask(Task):
                 total = total + oracle.aggregate(chunk)
             return total
 
-        ring = setup.topology.kind == "ring"
+        ring = setup.topology.walk_kind.public_schedule
         dummies = _dummy_reports(setup) if ring else 0
         per = setup.config.get("bound")  # reports per visit
         head = aggregate(perturbed_reports(oracle, rng.integers(0, d, dummies), rng)) \
@@ -515,7 +516,7 @@ class HistogramTask(Task):
                "the categories": (8.0 * nodes * sec.records_per_node, "nodes"),
                "the frequency oracle": (float(oracle), "domain"),
                "the estimates over runs": (8.0 * sec.domain * (config.runs + 6), "domain")}
-        if config.topology == "ring":
+        if kind_of(config.topology).public_schedule:
             dummies = sec.dummies if sec.dummies is not None else nodes
             out["the dummy reports"] = (16.0 * dummies, "dummies")
         return out

@@ -40,6 +40,7 @@ from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.data.values import ZIPF_EXPONENT
 from netdp.engine.trace import Trace
+from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms._oracle import row_chunks
 from netdp.mechanisms.set_valued import (
     ORACLES,
@@ -122,11 +123,11 @@ class ItemsetsConfig(Section):
               f"(the domain) (got {self.mean_size:g})")
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
-        check(self.dummies is None or config.topology == "ring", "dummies",
+        check(self.dummies is None or kind_of(config.topology).public_schedule, "dummies",
               f"applies to the ring only (the topology is {config.topology})")
         check(config.epsilon <= 700.0, "epsilon", "must be <= 700 (e^epsilon must stay "
               f"finite; got {config.epsilon:g})")
-        check(self.mining == "one-round" or config.topology != "ring", "mining",
+        check(self.mining == "one-round" or not kind_of(config.topology).public_schedule, "mining",
               f"{self.mining} runs on the walk (the ring's dummies and tracker are for "
               "one-round)")
         if self.mining == "svsm":
@@ -389,7 +390,7 @@ class ItemsetsTask(Task):
         check(sets.n == topo.n, "nodes", f"the data holds {sets.n} sets for {topo.n} nodes")
         length, source = self.length(sec, sets)
         dummies = sec.dummies
-        if topo.kind == "ring" and dummies is None:
+        if topo.walk_kind.public_schedule and dummies is None:
             dummies = topo.n - 1
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
                                   dummies=dummies)
@@ -480,7 +481,7 @@ class ItemsetsTask(Task):
         psfo: PSFO = setup.mechanism
         rng = streams.generator("noise")
         sampled = psfo.sample(setup.data, trace.holders.reshape(-1), rng)
-        ring = setup.topology.kind == "ring"
+        ring = setup.topology.walk_kind.public_schedule
         dummies = int(setup.config.get("dummies") or 0) if ring else 0
         ext, base = _extended(setup), psfo.base
         head = aggregate_reports(base, rng.integers(0, ext, dummies), rng) if ring else 0.0
@@ -501,7 +502,8 @@ class ItemsetsTask(Task):
         k = _section(setup).k
         found = top_k(estimate, k)
         precision, recall = precision_recall(found, truth, k)
-        dummies = int(setup.config.get("dummies") or 0) if setup.topology.kind == "ring" else 0
+        public = setup.topology.walk_kind.public_schedule  # the ring's node 0 adds dummies
+        dummies = int(setup.config.get("dummies") or 0) if public else 0
         return ItemsetsOutcome(estimate, truth, found, reports, dummies, precision, recall)
 
     def record(self, outcome: ItemsetsOutcome) -> dict[str, float]:
@@ -519,7 +521,7 @@ class ItemsetsTask(Task):
         psfo: PSFO = setup.mechanism
         sets: ItemSets = setup.data
         reports = setup.steps * setup.config.tokens
-        if setup.topology.kind == "ring":
+        if setup.topology.walk_kind.public_schedule:
             return np.asarray(setup.config.rounds * psfo.variance(sets) / reports**2)
         share = psfo.sampling_sums(sets)[0] / sets.n
         return psfo.mixture_variance(share, reports)

@@ -242,10 +242,10 @@ class MultidimTask(Task):
     def theoretical_variance(self, setup: Setup, reports: int) -> np.ndarray | None:
         """Closed-form variance of each estimate: rows drawn uniformly (the complete
         graph), or each row ``K`` times (the ring); ``None`` on other graphs."""
-        table, mech, kind = setup.data, setup.mechanism, setup.topology.kind
-        if kind == "complete":
+        table, mech, kind = setup.data, setup.mechanism, setup.topology.walk_kind
+        if kind.uniform:
             return mech.sampled_variance(table, reports)
-        if kind == "ring":
+        if kind.public_schedule:
             return mech.variance(table) / setup.config.rounds
         return None
 

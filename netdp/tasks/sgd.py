@@ -27,6 +27,7 @@ from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.graphs import walk_kind
 from netdp.graphs.topologies import hop_distances
+from netdp.graphs.walk_kind import kind_of
 from netdp.learning import training_data as datasets
 from netdp.learning.curves import curves_csv, curves_figure
 from netdp.learning.models import MODELS, Model, solve
@@ -339,7 +340,7 @@ class SgdTracker(Tracker):
 
         setup, cfg = self.setup, self.setup.config
         n = setup.topology.n
-        walk = "simple" if setup.topology.kind != "graph" else cfg.walk
+        walk = "simple" if setup.topology.walk_kind.implicit else cfg.walk
         P = walk_kind.transition_matrix(setup.topology, walk)
         sources = None
         if n > graph_walk.DENSE_LIMIT:
@@ -377,7 +378,7 @@ def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any
     rng = seeding.generator(config.seed, "data")
     X, y, name = datasets.load(sec.dataset, sec.model, rng, sec.target)
     nodes = config.nodes
-    if nodes is None and cap is not None and config.topology in ("complete", "ring"):
+    if nodes is None and cap is not None and kind_of(config.topology).implicit:
         nodes = min(cap, y.size - int(round(sec.test_fraction * y.size)))
     topo = build_topology(config, nodes)
     return topo, datasets.split(X, y, topo.n, rng, name, sec.test_fraction, sec.skew)
@@ -403,10 +404,11 @@ class SgdTask(Task):
     name = "sgd"
     summary = "a model trained by the walk (AISTATS Alg. 5): local vs network vs central DP"
     section = SgdConfig
-    tracking = tuple(  # declared for the docs and the checks; SgdTracker does the work
-        Tracking(kind, "per pair: RDP sum of 2 alpha L^2/(sigma^2 j) over u's updates, "
-                 "j = steps until v holds the model" if kind == "ring" else "as on the ring",
-                 None, ("rdp",)) for kind in ("ring", "complete", "graph"))
+    tracking = (  # declared for the docs and the checks; SgdTracker does the work
+        Tracking("ring", "per pair: RDP sum of 2 alpha L^2/(sigma^2 j) over u's updates, "
+                 "j = steps until v holds the model", None, ("rdp",)),
+        Tracking("complete", "as on the ring", None, ("rdp",)),
+        Tracking("graph", "as on the ring", None, ("rdp",)))
     outputs = (CURVES,)
     default_nodes = DEFAULT_NODES
     steps_per_node = 10
@@ -437,7 +439,7 @@ class SgdTask(Task):
         if "calibrations" in setup.memo:
             return setup.memo["calibrations"]
         cfg, topo, data, n = setup.config, setup.topology, setup.data, setup.topology.n
-        if topo.kind == "complete":
+        if topo.walk_kind.uniform:
             per_update = sgd_privacy.expected_cost(sgd_privacy.hit_probability(n, topo.self_moves))
         else:  # mean over ordered pairs of the walk's coefficients, per update
             per_update = float(walk.coefficients.sum() / (n * (n - 1)) / (setup.steps / n))
@@ -553,7 +555,7 @@ class SgdTask(Task):
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
-        drive = "rounds" if config.topology == "ring" else "steps"
+        drive = "rounds" if kind_of(config.topology).public_schedule else "steps"
         out = {"the walk's trace": (12.0 * steps, drive),
                "the noise and rates": (8.0 * steps, drive)}
         if config.accountants != ():

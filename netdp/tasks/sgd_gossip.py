@@ -330,10 +330,10 @@ class GossipSgdTask(Task):
     protocol = "gossip"
     summary = "a model trained by gossip GD (Muffliato-GD): local vs network DP, by distance"
     section = GossipSgdConfig
-    tracking = tuple(
-        Tracking(kind, "per round the exact joint loss of the observer's view (K + 1 gossip "
-                 "states), times R rounds, capped at LDP; by distance" if kind == "graph"
-                 else "as on any graph", None, ("rdp",)) for kind in ("graph", "complete"))
+    tracking = (
+        Tracking("graph", "per round the exact joint loss of the observer's view (K + 1 gossip "
+                 "states), times R rounds, capped at LDP; by distance", None, ("rdp",)),
+        Tracking("complete", "as on any graph", None, ("rdp",)))
     outputs = (CURVES,)
     default_nodes = 100
 

@@ -28,6 +28,7 @@ from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.data.values import check_range, synthetic
 from netdp.engine.trace import Trace
+from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms.noise import Gaussian, Laplace
 from netdp.report.types import Report, Utility, fmt, row
 from netdp.tasks.base import Task
@@ -94,8 +95,9 @@ class SumConfig(UserLevelSection):
               f"finite (got {self.low:g} {self.high:g})")
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
-        check(not self.noise_every_hop or config.topology == "ring", "noise-every-hop",
-              f"applies to the ring only (every holder adds noise on {config.topology})")
+        check(not self.noise_every_hop or kind_of(config.topology).public_schedule,
+              "noise-every-hop", f"applies to the ring only (every holder adds noise on "
+              f"{config.topology})")
         for name in ("rdp", "pld", "exact"):
             check(name not in (config.accountants or ()) or self.mechanism == "gaussian",
                   "accountant", f"{name} accounts Gaussian noise; use --accountant kov with "
@@ -220,7 +222,7 @@ def icml_theory(setup: Setup) -> dict[str, float]:
     up to 512 nodes, else 256 sampled from the ``sources`` stream; skipped without an
     accountant (``--no-tracking``), as its cost grows with the graph."""
 
-    if (setup.topology.kind != "graph" or not isinstance(setup.mechanism, Gaussian)
+    if (setup.topology.walk_kind.implicit or not isinstance(setup.mechanism, Gaussian)
             or not setup.config.accountants):
         return {}
     from netdp.tracking.sgd import epsilon_upper
@@ -318,7 +320,7 @@ class SumTask(Task):
         if section.mechanism not in ADDITIVE:
             outcome = randomized_sum(trace, values, mech, rng, *section.contribution_range(),
                                      topo, cfg.walk)
-        elif topo.kind == "ring":
+        elif topo.walk_kind.public_schedule:
             outcome = ring_sum(trace, values, mech, rng, section.noise_every_hop)
         else:
             outcome = walk_sum(trace, values, mech, rng, topo, cfg.walk)
@@ -349,7 +351,8 @@ class SumTask(Task):
                              honest.theoretical_std, tokens, honest.noise_draws)
         expected = (forged - float(np.sum(x[~acts.alive])) + float(acts.fakes.sum()) * fake) \
             / trace.holders.size
-        checked = isinstance(setup.mechanism, Gaussian) and setup.topology.kind != "ring"
+        checked = (isinstance(setup.mechanism, Gaussian)
+                   and not setup.topology.walk_kind.public_schedule)
         detections: tuple[Any, ...] = ()
         if checked:
             null = Null(section.low, section.high, setup.mechanism.std ** 2)
@@ -378,7 +381,8 @@ class SumTask(Task):
     def utility(self, setup: Setup, outcomes: Sequence[Any]) -> SumUtility:
         estimates = [o.estimate for o in outcomes]
         mech, first = setup.mechanism, outcomes[0]
-        ring_additive = setup.topology.kind == "ring" and setup.config.get("mechanism") in ADDITIVE
+        ring_additive = (setup.topology.walk_kind.public_schedule
+                         and setup.config.get("mechanism") in ADDITIVE)
         per_node = setup.config.get("records_per_node")
         return SumUtility(
             estimate=float(np.mean(estimates)), truth=first.truth,
@@ -475,7 +479,7 @@ def _sampling_var(setup: Setup, sums: np.ndarray, per_node: int) -> float | None
     (none on the ring: every node adds its sum once per turn; ``None`` where
     :func:`~netdp.tasks.summation.walk_sum_std` has no closed form)."""
 
-    if setup.topology.kind == "ring":
+    if setup.topology.walk_kind.public_schedule:
         return 0.0
     std = walk_sum_std(setup.topology, setup.config.walk, sums, setup.steps, 0.0)
     return None if std is None else std ** 2 / per_node ** 2 / setup.config.tokens
@@ -499,7 +503,7 @@ def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.nd
                 out[k, lo:lo + part.size] = (part + 1.0) * half + low
         return out
     out = values[trace.holders].astype(float)
-    if setup.topology.kind == "ring":
+    if setup.topology.walk_kind.public_schedule:
         mask = ring_noise_mask(trace.n, steps, section.noise_every_hop)
         out[0, mask] += _chunked_noise(mech, rng, int(mask.sum()))
         return out

@@ -122,7 +122,7 @@ def randomized_sum(trace: Trace, values: np.ndarray, mechanism: Mechanism,
         sums[k] = total
     per_node = mechanism.variance(scaled)
     std: float | None
-    if topology.kind == "ring":
+    if topology.walk_kind.public_schedule:
         counts = np.bincount(trace.holders[0], minlength=trace.n)
         std = math.sqrt(_weighted_sum(counts, per_node)) / steps
     else:
@@ -147,11 +147,11 @@ def walk_sum_std(topology: Topology, walk: str, values: np.ndarray, steps: int,
     """
     n = topology.n
     noise = steps * noise_std**2
-    if topology.kind == "complete":
+    if topology.walk_kind.uniform:
         lam = 0.0 if topology.self_moves else -1.0 / (n - 1)
         return math.sqrt(population_variance(values) * _lag_sum(lam, steps) + noise) / steps
     uniform_law = walk == "metropolis" or (topology.is_regular and not topology.directed)
-    if topology.kind != "graph" or not uniform_law or n > SPECTRAL_LIMIT:
+    if topology.walk_kind.implicit or not uniform_law or n > SPECTRAL_LIMIT:
         return None
     eigvals, vecs = np.linalg.eigh(_transition(topology, walk))
     coef = vecs.T @ (values - values.mean())
