@@ -42,6 +42,18 @@ def assert_std_gaussian(samples: np.ndarray, expected: float, p: float = 1e-6) -
     assert lo <= ratio <= hi, (samples.std(ddof=1), expected, lo / k, hi / k)
 
 
+def assert_unbiased_with_std(estimates: np.ndarray, truth: float, std: float) -> None:
+    """Independent runs' estimates: mean ``truth`` and std ``std`` (``assert_mean`` and
+    ``assert_std_gaussian``), and a std off by a factor sqrt(1.5) rejected by the same
+    χ² check at this many runs, so that the check can fail."""
+    estimates = np.asarray(estimates, dtype=float)
+    assert_mean(estimates, truth, std)
+    assert_std_gaussian(estimates, std)
+    k = estimates.size - 1
+    ratio = k * estimates.var(ddof=1) / (math.sqrt(1.5) * std) ** 2
+    assert not stats.chi2.ppf(5e-7, k) <= ratio <= stats.chi2.isf(5e-7, k)
+
+
 @pytest.fixture
 def captured(monkeypatch):
     """The figures `netdp plot` saves (to measure their data ink): a spy on

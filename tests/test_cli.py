@@ -170,16 +170,17 @@ def test_module_entry_point_and_help(tmp_path):
 
 def test_readme_test_command_is_what_ci_runs():
     """CI runs the README's test command (its install, then its pytest), with the lint and
-    the type check in between."""
+    the type check in between, then the slow tier the README names."""
     root = Path(__file__).resolve().parents[1]
     readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
-    install, tests = "python -m pip install '.[test]'", "python -m pytest -q"
-    assert f"{install} && {tests}" in readme
+    install, tests = "python -m pip install '.[test]'", "python -m pytest -q -n auto"
+    assert f"{install} && {tests}" in readme and f"`{tests} -m slow`" in readme
     steps = [ci.index(install), ci.index("python -m ruff check ."), ci.index("python -m mypy"),
-             ci.index(tests)]
+             ci.index(tests), ci.index("tier || exit 1"), ci.index("tier -m slow || exit 1")]
     assert steps == sorted(steps)
 
 
+@pytest.mark.slow  # ~25 s: every accountant end to end
 def test_privacy_section(capsys):
     res = json.loads(run(capsys, "simulate", "--nodes", "40", "--seed", "1", "--runs", "2",
                          "--accountant", "kov", "--accountant", "rdp", "--accountant", "pld",

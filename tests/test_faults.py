@@ -78,6 +78,7 @@ def test_resend_keeps_the_route_and_its_duplicates_cost_nothing():
     assert (a.hop_times() >= b.hop_times()).all() and (a.hop_times() > b.hop_times()).any()
 
 
+@pytest.mark.slow  # ~15 s: many event-engine runs
 def test_resend_estimate_is_unbiased_over_runs():
     """Over 300 runs the resend estimate's mean is within 4 standard errors of the truth
     (the route is the fault-free walk's, so this is the protocol's own unbiasedness,
@@ -90,6 +91,7 @@ def test_resend_estimate_is_unbiased_over_runs():
     assert abs(est.mean() - truth) < 4 * se
 
 
+@pytest.mark.slow  # ~40 s: many event-engine runs
 def test_skip_is_biased_towards_the_nodes_that_are_up(tmp_path):
     """Nodes 0..4 are down for the whole run. skip routes around them: the walk starts at
     an up node and every hop goes to a uniform up node, so the estimate's mean is the

@@ -159,6 +159,7 @@ def _not_installed_by_pip(purelib: Path) -> list[str]:
     )
 
 
+@pytest.mark.slow  # ~25 s: builds a venv
 @pytest.mark.install
 def test_install_run_reinstall_editable_run(tmp_path: Path) -> None:
     """Installs the package (non-editable), runs it, reinstalls it editable, runs it again."""

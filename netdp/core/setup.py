@@ -87,3 +87,12 @@ class View:
     step: np.ndarray
     received: np.ndarray
     published: np.ndarray
+
+
+def running_sum_view(reports: np.ndarray, holders: np.ndarray, observer: int) -> View:
+    """The view of a token that carries the running sum of ``(tokens, steps)`` reports:
+    the sum on each of ``observer``'s arrivals (before its own report), and every token's
+    total as the published result."""
+    before = np.cumsum(reports, axis=1) - reports
+    token, step = np.nonzero(holders == observer)
+    return View(observer, token, step, before[token, step], reports.sum(axis=1))

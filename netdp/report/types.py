@@ -505,3 +505,25 @@ class RegimeLosses:
         if self.by_distance:
             out["by_distance"] = [r.to_dict() for r in self.by_distance]
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class ScalarUtility(Utility):
+    """One estimated number over the runs, beside its truth and its closed-form standard
+    deviation (``None`` where there is none): the utility of the small tasks."""
+
+    quantity: str
+    reports: str
+    estimate: float
+    truth: float
+    abs_error: float
+    theoretical_std: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantity": self.quantity, "estimate": self.estimate, "truth": self.truth,
+                "abs_error": self.abs_error, "theoretical_std": self.theoretical_std}
+
+    def lines(self, report: Report) -> list[str]:
+        return [f"  reports {self.reports}, eps={report.config.epsilon:g}", "",
+                f"  {self.quantity}: estimate {fmt(self.estimate)}, truth {fmt(self.truth)}, "
+                f"abs error {fmt(self.abs_error)}, theory std {fmt(self.theoretical_std)}"]

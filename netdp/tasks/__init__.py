@@ -23,6 +23,7 @@ from netdp.tasks.heavy_hitters import HeavyHittersTask
 from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.itemsets import ItemsetsTask
 from netdp.tasks.multidim import MultidimTask
+from netdp.tasks.one_bit import OneBitTask
 from netdp.tasks.sgd import SgdTask
 from netdp.tasks.sgd_gossip import GossipSgdTask
 from netdp.tasks.sum import SumTask
@@ -39,6 +40,7 @@ TASKS: dict[str, Task] = {task.key: task for task in (
     ItemsetsTask(),
     MultidimTask(),
     HeavyHittersTask(),
+    OneBitTask(),
 )}
 
 __all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",

@@ -25,10 +25,10 @@ import numpy as np
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import Section, param
-from netdp.core.setup import Setup, Streams, View
+from netdp.core.setup import Setup, Streams, View, running_sum_view
 from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.report.types import Report, Utility, fmt
+from netdp.report.types import ScalarUtility
 from netdp.tasks.base import Task
 from netdp.tasks.preparation import build_topology, resolve, values_from_file
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
@@ -59,25 +59,6 @@ class FractionConfig(Section):
     def validate(self, config: Any) -> None:
         check(self.column is None or self.data_file is not None, "column",
               "picks a column of --data-file; give the file")
-
-
-@dataclass(frozen=True, eq=False)
-class FractionUtility(Utility):
-    """The share's estimate over the runs, beside its closed-form standard deviation."""
-
-    estimate: float
-    truth: float
-    abs_error: float
-    theoretical_std: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"quantity": "share of ones", "estimate": self.estimate, "truth": self.truth,
-                "abs_error": self.abs_error, "theoretical_std": self.theoretical_std}
-
-    def lines(self, report: Report) -> list[str]:
-        return [f"  reports binary randomized response, eps={report.config.epsilon:g}", "",
-                f"  share of ones: estimate {fmt(self.estimate)}, truth {fmt(self.truth)}, "
-                f"abs error {fmt(self.abs_error)}, theory std {fmt(self.theoretical_std)}"]
 
 
 @dataclass(frozen=True)
@@ -141,10 +122,10 @@ class FractionTask(Task):
     def record(self, outcome: FractionOutcome) -> dict[str, float]:
         return {"estimate": outcome.estimate, "abs_error": abs(outcome.estimate - outcome.truth)}
 
-    def utility(self, setup: Setup, outcomes: Sequence[FractionOutcome]) -> FractionUtility:
+    def utility(self, setup: Setup, outcomes: Sequence[FractionOutcome]) -> ScalarUtility:
         truth = outcomes[0].truth
         estimate = float(np.mean([o.estimate for o in outcomes]))
-        return FractionUtility(estimate, truth,
+        return ScalarUtility("share of ones", "binary randomized response", estimate, truth,
                                float(np.mean([abs(o.estimate - truth) for o in outcomes])),
                                theoretical_std(setup, truth))
 
@@ -156,10 +137,7 @@ class FractionTask(Task):
 
     def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
         """The running sums of reports the observer receives."""
-        reports = self.reports(setup, trace, streams)
-        before = np.cumsum(reports, axis=1) - reports
-        token, step = np.nonzero(trace.holders == observer)
-        return View(observer, token, step, before[token, step], reports.sum(axis=1))
+        return running_sum_view(self.reports(setup, trace, streams), trace.holders, observer)
 
 
 def theoretical_std(setup: Setup, truth: float) -> float | None:

@@ -89,6 +89,7 @@ def test_dask_gives_the_same_values_as_serial(small_serial, tmp_path):
                                   check_exact=True)
 
 
+@pytest.mark.slow  # ~13 s: a killed sweep
 def test_sigkill_mid_sweep_then_rerun_gives_exactly_one_row_per_run(tmp_path):
     spec_path = tmp_path / "kill.toml"
     spec_path.write_text("seeds = 6\n[fixed]\nsteps = 20000\n[grid]\n"
