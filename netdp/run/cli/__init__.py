@@ -18,7 +18,6 @@ from typing import Any, NoReturn
 
 from netdp import __version__
 from netdp.core.errors import InputError
-from netdp.tasks import param_specs
 
 #: name -> (one-line help, module that adds the command's arguments with ``register``)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -71,6 +70,8 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
     """``--set KEY=VALUE`` items as parameters: values read as TOML (a bare word is a
     string; a parameter that takes text, such as ``loss`` or ``latency``, takes the value
     as written), keys with ``_`` for ``-``."""
+    from netdp.tasks import param_specs
+
 
 
     specs = param_specs()
