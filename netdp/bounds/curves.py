@@ -206,12 +206,22 @@ def ring_ldp(
 
 @dataclass(frozen=True)
 class Curve:
-    """A named theoretical curve: ``func(**{p: value for p in params})`` gives epsilon."""
+    """A named theoretical curve: ``func(**{p: value for p in params})`` gives epsilon.
+
+    ``task`` and ``topology`` say where it applies: the runs (rows of a result table) it
+    bounds, so that a plot draws it beside those only.
+    """
 
     name: str
     func: Callable[..., np.ndarray | np.float64]
     description: str
     params: tuple[str, ...]
+    task: str = "sum"
+    topology: str = "complete"
+
+    def applies(self, task: str, topology: str) -> bool:
+        """Whether the curve bounds a run of ``task`` on ``topology``."""
+        return task == self.task and topology == self.topology
 
     def __call__(self, **kwargs: npt.ArrayLike) -> np.ndarray | np.float64:
         missing = [p for p in self.params if p not in kwargs]
@@ -311,6 +321,7 @@ CURVES: dict[str, Curve] = {
             ring_ndp,
             "ring, NDP over K turns: opti(eps0, delta', K) (total delta K delta0 + delta')",
             _RING,
+            topology="ring",
         ),
         Curve(
             "histogram-ring",
@@ -318,12 +329,15 @@ CURVES: dict[str, Curve] = {
             "ring histogram: KOV over K turns of eps_shuffle(eps0, n - 1 reports), FMT numeric "
             "(closed form beyond 1e6 reports)",
             _RING,
+            task="histogram",
+            topology="ring",
         ),
         Curve(
             "ring-ldp",
             ring_ldp,
             "ring, LDP baseline: opti(eps0, delta, K) over a node's K contributions",
             _RING,
+            topology="ring",
         ),
     )
 }

@@ -80,6 +80,11 @@ class Task(ABC):
     steps_per_node: ClassVar[int] = 100
     #: The ``--attack`` names its malicious holders can run (none: no attack).
     attacks: ClassVar[tuple[str, ...]] = ()
+    #: The error measure the sweep plots draw against ε: the data columns of a result row
+    #: (the first labels the axis) and its references, ``(role, column, label)``; ``None``:
+    #: the task has none (the learning tasks plot their objective).
+    utility_columns: ClassVar[tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]
+                              | None] = None
 
     @property
     def key(self) -> str:

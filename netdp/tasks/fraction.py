@@ -87,6 +87,7 @@ class FractionTask(Task):
     name = "fraction"
     summary = "the share of nodes holding a 1, by binary randomized response (worked example)"
     section = FractionConfig
+    utility_columns = (("abs_error",), (("theory", "theoretical_std", "theoretical std"),))
     tracking = (shuffle_tracking("complete", "the histogram's shuffle tracker with k = 2",
                                  _shuffle),
                 report_tracking(_shuffle))

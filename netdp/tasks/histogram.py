@@ -236,6 +236,8 @@ class HistogramTask(Task):
     name = "histogram"
     summary = "frequencies of categories by frequency oracles (AISTATS Alg. 2 and 4)"
     section = HistogramConfig
+    utility_columns = (("mse",), (("theory", "theoretical_mse", "theoretical MSE"),
+                                  ("ldp", "ldp_mse", "LDP-baseline MSE")))
     attacks = ("rpa", "ria", "mga", "drop", "replay", "inflate")
     tracking = (
         shuffle_tracking("ring", "K windows of shuffled reports per pair (first and last "

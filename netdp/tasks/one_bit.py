@@ -71,6 +71,7 @@ class OneBitTask(Task):
     name = "one-bit"
     summary = "the mean of values in [-1, 1] from one-bit reports (toy task of extending.md)"
     section = OneBitConfig
+    utility_columns = (("abs_error",), (("theory", "theoretical_std", "theoretical std"),))
     tracking = (shuffle_tracking("complete", "the histogram's shuffle tracker, clone bounds",
                                  _shuffle),
                 report_tracking(_shuffle))

@@ -267,6 +267,8 @@ class SumTask(Task):
     name = "sum"
     summary = "the mean of real values (AISTATS Alg. 1 on the ring, Alg. 3 on a walk)"
     section = SumConfig
+    utility_columns = (("abs_error",), (("theory", "theoretical_std", "theoretical std"),
+                                        ("ldp", "ldp_std", "LDP-baseline std")))
     attacks = ("max", "beyond", "drop", "replay", "inflate")
     tracking = (
         Tracking("ring", "one noise draw every n - 1 hops; each turn is an (eps0, delta) "

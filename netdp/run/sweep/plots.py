@@ -41,7 +41,7 @@ from netdp.report.figures import (  # noqa: F401 (re-exported)
     wrap_title,
 )
 from netdp.run.sweep import table
-from netdp.tasks import param_specs
+from netdp.tasks import TASKS, param_specs
 
 #: Most groups of runs (lines) and categories (x ticks) a table figure draws, and most
 #: histogram bins: beyond them a figure takes minutes and reads as noise.
@@ -78,13 +78,12 @@ LABELS = {
 #: Theoretical network-DP curves drawn by default, when the table has them.
 DEFAULT_THEORY = ("complete-ndp-chernoff", "ring-ndp", "histogram-ring")
 
-#: The utility measure of each task: data columns, then reference (role, column, label).
-UTILITY = {
-    "sum": (("abs_error",), (("theory", "theoretical_std", "theoretical std"),
-                             ("ldp", "ldp_std", "LDP-baseline std"))),
-    "histogram": (("mse",), (("theory", "theoretical_mse", "theoretical MSE"),
-                             ("ldp", "ldp_mse", "LDP-baseline MSE"))),
-}
+
+def utility_columns(task: str) -> tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]] | None:
+    """The error measure task ``task`` declares for these plots
+    (:attr:`netdp.tasks.base.Task.utility_columns`), ``None`` for an unknown task."""
+    found = TASKS.get(task)
+    return None if found is None else found.utility_columns
 
 
 # --------------------------------------------------------------------------- reading
@@ -429,15 +428,13 @@ def theory_columns(df: pd.DataFrame, names: Sequence[str] | None = None) -> tupl
 
 
 def _applies(df: pd.DataFrame, curve: str) -> pd.Series:
+    """The rows the curve bounds, as the curve declares (:meth:`Curve.applies`)."""
+    from netdp.bounds.curves import CURVES
+
     topo = df.get("topology", pd.Series("complete", index=df.index)).astype(str)
     task = df.get("task", pd.Series("sum", index=df.index)).astype(str)
-    if curve.startswith("complete"):
-        return (topo == "complete") & (task == "sum")
-    if curve.startswith("ring"):
-        return (topo == "ring") & (task == "sum")
-    if curve.startswith("histogram-ring"):
-        return (topo == "ring") & (task == "histogram")
-    return pd.Series(True, index=df.index)
+    return pd.Series([CURVES[curve].applies(a, b) for a, b in zip(task, topo, strict=True)],
+                     index=df.index, dtype=bool)
 
 
 def _curve(rows: pd.DataFrame, name: str) -> np.ndarray:
@@ -494,8 +491,9 @@ def utility_series(df: pd.DataFrame) -> tuple[list[Series], str]:
         raise InputError("where", f"the table mixes tasks {', '.join(tasks)}; pick one, "
                          f"e.g. --where task={tasks[0]}")
     task = tasks[0]
-    if task in UTILITY:
-        data, refs = UTILITY[task]
+    declared = utility_columns(task)
+    if declared is not None:
+        data, refs = declared
         out = [Series(LABELS[c].split(" of ")[0].split(" |")[0], c) for c in data if c in df]
         out += [Series(label, c, role=role) for role, c, label in refs
                 if c in df and pd.to_numeric(df[c], errors="coerce").notna().any()]
@@ -517,7 +515,7 @@ def utility_vs_eps(df: pd.DataFrame, *, x: str = "eps0", hue: str | None = "mech
                    logx: bool = True, logy: bool = True, title: str | None = None) -> Figure:
     """Utility (the task's error) against ε, per mechanism and every other varying setting;
     theoretical and LDP-baseline references where the table has them."""
-    learning = "task" in df and not set(df["task"].astype(str)) & set(UTILITY)
+    learning = "task" in df and not any(utility_columns(t) for t in set(df["task"].astype(str)))
     if x == "eps0" and ("eps0" not in df or df["eps0"].isna().all()):
         x = "epsilon"  # learning tasks: the calibration's target epsilon
     x = column(df, x, "x")
