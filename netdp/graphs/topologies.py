@@ -333,7 +333,7 @@ def _spec_dir() -> Traversable:
     try:
         return resources.files("netdp.topologies")
     except ModuleNotFoundError:  # netdp imported from a checkout (e.g. python -m from its root)
-        return Path(__file__).resolve().parent.parent / "topologies"
+        return Path(__file__).resolve().parents[2] / "topologies"  # netdp/graphs/ -> root
 
 
 # --------------------------------------------------------------------------- files
