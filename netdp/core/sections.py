@@ -1,4 +1,10 @@
-"""User-level DP with bounded contributions: the two parameters, declared once.
+"""Section parts that several tasks share, declared once: the data file, and user-level DP.
+
+**The data file** (``--data-file``, ``--column``): the nodes' data from a CSV file with a
+header row, one row per node (:func:`data_file_param`, :func:`column_param`,
+:func:`check_data_file`).
+
+**User-level DP with bounded contributions**: the two parameters.
 
 Each node holds ``K`` records (``--records-per-node``) and contributes at most ``T`` of
 them (``--bound``), so that its whole contribution, not one record's, is the unit of
@@ -18,6 +24,26 @@ from netdp.core.errors import check
 from netdp.core.params import Section, param
 
 USER_LEVEL = "user-level DP (several records per node)"
+DATA_GROUP = "summation and histograms"
+
+
+def data_file_param(holds: str, rows: str = "one row per node") -> Any:
+    """``--data-file``: ``holds`` (the values, the categories...) from a CSV file with a
+    header row (``rows``: how the file is laid out)."""
+    return param(None, f"take {holds} from a CSV file with a header row ({rows})", kind=str,
+                 metavar="CSV", group=DATA_GROUP)
+
+
+def column_param() -> Any:
+    """``--column``: the column of ``--data-file`` to read."""
+    return param(None, "the CSV column, by name or 0-based index", kind=str,
+                 metavar="NAME|INDEX", group=DATA_GROUP, default_text="the first")
+
+
+def check_data_file(section: Any) -> None:
+    """Refuse ``--column`` without ``--data-file``."""
+    check(section.column is None or section.data_file is not None, "column",
+          "picks a column of --data-file; give the file")
 MAX_RECORDS = 10**4
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import Section, param
+from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
 from netdp.core.setup import Setup, Streams, View, running_sum_view
 from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
@@ -44,21 +45,16 @@ class FractionConfig(Section):
 
     share: float = param(0.3, "synthetic bits: each node holds a 1 with this probability",
                          low=0.0, high=1.0, metavar="P", group=GROUP)
-    data_file: str | None = param(None, "take the bits (0 or 1) from a CSV file with a header "
-                                  "row (one row per node)", kind=str, metavar="CSV",
-                                  group="summation and histograms")
-    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
-                               metavar="NAME|INDEX", group="summation and histograms",
-                               default_text="the first")
+    data_file: str | None = data_file_param("the bits (0 or 1)")
+    column: str | None = column_param()
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
                          "fmt-numeric, fmt-closed or blanket",
                          choices=SHUFFLE_BOUNDS,
-                         group="summation and histograms")
+                         group=DATA_GROUP)
     sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:
-        check(self.column is None or self.data_file is not None, "column",
-              "picks a column of --data-file; give the file")
+        check_data_file(self)
 
 
 @dataclass(frozen=True)

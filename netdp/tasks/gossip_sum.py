@@ -24,6 +24,7 @@ import numpy as np
 
 from netdp.core.errors import check
 from netdp.core.params import Section, param
+from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import choose
@@ -45,7 +46,6 @@ from netdp.tasks.sum import DATA, real_values
 from netdp.tracking.base import Tracker, Tracking
 
 GROUP = "gossip (--protocol gossip)"
-DATA_GROUP = "summation and histograms"
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,8 @@ class GossipSumConfig(Section):
                                 default_text="every source up to a few thousand nodes")
     data: str = param("uniform", "synthetic values: uniform on the range, constant "
                       "(midpoint) or normal (clipped)", choices=DATA, group=DATA_GROUP)
-    data_file: str | None = param(None, "take the values from a CSV file with a header row "
-                                  "(one row per node)", kind=str, metavar="CSV",
-                                  group=DATA_GROUP)
-    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
-                               metavar="NAME|INDEX", group=DATA_GROUP,
-                               default_text="the first")
+    data_file: str | None = data_file_param("the values")
+    column: str | None = column_param()
     low: float = param(0.0, "range of the values; its width is the sensitivity",
                        pair="range", metavar="LOW", group=DATA_GROUP, default_text="0 1")
     high: float = param(1.0, "range of the values; its width is the sensitivity",
@@ -89,8 +85,7 @@ class GossipSumConfig(Section):
     def validate(self, config: Any) -> None:
         check(self.low < self.high and math.isfinite(self.high - self.low), "range",
               f"needs finite LOW < HIGH (got {self.low:g} {self.high:g})")
-        check(self.column is None or self.data_file is not None, "column",
-              "picks a column of --data-file; give the file")
+        check_data_file(self)
         check_gossip(config)
 
         if from_config(config) is not None:

@@ -33,6 +33,7 @@ import numpy as np
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import Section, param
+from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
@@ -53,7 +54,6 @@ from netdp.tasks.preparation import build_topology, resolve, values_from_file
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 GROUP = "heavy hitters (--task heavy-hitters)"
-DATA_GROUP = "summation and histograms"
 ORACLES = ("olh", "blh")
 MAX_SUPPORT = 10**7  # the Zipf weights and the ids drawn: about 24 bytes each
 
@@ -86,12 +86,8 @@ class HeavyHittersConfig(Section):
     support: int = param(1000, "synthetic items: number of distinct ids (drawn uniformly "
                          "from the 2^M domain; at most 2^M)", low=1, high=MAX_SUPPORT,
                          metavar="D", group=GROUP)
-    data_file: str | None = param(None, "take the items (ids 0..2^M-1) from a CSV file with a "
-                                  "header row (one row per node)", kind=str, metavar="CSV",
-                                  group=DATA_GROUP)
-    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
-                               metavar="NAME|INDEX", group=DATA_GROUP,
-                               default_text="the first")
+    data_file: str | None = data_file_param("the items (ids 0..2^M-1)")
+    column: str | None = column_param()
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
                          "fmt-numeric or fmt-closed", choices=CLONE_BOUNDS,
                          group=DATA_GROUP)
@@ -101,8 +97,7 @@ class HeavyHittersConfig(Section):
     sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:
-        check(self.column is None or self.data_file is not None, "column",
-              "picks a column of --data-file; give the file")
+        check_data_file(self)
         check(self.dummies is None or kind_of(config.topology).public_schedule, "dummies",
               f"applies to the ring only (the topology is {config.topology})")
         self.plan()

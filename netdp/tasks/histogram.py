@@ -31,7 +31,13 @@ from netdp.adversary.poisoning import CRAFTED, best_hash, choose_targets, fake_r
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import param
-from netdp.core.sections import UserLevelSection
+from netdp.core.sections import (
+    DATA_GROUP,
+    UserLevelSection,
+    check_data_file,
+    column_param,
+    data_file_param,
+)
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.data.values import categories, check_categories
@@ -58,7 +64,7 @@ from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, so
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
 DATA = ("uniform", "constant", "normal", "zipf")
 TARGET_CHOICES = ("random", "least")
-GROUP = "summation and histograms"
+GROUP = DATA_GROUP
 MAX_DOMAIN = 10**8
 MAX_EPSILON = 700.0  # e^700 ~ 1e304: the oracles' probabilities stay finite
 
@@ -88,11 +94,8 @@ class HistogramConfig(UserLevelSection):
                           "biased)", group=GROUP)
     data: str = param("uniform", "synthetic categories: uniform, constant (category 0), "
                       "normal (around the middle) or zipf", choices=DATA, group=GROUP)
-    data_file: str | None = param(None, "take the categories from a CSV file with a header "
-                                  "row (one row per node)", kind=str, metavar="CSV",
-                                  group=GROUP)
-    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
-                               metavar="NAME|INDEX", group=GROUP, default_text="the first")
+    data_file: str | None = data_file_param("the categories")
+    column: str | None = column_param()
     targets: int | None = param(None, "with --attack: the number of target categories the "
                                 "malicious holders promote", kind=int, low=1, metavar="R",
                                 group=GROUP, default_text="min(10, L // 4), at least 1")
@@ -120,8 +123,7 @@ class HistogramConfig(UserLevelSection):
               "gamma parameterises grr (gamma-randomized response); use --mechanism grr")
         check(self.dummies is None or kind_of(config.topology).public_schedule, "dummies",
               f"applies to the ring only (the topology is {config.topology})")
-        check(self.column is None or self.data_file is not None, "column",
-              "picks a column of --data-file; give the file")
+        check_data_file(self)
         if _crafts(config.attack) or (config.attack or "").startswith("rpa"):
 
             check(self.mechanism in CRAFTED, "attack", f"{config.attack} forges "

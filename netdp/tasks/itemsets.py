@@ -36,6 +36,7 @@ import numpy as np
 from netdp.core import seeding
 from netdp.core.errors import InputError, check
 from netdp.core.params import Section, param
+from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.data.values import ZIPF_EXPONENT
@@ -76,7 +77,7 @@ class ItemsetsConfig(Section):
     task = "itemsets"
 
     domain: int = param(50, "number of items", low=2, high=MAX_ITEMS, short=("-L",),
-                        metavar="L", group="summation and histograms")
+                        metavar="L", group=DATA_GROUP)
     set_size: int | None = param(None, "the padding length l of PSFO", kind=int, low=1,
                                  high=MAX_ITEMS, metavar="ELL", group=GROUP,
                                  default_text="the 90th percentile of the set sizes")
@@ -91,16 +92,13 @@ class ItemsetsConfig(Section):
                         group=GROUP)
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
                          "fmt-numeric or fmt-closed", choices=CLONE_BOUNDS,
-                         group="summation and histograms")
+                         group=DATA_GROUP)
     dummies: int | None = param(None, "ring: dummy reports node 0 adds at the start and "
                                 "again at the end", kind=int, low=0, metavar="D",
-                                group="summation and histograms", default_text="n - 1")
-    data_file: str | None = param(None, "take the sets from a CSV file with a header row "
-                                  "(one row per node; items separated by spaces)", kind=str,
-                                  metavar="CSV", group="summation and histograms")
-    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
-                               metavar="NAME|INDEX", group="summation and histograms",
-                               default_text="the first")
+                                group=DATA_GROUP, default_text="n - 1")
+    data_file: str | None = data_file_param("the sets",
+                                            "one row per node; items separated by spaces")
+    column: str | None = column_param()
     mining: str = param("one-round", "one-round (one PSFO round over all items), svim "
                         "(S&P 2018 §V: candidates, a private size round choosing l, the "
                         "candidates' frequencies) or svsm (§VI: svim, then the itemsets of "
@@ -121,8 +119,7 @@ class ItemsetsConfig(Section):
               f"must lie in 1..{self.domain} (the domain) (got {self.top})")
         check(self.mean_size <= self.domain, "mean-size", f"must lie in 1..{self.domain} "
               f"(the domain) (got {self.mean_size:g})")
-        check(self.column is None or self.data_file is not None, "column",
-              "picks a column of --data-file; give the file")
+        check_data_file(self)
         check(self.dummies is None or kind_of(config.topology).public_schedule, "dummies",
               f"applies to the ring only (the topology is {config.topology})")
         check(config.epsilon <= 700.0, "epsilon", "must be <= 700 (e^epsilon must stay "

@@ -27,6 +27,7 @@ import numpy as np
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import Section, defaults_differ, param
+from netdp.core.sections import DATA_GROUP
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.data.attributes import load_table, synthetic
@@ -56,7 +57,7 @@ class MultidimConfig(Section):
                              "categorical (the others numeric in [-1, 1])", low=0,
                              high=MAX_ATTRIBUTES, metavar="C", group=GROUP)
     domain: int = param(4, "number of categories", low=2, high=MAX_DOMAIN, short=("-L",),
-                        metavar="L", group="summation and histograms")
+                        metavar="L", group=DATA_GROUP)
     dataset: str = param("synthetic", "multidim: synthetic, fair (Fair's affairs survey, "
                          "6366 rows: 5 numeric, 4 categorical; shipped in statsmodels) or "
                          "fair-numeric (its 9 columns as numbers)", kind=str, metavar="NAME",
@@ -72,7 +73,7 @@ class MultidimConfig(Section):
                        choices=SPLITS, group=GROUP)
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
                          "fmt-numeric or fmt-closed", choices=CLONE_BOUNDS,
-                         group="summation and histograms")
+                         group=DATA_GROUP)
     sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:

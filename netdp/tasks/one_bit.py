@@ -26,6 +26,7 @@ import numpy as np
 
 from netdp.core import seeding
 from netdp.core.params import Section, param
+from netdp.core.sections import DATA_GROUP
 from netdp.core.setup import Setup, Streams, View, running_sum_view
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
@@ -48,7 +49,7 @@ class OneBitConfig(Section):
                           "clipped to [-1, 1]", low=-1.0, high=1.0, metavar="M", group=GROUP)
     shuffle: str = param("fmt-numeric", "amplification-by-shuffling bound per window: "
                          "fmt-numeric or fmt-closed", choices=CLONE_BOUNDS,
-                         group="summation and histograms")
+                         group=DATA_GROUP)
     sources: int | None = sources_param()
 
 

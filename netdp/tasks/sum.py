@@ -23,7 +23,13 @@ from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, re
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import param
-from netdp.core.sections import UserLevelSection
+from netdp.core.sections import (
+    DATA_GROUP,
+    UserLevelSection,
+    check_data_file,
+    column_param,
+    data_file_param,
+)
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.data.values import check_range, synthetic
@@ -57,7 +63,7 @@ from netdp.tracking.graph_observers import (
 ADDITIVE = ("gaussian", "laplace")
 MECHANISMS = ADDITIVE + ("duchi", "piecewise", "hybrid")
 DATA = ("uniform", "constant", "normal")
-GROUP = "summation and histograms"
+GROUP = DATA_GROUP
 
 
 @dataclass(frozen=True)
@@ -77,10 +83,8 @@ class SumConfig(UserLevelSection):
                                   "baseline)", group=GROUP)
     data: str = param("uniform", "synthetic values: uniform on the range, constant "
                       "(midpoint) or normal (clipped)", choices=DATA, group=GROUP)
-    data_file: str | None = param(None, "take the values from a CSV file with a header row "
-                                  "(one row per node)", kind=str, metavar="CSV", group=GROUP)
-    column: str | None = param(None, "the CSV column, by name or 0-based index", kind=str,
-                               metavar="NAME|INDEX", group=GROUP, default_text="the first")
+    data_file: str | None = data_file_param("the values")
+    column: str | None = column_param()
     low: float = param(0.0, "range of the values; its width is the sensitivity",
                        pair="range", metavar="LOW", group=GROUP, default_text="0 1")
     high: float = param(1.0, "range of the values; its width is the sensitivity",
@@ -93,8 +97,7 @@ class SumConfig(UserLevelSection):
               f"{self.high:g})")
         check(math.isfinite(self.high - self.low), "range", f"the width HIGH - LOW must be "
               f"finite (got {self.low:g} {self.high:g})")
-        check(self.column is None or self.data_file is not None, "column",
-              "picks a column of --data-file; give the file")
+        check_data_file(self)
         check(not self.noise_every_hop or kind_of(config.topology).public_schedule,
               "noise-every-hop", f"applies to the ring only (every holder adds noise on "
               f"{config.topology})")

@@ -17,6 +17,7 @@ import numpy as np
 
 from netdp.core.errors import check
 from netdp.core.params import param
+from netdp.core.sections import DATA_GROUP
 from netdp.core.setup import Setup, Streams
 from netdp.engine.routing import resolve_walk
 from netdp.engine.trace import Trace
@@ -34,7 +35,7 @@ def sources_param() -> Any:
     """The ``--sources K`` declaration of a task with a graph tracker."""
     return param(None, "walks on a graph: observers sampled by the pairwise tracker (its "
                  "cost grows with each observer)", kind=int, low=1, metavar="K",
-                 group="summation and histograms",
+                 group=DATA_GROUP,
                  default_text=f"every observer up to {DENSE_NODES} nodes, {SAMPLED} beyond")
 
 
