@@ -122,16 +122,14 @@ def test_user_spec_of_unknown_size_is_refused_by_nodes(tmp_path):
 
 
 def test_built_graphs_are_checked_against_the_limits(monkeypatch, tmp_path):
-    monkeypatch.setattr(topology, "MAX_GRAPH_EDGES", 10)
-    monkeypatch.setattr(generators, "MAX_GRAPH_EDGES", 10)  # the message reads it there
+    monkeypatch.setattr(generators, "MAX_GRAPH_EDGES", 10)
     refused("topology", "path has 20 nodes and 19 edges; explicit graphs are limited to "
             r"5000000 nodes and 10 edges", topology.from_networkx, nx.path_graph(20), "path")
     edges = tmp_path / "edges.txt"
     edges.write_text("".join(f"{u} {u + 1}\n" for u in range(12)))
     refused("topology", r"edges.txt holds more than 10 edges \(line 11\)", topology.build,
             str(edges))
-    monkeypatch.setattr(topology, "MAX_GRAPH_NODES", 5)
-    monkeypatch.setattr(generators, "MAX_GRAPH_NODES", 5)  # the message reads it there
+    monkeypatch.setattr(generators, "MAX_GRAPH_NODES", 5)
     refused("topology", r"edges.txt holds more than 5 nodes \(line 5\)",
             topology.expected_size, str(edges))
 

@@ -8,8 +8,8 @@ Sizes are checked before anything is built (:func:`expected_size`, :func:`check_
 
 - the implicit ring and complete graph take any integer ``2 <= n <= 2**62`` (node ids fit
   int64; int32 is used below 2**31, see :func:`netdp.engine.trace.holder_dtype`);
-- explicit graphs (CSR arrays, built through networkx) are limited to
-  :data:`MAX_GRAPH_NODES` nodes and :data:`MAX_GRAPH_EDGES` edges. Building one costs
+- explicit graphs (CSR arrays, built through networkx) are limited to ``MAX_GRAPH_NODES``
+  nodes and ``MAX_GRAPH_EDGES`` edges (:mod:`netdp.graphs.generators`). Building one costs
   about 650 bytes of peak memory per edge and 300 per node (networkx's dicts, the CSR
   arrays, the router's lists; measured on hypercubes, grids, Watts-Strogatz and
   Barabasi-Albert graphs), so a graph at the limits peaks near 7-8 GiB: two sweep
@@ -40,9 +40,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
+from netdp.graphs import generators
 from netdp.graphs.generators import (
-    MAX_GRAPH_EDGES,
-    MAX_GRAPH_NODES,
     check_nodes,
     check_plan,
     generate,
@@ -135,8 +134,8 @@ def from_networkx(graph: nx.Graph, name: str = "graph") -> Topology:
     """Convert a networkx graph (directed or not) and check that a walk can visit it all.
 
     Nodes are renumbered ``0..n-1`` in the graph's node order; the original labels are
-    kept in :attr:`Topology.labels`. Graphs beyond :data:`MAX_GRAPH_NODES` nodes or
-    :data:`MAX_GRAPH_EDGES` edges are refused.
+    kept in :attr:`Topology.labels`. Graphs beyond ``MAX_GRAPH_NODES`` nodes or
+    ``MAX_GRAPH_EDGES`` edges are refused.
     """
     import networkx as nx
     from scipy import sparse
@@ -146,7 +145,7 @@ def from_networkx(graph: nx.Graph, name: str = "graph") -> Topology:
     n = graph.number_of_nodes()
     check_nodes(n, param="topology", what=f"graph {name!r} has {n} node(s)")
     m = graph.number_of_edges()
-    check(n <= MAX_GRAPH_NODES and m <= MAX_GRAPH_EDGES, "topology",
+    check(n <= generators.MAX_GRAPH_NODES and m <= generators.MAX_GRAPH_EDGES, "topology",
           f"{name} has {n} nodes and {m} edges; {limits()}")
     labels = tuple(graph.nodes)
     adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=None, format="csr")
@@ -269,8 +268,8 @@ def expected_size(spec: str, n: int | None = None) -> tuple[int, int | None]:
 def check_size(spec: str, n: int | None = None) -> None:
     """Raise the :class:`InputError` that ``build(spec, n)`` would raise before building.
 
-    Checks the spec, n, the size against :data:`MAX_GRAPH_NODES` and
-    :data:`MAX_GRAPH_EDGES` and the generator's parameters against n, as a sweep may do
+    Checks the spec, n, the size against ``MAX_GRAPH_NODES`` and
+    ``MAX_GRAPH_EDGES`` and the generator's parameters against n, as a sweep may do
     for every grid point up front. Builds nothing large (see :func:`expected_size`); the
     connectivity of random graphs is only known once built.
     """
@@ -411,15 +410,16 @@ def _edge_lines(path: Path) -> Iterator[tuple[int, int | str, int | str]]:
                   f"{path.name} line {lineno}: expected 'u v' (two columns), "
                   f"got {len(parts)}: {shorten(body)!r}")
             count += 1
-            check(count <= MAX_GRAPH_EDGES, "topology",
-                  f"{path.name} holds more than {MAX_GRAPH_EDGES} edges (line {lineno}); "
-                  f"{limits()}")
+            check(count <= generators.MAX_GRAPH_EDGES, "topology",
+                  f"{path.name} holds more than {generators.MAX_GRAPH_EDGES} edges "
+                  f"(line {lineno}); {limits()}")
             yield lineno, _label(parts[0]), _label(parts[1])
 
 
 def _check_edgelist_nodes(path: Path, lineno: int, nodes: int) -> None:
-    check(nodes <= MAX_GRAPH_NODES, "topology",
-          f"{path.name} holds more than {MAX_GRAPH_NODES} nodes (line {lineno}); {limits()}")
+    check(nodes <= generators.MAX_GRAPH_NODES, "topology",
+          f"{path.name} holds more than {generators.MAX_GRAPH_NODES} nodes "
+          f"(line {lineno}); {limits()}")
 
 
 def _count_edgelist(path: Path) -> tuple[int, int]:

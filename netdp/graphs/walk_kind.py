@@ -79,20 +79,23 @@ class WalkKind(ABC):
     Attributes
     ----------
     name
-        ``ring``, ``complete`` or ``graph``: the kind a :class:`~netdp.graphs.topologies.Topology`
-        declares and a task's tracking records name.
+        ``ring``, ``complete`` or ``graph``: the kind a
+        :class:`~netdp.graphs.topologies.Topology` declares and a task's tracking records
+        name.
     implicit
         The graph stores nothing of size n (its neighbours are a formula).
     public_schedule
         The order of the holders is fixed and public (the ring): node 0 opens and closes
         the token, an observer knows who contributed between two of its visits, a run is
         counted in full turns (``--rounds``) and one token goes round.
+    uniform
+        Every hop picks a uniform next holder (the complete graph): the closed forms of
+        Algorithms 3 and 4 apply, and ``--no-self-moves`` means something.
     """
 
     name: ClassVar[str]
     implicit: ClassVar[bool]
     public_schedule: ClassVar[bool] = False
-    self_moves_apply: ClassVar[bool] = False
     uniform: ClassVar[bool] = False
 
     def steps_per_token(self, *, n: int, rounds: int, steps: int | None,
@@ -146,7 +149,7 @@ class WalkKind(ABC):
         elif config.rounds != 1:
             raise InputError("rounds", f"applies to the ring (full turns of the token); on "
                              f"{topology} give --steps (got --rounds {config.rounds})")
-        if not config.self_moves and not self.self_moves_apply:
+        if not config.self_moves and not self.uniform:
             raise InputError("no-self-moves", f"applies to the complete graph only (the "
                              f"topology is {topology})")
         if config.walk in ("metropolis", "lazy") and self.implicit:
@@ -196,7 +199,6 @@ class Complete(WalkKind):
 
     name = "complete"
     implicit = True
-    self_moves_apply = True
     uniform = True
 
     def route(self, topology: Topology, current: int, u: np.ndarray) -> np.ndarray:

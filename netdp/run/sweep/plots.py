@@ -433,8 +433,8 @@ def _applies(df: pd.DataFrame, curve: str) -> pd.Series:
 
     topo = df.get("topology", pd.Series("complete", index=df.index)).astype(str)
     task = df.get("task", pd.Series("sum", index=df.index)).astype(str)
-    return pd.Series([CURVES[curve].applies(a, b) for a, b in zip(task, topo, strict=True)],
-                     index=df.index, dtype=bool)
+    found = CURVES[curve]
+    return (task == found.task) & (topo == found.topology)
 
 
 def _curve(rows: pd.DataFrame, name: str) -> np.ndarray:
