@@ -118,6 +118,36 @@ def heavy_modules(modules: list[Path]) -> set[str]:
     return heavy
 
 
+def literal_config_gets(tree: ast.AST) -> list[int]:
+    """Lines calling ``<...>config.get("literal")``: a known parameter read by string, where
+    ``config.x`` (common) or ``config.section_as(Section).x`` (the task's) says it typed."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "get" and node.args \
+                and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            receiver = node.func.value
+            name = receiver.attr if isinstance(receiver, ast.Attribute) else \
+                getattr(receiver, "id", "")
+            library = isinstance(receiver, ast.Attribute) and \
+                getattr(receiver.value, "id", "") == "dask"  # dask.config.get("key")
+            if name in ("config", "resolved") and not library:
+                out.append(node.lineno)
+    return out
+
+
+def task_protocol() -> list[str]:
+    """The public methods of :class:`netdp.tasks.base.Task` (the protocol every task has)."""
+    path = ROOT / "tasks" / "base.py"
+    tree = ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else ast.Module([], [])
+    task = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Task"),
+                ast.ClassDef("Task", [], [], [], []))
+    return [n.name for n in task.body if isinstance(n, ast.FunctionDef)
+            and not n.name.startswith("_")
+            and not any(getattr(d, "id", "") == "property" for d in n.decorator_list)]
+
+
 def facts() -> dict:
     modules = sorted(ROOT.rglob("*.py"))
     known = {dotted(p) for p in modules}
@@ -131,6 +161,8 @@ def facts() -> dict:
     back: list[str] = []
     type_only: list[str] = []
     edges: dict[str, set[str]] = defaultdict(set)
+    memo_reads = 0
+    literal_gets: list[str] = []
     for path in modules:
         text = path.read_text(encoding="utf-8")
         rel = str(path.relative_to(ROOT.parent))
@@ -138,6 +170,8 @@ def facts() -> dict:
         lines[rel] = text.count("\n") + 1
         tree = ast.parse(text)
         top = {id(n) for n in tree.body}
+        memo_reads += text.count(".memo[") + text.count(".memo.get(")
+        literal_gets += [f"{rel}:{line}" for line in literal_config_gets(tree)]
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare) and is_kind_branch(node):
                 kind_branches[rel] += 1
@@ -176,6 +210,9 @@ def facts() -> dict:
         "back_arrows": sorted(set(back)),
         "type_only_back_arrows": sorted(set(type_only) - set(back)),
         "folder_cycles": _cycles(edges),
+        "task_protocol": task_protocol(),
+        "memo_reads": memo_reads,
+        "literal_parameter_reads": literal_gets,
     }
 
 
@@ -224,6 +261,9 @@ def main() -> None:
     for line in f["type_only_back_arrows"]:
         print(f"  {line}")
     print(f"folders importing each other: {f['folder_cycles']}")
+    print(f"Task protocol: {len(f['task_protocol'])} methods ({', '.join(f['task_protocol'])})")
+    print(f"string-keyed memo reads: {f['memo_reads']}; parameters read by a literal name: "
+          f"{len(f['literal_parameter_reads'])}")
 
 
 if __name__ == "__main__":

@@ -339,7 +339,7 @@ def test_realised_joint_is_the_exact_joint_without_losses_and_drops_what_was_los
     task = task_of(config)
     setup = task.prepare(config)
     rounds = task.trace(setup, Streams(setup.seed, 0)).gossip
-    W, adj = setup.memo["W"], setup.memo["adj"]
+    W, adj = setup.plan.W, setup.plan.adj
     n, m = 8, rounds.src.size
     clean = GossipRounds(rounds.src, rounds.dst, 1, None, np.zeros((2, m), bool),
                          np.zeros((1, n), bool))
@@ -362,12 +362,12 @@ def test_gossip_with_loss_keeps_rows_stochastic_and_drifts_the_mean():
     task = task_of(config)
     setup = task.prepare(config)
     rounds = task.trace(setup, Streams(setup.seed, 0)).gossip
-    maps = list(averaging.faulty_iterate(setup.memo["W"], np.eye(12), rounds))
+    maps = list(averaging.faulty_iterate(setup.plan.W, np.eye(12), rounds))
     M = maps[-1]
     assert np.allclose(M.sum(axis=1), 1.0) and (M >= -1e-15).all()
     assert not np.allclose(M.sum(axis=0), 1.0)
     x = setup.data
-    states = averaging.faulty_gossip(setup.memo["W"], x, rounds)
+    states = averaging.faulty_gossip(setup.plan.W, x, rounds)
     assert np.allclose(states[-1], M @ x)
 
 
@@ -422,7 +422,9 @@ def test_the_compiled_walk_is_the_python_walk(extra):
     tokens, over 3 runs, with loss, churn that outlives the sessions drawn at first,
     crashes, stragglers, drawn latencies, skips, graphs and the ring."""
     from netdp.engine import event_walk as events
+    from netdp.engine.clock import parse_latency
     from netdp.engine.faults import fault_run
+    from netdp.engine.routing import Router
 
     params = {**BASE, "nodes": 30, "steps": 400, "seed": 3, **extra}
     config = make_config({k: v for k, v in params.items() if v is not None})
@@ -430,8 +432,8 @@ def test_the_compiled_walk_is_the_python_walk(extra):
     setup = task.prepare(config)
     for run in range(3):
         streams = Streams(setup.seed, run)
-        task.trace(setup, streams)  # builds the router
-        router, latency = setup.memo["router"], setup.memo["latency"]
+        router = Router(setup.topology, setup.config.walk)
+        latency = parse_latency(config.latency)
         tokens = range(config.tokens)
 
         def walk(fn, *extra_args, router=router, streams=streams, latency=latency,
@@ -464,7 +466,7 @@ def test_the_noise_in_the_result_is_reported_beside_the_fault_free_one():
     trace = task.trace(setup, Streams(setup.seed, 0))
     want = task.output_noise(setup, trace, None)
     k = 4000
-    z = np.random.default_rng(8).standard_normal((12, k)) * setup.memo["sigma"]
-    noise = averaging.faulty_gossip(setup.memo["W"], z, trace.gossip)[-1]  # (n, k)
+    z = np.random.default_rng(8).standard_normal((12, k)) * setup.sigma
+    noise = averaging.faulty_gossip(setup.plan.W, z, trace.gossip)[-1]  # (n, k)
     got = math.sqrt(float(np.mean(noise.var(axis=1))))
     assert got == pytest.approx(want, rel=5 / math.sqrt(2 * k))

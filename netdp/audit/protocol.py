@@ -37,6 +37,7 @@ from netdp.core.setup import Streams
 from netdp.engine.routing import Router
 from netdp.graphs.walk_kind import transition_matrix
 from netdp.tasks import task_of
+from netdp.tasks.base import Auditable
 from netdp.tasks.preparation import with_seed
 from netdp.tracking.base import draw_coalition
 from netdp.tracking.hidden_paths import resample
@@ -139,6 +140,9 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
     check(trials >= 4, "trials", f"must be at least 4 (got {trials})")
     check(paths in PATHS, "paths", f"must be one of {', '.join(PATHS)} (got {paths!r})")
     strategy = strategy or SplitThreshold()
+    check(isinstance(task, Auditable), "task", f"{task.label} declares no neighbouring "
+          "worlds: its protocol cannot be audited")
+    assert isinstance(task, Auditable)
     worlds = [dataclasses.replace(setup, data=data) for data in task.audit_worlds(setup, node)]
     trace = task.trace(setup, Streams(setup.seed, 0))
     start = time.perf_counter()

@@ -27,6 +27,11 @@ USER_LEVEL = "user-level DP (several records per node)"
 DATA_GROUP = "summation and histograms"
 
 
+DATA_FILE, COLUMN = "data_file", "column"
+"""The names of the parts :func:`data_file_param` and :func:`column_param` declare (shared by
+several sections: read by name, ``config.get(DATA_FILE)``)."""
+
+
 def data_file_param(holds: str, rows: str = "one row per node") -> Any:
     """``--data-file``: ``holds`` (the values, the categories...) from a CSV file with a
     header row (``rows``: how the file is laid out)."""

@@ -6,8 +6,9 @@ in :mod:`netdp.tasks.preparation`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -34,8 +35,10 @@ class Setup:
         The task's data (the nodes' values, categories, or a training split).
     mechanism
         The local randomizer (``None`` where the task calibrates its noise itself).
-    memo
-        Figures a task computes once per simulation from its first run (sgd's σ).
+
+    A task that keeps more (a gossip matrix, a calibration) subclasses it with typed
+    fields of its own (keyword-only), and holds a figure it can only compute from its
+    first run in a :class:`Once`.
     """
 
     config: SimulationConfig
@@ -43,13 +46,59 @@ class Setup:
     steps: int
     data: Any
     mechanism: Any = None
-    memo: dict[str, Any] = field(default_factory=dict)
 
     @property
     def seed(self) -> int:
         """The run's seed."""
         assert self.config.seed is not None
         return self.config.seed
+
+
+T = TypeVar("T")
+
+
+class Once(Generic[T]):
+    """A figure a simulation computes once, where it is first needed: from its first run
+    (sgd's σ from the first walk) or on a path few runs take (an attack's targets).
+
+    Examples
+    --------
+    >>> sigma: Once[float] = Once()
+    >>> sigma.get(lambda: 2.0), sigma.get(lambda: 3.0)
+    (2.0, 2.0)
+    """
+
+    __slots__ = ("_value", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._value: T | None = None
+
+    def get(self, make: Callable[[], T]) -> T:
+        """The figure: ``make()`` on the first call, the same value on every later one."""
+        if not self._set:
+            self._value, self._set = make(), True
+        return self._value  # type: ignore[return-value]
+
+    @property
+    def done(self) -> bool:
+        """Whether the figure is computed."""
+        return self._set
+
+    @property
+    def value(self) -> T:
+        """The figure, once computed (a ``RuntimeError`` before)."""
+        if not self._set:
+            raise RuntimeError("the figure is computed on its first run; none ran yet")
+        return self._value  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"Once({self._value!r})" if self._set else "Once(<not yet>)"
+
+
+def once() -> Any:
+    """A dataclass field holding a fresh :class:`Once` per setup."""
+    return field(default_factory=Once, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from netdp.core.errors import InputError, check
 from netdp.core.params import Section, check_value, param, params_of
@@ -27,6 +27,8 @@ SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 CLONE_BOUNDS = SHUFFLE_BOUNDS[:2]
 PROTOCOLS = ("walk", "gossip")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
+
+S = TypeVar("S", bound=Section)
 
 RUN, PRIVACY, TRACKING, TIME, FAULTS, ADVERSARY, OUTPUT = (
     "what to run", "local randomizer", "privacy tracking", "time and engines",
@@ -171,16 +173,24 @@ class SimulationConfig:
         if self.malicious is not None:
             parse_nodes(self.malicious, "malicious")
 
-    def __getattr__(self, name: str) -> Any:
-        """The task's parameters read as attributes too: ``config.domain``."""
-        section = self.__dict__.get("section")
-        if section is not None and name in {n for n, _, _ in params_of(section)}:
-            return getattr(section, name)
-        raise AttributeError(f"{type(self).__name__} of task {self.__dict__.get('task')!r} has "
-                             f"no parameter {name!r}")
+    def section_as(self, kind: type[S]) -> S:
+        """The task's section, typed: how a task reads its own parameters.
+
+        Examples
+        --------
+        >>> from netdp.tasks import make_config
+        >>> from netdp.tasks.sum import SumConfig
+        >>> make_config({"high": 3.0}).section_as(SumConfig).high
+        3.0
+        """
+        check(isinstance(self.section, kind), "task", f"the section of task {self.task!r} "
+              f"is a {type(self.section).__name__}, not a {kind.__name__}")
+        return self.section  # type: ignore[return-value]
 
     def get(self, name: str) -> Any:
-        """A parameter by name, common or of the task's section."""
+        """A parameter by a name held in a variable (a sweep axis, a CLI flag), common or
+        of the task's section; code that knows the name reads ``config.name`` (common) or
+        :meth:`section_as` (the task's)."""
         if name in _COMMON:
             return getattr(self, name)
         assert self.section is not None

@@ -37,7 +37,6 @@ from netdp.core import seeding
 from netdp.core.errors import InputError, check
 from netdp.engine.clock import is_number, parse_latency
 
-ON_LOSS = ("resend", "skip", "regenerate")
 SESSIONS = 8  # sessions drawn per node at once (more on demand)
 
 

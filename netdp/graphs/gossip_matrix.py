@@ -5,6 +5,7 @@ spectral facts the protocol's defaults read (spectral gap, default steps, Chebys
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,46 @@ MAX_COMPLETE_NODES = 4096
 """Most nodes of a complete gossip graph (its matrices have n² entries)."""
 TRANSITIVE_NAMES = frozenset({"hypercube", "cycle", "torus"})
 """Named topologies that are vertex-transitive (besides the complete graph)."""
+
+
+@dataclass(frozen=True, eq=False)
+class GossipPlan:
+    """What gossip averaging on one graph needs, computed once per simulation.
+
+    Attributes
+    ----------
+    W
+        The gossip matrix (symmetric, doubly stochastic on the graph's edges).
+    adj
+        The graph's adjacency.
+    gap
+        The spectral gap of ``W`` (:func:`spectral_gap`).
+    gamma
+        The Chebyshev parameter (:func:`chebyshev_gamma`); ``None``: plain averaging.
+    transitive
+        Whether the graph is known to be vertex-transitive (:func:`vertex_transitive`).
+    """
+
+    W: sparse.csr_array
+    adj: sparse.csr_array
+    gap: float
+    gamma: float | None
+    transitive: bool
+
+    @property
+    def accelerated(self) -> bool:
+        """Whether the averaging is Chebyshev-accelerated."""
+        return self.gamma is not None
+
+    @classmethod
+    def build(cls, topology: Topology, matrix: str, accelerated: bool) -> GossipPlan:
+        """The plan of ``topology`` with the gossip matrix ``matrix`` (``metropolis``,
+        ``lazy`` or a file: :func:`from_file`)."""
+        builders = {"metropolis": metropolis, "lazy": lazy}
+        W = builders[matrix](topology) if matrix in builders else from_file(matrix, topology)
+        gap = spectral_gap(W)
+        return cls(W, adjacency(topology), gap, chebyshev_gamma(gap) if accelerated else None,
+                   vertex_transitive(topology))
 
 
 def adjacency(topology: Topology) -> sparse.csr_array:

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from netdp.graphs.generators import (
     not_text,
     read_spec,
 )
-from netdp.graphs.walk_kind import KINDS, WalkKind
+from netdp.graphs.walk_kind import KINDS, WalkKind, transition_matrix
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -96,6 +96,7 @@ class Topology:
     indices: np.ndarray | None = None
     directed: bool = False
     labels: tuple = field(default=(), repr=False)
+    _transitions: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def walk_kind(self) -> WalkKind:
@@ -118,6 +119,13 @@ class Topology:
     def describe(self) -> str:
         """One line for reports."""
         return self.walk_kind.describe(self)
+
+    def transition(self, walk: str) -> sparse.csr_array:
+        """The transition matrix of ``walk`` on this graph (rows sum to 1), built once
+        (:func:`netdp.graphs.walk_kind.transition_matrix`)."""
+        if walk not in self._transitions:
+            self._transitions[walk] = transition_matrix(self, walk)
+        return self._transitions[walk]
 
 
 def ring(n: int) -> Topology:

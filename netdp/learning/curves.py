@@ -65,7 +65,7 @@ def curves_figure(report: Report, suffix: str = "") -> Figure:
     ax_obj, ax_acc = fig.subplots(1, 2)
     steps = curves["steps"]
     every = max(1, len(steps) // 10)
-    for regime in cfg.get("regimes"):
+    for regime in utility.calibrations:  # type: ignore[attr-defined]
         style, marker = STYLES[regime]
         cal = utility.calibrations[regime]  # type: ignore[attr-defined]
         label = LABELS[regime] + ("" if regime == "nonprivate" else f" (σ = {cal.sigma:.3g})")

@@ -254,7 +254,7 @@ class Report:
             lines += self.faults.lines(self)
         if self.attack is not None:
             lines += self.attack.lines()
-        moves = "messages" if cfg.get("protocol") == "gossip" else "hops"
+        moves = "messages" if cfg.protocol == "gossip" else "hops"
         lines += ["", f"  {self.hops:,} {moves} in {self.runtime_s:.3g} s; seed {self.seed} "
                       f"(rerun with --seed {self.seed})"]
         return "\n".join(lines)

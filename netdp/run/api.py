@@ -20,6 +20,7 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.report.types import FaultsReport, NotCompleted, Report, RunRecord
 from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, task_of
+from netdp.tasks.base import Attackable, attack_targets, attacks_of, output_noise, report_parts
 from netdp.tasks.preparation import with_seed
 
 # the fault parameters at their fault-free values: the baseline beside a faulty run
@@ -60,7 +61,7 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
     config, topo = setup.config, setup.topology
     task = task_of(config)
     tracker = task.tracker(setup, keep_pairs)
-    adversary = adversary_of(config, task.attacks, task.label)
+    adversary = adversary_of(config, attacks_of(task), task.label)
     outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
     for r in _progress(config.runs, progress):
         start = time.perf_counter()
@@ -76,12 +77,13 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
             continue
         if adversary is None:
             outcome = task.run(setup, trace.finished(), streams)
-        else:
+        else:  # adversary_of refused an attack the task does not offer
+            assert isinstance(task, Attackable)
             outcome, attack_run = task.attacked(setup, trace.finished(), streams, adversary)
             attacked.append(attack_run)
         tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
         if trace.faults is not None:
-            noise.append(task.output_noise(setup, trace.finished(), outcome))
+            noise.append(output_noise(task, setup, trace.finished(), outcome))
         outcomes.append(outcome)
         records.append(RunRecord(r, task.record(outcome), trace.hops,
                                  time.perf_counter() - start))
@@ -89,28 +91,27 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
     if logs:
         free_setup = task.prepare(config.replace(**FAULT_FREE))
         free = run(free_setup, False, False)
-        free_noise = [task.output_noise(free_setup, None, o) for o in free.outcomes]
+        free_noise = [output_noise(task, free_setup, None, o) for o in free.outcomes]
         faults = FaultsReport(tuple(logs), tuple(lost), {"utility": free.utility.to_dict(),
                                                          "privacy": free.privacy.to_dict(),
                                                          "noise_std": _mean(free_noise)},
                               _mean(noise))
+    mechanism, process, sections = report_parts(task, setup, outcomes)
     if not outcomes:
         gone = NotCompleted(f"every run lost a token ({lost[0]})")
         return Report(config=config, version=__version__, engine=config.engine,
-                      topology=topo, mechanism=task.describe_mechanism(setup),
-                      runs=tuple(records), utility=gone, privacy=gone, faults=faults,
-                      process=task.process_line(setup))
+                      topology=topo, mechanism=mechanism, runs=tuple(records), utility=gone,
+                      privacy=gone, faults=faults, process=process)
     attack = None
     if adversary is not None:
         honest = task.utility(setup, [a.honest for a in attacked]).to_dict()
         attack = AttackReport(str(adversary.attack), adversary.malicious_text,
-                              tuple(attacked), tuple(setup.memo.get("targets", ())), honest)
+                              tuple(attacked), attack_targets(task, setup), honest)
     return Report(config=config, version=__version__, engine=config.engine,
-                  topology=topo, mechanism=task.describe_mechanism(setup),
-                  runs=tuple(records), utility=task.utility(setup, outcomes),
-                  privacy=tracker.report(), sections=task.sections(setup, outcomes),
-                  pairs=tracker.matrix(), outcomes=tuple(outcomes),
-                  process=task.process_line(setup), faults=faults, attack=attack)
+                  topology=topo, mechanism=mechanism, runs=tuple(records),
+                  utility=task.utility(setup, outcomes), privacy=tracker.report(),
+                  sections=sections, pairs=tracker.matrix(), outcomes=tuple(outcomes),
+                  process=process, faults=faults, attack=attack)
 
 
 def _mean(values: list[float | None]) -> float | None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from netdp.core.errors import InputError
 from netdp.graphs.topologies import check_size, expected_size
 from netdp.graphs.walk_kind import kind_of
+from netdp.tasks.base import footprint
 
 if TYPE_CHECKING:
     from netdp.core.simulation_config import SimulationConfig
@@ -68,7 +69,7 @@ def check_footprint(task: Task, config: SimulationConfig) -> None:
     if not kind_of(config.topology).implicit:
 
         check_size(config.topology, config.nodes)  # the graph's own limits, named first
-    parts = task.footprint(config, n, steps)
+    parts = footprint(task, config, n, steps)
     total = sum(size for size, _ in parts.values())
     limit = memory_limit()
     if total <= limit:

@@ -16,7 +16,7 @@ from netdp.core.params import Section, coerce, params_of
 from netdp.core.simulation_config import SimulationConfig, common_fields
 from netdp.engine import check_config
 from netdp.graphs.walk_kind import kind_of
-from netdp.tasks.base import Task
+from netdp.tasks.base import Task, accountants_of, attacks_of
 from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
 from netdp.tasks.heavy_hitters import HeavyHittersTask
@@ -113,10 +113,10 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     config = SimulationConfig(**values, section=section)
     kind_of(config.topology).check_config(config)  # what the walk kind uses
     check_config(config)  # what the engines can run
-    extra = [a for a in config.accountants or () if a not in task.accountants()]
+    extra = [a for a in config.accountants or () if a not in accountants_of(task)]
     check(not extra, "accountant", f"the {task.label} tracker composes with "
-          f"{', '.join(task.accountants()) or 'no accountant'} (got {', '.join(extra)})")
-    adversary_of(config, task.attacks, task.label)  # refuses an attack the run cannot model
+          f"{', '.join(accountants_of(task)) or 'no accountant'} (got {', '.join(extra)})")
+    adversary_of(config, attacks_of(task), task.label)  # refuses an attack the run cannot model
     return config
 
 

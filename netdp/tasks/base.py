@@ -1,19 +1,24 @@
-"""The Task interface: what a computation declares once, for the one run loop to use.
+"""The Task protocol: what a computation declares once, for the one run loop to use.
 
 A task is one module with a :class:`Task` subclass and a :class:`~netdp.core.config.Section`
-subclass, registered by one line in :mod:`netdp.tasks`. It declares:
+subclass, registered by one line in :mod:`netdp.tasks`. It declares ``section`` (the
+parameters it reads, with their ranges and help) and ``tracking`` (which pairwise tracker
+applies on which topology), and implements the protocol:
 
-* ``section``: its config section (the parameters it reads, with their ranges and help);
-* ``prepare``: how it loads the data, builds the graph and picks the randomizer;
-* ``run``: what the holders do with the token, along one run's trace;
-* ``tracking``: which pairwise tracker applies on which topology;
-* ``view``: what one observer sees of one run, and ``audit_worlds``: the two neighbouring
-  data sets an audit of that view compares;
+* ``prepare``: load the data, build the graph, pick the randomizer (its typed setup);
+* ``trace``: the engine's record of one run (the walk, unless the task says otherwise);
+* ``run``: what the holders do along the trace, and ``record``: a run's figures;
 * ``utility``: the utility report over the runs;
-* ``attacks`` and ``attacked``: what a malicious holder can do, and one run under attack
-  (:mod:`netdp.adversary.network`).
+* ``view``: what one observer sees of one run;
+* ``tracker``: the pairwise tracker (the one ``tracking`` picks, by default).
 
-The run loop (:func:`netdp.run.api.simulate`) never branches on the task.
+The rest are capabilities a task declares by naming them among its bases:
+:class:`Attackable` (malicious holders: :mod:`netdp.adversary.network`), :class:`Auditable`
+(two neighbouring worlds for a protocol audit), :class:`NoisyOutput` (the noise of the
+published result), :class:`Sized` (memory beyond the trace), :class:`Reported` (report
+parts of its own) and :class:`PairwiseDetails` (what the default tracker reads). The run
+loop (:func:`netdp.run.api.simulate`) asks through the functions at the end of this module
+and never branches on the task.
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from netdp import engine
 from netdp.adversary.network import Adversary, AttackRun
-from netdp.core.errors import InputError, check
+from netdp.core.errors import check
 from netdp.core.params import Section
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
@@ -67,8 +72,15 @@ class Output:
     when: Callable[[dict[str, Any]], bool] | None = None
 
 
-class Task(ABC):
-    """A computation the token (or gossip) carries out. See the module docstring."""
+S = TypeVar("S", bound=Setup)
+
+
+class Task(ABC, Generic[S]):
+    """A computation the token (or gossip) carries out. See the module docstring.
+
+    ``S`` is the task's setup: :class:`~netdp.core.setup.Setup`, or a subclass with the
+    typed figures the task prepares once (a gossip plan, a calibration).
+    """
 
     name: ClassVar[str]
     protocol: ClassVar[str] = "walk"
@@ -78,8 +90,6 @@ class Task(ABC):
     outputs: ClassVar[tuple[Output, ...]] = ()
     default_nodes: ClassVar[int] = 100
     steps_per_node: ClassVar[int] = 100
-    #: The ``--attack`` names its malicious holders can run (none: no attack).
-    attacks: ClassVar[tuple[str, ...]] = ()
     #: The error measure the sweep plots draw against ε: the data columns of a result row
     #: (the first labels the axis) and its references, ``(role, column, label)``; ``None``:
     #: the task has none (the learning tasks plot their objective).
@@ -97,29 +107,28 @@ class Task(ABC):
         return self.name if self.protocol == "walk" else f"{self.name} --protocol {self.protocol}"
 
     @abstractmethod
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> S:
         """Load the data, build the graph, pick the randomizer; resolve the config.
 
         ``config.seed`` is set. Raises :class:`~netdp.core.errors.InputError` on bad input.
         """
 
-    def trace(self, setup: Setup, streams: Streams) -> Trace:
+    def trace(self, setup: S, streams: Streams) -> Trace:
         """The engine's record of one run: here the walk of ``config.tokens`` tokens (a
         protocol that is not a walk asks its own engine)."""
 
         config = setup.config
-        if "router" not in setup.memo:
-            setup.memo["router"] = Router(setup.topology, config.walk)  # type: ignore[arg-type]
-            setup.memo["latency"] = engine.parse_latency(config.latency)
+        router = Router(setup.topology, config.walk)  # type: ignore[arg-type]
         tokens = range(config.tokens)
         faults = fault_run(setup, streams, config.tokens)
-        return engine.walk(config.engine, setup.memo["router"], setup.steps,
+        return engine.walk(config.engine, router, setup.steps,
                            [streams.generator("walk", k) for k in tokens],
-                           setup.memo["latency"], [streams.generator("latency", k) for k in tokens],
+                           engine.parse_latency(config.latency),
+                           [streams.generator("latency", k) for k in tokens],
                            config.service_time, faults)
 
     @abstractmethod
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
+    def run(self, setup: S, trace: Trace, streams: Streams) -> Any:
         """What the holders do with the token along ``trace``: the run's outcome."""
 
     @abstractmethod
@@ -127,109 +136,188 @@ class Task(ABC):
         """The figures of one run for its record (``estimate``, ``abs_error``, ...)."""
 
     @abstractmethod
-    def utility(self, setup: Setup, outcomes: Sequence[Any]) -> Utility:
+    def utility(self, setup: S, outcomes: Sequence[Any]) -> Utility:
         """The utility report over all runs."""
 
     @abstractmethod
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: S, trace: Trace, streams: Streams, observer: int) -> View:
         """What ``observer`` sees of the run: the token on each arrival, and the result.
 
         Uses the same streams as :meth:`run`, so the view is the run's own.
         """
 
-    def attacked(self, setup: Setup, trace: Trace, streams: Streams,
-                 adversary: Adversary) -> tuple[Any, AttackRun]:
-        """One run with malicious holders (``--malicious``, ``--attack``): the outcome
-        they leave behind, and the attack's record against the same run with every
-        holder honest (the same draws). A task that offers :attr:`attacks` says how."""
-        raise InputError("attack", f"{self.label} offers no attack")
-
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
-        """The data of two neighbouring worlds that differ in ``node``'s data only: the
-        pair a protocol audit replays (spec accounting.md §5.1). A task that can be
-        audited picks the pair its claim must cover at its worst (the ends of the range,
-        say); none by default."""
-        raise InputError("task", f"{self.label} declares no neighbouring worlds: its "
-                         "protocol cannot be audited")
-
-    def output_noise(self, setup: Setup, trace: Trace | None, outcome: Any) -> float | None:
-        """The std of the noise in one run's published result, as the run went (faults
-        change it; ``trace`` ``None``: a fault-free run), where the task can say; the
-        ``faults`` report sets it beside the fault-free run's."""
-        return None
-
-    def gaussian_view(self, setup: Setup) -> bool:
-        """Whether the observer's view is a Gaussian shift between the two audit worlds
-        (a linear map of Gaussian noise): the Gaussian-DP fit is then the tight test."""
-        return False
-
-    def epsilon0(self, setup: Setup) -> float:
-        """The LDP level of one contribution."""
-        return setup.config.epsilon
-
-    def mechanism_name(self, setup: Setup) -> str | None:
-        """The randomizer's name, for the mechanisms a :class:`Tracking` covers."""
-        return getattr(setup.config.section, "mechanism", None)
-
-    def describe_mechanism(self, setup: Setup) -> dict[str, Any] | None:
-        """The ``mechanism`` object of the report."""
-        return setup.mechanism.describe() if setup.mechanism is not None else None
-
-    def process_line(self, setup: Setup) -> str | None:
-        """How the information moves, for the text report (``None``: the walk's line)."""
-        return None
-
-    def sections(self, setup: Setup, outcomes: Sequence[Any]) -> dict[str, Any]:
-        """Task-specific top-level objects of the JSON result."""
-        return {}
-
-    def privacy_details(self, setup: Setup) -> dict[str, Any]:
-        """Figures the task adds to its privacy report."""
-        return {}
-
-    def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
-        """The tracker the declarations in :attr:`tracking` pick for this setup."""
-        kind, mechanism = setup.topology.kind, self.mechanism_name(setup)
+    def tracker(self, setup: S, keep_pairs: bool = False) -> Tracker:
+        """The pairwise tracker: by default the one the declarations in :attr:`tracking`
+        pick for this setup (:class:`PairwiseDetails` adds to what it reads)."""
+        details = self if isinstance(self, PairwiseDetails) else _NO_DETAILS
+        kind, mechanism = setup.topology.kind, details.mechanism_name(setup)
         chosen = next((t for t in self.tracking if t.covers(kind, mechanism)), None)
         if chosen is not None:
             extra = [a for a in setup.config.accountants or () if a not in chosen.accountants]
             check(not extra, "accountant", f"the {self.label} tracker on {KIND_NAMES[kind]} "
                   f"composes with {', '.join(chosen.accountants)} (got {', '.join(extra)})")
-        note = None if chosen else self.untracked_note(setup)
-        theory = None if chosen or not setup.config.accountants else \
-            self.untracked_theory(setup)
-        return PairwiseTracker(setup, chosen, self.epsilon0(setup), note, keep_pairs,
-                               self.privacy_details(setup), self.tracking, theory)
+        note = None if chosen else details.untracked_note(setup, self)
+        theory: dict[str, float] | None = None if chosen or not setup.config.accountants \
+            else {}
+        return PairwiseTracker(setup, chosen, details.epsilon0(setup), note, keep_pairs,
+                               details.privacy_details(setup), self.tracking, theory)
 
-    def untracked_theory(self, setup: Setup) -> dict[str, float]:
-        """Theory curves for a setup that no tracker covers (a closed form that holds on
-        any graph, say); none by default."""
-        return {}
 
-    def untracked_note(self, setup: Setup) -> str:
-        """Why no pairwise tracker covers this setup."""
-        kind, mechanism = setup.topology.kind, self.mechanism_name(setup)
-        if any(t.topology == kind for t in self.tracking):
-            return (f"pairwise tracking of {self.name} does not cover --mechanism "
-                    f"{mechanism}; only the LDP baseline is reported")
-        return coverage_note(self.tracking) if self.tracking else (
-            f"{self.name} has no pairwise tracker; only the LDP baseline is reported")
+# -- capabilities: what a task declares beyond the protocol, by naming the class ------------
 
-    def accountants(self) -> tuple[str, ...]:
-        """Every accountant some tracker of the task supports."""
-        return tuple(dict.fromkeys(a for t in self.tracking for a in t.accountants))
 
+class Attackable(ABC):
+    """A task whose malicious holders can attack (``--malicious``, ``--attack``)."""
+
+    #: The ``--attack`` names its malicious holders can run.
+    attacks: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def attacked(self, setup: Any, trace: Trace, streams: Streams,
+                 adversary: Adversary) -> tuple[Any, AttackRun]:
+        """One run with malicious holders: the outcome they leave behind, and the attack's
+        record against the same run with every holder honest (the same draws)."""
+
+    def attack_targets(self, setup: Any) -> tuple[int, ...]:
+        """The items the attack promotes, for the report (none by default)."""
+        return ()
+
+
+class Auditable(ABC):
+    """A task whose protocol can be audited (spec accounting.md §5.1)."""
+
+    @abstractmethod
+    def audit_worlds(self, setup: Any, node: int) -> tuple[Any, Any]:
+        """The data of two neighbouring worlds that differ in ``node``'s data only: the
+        pair a protocol audit replays, the one its claim must cover at its worst (the ends
+        of the range, say)."""
+
+    def gaussian_view(self, setup: Any) -> bool:
+        """Whether the observer's view is a Gaussian shift between the two audit worlds
+        (a linear map of Gaussian noise): the Gaussian-DP fit is then the tight test."""
+        return False
+
+
+class NoisyOutput(ABC):
+    """A task that can say how much noise its published result carries."""
+
+    @abstractmethod
+    def output_noise(self, setup: Any, trace: Trace | None, outcome: Any) -> float | None:
+        """The std of the noise in one run's published result, as the run went (faults
+        change it; ``trace`` ``None``: a fault-free run); the ``faults`` report sets it
+        beside the fault-free run's."""
+
+
+class Sized(ABC):
+    """A task that holds more than the walk's trace and the pairwise tables."""
+
+    @abstractmethod
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
         """Bytes the run will hold at its peak, by part, with the parameter that drives
-        each part (checked before anything is built; see :mod:`netdp.run.resources`).
+        each part (:func:`walk_footprint` and the task's own data)."""
 
-        The default counts the trace and the pairwise tables; tasks add their data.
-        """
-        tokens = config.tokens
-        drive = "tokens" if tokens > steps else ("rounds" if kind_of(config.topology)
-                                                 .public_schedule else "steps")
-        out = {"the walk's trace": (12.0 * tokens * steps, drive)}
-        if config.accountants != ():
-            out["the pairwise tables"] = (24.0 * tokens * steps + 64.0 * nodes, drive)
-        return out
+
+class Reported:
+    """A task whose report says more than the walk's (a mechanism of its own, how the
+    information moves, top-level sections)."""
+
+    def describe_mechanism(self, setup: Any) -> dict[str, Any] | None:
+        """The ``mechanism`` object of the report."""
+        return _describe(setup)
+
+    def process_line(self, setup: Any) -> str | None:
+        """How the information moves, for the text report (``None``: the walk's line)."""
+        return None
+
+    def sections(self, setup: Any, outcomes: Sequence[Any]) -> dict[str, Any]:
+        """Task-specific top-level objects of the JSON result."""
+        return {}
+
+
+class PairwiseDetails:
+    """What the default tracker (:meth:`Task.tracker`) reads of a task beyond its
+    declarations; a task overrides what differs."""
+
+    def epsilon0(self, setup: Any) -> float:
+        """The LDP level of one contribution."""
+        return float(setup.config.epsilon)
+
+    def mechanism_name(self, setup: Any) -> str | None:
+        """The randomizer's name, for the mechanisms a :class:`Tracking` covers."""
+        return getattr(setup.config.section, "mechanism", None)
+
+    def privacy_details(self, setup: Any) -> dict[str, Any]:
+        """Figures the task adds to its privacy report."""
+        return {}
+
+    def untracked_note(self, setup: Any, task: Task[Any]) -> str:
+        """Why no pairwise tracker covers this setup."""
+        kind, mechanism = setup.topology.kind, self.mechanism_name(setup)
+        if any(t.topology == kind for t in task.tracking):
+            return (f"pairwise tracking of {task.name} does not cover --mechanism "
+                    f"{mechanism}; only the LDP baseline is reported")
+        return coverage_note(task.tracking) if task.tracking else (
+            f"{task.name} has no pairwise tracker; only the LDP baseline is reported")
+
+
+_NO_DETAILS = PairwiseDetails()
+
+
+# -- what the run loop asks of any task ----------------------------------------------------
+
+
+def _describe(setup: Setup) -> dict[str, Any] | None:
+    return setup.mechanism.describe() if setup.mechanism is not None else None
+
+
+def attacks_of(task: Task[Any]) -> tuple[str, ...]:
+    """The attacks a task offers (none where it is not :class:`Attackable`)."""
+    return task.attacks if isinstance(task, Attackable) else ()
+
+
+def attack_targets(task: Task[Any], setup: Setup) -> tuple[int, ...]:
+    """The items the task's attack promotes (:meth:`Attackable.attack_targets`)."""
+    return task.attack_targets(setup) if isinstance(task, Attackable) else ()
+
+
+def accountants_of(task: Task[Any]) -> tuple[str, ...]:
+    """Every accountant some tracker of the task supports."""
+    return tuple(dict.fromkeys(a for t in task.tracking for a in t.accountants))
+
+
+def report_parts(task: Task[Any], setup: Setup,
+                 outcomes: Sequence[Any]) -> tuple[dict[str, Any] | None, str | None,
+                                                   dict[str, Any]]:
+    """The report's mechanism, process line and sections (:class:`Reported`)."""
+    if isinstance(task, Reported):
+        return (task.describe_mechanism(setup), task.process_line(setup),
+                task.sections(setup, outcomes) if outcomes else {})
+    return _describe(setup), None, {}
+
+
+def output_noise(task: Task[Any], setup: Setup, trace: Trace | None,
+                 outcome: Any) -> float | None:
+    """:meth:`NoisyOutput.output_noise`, ``None`` where the task cannot say."""
+    return task.output_noise(setup, trace, outcome) if isinstance(task, NoisyOutput) else None
+
+
+def walk_footprint(config: SimulationConfig, nodes: int,
+                   steps: int) -> dict[str, tuple[float, str]]:
+    """Bytes a walk's run holds at its peak: the trace and the pairwise tables."""
+    tokens = config.tokens
+    drive = "tokens" if tokens > steps else ("rounds" if kind_of(config.topology)
+                                             .public_schedule else "steps")
+    out = {"the walk's trace": (12.0 * tokens * steps, drive)}
+    if config.accountants != ():
+        out["the pairwise tables"] = (24.0 * tokens * steps + 64.0 * nodes, drive)
+    return out
+
+
+def footprint(task: Task[Any], config: SimulationConfig, nodes: int,
+              steps: int) -> dict[str, tuple[float, str]]:
+    """Bytes the run will hold at its peak, by part (checked before anything is built; see
+    :mod:`netdp.run.resources`): the task's (:class:`Sized`), else the walk's."""
+    if isinstance(task, Sized):
+        return task.footprint(config, nodes, steps)
+    return walk_footprint(config, nodes, steps)

@@ -30,7 +30,7 @@ from netdp.core.setup import Setup, Streams, View, running_sum_view
 from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.report.types import ScalarUtility
-from netdp.tasks.base import Task
+from netdp.tasks.base import Auditable, Task
 from netdp.tasks.preparation import build_topology, resolve, values_from_file
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
@@ -72,12 +72,11 @@ def keep_probability(epsilon: float) -> float:
 
 def _shuffle(setup: Setup) -> tuple[float, str, int]:
     """The level of one report, the shuffle bound and the domain it reads."""
-    section = setup.config.section
-    assert isinstance(section, FractionConfig)
+    section = setup.config.section_as(FractionConfig)
     return setup.config.epsilon, section.shuffle, 2
 
 
-class FractionTask(Task):
+class FractionTask(Task[Setup], Auditable):
     """The share of ones, by binary randomized response reports summed in the token."""
 
     name = "fraction"
@@ -90,8 +89,8 @@ class FractionTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
 
-        section = config.section
-        assert isinstance(section, FractionConfig) and config.seed is not None
+        section = config.section_as(FractionConfig)
+        assert config.seed is not None
         bits, nodes = values_from_file(config)
         check(bits is None or bool(np.all((bits == 0) | (bits == 1))), "data-file",
               f"{section.data_file} must hold bits 0 or 1")

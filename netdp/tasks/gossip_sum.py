@@ -25,7 +25,7 @@ import numpy as np
 from netdp.core.errors import check
 from netdp.core.params import Section, param
 from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
-from netdp.core.setup import Setup, Streams, View
+from netdp.core.setup import Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import choose
 from netdp.engine import gossip_rounds as engine
@@ -40,10 +40,11 @@ from netdp.report.types import (
     fmt,
     row,
 )
-from netdp.tasks.base import Task
+from netdp.tasks.base import Auditable, NoisyOutput, Reported, Sized, Task
 from netdp.tasks.preparation import range_worlds
 from netdp.tasks.sum import DATA, real_values
 from netdp.tracking.base import Tracker, Tracking
+from netdp.tracking.gossip_setup import GossipSumSetup
 
 GROUP = "gossip (--protocol gossip)"
 
@@ -144,30 +145,11 @@ class GossipUtility(Utility):
                 f"  LDP baseline (every node's noisy value, averaged): std {fmt(self.ldp_std)}"]
 
 
-def _section(setup: Setup) -> GossipSumConfig:
-    section = setup.config.section
-    assert isinstance(section, GossipSumConfig)
-    return section
+def _section(setup: GossipSumSetup) -> GossipSumConfig:
+    return setup.config.section_as(GossipSumConfig)
 
 
-def gossip_memo(config: SimulationConfig, topo: Any) -> dict[str, Any]:
-    """What the gossip tasks keep of their graph: the gossip matrix ``W`` (the section's
-    ``gossip_matrix``), the adjacency ``adj``, the spectral ``gap``, the Chebyshev
-    ``gamma`` (``None`` without ``accelerated``) and whether the graph is ``transitive``."""
-    from netdp.graphs import gossip_matrix as GM
-
-
-    name = config.get("gossip_matrix")
-    builders = {"metropolis": GM.metropolis, "lazy": GM.lazy}
-    adj = GM.adjacency(topo)
-    W = builders[name](topo) if name in builders else GM.from_file(name, topo)
-    gap = GM.spectral_gap(W)
-    gamma = GM.chebyshev_gamma(gap) if config.get("accelerated") else None
-    return {"W": W, "adj": adj, "gap": gap, "gamma": gamma,
-            "transitive": GM.vertex_transitive(topo)}
-
-
-class GossipSumTask(Task):
+class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Sized):
     """Averaging by gossip: noise once per node, then ``T`` averaging steps."""
 
     name = "sum"
@@ -180,49 +162,51 @@ class GossipSumTask(Task):
                  "(pld: one Gaussian shift); by distance", None, ("rdp", "pld")),
         Tracking("complete", "as on any graph", None, ("rdp", "pld")))
 
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> GossipSumSetup:
         from netdp.graphs import gossip_matrix as GM
 
-        sec = config.section
-        assert isinstance(sec, GossipSumConfig)
+        sec = config.section_as(GossipSumConfig)
         values, topo = real_values(config)
-        memo = gossip_memo(config, topo)
+        plan = GM.GossipPlan.build(topo, sec.gossip_matrix, sec.accelerated)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)
-        steps = config.steps or GM.default_steps(memo["gap"], sigma, topo.n)
+        steps = config.steps or GM.default_steps(plan.gap, sigma, topo.n)
         engine = choose(config.engine, 1, 0.0)
         accountants = ("rdp",) if config.accountants is None else config.accountants
         resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
                                   accountants=tuple(accountants), sigma=sigma)
-        return Setup(resolved, topo, steps, values, None, {**memo, "sigma": sigma})
+        return GossipSumSetup(resolved, topo, steps, values, plan=plan,
+                              matrix=sec.gossip_matrix, sources=sec.sources,
+                              rdp_order=sec.rdp_order, sigma=sigma)
 
-    def trace(self, setup: Setup, streams: Streams) -> Trace:
+    def trace(self, setup: GossipSumSetup, streams: Streams) -> Trace:
 
         cfg = setup.config
         return engine.run(cfg.engine, setup.topology, setup.steps, parse_latency(cfg.latency),
                           streams.generator("latency"), fault_run(setup, streams, 1))
 
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> GossipRun:
+    def run(self, setup: GossipSumSetup, trace: Trace, streams: Streams) -> GossipRun:
         """Every node adds its noise once, then ``T`` averaging steps."""
         states = self.states(setup, trace, streams)
         return GossipRun(states[-1], float(np.mean(setup.data)))
 
-    def states(self, setup: Setup, trace: Trace, streams: Streams) -> np.ndarray:
+    def states(self, setup: GossipSumSetup, trace: Trace, streams: Streams) -> np.ndarray:
         """``(T + 1, n)``: the nodes' states ``x_0..x_T`` of the run (with the trace's
         lost messages and down nodes, when it has faults)."""
         from netdp.engine import averaging
 
 
-        sec, memo = _section(setup), setup.memo
+        sec, plan = _section(setup), setup.plan
         width = sec.high - sec.low
         noise = streams.generator("noise").standard_normal(setup.topology.n)
-        x0 = setup.data + memo["sigma"] * width * noise
+        x0 = setup.data + setup.sigma * width * noise
         if trace.gossip is not None and trace.gossip.lost is not None:
-            return averaging.faulty_gossip(memo["W"], x0, trace.gossip)
-        return averaging.gossip(memo["W"], x0, setup.steps, accelerated=sec.accelerated,
-                             gamma=memo["gamma"])
+            return averaging.faulty_gossip(plan.W, x0, trace.gossip)
+        return averaging.gossip(plan.W, x0, setup.steps, accelerated=plan.accelerated,
+                                gamma=plan.gamma)
 
-    def output_noise(self, setup: Setup, trace: Trace | None, outcome: Any) -> float | None:
+    def output_noise(self, setup: GossipSumSetup, trace: Trace | None,
+                     outcome: Any) -> float | None:
         """The root mean square over nodes of the noise std in the final states:
         ``σ · width · ‖(M_T)_{i,:}‖``, with ``M_T`` the rounds' realised map (``W^T``
         without faults)."""
@@ -230,67 +214,66 @@ class GossipSumTask(Task):
         from netdp.tracking import gossip_message_sum as MS
 
 
-        sec, memo = _section(setup), setup.memo
+        sec, plan = _section(setup), setup.plan
         rounds = None if trace is None else trace.gossip
         if rounds is not None and rounds.lost is not None:
-            final = list(averaging.faulty_iterate(memo["W"], np.eye(setup.topology.n),
-                                               rounds))[-1]
+            final = list(averaging.faulty_iterate(plan.W, np.eye(setup.topology.n),
+                                                  rounds))[-1]
             norms = np.einsum("ij,ij->i", final, final)
         else:
-            norms = MS.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
-                                     gamma=memo["gamma"])[-1]
-        return float(memo["sigma"] * (sec.high - sec.low) * math.sqrt(norms.mean()))
+            norms = MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
+                                 gamma=plan.gamma)[-1]
+        return float(setup.sigma * (sec.high - sec.low) * math.sqrt(norms.mean()))
 
     def record(self, outcome: GossipRun) -> dict[str, float]:
         return {"estimate": float(outcome.final.mean()),
                 "abs_error": float(outcome.errors.mean()),
                 "max_error": float(outcome.errors.max())}
 
-    def utility(self, setup: Setup, outcomes: Sequence[GossipRun]) -> GossipUtility:
+    def utility(self, setup: GossipSumSetup, outcomes: Sequence[GossipRun]) -> GossipUtility:
 
         from netdp.engine import averaging
         from netdp.tracking import gossip_message_sum as MS
 
-        sec, memo = _section(setup), setup.memo
+        sec, plan, sigma = _section(setup), setup.plan, setup.sigma
         width, n = sec.high - sec.low, setup.topology.n
-        norms = MS.row_norms(memo["W"], setup.steps, accelerated=sec.accelerated,
-                                 gamma=memo["gamma"])[-1]  # ‖(A_T)_{v,:}‖² per node
-        bias = averaging.gossip(memo["W"], setup.data, setup.steps, accelerated=sec.accelerated,
-                             gamma=memo["gamma"])[-1] - setup.data.mean()
-        rmse = math.sqrt(float(np.mean((memo["sigma"] * width) ** 2 * norms + bias**2)))
+        norms = MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
+                             gamma=plan.gamma)[-1]  # ‖(A_T)_{v,:}‖² per node
+        bias = averaging.gossip(plan.W, setup.data, setup.steps, accelerated=plan.accelerated,
+                                gamma=plan.gamma)[-1] - setup.data.mean()
+        rmse = math.sqrt(float(np.mean((sigma * width) ** 2 * norms + bias**2)))
         return GossipUtility(
             estimate=float(np.mean([o.final.mean() for o in outcomes])),
             truth=outcomes[0].truth,
             abs_error=float(np.mean([o.errors.mean() for o in outcomes])),
             max_error=float(np.mean([o.errors.max() for o in outcomes])),
-            theoretical_rmse=rmse, ldp_std=memo["sigma"] * width / math.sqrt(n),
+            theoretical_rmse=rmse, ldp_std=sigma * width / math.sqrt(n),
             steps=setup.steps)
 
-    def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+    def tracker(self, setup: GossipSumSetup, keep_pairs: bool = False) -> Tracker:
         from netdp.tracking.gossip_sum_tracker import GossipTracker
 
         return GossipTracker(setup, keep_pairs)
 
-    def process_line(self, setup: Setup) -> str:
-        sec, memo = _section(setup), setup.memo
-        how = "Chebyshev-accelerated steps" if sec.accelerated else "steps of x <- W x"
-        return (f"gossip  {setup.steps} synchronous {how}, {sec.gossip_matrix} weights, "
-                f"spectral gap {memo['gap']:.4g}")
+    def process_line(self, setup: GossipSumSetup) -> str:
+        how = "Chebyshev-accelerated steps" if setup.plan.accelerated else "steps of x <- W x"
+        return (f"gossip  {setup.steps} synchronous {how}, {setup.matrix} weights, "
+                f"spectral gap {setup.plan.gap:.4g}")
 
-    def describe_mechanism(self, setup: Setup) -> dict[str, Any]:
+    def describe_mechanism(self, setup: GossipSumSetup) -> dict[str, Any]:
         sec = _section(setup)
-        return {"name": "gaussian", "sigma": setup.memo["sigma"] * (sec.high - sec.low),
-                "sigma_over_sensitivity": setup.memo["sigma"], "once_per_node": True}
+        return {"name": "gaussian", "sigma": setup.sigma * (sec.high - sec.low),
+                "sigma_over_sensitivity": setup.sigma, "once_per_node": True}
 
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+    def audit_worlds(self, setup: GossipSumSetup, node: int) -> tuple[Any, Any]:
         """``node``'s value at the low and at the high end of the range."""
         return range_worlds(setup, node)
 
-    def gaussian_view(self, setup: Setup) -> bool:
+    def gaussian_view(self, setup: GossipSumSetup) -> bool:
         """The messages are a linear map of the Gaussian noise: yes."""
         return True
 
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: GossipSumSetup, trace: Trace, streams: Streams, observer: int) -> View:
         """The states of the observer's neighbours at every step (the messages it gets;
         with faults, those that arrived)."""
         assert trace.gossip is not None

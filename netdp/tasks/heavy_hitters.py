@@ -40,7 +40,14 @@ from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms._hashing import hash_values
 from netdp.report.types import Report, Utility, fmt
-from netdp.tasks.base import Task
+from netdp.tasks.base import (
+    Auditable,
+    PairwiseDetails,
+    Reported,
+    Sized,
+    Task,
+    walk_footprint,
+)
 from netdp.tasks.prefix_extension import (
     MAX_BITS,
     Plan,
@@ -167,9 +174,7 @@ class HeavyUtility(Utility):
 
 
 def _section(setup: Setup) -> HeavyHittersConfig:
-    section = setup.config.section
-    assert isinstance(section, HeavyHittersConfig)
-    return section
+    return setup.config.section_as(HeavyHittersConfig)
 
 
 def zipf_items(bits: int, support: int, exponent: float, n: int,
@@ -186,7 +191,16 @@ def _shuffle(setup: Setup) -> tuple[float, str, int]:
     return setup.config.epsilon, _section(setup).shuffle, 2
 
 
-class HeavyHittersTask(Task):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class HeavyHittersSetup(Setup):
+    """A heavy-hitters run prepared: the prefix plan and each group's oracle (the setup's
+    ``mechanism`` is the last group's)."""
+
+    plan: Plan
+    oracles: tuple[Any, ...]
+
+
+class HeavyHittersTask(Task[HeavyHittersSetup], Auditable, Reported, PairwiseDetails, Sized):
     """Top-K items of a large domain by PEM's prefix extension over walk-carried reports."""
 
     name = "heavy-hitters"
@@ -203,10 +217,10 @@ class HeavyHittersTask(Task):
         report_tracking(_shuffle),
     )
 
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> HeavyHittersSetup:
 
-        sec = config.section
-        assert isinstance(sec, HeavyHittersConfig) and config.seed is not None
+        sec = config.section_as(HeavyHittersConfig)
+        assert config.seed is not None
         values, nodes = values_from_file(config)
         if nodes is None and kind_of(config.topology).implicit:
             nodes = self.default_nodes
@@ -229,42 +243,42 @@ class HeavyHittersTask(Task):
                                   dummies=dummies)
         plan = sec.plan()
         oracles = group_oracles(sec.oracle, config.epsilon, plan)
-        return Setup(resolved, topo, steps, items.astype(np.int64), oracles[-1],
-                     {"plan": plan, "oracles": oracles})
+        return HeavyHittersSetup(resolved, topo, steps, items.astype(np.int64), oracles[-1],
+                                 plan=plan, oracles=tuple(oracles))
 
-    def describe_mechanism(self, setup: Setup) -> dict[str, Any] | None:
+    def describe_mechanism(self, setup: HeavyHittersSetup) -> dict[str, Any] | None:
         out = setup.mechanism.describe()
         out["domain"] = f"2^{_section(setup).domain_bits} (last group)"
         return out
 
-    def mechanism_name(self, setup: Setup) -> str | None:
+    def mechanism_name(self, setup: HeavyHittersSetup) -> str | None:
         return _section(setup).oracle
 
-    def privacy_details(self, setup: Setup) -> dict[str, Any]:
+    def privacy_details(self, setup: HeavyHittersSetup) -> dict[str, Any]:
         return {"shuffle_bound": _section(setup).shuffle}
 
-    def token_reports(self, setup: Setup, trace: Trace,
+    def token_reports(self, setup: HeavyHittersSetup, trace: Trace,
                       streams: Streams) -> list[tuple[np.ndarray, np.ndarray]]:
         """The reports the tokens carry, as ``(groups, reports)`` pairs: node 0's head
         dummies (ring), every holder's report in trace order (token by token), node 0's
         tail dummies (ring). Dummies are reports of uniform items (known to node 0, which
         removes them before estimating)."""
 
-        plan, oracles = setup.memo["plan"], setup.memo["oracles"]
+        plan, oracles = setup.plan, setup.oracles
         rng = streams.generator("noise")
         public = setup.topology.walk_kind.public_schedule  # the ring's node 0 adds dummies
-        dummies = (setup.config.get("dummies") or 0) if public else 0
+        dummies = (_section(setup).dummies or 0) if public else 0
         head = perturb_groups(rng.integers(0, 1 << plan.bits, dummies), plan, oracles, rng)
         real = perturb_groups(setup.data[trace.holders.reshape(-1)], plan, oracles, rng)
         tail = perturb_groups(rng.integers(0, 1 << plan.bits, dummies), plan, oracles, rng)
         return [head, real, tail]
 
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> HeavyOutcome:
+    def run(self, setup: HeavyHittersSetup, trace: Trace, streams: Streams) -> HeavyOutcome:
         """Each holder adds one report to the token; the aggregator runs PEM's rounds."""
 
-        sec, plan = _section(setup), setup.memo["plan"]
+        sec, plan = _section(setup), setup.plan
         groups, reports = self.token_reports(setup, trace, streams)[1]
-        found = identify(groups, reports, plan, setup.memo["oracles"], sec.top)
+        found = identify(groups, reports, plan, setup.oracles, sec.top)
         top, top_freq = true_top(setup.data, sec.top)
         values, counts = np.unique(setup.data, return_counts=True)
         at = np.searchsorted(values, found.items).clip(0, values.size - 1)
@@ -277,21 +291,21 @@ class HeavyHittersTask(Task):
     def record(self, outcome: HeavyOutcome) -> dict[str, float]:
         return {"precision": outcome.precision, "recall": outcome.recall, "ncr": outcome.ncr}
 
-    def utility(self, setup: Setup, outcomes: Sequence[HeavyOutcome]) -> HeavyUtility:
+    def utility(self, setup: HeavyHittersSetup, outcomes: Sequence[HeavyOutcome]) -> HeavyUtility:
         precision = np.array([o.precision for o in outcomes])
         return HeavyUtility(float(precision.mean()),
                             float(np.mean([o.recall for o in outcomes])),
                             float(np.mean([o.ncr for o in outcomes])),
-                            float(precision.std()), outcomes[0], setup.memo["plan"].lengths,
+                            float(precision.std()), outcomes[0], setup.plan.lengths,
                             int(outcomes[0].per_group.sum()))
 
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: HeavyHittersSetup, trace: Trace, streams: Streams, observer: int) -> View:
         """On each arrival, per group ``j``, the support counts of the published items'
         ``ℓ_j``-bit prefixes among the group's reports the token holds (head dummies
         included): a post-processing of the multiset the observer receives, ``(visits,
         g, F)``; ``published``: the same at the end of each token (tail dummies added)."""
 
-        plan, oracles = setup.memo["plan"], setup.memo["oracles"]
+        plan, oracles = setup.plan, setup.oracles
         found = self.run(setup, trace, streams).found
         parts = self.token_reports(setup, trace, streams)
 
@@ -314,7 +328,7 @@ class HeavyHittersTask(Task):
                                                   -1)[:, -1] + tail
         return View(observer, token, step, running[token, step], published)
 
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+    def audit_worlds(self, setup: HeavyHittersSetup, node: int) -> tuple[Any, Any]:
         """``node``'s item is the most frequent item, or another id."""
         values, counts = np.unique(setup.data, return_counts=True)
         first = values[int(counts.argmax())]
@@ -329,7 +343,8 @@ class HeavyHittersTask(Task):
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
         reports = config.tokens * steps
-        return {**super().footprint(config, nodes, steps),
+        return {**walk_footprint(config, nodes, steps),
                 "the items": (8.0 * nodes, "nodes"),
-                "the synthetic ids": (24.0 * config.get("support"), "support"),
+                "the synthetic ids": (24.0 * config.section_as(HeavyHittersConfig).support,
+                                       "support"),
                 "the reports": (48.0 * reports, "steps")}

@@ -38,7 +38,7 @@ from netdp.core.sections import (
     column_param,
     data_file_param,
 )
-from netdp.core.setup import Setup, Streams, View
+from netdp.core.setup import Once, Setup, Streams, View, once
 from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.data.values import categories, check_categories
 from netdp.engine.trace import Trace
@@ -46,7 +46,14 @@ from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms import oracle_memory_bytes
 from netdp.mechanisms._oracle import project_simplex
 from netdp.report.types import Report, Utility, fmt
-from netdp.tasks.base import Task
+from netdp.tasks.base import (
+    Attackable,
+    Auditable,
+    PairwiseDetails,
+    Sized,
+    Task,
+    walk_footprint,
+)
 from netdp.tasks.histogram_walk import (
     CHUNK,
     HistOutcome,
@@ -58,7 +65,14 @@ from netdp.tasks.histogram_walk import (
     walk_histogram,
 )
 from netdp.tasks.preparation import build_topology, resolve, values_from_file
-from netdp.tasks.user_level import UserLevel, UserLevelReport, sqrt_ratio, total
+from netdp.tasks.user_level import (
+    UserLevel,
+    UserLevelReport,
+    UserLevelSetup,
+    sqrt_ratio,
+    total,
+    users_of,
+)
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
@@ -194,15 +208,14 @@ def _crafts(attack: str | None) -> bool:
 
 
 def _section(setup: Setup) -> HistogramConfig:
-    section = setup.config.section
-    assert isinstance(section, HistogramConfig)
-    return section
+    return setup.config.section_as(HistogramConfig)
 
 
 def _dummy_reports(setup: Setup) -> int:
     """Node 0's dummy reports at each end of the ring: ``dummies`` bundles of ``T``
     reports (a dummy stands for a node's contribution, as the ring tracker counts it)."""
-    return int(setup.config.get("dummies")) * setup.config.get("bound")
+    sec = _section(setup)
+    return int(sec.dummies or 0) * sec.bound
 
 
 def _per_record(setup: Setup, outcome: Any) -> Any:
@@ -210,7 +223,7 @@ def _per_record(setup: Setup, outcome: Any) -> Any:
     kept reports' shares times ``T/K`` (the bounded total over ``N``), beside the truth
     (the record-level outcome, unchanged, when ``K = 1``)."""
 
-    users: UserLevel = setup.memo["user_level"]
+    users = users_of(setup)
     if users.per_node == 1:
         return outcome
     return dataclasses.replace(outcome, estimate=outcome.estimate * users.kept_share,
@@ -232,7 +245,16 @@ def _shuffle(setup: Setup) -> tuple[float, str, int]:
     return sec.local_epsilon(setup.config.epsilon), sec.shuffle, sec.domain
 
 
-class HistogramTask(Task):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class HistogramSetup(UserLevelSetup):
+    """A histogram run prepared: the records each node keeps, and what an attack fixes once
+    per simulation (its targets and crafted hash; the honest reports' mass model)."""
+
+    attack_targets: Once[tuple[np.ndarray, Any]] = once()
+    mass: Once[Any] = once()
+
+
+class HistogramTask(Task[HistogramSetup], Attackable, Auditable, PairwiseDetails, Sized):
     """Histograms by frequency-oracle reports aggregated in a walking token."""
 
     name = "histogram"
@@ -251,10 +273,10 @@ class HistogramTask(Task):
         report_tracking(_shuffle),
     )
 
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> HistogramSetup:
 
-        sec = config.section
-        assert isinstance(sec, HistogramConfig) and config.seed is not None
+        sec = config.section_as(HistogramConfig)
+        assert config.seed is not None
         values, nodes = values_from_file(config)
         topo = build_topology(config, nodes)
         per = sec.records_per_node
@@ -273,8 +295,7 @@ class HistogramTask(Task):
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
                                   dummies=dummies)
         setup = Setup(resolved, topo, steps, values)
-        return Setup(resolved, topo, steps, values, self.oracle(setup, 0),
-                     memo={"user_level": users})
+        return HistogramSetup(resolved, topo, steps, values, self.oracle(setup, 0), users=users)
 
     def oracle(self, setup: Setup, run: int) -> Any:
         """The run's frequency oracle; cms, hcms and rappor draw fresh public hash
@@ -289,13 +310,13 @@ class HistogramTask(Task):
         return mechanisms.frequency_oracle(sec.mechanism, sec.report_epsilon(cfg.epsilon),
                                            sec.domain, hash_seed)
 
-    def epsilon0(self, setup: Setup) -> float:
+    def epsilon0(self, setup: HistogramSetup) -> float:
         return _section(setup).local_epsilon(setup.config.epsilon)
 
-    def privacy_details(self, setup: Setup) -> dict[str, Any]:
+    def privacy_details(self, setup: HistogramSetup) -> dict[str, Any]:
         return {"shuffle_bound": _section(setup).shuffle}
 
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
+    def run(self, setup: HistogramSetup, trace: Trace, streams: Streams) -> Any:
         """Each holder adds a fresh report of its category to the token's aggregate."""
 
         oracle = self.oracle(setup, streams.run)
@@ -306,7 +327,7 @@ class HistogramTask(Task):
             outcome = walk_histogram(trace, setup.data, oracle, rng)
         return _per_record(setup, outcome)
 
-    def attacked(self, setup: Setup, trace: Trace, streams: Streams,
+    def attacked(self, setup: HistogramSetup, trace: Trace, streams: Streams,
                  adversary: Adversary) -> tuple[Any, AttackRun]:
         """Malicious holders forge their reports (rpa, ria, mga: :mod:`~netdp.adversary.
         poisoning`) or tamper with the aggregate (drop, replay, inflate:K with K MGA
@@ -319,7 +340,7 @@ class HistogramTask(Task):
                                                        streams.run), attack)
         forge, rng = adversary.forge_stream(setup.seed, streams.run), streams.generator("noise")
         ring, d, holders = setup.topology.walk_kind.public_schedule, oracle.domain, trace.holders
-        dummies = setup.config.get("dummies") if ring else 0
+        dummies = (_section(setup).dummies or 0) if ring else 0
         if ring:  # node 0's head dummies: the same draws as the honest run's
             aggregate_reports(oracle, rng.integers(0, d, dummies), rng)
         model = None if ring else self.mass_model(setup, oracle)
@@ -365,7 +386,7 @@ class HistogramTask(Task):
             int(acts.fakes.sum()) * count if attack.tampers else 0, detections, honest,
             tuple(int(m) for m in acts.malicious), note)
 
-    def expected_gain(self, setup: Setup, oracle: Any, trace: Trace, acts: Any,
+    def expected_gain(self, setup: HistogramSetup, oracle: Any, trace: Trace, acts: Any,
                       targets: np.ndarray, support: np.ndarray, fakes: np.ndarray,
                       attack: Any) -> float | None:
         """``E[FG]`` given the walk and the attack's plan, for an oracle whose estimate is
@@ -392,41 +413,44 @@ class HistogramTask(Task):
             gained = float(np.sum((boost.sum() - in_t)[acts.attacked]))
         return (gained - dead) / trace.holders.size
 
-    def targets(self, setup: Setup, oracle: Any) -> tuple[np.ndarray, Any]:
+    def targets(self, setup: HistogramSetup, oracle: Any) -> tuple[np.ndarray, Any]:
         """The attack's targets (``targets`` stream, key 0) and an MGA's crafted hash on
-        local hashing (key 1), once per simulation (kept in ``setup.memo``)."""
+        local hashing (key 1), once per simulation."""
 
-        if "targets" not in setup.memo:
+        def choose() -> tuple[np.ndarray, Any]:
             sec = _section(setup)
             r = sec.targets or max(1, min(10, sec.domain // 4))
-            setup.memo["targets"] = choose_targets(setup.data, sec.domain, r,
-                                                   sec.target_choice,
-                                                   seeding.generator(setup.seed, "targets", 0))
-            setup.memo["crafted"] = None
+            targets = choose_targets(setup.data, sec.domain, r, sec.target_choice,
+                                     seeding.generator(setup.seed, "targets", 0))
+            crafted = None
             if oracle.name in ("blh", "olh") and _crafts(setup.config.attack):
-                setup.memo["crafted"] = best_hash(setup.memo["targets"], oracle.g,
-                                                  seeding.generator(setup.seed, "targets", 1))
-        return setup.memo["targets"], setup.memo["crafted"]
+                crafted = best_hash(targets, oracle.g,
+                                    seeding.generator(setup.seed, "targets", 1))
+            return targets, crafted
 
-    def mass_model(self, setup: Setup, oracle: Any) -> Any:
+        return setup.attack_targets.get(choose)
+
+    def attack_targets(self, setup: HistogramSetup) -> tuple[int, ...]:
+        """The targets of the attack that ran (none before it ran)."""
+        return tuple(setup.attack_targets.value[0]) if setup.attack_targets.done else ()
+
+    def mass_model(self, setup: HistogramSetup, oracle: Any) -> Any:
         """The honest holders' null model of a report's mass (``calibration`` stream), once
         per simulation (``None`` for cms, hcms and rappor: no vectorised support)."""
 
-        if "mass" not in setup.memo:
-            setup.memo["mass"] = MassModel.of(oracle, seeding.generator(setup.seed,
-                                                                        "calibration"))
-        return setup.memo["mass"]
+        return setup.mass.get(lambda: MassModel.of(oracle, seeding.generator(setup.seed,
+                                                                          "calibration")))
 
     def record(self, outcome: Any) -> dict[str, float]:
         return {"l1": outcome.l1, "linf": outcome.linf, "mse": outcome.mse}
 
-    def utility(self, setup: Setup, outcomes: Sequence[Any]) -> HistogramUtility:
+    def utility(self, setup: HistogramSetup, outcomes: Sequence[Any]) -> HistogramUtility:
 
         sec, first = _section(setup), outcomes[0]
         estimate = np.mean([o.estimate for o in outcomes], axis=0)
         if sec.project:
             estimate = project_simplex(estimate)
-        share = setup.memo["user_level"].kept_share ** 2  # 1.0 at K = 1: the shares' scale
+        share = setup.users.kept_share ** 2  # 1.0 at K = 1: the shares' scale
         theory = float(np.mean(setup.mechanism.variance(first.truth, first.reports))) * share
         return HistogramUtility(
             estimate=estimate, truth=first.truth,
@@ -438,14 +462,14 @@ class HistogramTask(Task):
             reports=first.reports, dummies=first.dummies, projected=sec.project,
             user_level=self.user_level(setup, first, theory) if sec.user_level else None)
 
-    def user_level(self, setup: Setup, outcome: Any, noise: float) -> UserLevelReport:
+    def user_level(self, setup: HistogramSetup, outcome: Any, noise: float) -> UserLevelReport:
         """The bound's bias and variances against the naive approach's (no bound: every
         record reported, each at ``ε/K``), closed forms averaged over the categories
         (:mod:`netdp.tasks.user_level`); the noise's is the oracle's (a walk's sampling
         is not modelled, as in ``theoretical_mse``: ``sampling_var`` is ``None`` and the
         MSEs leave it out)."""
 
-        users: UserLevel = setup.memo["user_level"]
+        users = users_of(setup)
         cfg, sec, d = setup.config, _section(setup), _section(setup).domain
         k, t, f = users.per_node, users.bound, outcome.truth
         naive = mechanisms.frequency_oracle(sec.mechanism, sec.local_epsilon(cfg.epsilon) / k,
@@ -462,7 +486,7 @@ class HistogramTask(Task):
             noise, sampling, draw, total(bias, noise, sampling or 0.0, draw), naive_noise,
             total(naive_noise, sampling or 0.0), sqrt_ratio(naive_noise, noise))
 
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+    def audit_worlds(self, setup: HistogramSetup, node: int) -> tuple[Any, Any]:
         """``node``'s category 0 or 1."""
         worlds = []
         for category in (0, 1):
@@ -471,7 +495,7 @@ class HistogramTask(Task):
             worlds.append(data)
         return worlds[0], worlds[1]
 
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: HistogramSetup, trace: Trace, streams: Streams, observer: int) -> View:
         """The aggregates the observer receives, replaying the run's reports."""
 
         oracle = self.oracle(setup, streams.run)
@@ -486,7 +510,7 @@ class HistogramTask(Task):
 
         ring = setup.topology.walk_kind.public_schedule
         dummies = _dummy_reports(setup) if ring else 0
-        per = setup.config.get("bound")  # reports per visit
+        per = _section(setup).bound  # reports per visit
         head = aggregate(perturbed_reports(oracle, rng.integers(0, d, dummies), rng)) \
             if ring else 0.0
         chunks = perturbed_reports(
@@ -510,13 +534,12 @@ class HistogramTask(Task):
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
-        sec = config.section
-        assert isinstance(sec, HistogramConfig)
+        sec = config.section_as(HistogramConfig)
 
         reports = min(config.tokens * steps, CHUNK)
         oracle = oracle_memory_bytes(sec.mechanism, sec.local_epsilon(config.epsilon),
                                      sec.domain, max(reports, 1))
-        out = {**super().footprint(config, nodes, steps),
+        out = {**walk_footprint(config, nodes, steps),
                "the categories": (8.0 * nodes * sec.records_per_node, "nodes"),
                "the frequency oracle": (float(oracle), "domain"),
                "the estimates over runs": (8.0 * sec.domain * (config.runs + 6), "domain")}

@@ -56,7 +56,7 @@ from netdp.mechanisms.set_valued import (
     top_k,
 )
 from netdp.report.types import Report, Utility, fmt
-from netdp.tasks.base import Task
+from netdp.tasks.base import Auditable, Task
 from netdp.tasks.histogram_walk import aggregate_reports, perturbed_reports
 from netdp.tasks.preparation import build_topology, resolve
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
@@ -295,9 +295,7 @@ class ItemsetsUtility(Utility):
 
 
 def _section(setup: Setup) -> ItemsetsConfig:
-    section = setup.config.section
-    assert isinstance(section, ItemsetsConfig)
-    return section
+    return setup.config.section_as(ItemsetsConfig)
 
 
 def _extended(setup: Setup) -> int:
@@ -357,7 +355,16 @@ def _shuffle(setup: Setup) -> tuple[float, str, int]:
     return setup.config.epsilon, _section(setup).shuffle, _extended(setup)
 
 
-class ItemsetsTask(Task):
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ItemsetsSetup(Setup):
+    """An itemsets run prepared: where the PSFO length came from (``length_source``) and,
+    for ``svsm`` mining, the exact supports of every itemset some user holds."""
+
+    length_source: str
+    supports: tuple[np.ndarray, np.ndarray] | None = None
+
+
+class ItemsetsTask(Task[ItemsetsSetup], Auditable):
     """Frequent items of set-valued data, by PSFO reports aggregated in a walking token."""
 
     name = "itemsets"
@@ -371,10 +378,10 @@ class ItemsetsTask(Task):
         report_tracking(_shuffle, _published),
     )
 
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> ItemsetsSetup:
 
-        sec = config.section
-        assert isinstance(sec, ItemsetsConfig) and config.seed is not None
+        sec = config.section_as(ItemsetsConfig)
+        assert config.seed is not None
         sets = None
         if sec.data_file is not None:
             sets = read_sets(sec.data_file, sec.column, sec.domain)
@@ -396,11 +403,9 @@ class ItemsetsTask(Task):
             steps = phases * -(-steps // phases)
             resolved = resolved.replace(steps=steps)
         mech = PSFO(resolved.epsilon, sec.domain, length, sec.oracle)
-        setup = Setup(resolved, topo, steps, sets, mech)
-        setup.memo["length_source"] = source
-        if sec.mining == "svsm":
-            setup.memo["supports"] = itemset_supports(sets, sec.itemset_size)
-        return setup
+        supports = itemset_supports(sets, sec.itemset_size) if sec.mining == "svsm" else None
+        return ItemsetsSetup(resolved, topo, steps, sets, mech, length_source=source,
+                             supports=supports)
 
     @staticmethod
     def length(sec: ItemsetsConfig, sets: ItemSets) -> tuple[int, str]:
@@ -415,7 +420,7 @@ class ItemsetsTask(Task):
         q = np.quantile(sets.sizes, PERCENTILE, method="inverted_cdf") if sets.n else 1
         return max(1, int(q)), "90th percentile of the file's set sizes (not private)"
 
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
+    def run(self, setup: ItemsetsSetup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
         """Each holder adds a fresh PSFO report to the token's aggregate; node 0 removes
         its dummies on the ring."""
         if _section(setup).mining != "one-round":
@@ -423,7 +428,7 @@ class ItemsetsTask(Task):
         head, reports, tail, _ = self._draws(setup, trace, streams, keep=False)
         return self._outcome(setup, reports, head, tail)
 
-    def mine(self, setup: Setup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
+    def mine(self, setup: ItemsetsSetup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
         """SVIM (S&P 2018 §V-B) and SVSM (§VI) on the walk, one block of steps per round:
         PSFO over all items, whose top ``2K`` are the candidates; a size round choosing ℓ
         for the candidates; PSFO over the candidates (``v ∩ C``), whose top ``K`` are the
@@ -458,7 +463,8 @@ class ItemsetsTask(Task):
                           rng)[:masks.size]
         best = top_k(freq, min(k, masks.size))
         rows = mask_items(found, masks, sec.itemset_size)[best]
-        keys, counts = setup.memo["supports"]
+        assert setup.supports is not None
+        keys, counts = setup.supports
         wanted = itemset_keys(rows, sets.domain)
         at = np.searchsorted(keys, wanted)
         hit = at < keys.size
@@ -469,7 +475,7 @@ class ItemsetsTask(Task):
                                (*lengths, length), rows, freq[best],
                                support[np.where(hit, at, keys.size)] / sets.n, p_sets, r_sets)
 
-    def _draws(self, setup: Setup, trace: Trace, streams: Streams,
+    def _draws(self, setup: ItemsetsSetup, trace: Trace, streams: Streams,
                keep: bool) -> tuple[Any, Any, Any, Any]:
         """``(head, aggregate, tail, report chunks)``: the dummies' aggregates (0 off the
         ring) and the real reports'. Draws, in order: the sampled items (one uniform per
@@ -479,7 +485,7 @@ class ItemsetsTask(Task):
         rng = streams.generator("noise")
         sampled = psfo.sample(setup.data, trace.holders.reshape(-1), rng)
         ring = setup.topology.walk_kind.public_schedule
-        dummies = int(setup.config.get("dummies") or 0) if ring else 0
+        dummies = int(_section(setup).dummies or 0) if ring else 0
         ext, base = _extended(setup), psfo.base
         head = aggregate_reports(base, rng.integers(0, ext, dummies), rng) if ring else 0.0
         if keep:
@@ -490,7 +496,7 @@ class ItemsetsTask(Task):
         tail = aggregate_reports(base, rng.integers(0, ext, dummies), rng) if ring else 0.0
         return head, total, tail, chunks
 
-    def _outcome(self, setup: Setup, total: Any, head: Any, tail: Any) -> ItemsetsOutcome:
+    def _outcome(self, setup: ItemsetsSetup, total: Any, head: Any, tail: Any) -> ItemsetsOutcome:
         psfo: PSFO = setup.mechanism
         reports = int(setup.steps * setup.config.tokens)
         real = (head + total + tail) - head - tail
@@ -500,7 +506,7 @@ class ItemsetsTask(Task):
         found = top_k(estimate, k)
         precision, recall = precision_recall(found, truth, k)
         public = setup.topology.walk_kind.public_schedule  # the ring's node 0 adds dummies
-        dummies = int(setup.config.get("dummies") or 0) if public else 0
+        dummies = int(_section(setup).dummies or 0) if public else 0
         return ItemsetsOutcome(estimate, truth, found, reports, dummies, precision, recall)
 
     def record(self, outcome: ItemsetsOutcome) -> dict[str, float]:
@@ -510,7 +516,7 @@ class ItemsetsTask(Task):
                        itemset_recall=outcome.itemset_recall)
         return out
 
-    def variance(self, setup: Setup) -> np.ndarray:
+    def variance(self, setup: ItemsetsSetup) -> np.ndarray:
         """Variance of each estimated frequency. The ring (every node ``K`` times):
         ``K ℓ² Σ_u s_ui (1 - s_ui) / (δ² N²)``, exact; elsewhere the reports taken as
         i.i.d. over uniform holders (exact on the complete graph with self-moves):
@@ -523,7 +529,7 @@ class ItemsetsTask(Task):
         share = psfo.sampling_sums(sets)[0] / sets.n
         return psfo.mixture_variance(share, reports)
 
-    def utility(self, setup: Setup, outcomes: Sequence[ItemsetsOutcome]) -> ItemsetsUtility:
+    def utility(self, setup: ItemsetsSetup, outcomes: Sequence[ItemsetsOutcome]) -> ItemsetsUtility:
         psfo: PSFO = setup.mechanism
         sets: ItemSets = setup.data
         first, sec = outcomes[0], _section(setup)
@@ -539,13 +545,13 @@ class ItemsetsTask(Task):
             ldp_mse=float(np.mean(ldp)), max_bias=float(-bias.min()),
             precision=float(np.mean([o.precision for o in outcomes])),
             recall=float(np.mean([o.recall for o in outcomes])), top=sec.k,
-            length=psfo.length, length_source=setup.memo.get("length_source", ""),
+            length=psfo.length, length_source=setup.length_source,
             longer_share=float(np.mean(sets.sizes > psfo.length)), reports=first.reports,
             mining=sec.mining, last=None if one else first,
             itemset_precision=float(np.mean([o.itemset_precision for o in outcomes])),
             itemset_recall=float(np.mean([o.itemset_recall for o in outcomes])))
 
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+    def audit_worlds(self, setup: ItemsetsSetup, node: int) -> tuple[Any, Any]:
         """``node``'s set ``{0}`` or ``{1}``."""
         sets: ItemSets = setup.data
         lists = [list(sets.items[a:b]) for a, b in zip(sets.offsets[:-1], sets.offsets[1:],
@@ -556,7 +562,7 @@ class ItemsetsTask(Task):
             worlds.append(ItemSets.from_lists(lists, sets.domain))
         return worlds[0], worlds[1]
 
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: ItemsetsSetup, trace: Trace, streams: Streams, observer: int) -> View:
         """The aggregates the observer receives, from the run's own draws (one-round)."""
         check(_section(setup).mining == "one-round", "mining",
               "the audit replays the one-round protocol only")

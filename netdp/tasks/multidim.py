@@ -34,7 +34,7 @@ from netdp.data.attributes import load_table, synthetic
 from netdp.engine.trace import Trace
 from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
 from netdp.report.types import Report, Utility, fmt
-from netdp.tasks.base import Task
+from netdp.tasks.base import Auditable, Sized, Task, walk_footprint
 from netdp.tasks.preparation import build_topology, resolve
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
@@ -175,9 +175,7 @@ class MultidimOutcome:
 
 
 def _section(setup: Setup) -> MultidimConfig:
-    section = setup.config.section
-    assert isinstance(section, MultidimConfig)
-    return section
+    return setup.config.section_as(MultidimConfig)
 
 
 def _shuffle(setup: Setup) -> tuple[float, str, int]:
@@ -185,7 +183,7 @@ def _shuffle(setup: Setup) -> tuple[float, str, int]:
     return setup.config.epsilon, _section(setup).shuffle, 2
 
 
-class MultidimTask(Task):
+class MultidimTask(Task[Setup], Auditable, Sized):
     """Mixed numeric and categorical rows, one ε-LDP report of the row per visit."""
 
     name = "multidim"
@@ -202,8 +200,8 @@ class MultidimTask(Task):
 
     def prepare(self, config: SimulationConfig) -> Setup:
 
-        sec = config.section
-        assert isinstance(sec, MultidimConfig) and config.seed is not None
+        sec = config.section_as(MultidimConfig)
+        assert config.seed is not None
         table = None if sec.dataset == "synthetic" else load_table(sec.dataset)
         topo = build_topology(config, table.n if table is not None else config.nodes)
         if table is None:
@@ -290,10 +288,9 @@ class MultidimTask(Task):
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
-        sec = config.section
-        assert isinstance(sec, MultidimConfig)
+        sec = config.section_as(MultidimConfig)
         width = sec.attributes - sec.categorical + sec.categorical * sec.domain
-        return {**super().footprint(config, nodes, steps),
+        return {**walk_footprint(config, nodes, steps),
                 "the rows": (8.0 * nodes * sec.attributes, "nodes"),
                 "a chunk of reports": (24.0 * min(CHUNK, max(steps, 1)) * max(width, 1),
                                        "domain")}

@@ -32,7 +32,7 @@ from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.mechanisms.bounded import Duchi
 from netdp.report.types import ScalarUtility
-from netdp.tasks.base import Task
+from netdp.tasks.base import Auditable, Task
 from netdp.tasks.preparation import build_topology, resolve
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
@@ -61,12 +61,16 @@ class OneBitOutcome:
     truth: float
 
 
+def _section(setup: Setup) -> OneBitConfig:
+    return setup.config.section_as(OneBitConfig)
+
+
 def _shuffle(setup: Setup) -> tuple[float, str, int]:
     """The level of one report, the shuffle bound and the report's domain (two outputs)."""
-    return setup.config.epsilon, setup.config.get("shuffle"), 2
+    return setup.config.epsilon, _section(setup).shuffle, 2
 
 
-class OneBitTask(Task):
+class OneBitTask(Task[Setup], Auditable):
     """The mean value, by one-bit reports summed in the token."""
 
     name = "one-bit"
@@ -80,7 +84,8 @@ class OneBitTask(Task):
     def prepare(self, config: SimulationConfig) -> Setup:
         assert config.seed is not None
         topo = build_topology(config, config.nodes)
-        draw = seeding.generator(config.seed, "data").normal(config.get("center"), 0.5, topo.n)
+        center = config.section_as(OneBitConfig).center
+        draw = seeding.generator(config.seed, "data").normal(center, 0.5, topo.n)
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
         return Setup(resolved, topo, steps, np.clip(draw, -1.0, 1.0),
                      Duchi(config.epsilon))

@@ -21,7 +21,9 @@ _LocalHashing.candidate_counts`): round ``j`` costs ``N_j x c 2^η`` hash evalua
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +97,7 @@ def group_oracles(name: str, epsilon: float, plan: Plan) -> list:
     return [frequency_oracle(name, epsilon, 1 << int(length)) for length in plan.lengths]
 
 
-def perturb_groups(items: np.ndarray, plan: Plan, oracles: list,
+def perturb_groups(items: np.ndarray, plan: Plan, oracles: Sequence[Any],
                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """One report per item, in order: its group (uniform in ``[g]``) and its oracle report.
 
@@ -138,7 +140,7 @@ class Found:
     rounds: tuple[np.ndarray, ...]
 
 
-def identify(groups: np.ndarray, reports: np.ndarray, plan: Plan, oracles: list,
+def identify(groups: np.ndarray, reports: np.ndarray, plan: Plan, oracles: Sequence[Any],
              top: int) -> Found:
     """The prefix-extension search over grouped reports: the ``top`` heavy hitters.
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from netdp.core import seeding
 from netdp.core.errors import check
+from netdp.core.sections import COLUMN, DATA_FILE
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
 from netdp.data.values import read_column
@@ -39,10 +40,10 @@ def with_seed(config: SimulationConfig) -> SimulationConfig:
 def values_from_file(config: SimulationConfig) -> tuple[np.ndarray | None, int | None]:
     """The nodes' values from the section's ``data_file`` (column ``column``), and so the
     number of nodes; ``(None, config.nodes)`` without a file."""
-    path = config.get("data_file")
+    path = config.get(DATA_FILE)
     if path is None:
         return None, config.nodes
-    values = read_column(path, config.get("column"))
+    values = read_column(path, config.get(COLUMN))
     check(config.nodes is None or config.nodes == values.size, "nodes",
           f"{path} holds {values.size} values; omit --nodes or pass --nodes {values.size}")
     return values, values.size

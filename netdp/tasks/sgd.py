@@ -21,11 +21,10 @@ from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.files import write_atomic
 from netdp.core.params import Section, param
-from netdp.core.setup import Setup, Streams, View
+from netdp.core.setup import Once, Setup, Streams, View, once
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
-from netdp.graphs import walk_kind
 from netdp.graphs.topologies import hop_distances
 from netdp.graphs.walk_kind import kind_of
 from netdp.learning import training_data as datasets
@@ -43,7 +42,7 @@ from netdp.report.types import (
     fmt,
     quantiles_of,
 )
-from netdp.tasks.base import Output, Task
+from netdp.tasks.base import Auditable, Output, Reported, Sized, Task
 from netdp.tasks.preparation import build_topology, resolve
 from netdp.tracking import graph_walk
 from netdp.tracking.base import MATRIX_LIMIT, Tracker, Tracking
@@ -244,9 +243,10 @@ class SgdPrivacy(PrivacyReport):
         return lines
 
 
-def mean_curves(setup: Setup, outcomes: Sequence[SgdRun]) -> dict[str, Any]:
-    """Objective and test score against steps, mean over runs, per regime."""
-    regimes = setup.config.get("regimes")
+def mean_curves(outcomes: Sequence[Any]) -> dict[str, Any]:
+    """Objective and test score against steps, mean over runs, per regime (in the runs'
+    order of regimes)."""
+    regimes = list(outcomes[0].curves)
     curves: dict[str, Any] = {"steps": outcomes[0].curves[regimes[0]].steps.tolist()}
     for regime in regimes:
         curves[regime] = {
@@ -261,10 +261,22 @@ def _pair_epsilons(coef: np.ndarray, sigma: float, clip_norm: float, delta: floa
     return epsilon_upper(2.0 * clip_norm**2 * coef / sigma**2, delta)
 
 
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SgdSetup(Setup):
+    """A walk-SGD run prepared, and its noise per regime, calibrated from its first run's
+    walk (:meth:`SgdTask.calibrations`)."""
+
+    calibrations: Once[dict[str, Any]] = once()
+
+
+def _section(setup: Setup) -> SgdConfig:
+    return setup.config.section_as(SgdConfig)
+
+
 class SgdTracker(Tracker):
     """Per-pair RDP of each run's walk, for the local and network regimes."""
 
-    def __init__(self, setup: Setup, keep_pairs: bool) -> None:
+    def __init__(self, setup: SgdSetup, keep_pairs: bool) -> None:
         n = setup.topology.n
         self.setup, self.keep_pairs = setup, keep_pairs
         self.tracking = bool(setup.config.accountants)
@@ -278,8 +290,8 @@ class SgdTracker(Tracker):
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
         if not (self.tracking or self.keep_pairs):
             return
-        cfg = self.setup.config
-        regimes = cfg.get("regimes")
+        cfg, sec = self.setup.config, _section(self.setup)
+        regimes = sec.regimes
         coef = outcome.coefficients
         self.tracked.append((coef, outcome.curves[regimes[0]].contributions))
         if self.keep_pairs and run == 0:
@@ -287,7 +299,7 @@ class SgdTracker(Tracker):
             regime = "network" if "network" in cals else next(
                 (r for r in regimes if r != "nonprivate" and r not in LDP_REGIMES), None)
             if regime is not None:
-                sigma, clip = cals[regime].sigma, cfg.get("lipschitz")
+                sigma, clip = cals[regime].sigma, sec.lipschitz
                 eps = _pair_epsilons(coef, sigma, clip, cfg.delta)
                 np.fill_diagonal(eps, np.nan)
                 self.pairs = eps
@@ -302,15 +314,15 @@ class SgdTracker(Tracker):
         return self.ldp
 
     def report(self) -> SgdPrivacy:
-        cfg = self.setup.config
-        calibrations = self.setup.memo["calibrations"]
+        cfg, sec = self.setup.config, _section(self.setup)
+        calibrations = self.setup.calibrations.value
         if not self.tracking:
             return SgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (),
                               "pairwise tracking skipped (no accountant)")
 
         n = self.setup.topology.n
         off = ~np.eye(n, dtype=bool)
-        clip, delta = cfg.get("lipschitz"), cfg.delta
+        clip, delta = sec.lipschitz, cfg.delta
         distances = np.tile(hop_distances(self.setup.topology).astype(np.int32)[off],
                             len(self.tracked))
         empirical: list[RegimeLosses] = []
@@ -341,7 +353,7 @@ class SgdTracker(Tracker):
         setup, cfg = self.setup, self.setup.config
         n = setup.topology.n
         walk = "simple" if setup.topology.walk_kind.implicit else cfg.walk
-        P = walk_kind.transition_matrix(setup.topology, walk)
+        P = setup.topology.transition(walk)
         sources = None
         if n > graph_walk.DENSE_LIMIT:
             rng = Streams(setup.seed, 0).generator("sources")
@@ -350,7 +362,7 @@ class SgdTracker(Tracker):
         mask = np.ones(coef.shape, dtype=bool)
         rows = np.arange(coef.shape[0])
         mask[rows, rows if sources is None else sources] = False
-        eps = _pair_epsilons(coef[mask], sigma, cfg.get("lipschitz"), cfg.delta)
+        eps = _pair_epsilons(coef[mask], sigma, _section(setup).lipschitz, cfg.delta)
         return float(eps.mean())
 
 
@@ -398,7 +410,7 @@ CURVES = Output("curves", "PREFIX", "write PREFIX.csv (objective and test score 
 """``--curves``: the learning curves of an sgd run (walk or gossip)."""
 
 
-class SgdTask(Task):
+class SgdTask(Task[SgdSetup], Auditable, Reported, Sized):
     """Decentralized SGD, the model walking the graph."""
 
     name = "sgd"
@@ -413,38 +425,39 @@ class SgdTask(Task):
     default_nodes = DEFAULT_NODES
     steps_per_node = 10
 
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> SgdSetup:
         from netdp.tasks.sgd_walk import learning_rates
 
-        sec = config.section
-        assert isinstance(sec, SgdConfig)
+        sec = config.section_as(SgdConfig)
         topo, split = learning_data(config, DEFAULT_NODES)
         resolved, steps = resolve(config, topo, self.steps_per_node, ("rdp",))
         data = SgdData(split, Model(sec.model, sec.l2),
                        learning_rates(sec.lr, sec.lr_schedule, steps, topo.n),
                        np.inf if sec.radius is None else sec.radius,
                        float(sec.max_contributions or steps / topo.n))
-        return Setup(resolved, topo, steps, data)
+        return SgdSetup(resolved, topo, steps, data)
 
-    def describe_mechanism(self, setup: Setup) -> None:
+    def describe_mechanism(self, setup: SgdSetup) -> None:
         return None
 
-    def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+    def tracker(self, setup: SgdSetup, keep_pairs: bool = False) -> Tracker:
         return SgdTracker(setup, keep_pairs)
 
-    def calibrations(self, setup: Setup, walk: SgdRun) -> dict[str, Any]:
+    def calibrations(self, setup: SgdSetup, walk: SgdRun) -> dict[str, Any]:
         """σ per regime at the target (ε, δ), from the first run's walk off the clique."""
+        return setup.calibrations.get(lambda: self._calibrate(setup, walk))
+
+    def _calibrate(self, setup: SgdSetup, walk: SgdRun) -> dict[str, Any]:
         from netdp.tracking import sgd as sgd_privacy
 
-        if "calibrations" in setup.memo:
-            return setup.memo["calibrations"]
         cfg, topo, data, n = setup.config, setup.topology, setup.data, setup.topology.n
+        sec = _section(setup)
         if topo.walk_kind.uniform:
             per_update = sgd_privacy.expected_cost(sgd_privacy.hit_probability(n, topo.self_moves))
         else:  # mean over ordered pairs of the walk's coefficients, per update
             per_update = float(walk.coefficients.sum() / (n * (n - 1)) / (setup.steps / n))
         out = {}
-        for regime in cfg.get("regimes"):
+        for regime in sec.regimes:
             if regime == "nonprivate":
                 out[regime] = sgd_privacy.Calibration(regime, 0.0, float("inf"), cfg.delta,
                                                       None, "none (no noise)")
@@ -452,12 +465,11 @@ class SgdTask(Task):
                 out[regime] = self.ldp_calibration(setup, regime)
             else:
                 out[regime] = sgd_privacy.calibrate(regime, cfg.epsilon, cfg.delta,
-                                                    cfg.get("lipschitz"), n, setup.steps,
+                                                    sec.lipschitz, n, setup.steps,
                                                     data.contributions, per_update)
-        setup.memo["calibrations"] = out
         return out
 
-    def ldp_calibration(self, setup: Setup, regime: str) -> Any:
+    def ldp_calibration(self, setup: SgdSetup, regime: str) -> Any:
         """ε_u per update (the largest whose K-fold composition meets (ε, δ)); ``sigma``
         reports the update's worst-case noise std per coordinate, ``L sqrt(Var x_j)`` at
         ``|g_j| = L``, to set beside the Gaussian regimes' σ."""
@@ -466,48 +478,48 @@ class SgdTask(Task):
         cfg, data = setup.config, setup.data
         eps_u = sgd_privacy.ldp_update_epsilon(cfg.epsilon, cfg.delta, data.contributions)
         pert = self.perturbation(setup, regime, eps_u)
-        sigma = cfg.get("lipschitz") * float(np.sqrt(pert.coordinate_variance(np.ones(1))[0]))
+        variance = float(pert.coordinate_variance(np.ones(1))[0])
+        sigma = _section(setup).lipschitz * float(np.sqrt(variance))
         return sgd_privacy.Calibration(
             regime, sigma, cfg.epsilon, cfg.delta, eps_u,
             f"kov exact: K updates, each one {eps_u:.4g}-LDP report of k = {pert.k} of "
             f"{pert.dim} coordinates by {pert.mechanism} at eps_u/k (Wang et al. 2019)")
 
-    def perturbation(self, setup: Setup, regime: str, eps_u: float | None = None) -> Any:
+    def perturbation(self, setup: SgdSetup, regime: str, eps_u: float | None = None) -> Any:
         """The sampled PM/HM perturbation of an LDP regime (``None`` for the others)."""
         from netdp.tasks.sgd_walk import SampledPerturbation
 
         if regime not in LDP_REGIMES:
             return None
         if eps_u is None:
-            eps_u = setup.memo["calibrations"][regime].coefficient
+            eps_u = setup.calibrations.value[regime].coefficient
         return SampledPerturbation.of(LDP_REGIMES[regime], float(eps_u),
                                       setup.data.split.dim)
 
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> SgdRun:
+    def run(self, setup: SgdSetup, trace: Trace, streams: Streams) -> SgdRun:
         """The model walks: each holder takes a clipped, noisy step on its own rows."""
         from netdp.tasks.sgd_walk import walk_sgd
 
-        cfg, data = setup.config, setup.data
+        sec, data = _section(setup), setup.data
         walk = SgdRun(trace.holders[0], setup.topology.n)
         walk.calibrations = self.calibrations(setup, walk)
-        for regime in cfg.get("regimes"):
+        for regime in sec.regimes:
             walk.curves[regime] = walk_sgd(
                 walk.holders, data.split, data.model, walk.calibrations[regime].sigma,
-                cfg.get("lipschitz"), data.rates, streams.generator("noise"), data.radius,
-                cfg.get("max_contributions"), cfg.get("evals"),
-                self.perturbation(setup, regime))
+                sec.lipschitz, data.rates, streams.generator("noise"), data.radius,
+                sec.max_contributions, sec.evals, self.perturbation(setup, regime))
         return walk
 
     def record(self, outcome: SgdRun) -> dict[str, float]:
         return {f"{g}_final_objective": c.final_objective for g, c in outcome.curves.items()}
 
-    def utility(self, setup: Setup, outcomes: Sequence[SgdRun]) -> SgdUtility:
+    def utility(self, setup: SgdSetup, outcomes: Sequence[SgdRun]) -> SgdUtility:
 
-        cfg, data = setup.config, setup.data
+        data = setup.data
         split, model = data.split, data.model
         regimes: dict[str, RegimeUtility] = {}
-        calibrations = setup.memo["calibrations"]
-        for regime in cfg.get("regimes"):
+        calibrations = setup.calibrations.value
+        for regime in _section(setup).regimes:
             outs = [o.curves[regime] for o in outcomes]
             cal = calibrations[regime]
             regimes[regime] = RegimeUtility(
@@ -519,35 +531,35 @@ class SgdTask(Task):
         optimum = {"objective": f_opt,
                    "score": float(model.score(w_opt, split.X_test, split.y_test)),
                    "solver": "scipy L-BFGS-B on the pooled training rows (non-private)"}
-        return SgdUtility(model.metric, optimum, regimes, mean_curves(setup, outcomes),
+        return SgdUtility(model.metric, optimum, regimes, mean_curves(outcomes),
                           calibrations)
 
-    def sections(self, setup: Setup, outcomes: Sequence[Any]) -> dict[str, Any]:
-        cfg, data = setup.config, setup.data
+    def sections(self, setup: SgdSetup, outcomes: Sequence[Any]) -> dict[str, Any]:
+        sec, data = _section(setup), setup.data
         return {"dataset": data.split.describe(),
                 "model": {"name": data.model.name, "l2": data.model.l2,
-                          "lipschitz": cfg.get("lipschitz"), "lr": cfg.get("lr"),
-                          "lr_schedule": cfg.get("lr_schedule"), "radius": cfg.get("radius")},
-                "curves": mean_curves(setup, outcomes)}
+                          "lipschitz": sec.lipschitz, "lr": sec.lr,
+                          "lr_schedule": sec.lr_schedule, "radius": sec.radius},
+                "curves": mean_curves(outcomes)}
 
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+    def audit_worlds(self, setup: SgdSetup, node: int) -> tuple[Any, Any]:
         """``node``'s rows replaced by a canary row whose clipped gradient points one way
         or the other (:func:`netdp.learning.training_data.canary`)."""
 
         return canary_worlds(setup.data, node)
 
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: SgdSetup, trace: Trace, streams: Streams, observer: int) -> View:
         """The models the observer receives (first regime), replaying the run's noise."""
         from netdp.tasks.sgd_walk import model_snapshots
 
-        cfg, data = setup.config, setup.data
+        sec, data = _section(setup), setup.data
         walk = SgdRun(trace.holders[0], setup.topology.n)
-        regime = cfg.get("regimes")[0]
+        regime = sec.regimes[0]
         sigma = self.calibrations(setup, walk)[regime].sigma
         step = np.flatnonzero(walk.holders == observer)
         snapshots = model_snapshots(walk.holders, data.split, data.model, sigma,
-                                    cfg.get("lipschitz"), data.rates, streams.generator("noise"),
-                                    data.radius, cfg.get("max_contributions"),
+                                    sec.lipschitz, data.rates, streams.generator("noise"),
+                                    data.radius, sec.max_contributions,
                                     np.append(step, setup.steps),
                                     self.perturbation(setup, regime))
         return View(observer, np.zeros(step.size, np.int64), step, snapshots[:-1],

@@ -64,13 +64,13 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from netdp.core.errors import check
 from netdp.core.params import Section, param
-from netdp.core.setup import Setup, Streams, View
+from netdp.core.setup import Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import choose
 from netdp.engine import gossip_rounds as engine
@@ -81,9 +81,9 @@ from netdp.learning.curves import LearningCurve
 from netdp.learning.models import Model, clip, project, solve
 from netdp.learning.training_data import canary_worlds
 from netdp.report.types import Report, fmt
-from netdp.tasks.base import Task
+from netdp.tasks.base import Auditable, Reported, Sized, Task
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
-from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip, gossip_memo
+from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip
 from netdp.tasks.sgd import (
     CURVES,
     GROUP,
@@ -94,9 +94,7 @@ from netdp.tasks.sgd import (
     mean_curves,
 )
 from netdp.tracking.base import Tracker, Tracking
-
-if TYPE_CHECKING:
-    from netdp.tracking.gossip_sgd_tracker import Calibration
+from netdp.tracking.gossip_setup import Calibration, GossipSgdSetup
 
 REGIMES = ("local", "network", "nonprivate")
 DEFAULT_ROUNDS = 1000
@@ -317,13 +315,11 @@ class GossipSgdUtility(SgdUtility):
         return lines
 
 
-def _section(setup: Setup) -> GossipSgdConfig:
-    section = setup.config.section
-    assert isinstance(section, GossipSgdConfig)
-    return section
+def _section(setup: GossipSgdSetup) -> GossipSgdConfig:
+    return setup.config.section_as(GossipSgdConfig)
 
 
-class GossipSgdTask(Task):
+class GossipSgdTask(Task[GossipSgdSetup], Auditable, Reported, Sized):
     """Gradient descent by every node, averaged by gossip after each noisy step."""
 
     name = "sgd"
@@ -337,46 +333,49 @@ class GossipSgdTask(Task):
     outputs = (CURVES,)
     default_nodes = 100
 
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> GossipSgdSetup:
         from netdp.graphs import gossip_matrix
-        from netdp.tracking.gossip_sgd_tracker import calibrate
 
-        sec = config.section
-        assert isinstance(sec, GossipSgdConfig)
+        sec = config.section_as(GossipSgdConfig)
         topo, split = learning_data(config)
         model = Model(sec.model, sec.l2)
-        memo = gossip_memo(config, topo)
+        plan = gossip_matrix.GossipPlan.build(topo, sec.gossip_matrix, sec.accelerated)
         steps = sec.gossip_steps if sec.gossip_steps is not None else \
-            gossip_matrix.default_steps(memo["gap"], 1.0, topo.n)
+            gossip_matrix.default_steps(plan.gap, 1.0, topo.n)
         rounds = config.steps or DEFAULT_ROUNDS
         lr = sec.lr if sec.lr is not None else 1.0 / model.smoothness(split.X)
         accountants = ("rdp",) if config.accountants is None else config.accountants
         resolved = config.replace(nodes=topo.n, steps=rounds, engine=choose(config.engine, 1, 0.0),
                                   accountants=tuple(accountants), gossip_steps=steps, lr=lr)
-        memo.update(gossip_steps=steps, calibrations=calibrate(resolved))
-        data = GossipData(split, model, lr, math.inf if sec.radius is None else sec.radius)
-        return Setup(resolved, topo, rounds, data, None, memo)
+        from netdp.tracking.gossip_sgd_tracker import calibrate
 
-    def trace(self, setup: Setup, streams: Streams) -> Trace:
+        calibrations = calibrate(sec.regimes, config.epsilon, config.delta, rounds,
+                                 sec.lipschitz, sec.sigma)
+        data = GossipData(split, model, lr, math.inf if sec.radius is None else sec.radius)
+        return GossipSgdSetup(resolved, topo, rounds, data, plan=plan, matrix=sec.gossip_matrix,
+                              sources=sec.sources, rdp_order=sec.rdp_order, gossip_steps=steps,
+                              calibrations=calibrations)
+
+    def trace(self, setup: GossipSgdSetup, streams: Streams) -> Trace:
         """The messages of R rounds of K + 1 gossip states each."""
 
         cfg = setup.config
-        states = setup.steps * (setup.memo["gossip_steps"] + 1)
+        states = setup.steps * (setup.gossip_steps + 1)
         return engine.run(cfg.engine, setup.topology, states - 1, parse_latency(cfg.latency),
                           streams.generator("latency"))
 
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> GossipSgdRun:
+    def run(self, setup: GossipSgdSetup, trace: Trace, streams: Streams) -> GossipSgdRun:
         """Every regime on the same noise draws (a fresh ``noise`` stream each)."""
         return GossipSgdRun({cal.regime: self._gd(setup, streams, cal)[0]
-                             for cal in setup.memo["calibrations"].values()})
+                             for cal in setup.calibrations.values()})
 
-    def _gd(self, setup: Setup, streams: Streams, cal: Calibration,
+    def _gd(self, setup: GossipSgdSetup, streams: Streams, cal: Calibration,
             watch: np.ndarray | None = None) -> tuple[GossipOutcome, np.ndarray | None]:
 
-        cfg, data, memo = setup.config, setup.data, setup.memo
-        return gossip_gd(data.split, data.model, memo["W"], memo["gossip_steps"], setup.steps,
-                         cal.sigma, cfg.get("lipschitz"), data.lr, streams.generator("noise"),
-                         data.radius, memo["gamma"], cfg.get("evals"), watch)
+        sec, data, plan = _section(setup), setup.data, setup.plan
+        return gossip_gd(data.split, data.model, plan.W, setup.gossip_steps, setup.steps,
+                         cal.sigma, sec.lipschitz, data.lr, streams.generator("noise"),
+                         data.radius, plan.gamma, sec.evals, watch)
 
     def record(self, outcome: GossipSgdRun) -> dict[str, float]:
         out = {}
@@ -385,10 +384,10 @@ class GossipSgdTask(Task):
             out[f"{regime}_spread"] = c.spread
         return out
 
-    def utility(self, setup: Setup, outcomes: Sequence[Any]) -> GossipSgdUtility:
+    def utility(self, setup: GossipSgdSetup, outcomes: Sequence[Any]) -> GossipSgdUtility:
 
         split, model = setup.data.split, setup.data.model
-        calibrations = setup.memo["calibrations"]
+        calibrations = setup.calibrations
         regimes: dict[str, Any] = {}
         for regime, cal in calibrations.items():
             outs = [o.curves[regime] for o in outcomes]
@@ -401,45 +400,43 @@ class GossipSgdTask(Task):
         optimum = {"objective": f_opt,
                    "score": float(model.score(w_opt, split.X_test, split.y_test)),
                    "solver": "scipy L-BFGS-B on the pooled training rows (non-private)"}
-        curves = {**mean_curves(setup, outcomes), "unit": "rounds"}
+        curves = {**mean_curves(outcomes), "unit": "rounds"}
         return GossipSgdUtility(model.metric, optimum, regimes, curves, calibrations)
 
-    def sections(self, setup: Setup, outcomes: Sequence[Any]) -> dict[str, Any]:
-        cfg, data = setup.config, setup.data
+    def sections(self, setup: GossipSgdSetup, outcomes: Sequence[Any]) -> dict[str, Any]:
+        sec, data = _section(setup), setup.data
         return {"dataset": data.split.describe(),
                 "model": {"name": data.model.name, "l2": data.model.l2,
-                          "lipschitz": cfg.get("lipschitz"), "lr": data.lr,
-                          "radius": cfg.get("radius")},
-                "curves": {**mean_curves(setup, outcomes), "unit": "rounds"}}
+                          "lipschitz": sec.lipschitz, "lr": data.lr, "radius": sec.radius},
+                "curves": {**mean_curves(outcomes), "unit": "rounds"}}
 
-    def describe_mechanism(self, setup: Setup) -> None:
+    def describe_mechanism(self, setup: GossipSgdSetup) -> None:
         return None
 
-    def tracker(self, setup: Setup, keep_pairs: bool = False) -> Tracker:
+    def tracker(self, setup: GossipSgdSetup, keep_pairs: bool = False) -> Tracker:
         from netdp.tracking.gossip_sgd_tracker import GossipSgdTracker
 
         return GossipSgdTracker(setup, keep_pairs)
 
-    def process_line(self, setup: Setup) -> str:
-        sec, memo = _section(setup), setup.memo
-        how = "Chebyshev-accelerated steps" if sec.accelerated else "steps of W"
+    def process_line(self, setup: GossipSgdSetup) -> str:
+        how = "Chebyshev-accelerated steps" if setup.plan.accelerated else "steps of W"
         return (f"gossip  {setup.steps} rounds of (a noisy gradient step, then "
-                f"{memo['gossip_steps']} {how}), {sec.gossip_matrix} weights, spectral gap "
-                f"{memo['gap']:.4g}")
+                f"{setup.gossip_steps} {how}), {setup.matrix} weights, spectral gap "
+                f"{setup.plan.gap:.4g}")
 
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+    def audit_worlds(self, setup: GossipSgdSetup, node: int) -> tuple[Any, Any]:
         """``node``'s rows replaced by a canary row whose clipped gradient points one way
         or the other (:func:`netdp.learning.training_data.canary`)."""
 
         return canary_worlds(setup.data, node)
 
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: GossipSgdSetup, trace: Trace, streams: Streams, observer: int) -> View:
         """The states of the observer's neighbours at every gossip step of every round
         (first regime), and the observer's own final model."""
-        adj = setup.memo["adj"]
+        adj = setup.plan.adj
         senders = adj.indices[adj.indptr[observer]:adj.indptr[observer + 1]]
         watch = np.append(senders, observer)
-        cal = next(iter(setup.memo["calibrations"].values()))
+        cal = next(iter(setup.calibrations.values()))
         outcome, seen = self._gd(setup, streams, cal, watch)
         assert seen is not None
         rounds, states = seen.shape[0], seen.shape[1]

@@ -37,7 +37,15 @@ from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms.noise import Gaussian, Laplace
 from netdp.report.types import Report, Utility, fmt, row
-from netdp.tasks.base import Task
+from netdp.tasks.base import (
+    Attackable,
+    Auditable,
+    NoisyOutput,
+    PairwiseDetails,
+    Sized,
+    Task,
+    walk_footprint,
+)
 from netdp.tasks.preparation import build_topology, range_worlds, resolve, values_from_file
 from netdp.tasks.summation import (
     CHUNK,
@@ -48,7 +56,14 @@ from netdp.tasks.summation import (
     walk_sum,
     walk_sum_std,
 )
-from netdp.tasks.user_level import UserLevel, UserLevelReport, sqrt_ratio, total
+from netdp.tasks.user_level import (
+    UserLevel,
+    UserLevelReport,
+    UserLevelSetup,
+    sqrt_ratio,
+    total,
+    users_of,
+)
 from netdp.tracking import graph_walk
 from netdp.tracking.base import Tracking
 from netdp.tracking.graph_observers import (
@@ -137,8 +152,7 @@ class SumUtility(Utility):
                                                     "user_level": self.user_level.to_dict()}
 
     def lines(self, report: Report) -> list[str]:
-        mech, section = report.mechanism or {}, report.config.section
-        assert isinstance(section, SumConfig)
+        mech, section = report.mechanism or {}, report.config.section_as(SumConfig)
         noise = f"{mech['name']} eps={mech['epsilon']:g}"
         if mech["name"] == "gaussian":
             noise += (f" delta={mech['delta']:g} -> sigma={mech['sigma']:.4g} "
@@ -162,8 +176,7 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     from netdp.tracking.loss_table import ring_losses
 
     cfg, n = setup.config, setup.topology.n
-    section = cfg.section
-    assert isinstance(section, SumConfig)
+    section = cfg.section_as(SumConfig)
     mask = ring_noise_mask(n, setup.steps, section.noise_every_hop)
     if accountant == "exact":
         from netdp.tracking.loss_table import ring_exact_losses
@@ -264,7 +277,11 @@ def _theory(prefix: str) -> Any:
     return theory
 
 
-class SumTask(Task):
+def _section(setup: Setup) -> SumConfig:
+    return setup.config.section_as(SumConfig)
+
+
+class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, PairwiseDetails, Sized):
     """Summation of real values, by noisy contributions to a walking token."""
 
     name = "sum"
@@ -290,24 +307,22 @@ class SumTask(Task):
                  theory_per_pair=False),
     )
 
-    def prepare(self, config: SimulationConfig) -> Setup:
+    def prepare(self, config: SimulationConfig) -> UserLevelSetup:
 
-        section = config.section
-        assert isinstance(section, SumConfig)
+        section = config.section_as(SumConfig)
         values, topo = real_values(config, section.records_per_node)
         users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
                                seeding.generator(config.seed or 0, "bounding"))
         resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
-        return Setup(resolved, topo, steps, users.sums(), self.noise(config, section.bound),
-                     memo={"user_level": users})
+        return UserLevelSetup(resolved, topo, steps, users.sums(),
+                              self.noise(config, section.bound), users=users)
 
     def noise(self, config: SimulationConfig, records: int) -> Any:
         """The randomizer of a contribution that adds up ``records`` records: additive
         noise of sensitivity ``records (high - low)`` (the user-level sensitivity), or a
         report (it maps the contribution's range onto ``[-1, 1]`` itself)."""
 
-        section = config.section
-        assert isinstance(section, SumConfig)
+        section = config.section_as(SumConfig)
         if section.mechanism in ADDITIVE:
             delta = config.delta if section.mechanism == "gaussian" else 0.0
             return mechanisms.additive(section.mechanism, config.epsilon, delta,
@@ -315,12 +330,11 @@ class SumTask(Task):
                                        section.calibration)
         return mechanisms.numeric(section.mechanism, config.epsilon)
 
-    def run(self, setup: Setup, trace: Trace, streams: Streams) -> Any:
+    def run(self, setup: UserLevelSetup, trace: Trace, streams: Streams) -> Any:
         """Each holder adds its value and its noise (or its report) to the token."""
 
         cfg, topo, mech, values = setup.config, setup.topology, setup.mechanism, setup.data
-        section = cfg.section
-        assert isinstance(section, SumConfig)
+        section = cfg.section_as(SumConfig)
         rng = streams.generator("noise")
         if section.mechanism not in ADDITIVE:
             outcome = randomized_sum(trace, values, mech, rng, *section.contribution_range(),
@@ -331,7 +345,7 @@ class SumTask(Task):
             outcome = walk_sum(trace, values, mech, rng, topo, cfg.walk)
         return per_record(setup, outcome)
 
-    def attacked(self, setup: Setup, trace: Trace, streams: Streams,
+    def attacked(self, setup: UserLevelSetup, trace: Trace, streams: Streams,
                  adversary: Adversary) -> tuple[Any, AttackRun]:
         """Malicious holders add the top of the range (``max``) or any value X
         (``beyond:X``, for a protocol that does not check the range) with their noise, or
@@ -339,8 +353,7 @@ class SumTask(Task):
         the top of the range); the honest draws are the run's own."""
 
         honest = self.run(setup, trace, streams)
-        section, attack = setup.config.section, adversary.attack
-        assert isinstance(section, SumConfig)
+        section, attack = _section(setup), adversary.attack
         added = contributions(setup, trace, streams.generator("noise"))
         x = setup.data[trace.holders]
         acts = plan(trace.holders, adversary.malicious(setup.topology.n, setup.seed,
@@ -374,21 +387,22 @@ class SumTask(Task):
     def record(self, outcome: Any) -> dict[str, float]:
         return {"estimate": outcome.estimate, "abs_error": outcome.abs_error}
 
-    def output_noise(self, setup: Setup, trace: Trace | None, outcome: Any) -> float | None:
+    def output_noise(self, setup: UserLevelSetup, trace: Trace | None,
+                     outcome: Any) -> float | None:
         """``sqrt(draws) σ / steps`` per token's estimate, over the ``K`` tokens
         averaged: ``/ sqrt(K)`` (additive noise; a randomizer's reports: not given)."""
-        if setup.config.get("mechanism") not in ADDITIVE:
+        if _section(setup).mechanism not in ADDITIVE:
             return None
         tokens = len(outcome.token_values)
         return (math.sqrt(outcome.noise_draws) * setup.mechanism.std / setup.steps
                 / math.sqrt(tokens))
 
-    def utility(self, setup: Setup, outcomes: Sequence[Any]) -> SumUtility:
+    def utility(self, setup: UserLevelSetup, outcomes: Sequence[Any]) -> SumUtility:
         estimates = [o.estimate for o in outcomes]
         mech, first = setup.mechanism, outcomes[0]
         ring_additive = (setup.topology.walk_kind.public_schedule
-                         and setup.config.get("mechanism") in ADDITIVE)
-        per_node = setup.config.get("records_per_node")
+                         and _section(setup).mechanism in ADDITIVE)
+        per_node = _section(setup).records_per_node
         return SumUtility(
             estimate=float(np.mean(estimates)), truth=first.truth,
             abs_error=float(np.mean([o.abs_error for o in outcomes])),
@@ -397,15 +411,15 @@ class SumTask(Task):
             ldp_std=mech.std / math.sqrt(setup.steps) / per_node if ring_additive else None,
             user_level=self.user_level(setup, first) if per_node > 1 else None)
 
-    def user_level(self, setup: Setup, outcome: Any) -> UserLevelReport:
+    def user_level(self, setup: UserLevelSetup, outcome: Any) -> UserLevelReport:
         """The bound's bias and variances against the naive approach's (no bound: every
         record, noise of sensitivity ``K (high - low)``), closed forms on the mean per
         record (:mod:`netdp.tasks.user_level`)."""
 
-        users: UserLevel = setup.memo["user_level"]
+        users = users_of(setup)
         cfg, k = setup.config, users.per_node
         noise = naive_noise = None
-        if cfg.get("mechanism") in ADDITIVE:
+        if cfg.section_as(SumConfig).mechanism in ADDITIVE:
             per_draw = outcome.noise_draws / (setup.steps * k) ** 2 / len(outcome.token_values)
             noise = per_draw * setup.mechanism.std ** 2
             naive_noise = per_draw * self.noise(cfg, k).std ** 2
@@ -420,30 +434,30 @@ class SumTask(Task):
             total(bias ** 2, noise, sampling, users.sum_draw_variance()), naive_noise,
             total(naive_noise, naive_sampling), sqrt_ratio(naive_noise, noise))
 
-    def untracked_note(self, setup: Setup) -> str:
-        mechanism = setup.config.get("mechanism")
+    def untracked_note(self, setup: Setup, task: Task[Any]) -> str:
+        mechanism = _section(setup).mechanism
         if mechanism not in ADDITIVE:
             return (f"{mechanism} reports replace the values at every hop; pairwise tracking "
                     "of their sums is not implemented, only the LDP baseline is reported")
-        return super().untracked_note(setup)
+        return super().untracked_note(setup, task)
 
-    def audit_worlds(self, setup: Setup, node: int) -> tuple[Any, Any]:
+    def audit_worlds(self, setup: UserLevelSetup, node: int) -> tuple[Any, Any]:
         """``node``'s value at the low and at the high end of the range (its contribution:
         the sum of ``T`` records at either end, in the user-level mode)."""
-        return range_worlds(setup, node, setup.config.get("bound"))
+        return range_worlds(setup, node, _section(setup).bound)
 
-    def gaussian_view(self, setup: Setup) -> bool:
+    def gaussian_view(self, setup: UserLevelSetup) -> bool:
 
         return isinstance(setup.mechanism, Gaussian)
 
-    def view(self, setup: Setup, trace: Trace, streams: Streams, observer: int) -> View:
+    def view(self, setup: UserLevelSetup, trace: Trace, streams: Streams, observer: int) -> View:
         """The partial sums the observer receives, replaying the run's draws."""
         added = contributions(setup, trace, streams.generator("noise"))
         return view_of_sums(trace, added, observer)
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:
-        return {**super().footprint(config, nodes, steps), "the values": (8.0 * nodes, "nodes")}
+        return {**walk_footprint(config, nodes, steps), "the values": (8.0 * nodes, "nodes")}
 
 
 def real_values(config: SimulationConfig, per_node: int = 1) -> tuple[np.ndarray, Any]:
@@ -470,7 +484,7 @@ def per_record(setup: Setup, outcome: Any) -> Any:
     """A run's outcome on the mean per record: the mean of the nodes' contributions over
     ``K``, beside the mean of all records (the record-level outcome, unchanged, when
     ``K = 1``)."""
-    users: UserLevel = setup.memo["user_level"]
+    users = users_of(setup)
     k = users.per_node
     if k == 1:
         return outcome
@@ -494,8 +508,7 @@ def contributions(setup: Setup, trace: Trace, rng: np.random.Generator) -> np.nd
     """``(tokens, steps)``: what each holder adds to its token, with the run's own draws
     (the same chunks from the same stream as :meth:`SumTask.run`)."""
 
-    section, mech, values = setup.config.section, setup.mechanism, setup.data
-    assert isinstance(section, SumConfig)
+    section, mech, values = _section(setup), setup.mechanism, setup.data
     tokens, steps = trace.holders.shape
     if section.mechanism not in ADDITIVE:
         low, high = section.contribution_range()

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core.setup import Setup
 from netdp.report.types import fmt
 
 
@@ -203,3 +204,17 @@ def total(*parts: float | None) -> float | None:
 def sqrt_ratio(a: float | None, b: float | None) -> float | None:
     """``sqrt(a / b)`` where both are known and ``b > 0``."""
     return None if a is None or b is None or b <= 0 else math.sqrt(a / b)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class UserLevelSetup(Setup):
+    """A setup whose nodes hold several records each: ``users``, the records each node
+    keeps (:class:`UserLevel`); ``data`` holds what each node contributes."""
+
+    users: UserLevel
+
+
+def users_of(setup: Setup) -> UserLevel:
+    """The records of a :class:`UserLevelSetup`."""
+    assert isinstance(setup, UserLevelSetup), type(setup)
+    return setup.users

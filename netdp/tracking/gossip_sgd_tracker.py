@@ -4,7 +4,6 @@ pair's exact per-round Rényi loss of its view over the rounds, with its report 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,8 +11,6 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
-from netdp.core.setup import Setup
-from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.graphs import gossip_matrix
 from netdp.report.types import (
@@ -26,30 +23,14 @@ from netdp.report.types import (
     quantiles_of,
 )
 from netdp.tracking.base import MATRIX_LIMIT, Tracker
+from netdp.tracking.gossip_setup import Calibration, GossipSgdSetup
+from netdp.tracking.gossip_sum_tracker import coefficients, distance_rows
 
 METHOD = ("per pair (u, v): R rounds x the exact Renyi loss of v's view of one round's "
           "K + 1 gossip states about u's noisy update given the models before the round "
           "(gossip.joint, T = K), capped at LDP; converted at delta. Sound at the largest "
           "pair (LDP: a neighbour sees u's noisy model at t = 0); below it a per-round "
           "conditional figure (Muffliato-GD), not a bound")
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Noise of one regime at the target (ε, δ)."""
-
-    regime: str
-    sigma: float
-    noise_multiplier: float
-    epsilon: float
-    delta: float
-    coefficient: float | None
-    accountant: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (``sigma``: the noise std per coordinate, as the walk's;
-        ``noise_multiplier``: in units of the sensitivity 2L)."""
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,12 +93,7 @@ class GossipSgdTracker(Tracker):
     """The per-round joint coefficients of the gossip that ran (they depend on W and K
     only), composed over the rounds, for each private regime."""
 
-    @property
-    def _section(self) -> Any:
-        """The run's gossip-SGD section (``regimes``, ``sigma``, ``lipschitz``, ...)."""
-        return self.setup.config.section
-
-    def __init__(self, setup: Setup, keep_pairs: bool) -> None:
+    def __init__(self, setup: GossipSgdSetup, keep_pairs: bool) -> None:
         self.setup, self.keep_pairs = setup, keep_pairs
         n = setup.topology.n
         if keep_pairs:
@@ -129,9 +105,7 @@ class GossipSgdTracker(Tracker):
         self.joint: Any = None
         self.sum: Any = None
         if self.tracking or keep_pairs:
-            from netdp.tracking.gossip_sum_tracker import coefficients
-
-            self.joint, self.sum = coefficients(setup, setup.memo["gossip_steps"],
+            self.joint, self.sum = coefficients(setup, setup.gossip_steps,
                                                 dense=keep_pairs)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
@@ -152,7 +126,7 @@ class GossipSgdTracker(Tracker):
         return np.full(self.setup.topology.n, float(local))
 
     def _private(self) -> list[Calibration]:
-        return [c for c in self.setup.memo["calibrations"].values() if c.noise_multiplier > 0]
+        return [c for c in self.setup.calibrations.values() if c.noise_multiplier > 0]
 
     def matrix(self) -> np.ndarray | None:
         if not self.keep_pairs or self.joint is None:
@@ -169,21 +143,20 @@ class GossipSgdTracker(Tracker):
 
     def report(self) -> GossipSgdPrivacy:
         from netdp.tracking import gossip
-        from netdp.tracking.gossip_sum_tracker import distance_rows
         from netdp.tracking.sgd import epsilon
 
-        setup, cfg, sec = self.setup, self.setup.config, self._section
-        memo, n, rounds = setup.memo, setup.topology.n, setup.steps
-        details = {"rounds": rounds, "gossip_steps": memo["gossip_steps"],
-                   "gossip_matrix": sec.gossip_matrix, "accelerated": sec.accelerated,
-                   "spectral_gap": memo["gap"]}
-        calibrations = memo["calibrations"]
+        setup, cfg = self.setup, self.setup.config
+        n, rounds = setup.topology.n, setup.steps
+        details = {"rounds": rounds, "gossip_steps": setup.gossip_steps,
+                   "gossip_matrix": setup.matrix, "accelerated": setup.plan.accelerated,
+                   "spectral_gap": setup.plan.gap}
+        calibrations = setup.calibrations
         if self.joint is None:
             return GossipSgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (), details,
                                     note="pairwise tracking skipped (no accountant)")
         joint, delta = self.joint, cfg.delta
         mask = joint.pair_mask()
-        distances = gossip_matrix.hop_distances(memo["adj"], joint.nodes)
+        distances = gossip_matrix.hop_distances(setup.plan.adj, joint.nodes)
         rows, theory, renyi = [], {}, {}
         for cal in self._private():
             per_round = cal.noise_multiplier / math.sqrt(rounds)  # s: R c/(2σ²) = c/(2s²)
@@ -199,9 +172,9 @@ class GossipSgdTracker(Tracker):
                 distance_rows(joint, distances, eps_all)))
             paper = self.sum.epsilon(per_round, delta)[self.sum.pair_mask()]
             theory[f"gossip-message-sum ({cal.regime})"] = float(paper.mean())
-            if sec.rdp_order is not None:
-                div = joint.rdp(sec.rdp_order, per_round)
-                renyi[cal.regime] = {"order": sec.rdp_order, "mean": float(div[mask].mean()),
+            if setup.rdp_order is not None:
+                div = joint.rdp(setup.rdp_order, per_round)
+                renyi[cal.regime] = {"order": setup.rdp_order, "mean": float(div[mask].mean()),
                                      "min": float(div[mask].min()),
                                      "max": float(div[mask].max()),
                                      "by_distance": gossip.by_distance(joint, distances, div)}
@@ -221,8 +194,10 @@ class GossipSgdTracker(Tracker):
                                 METHOD + f" ({joint.method})", theory, renyi, note)
 
 
-def calibrate(config: SimulationConfig) -> dict[str, Calibration]:
-    """σ per regime at the target (ε, δ) over R rounds (module docstring), or ``--sigma``.
+def calibrate(regimes: tuple[str, ...], epsilon_target: float, delta: float, rounds: int,
+              clip_norm: float, fixed: float | None = None) -> dict[str, Calibration]:
+    """σ per regime at the target (ε, δ) over ``rounds`` rounds (module docstring), or the
+    noise multiplier ``fixed`` (``--sigma``) with the ε it gives.
 
     The coefficient of a regime is the largest per-round ``c`` it must cover: 1 for local
     (every update in the clear), and for network the largest over pairs, which is 1 too (a
@@ -231,22 +206,19 @@ def calibrate(config: SimulationConfig) -> dict[str, Calibration]:
     """
     from netdp.tracking.sgd import epsilon, rho_for
 
-    rounds, clip_norm, delta = config.steps, config.get("lipschitz"), config.delta
-    assert rounds is not None
-    fixed = config.get("sigma")
     largest = {"local": 1.0, "network": 1.0}
     how = {"local": "rdp: Gaussian (sensitivity 2L) composed over R rounds",
            "network": "rdp: largest pair of the exact per-round joint view (a neighbour: "
                       "c = 1), composed over R rounds"}
     out = {}
-    for regime in config.get("regimes"):
+    for regime in regimes:
         if regime == "nonprivate":
             out[regime] = Calibration(regime, 0.0, 0.0, math.inf, delta, None,
                                       "none (no noise)")
             continue
         c = rounds * largest[regime]
         if fixed is None:
-            units, eps = math.sqrt(c / (2.0 * rho_for(config.epsilon, delta))), config.epsilon
+            units, eps = math.sqrt(c / (2.0 * rho_for(epsilon_target, delta))), epsilon_target
         else:
             units, eps = fixed, float(epsilon(c / (2.0 * fixed**2), delta))
         out[regime] = Calibration(regime, 2.0 * clip_norm * units, units, eps, delta, c,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
-from netdp.core.setup import Setup, Streams
+from netdp.core.setup import Streams
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.graphs import gossip_matrix as GM
@@ -29,6 +29,7 @@ from netdp.report.types import (
 )
 from netdp.tracking import gossip_message_sum as MS
 from netdp.tracking.base import MATRIX_LIMIT, Tracker, draw_coalition
+from netdp.tracking.gossip_setup import GossipSetup, GossipSumSetup
 
 DENSE_NODES = 200  # every observer's exact loss up to here, sampled beyond
 SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
@@ -101,12 +102,7 @@ class GossipTracker(Tracker):
     the ``sources`` stream, with the standard error of the mean.
     """
 
-    @property
-    def _section(self) -> Any:
-        """The run's gossip section (``sigma``, ``accelerated``, ``bound``, ...)."""
-        return self.setup.config.section
-
-    def __init__(self, setup: Setup, keep_pairs: bool) -> None:
+    def __init__(self, setup: GossipSumSetup, keep_pairs: bool) -> None:
         self.setup, self.keep_pairs = setup, keep_pairs
         n = setup.topology.n
         if keep_pairs:
@@ -132,20 +128,20 @@ class GossipTracker(Tracker):
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
         assert trace.gossip is not None
         if trace.gossip.lost is not None and (self.tracking or self.keep_pairs):
-            n, sources = self.setup.topology.n, self.setup.config.get("sources")
+            n, sources = self.setup.topology.n, self.setup.sources
             observers: np.ndarray = np.arange(n)
             method: Method = "dense"
             if (n > DENSE_NODES or sources is not None) and not self.keep_pairs:
                 rng = Streams(self.setup.seed, run).generator("sources")
                 observers = np.sort(rng.choice(n, min(sources or SAMPLED, n), replace=False))
                 method = "sampled"
-            self.realised.append(gossip.realised_joint(self.setup.memo["W"], trace.gossip,
+            self.realised.append(gossip.realised_joint(self.setup.plan.W, trace.gossip,
                                                        observers, method))
             return
         members = draw_coalition(self.setup, run)
         if members is not None and self.tracking:
-            memo = self.setup.memo
-            self.coalitions.append(gossip.coalition(memo["W"], memo["adj"], self.setup.steps,
+            plan = self.setup.plan
+            self.coalitions.append(gossip.coalition(plan.W, plan.adj, self.setup.steps,
                                                     members))
 
     def _joint(self) -> Any:
@@ -173,7 +169,7 @@ class GossipTracker(Tracker):
         coef = joint.matrix()  # capped, NaN on the diagonal
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
-        eps[off] = coefficient_epsilon(coef[off], self.setup.memo["sigma"], cfg.delta,
+        eps[off] = coefficient_epsilon(coef[off], self.setup.sigma, cfg.delta,
                                        (cfg.accountants or ("rdp",))[0])
         return eps
 
@@ -181,7 +177,7 @@ class GossipTracker(Tracker):
         """Every node's LDP ε (one Gaussian release) and how it is computed."""
         from netdp.tracking.sgd import epsilon
 
-        cfg, sigma = self.setup.config, self.setup.memo["sigma"]
+        cfg, sigma = self.setup.config, self.setup.sigma
         if (cfg.accountants or ("rdp",))[0] == "pld":
             from netdp.accounting.gdp import gaussian_epsilon
 
@@ -197,19 +193,19 @@ class GossipTracker(Tracker):
         if not self.coalitions:
             return None
         cfg, first = self.setup.config, self.coalitions[0]
-        eps = first.epsilon(self.setup.memo["sigma"], cfg.delta,
+        eps = first.epsilon(self.setup.sigma, cfg.delta,
                             (cfg.accountants or ("rdp",))[0])[0]
         return np.where(first.pair_mask()[0], eps, np.nan)
 
     def report(self) -> GossipPrivacy:
         from netdp.tracking import gossip
 
-        setup, cfg, sec = self.setup, self.setup.config, self._section
-        sigma, delta, n = setup.memo["sigma"], cfg.delta, setup.topology.n
+        setup, cfg = self.setup, self.setup.config
+        sigma, delta, n = setup.sigma, cfg.delta, setup.topology.n
         eps_ldp, how = self._ldp()
         ldp = LdpSummary(how, eps_ldp, eps_ldp, eps_ldp)
-        details = {"gossip_matrix": sec.gossip_matrix, "accelerated": sec.accelerated,
-                   "steps": setup.steps, "spectral_gap": setup.memo["gap"]}
+        details = {"gossip_matrix": setup.matrix, "accelerated": setup.plan.accelerated,
+                   "steps": setup.steps, "spectral_gap": setup.plan.gap}
         if self.coalitions:
             return self._coalition_report(eps_ldp, ldp, details)
         joint = self._joint()
@@ -218,7 +214,7 @@ class GossipTracker(Tracker):
                                  note="pairwise tracking skipped (no accountant)",
                                  details=details)
         mask = joint.pair_mask()
-        distances = GM.hop_distances(setup.memo["adj"], joint.nodes)
+        distances = GM.hop_distances(setup.plan.adj, joint.nodes)
         summaries, rows = [], []
         pairs = n * (n - 1) * max(len(self.realised), 1)
         for accountant in cfg.accountants or ("rdp",):
@@ -226,9 +222,9 @@ class GossipTracker(Tracker):
             summaries.append(PairSummary.of(accountant, delta, eps_all[mask], QUANTILES, pairs))
             rows.append(distance_rows(joint, distances, eps_all))
         renyi = None
-        if sec.rdp_order is not None:
-            div = joint.rdp(sec.rdp_order, sigma)
-            renyi = {"order": sec.rdp_order, "mean": float(div[mask].mean()),
+        if setup.rdp_order is not None:
+            div = joint.rdp(setup.rdp_order, sigma)
+            renyi = {"order": setup.rdp_order, "mean": float(div[mask].mean()),
                      "min": float(div[mask].min()), "max": float(div[mask].max()),
                      "by_distance": gossip.by_distance(joint, distances, div)}
         method = (f"exact Renyi divergence of each observer's view (joint, {joint.method}"
@@ -238,12 +234,12 @@ class GossipTracker(Tracker):
         if self.sum is not None:
             paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
             theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
-            from_sources = GM.hop_distances(setup.memo["adj"], self.sum.nodes)
+            from_sources = GM.hop_distances(setup.plan.adj, self.sum.nodes)
             theory_rows = {"gossip-message-sum": distance_rows(self.sum, from_sources,
                                                                paper_all)}
             if renyi is not None:
                 renyi["theory_by_distance"] = {"gossip-message-sum": gossip.by_distance(
-                    self.sum, from_sources, self.sum.rdp(sec.rdp_order, sigma))}
+                    self.sum, from_sources, self.sum.rdp(setup.rdp_order, sigma))}
             note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at "
                     "LDP; not an upper bound (messages share their noise), shown for "
                     "comparison")
@@ -271,10 +267,10 @@ class GossipTracker(Tracker):
                           details: dict[str, Any]) -> GossipPrivacy:
         """Every other node's loss towards the run's coalition, pooled over the runs."""
 
-        setup, cfg, sec = self.setup, self.setup.config, self._section
-        sigma, delta = setup.memo["sigma"], cfg.delta
+        setup, cfg = self.setup, self.setup.config
+        sigma, delta = setup.sigma, cfg.delta
         masks = [c.pair_mask()[0] for c in self.coalitions]
-        hops = [GM.hop_distances(setup.memo["adj"], c.members).min(axis=0)
+        hops = [GM.hop_distances(setup.plan.adj, c.members).min(axis=0)
                 for c in self.coalitions]
         far = np.concatenate([h[m] for h, m in zip(hops, masks, strict=True)])
         summaries, rows = [], []
@@ -284,10 +280,10 @@ class GossipTracker(Tracker):
             summaries.append(PairSummary.of(accountant, delta, eps, QUANTILES))
             rows.append(by_distance(eps, far))
         renyi = None
-        if sec.rdp_order is not None:
-            div = np.concatenate([c.rdp(sec.rdp_order, sigma)[0][m]
+        if setup.rdp_order is not None:
+            div = np.concatenate([c.rdp(setup.rdp_order, sigma)[0][m]
                                   for c, m in zip(self.coalitions, masks, strict=True)])
-            renyi = {"order": sec.rdp_order, "mean": float(div.mean()),
+            renyi = {"order": setup.rdp_order, "mean": float(div.mean()),
                      "min": float(div.min()), "max": float(div.max()),
                      "by_distance": [r.to_dict() for r in by_distance(div, far)]}
         sizes = "/".join(str(k) for k in sorted({c.members.size for c in self.coalitions}))
@@ -310,30 +306,27 @@ class GossipTracker(Tracker):
                                                                   for c in self.coalitions]})
 
 
-def coefficients(setup: Setup, steps: int, dense: bool) -> tuple[Any, Any]:
+def coefficients(setup: GossipSetup, steps: int, dense: bool) -> tuple[Any, Any]:
     """The exact joint coefficients (:func:`netdp.tracking.gossip.joint`) and the paper's
     per-message sums (:func:`netdp.tracking.gossip_message_sum.message_sum`) of one gossip phase of
     ``steps`` steps, for the observers (sources) a setup's size allows: every one up to
     :data:`DENSE_NODES` nodes or with ``dense``, one on a vertex-transitive graph, else
-    ``sources`` (default :data:`SAMPLED`) drawn from the ``sources`` stream. Reads the
-    section's ``sources`` and ``accelerated`` and the memo's ``W``, ``adj``, ``gamma``,
-    ``transitive`` (the gossip tasks share them)."""
+    ``sources`` (default :data:`SAMPLED`) drawn from the ``sources`` stream."""
     from netdp.tracking import gossip
 
-    memo, cfg = setup.memo, setup.config
-    n, sources = setup.topology.n, cfg.get("sources")
-    transitive = memo["transitive"] and not dense
+    plan, n, sources = setup.plan, setup.topology.n, setup.sources
+    transitive = plan.transitive and not dense
     samples = None
     if not transitive and not dense and n > DENSE_NODES:
         samples = min(sources or SAMPLED, n)
     elif sources is not None and not dense and not transitive:
         samples = min(sources, n)
     rng = Streams(setup.seed, 0).generator("sources")
-    joint = gossip.joint(memo["W"], memo["adj"], steps, samples=samples, rng=rng,
+    joint = gossip.joint(plan.W, plan.adj, steps, samples=samples, rng=rng,
                          transitive=transitive)
     rng = Streams(setup.seed, 0).generator("sources")
-    per_message = MS.message_sum(memo["W"], memo["adj"], steps,
-                                     accelerated=cfg.get("accelerated"), gamma=memo["gamma"],
+    per_message = MS.message_sum(plan.W, plan.adj, steps,
+                                     accelerated=plan.accelerated, gamma=plan.gamma,
                                      samples=samples, rng=rng, transitive=transitive)
     return joint, per_message
 

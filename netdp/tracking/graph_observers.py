@@ -21,7 +21,6 @@ from netdp.core.sections import DATA_GROUP
 from netdp.core.setup import Setup, Streams
 from netdp.engine.routing import resolve_walk
 from netdp.engine.trace import Trace
-from netdp.graphs import walk_kind
 from netdp.graphs.topologies import hop_distances
 from netdp.graphs.walk_kind import KINDS
 from netdp.report.types import by_distance
@@ -29,6 +28,11 @@ from netdp.tracking.base import Tracking
 
 DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
 SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
+
+
+SOURCES = "sources"
+"""The name of the part :func:`sources_param` declares (shared by several sections: read by
+name, ``config.get(SOURCES)``)."""
 
 
 def sources_param() -> Any:
@@ -43,7 +47,7 @@ def walk_observers(setup: Setup) -> np.ndarray | None:
     """The observers of a graph tracker: ``None`` (all) up to :data:`DENSE_NODES`
     nodes or when ``--sources`` covers them, else ``--sources`` (default :data:`SAMPLED`)
     drawn once from the ``sources`` stream."""
-    n, sources = setup.topology.n, setup.config.get("sources")
+    n, sources = setup.topology.n, setup.config.get(SOURCES)
     samples = sources if sources is not None else (SAMPLED if n > DENSE_NODES else n)
     if samples >= n or setup.config.coalition is not None:
         return None
@@ -60,13 +64,9 @@ def matrix_observers(setup: Setup, keep_pairs: bool) -> np.ndarray | None:
 
 
 def transition(setup: Setup) -> Any:
-    """The walk's transition matrix (kept in the setup's memo)."""
-    if "P" not in setup.memo:
-
-        topo = setup.topology
-        setup.memo["P"] = walk_kind.transition_matrix(topo, resolve_walk(topo,
-                                                                          setup.config.walk))
-    return setup.memo["P"]
+    """The walk's transition matrix (built once per topology and walk rule)."""
+    topo = setup.topology
+    return topo.transition(resolve_walk(topo, setup.config.walk))
 
 
 def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
@@ -81,7 +81,7 @@ def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
         parts.append(f"pairwise losses of {observers.size} of {setup.topology.n} observers, "
                      f"sampled (--sources); standard error of the mean {stderr:.2g}")
     cut = sum(t.unamplified for t in tables)
-    if cut and setup.config.get("convention") == "reference":
+    if cut and setup.config.convention == "reference":
         parts.append(f"{cut} cycles outlasted the taboo-chain rows kept (the chain mixes "
                      "slowly) and were accounted at rate 1 (sound, not amplified)")
     elif cut:

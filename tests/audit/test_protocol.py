@@ -94,16 +94,15 @@ def test_linear_scores_separate_a_mean_shift():
 
 
 def test_bad_pairs_and_tasks_are_refused(monkeypatch):
+    from netdp.audit import protocol
     from netdp.core.errors import InputError
-    from netdp.tasks.base import Task
-    from netdp.tasks.sum import SumTask
 
     config = make_config(dict(task="sum", topology="ring", nodes=6, seed=1))
     with pytest.raises(InputError, match="node"):
         audit_protocol(config, 2, 2, 100)
     with pytest.raises(InputError, match="observer"):
         audit_protocol(config, 9, 1, 100)
-    monkeypatch.setattr(SumTask, "audit_worlds", Task.audit_worlds)  # declares none
+    monkeypatch.setattr(protocol, "Auditable", type("Nothing", (), {}))  # declares none
     with pytest.raises(InputError, match="no neighbouring worlds"):
         audit_protocol(config, 0, 1, 100)
 

@@ -42,7 +42,7 @@ def test_ranges_linear_log_and_integer_fields():
 def test_integers_given_for_float_parameters_are_floats():
     spec = parse_spec({"fixed": {"epsilon": 2, "range": [0, 10]}})
     cfg = spec.points[0]
-    assert type(cfg.epsilon) is float and (cfg.low, cfg.high) == (0.0, 10.0)
+    assert type(cfg.epsilon) is float and (cfg.section.low, cfg.section.high) == (0.0, 10.0)
     assert config_hash(cfg) == config_hash(make_config(epsilon=2.0, low=0.0, high=10.0))
 
 
@@ -113,7 +113,7 @@ def test_same_message_as_simulate():
 def test_fixed_values_are_checked_with_each_grid_point():
     # mechanism olh is only valid with the histogram task of the grid: no error
     spec = parse_spec({"fixed": {"mechanism": "olh"}, "grid": {"task": ["histogram"]}})
-    assert spec.points[0].mechanism == "olh"
+    assert spec.points[0].get("mechanism") == "olh"
 
 
 def test_validating_many_grid_points_is_fast():

@@ -33,7 +33,7 @@ def test_every_node_ends_at_the_closed_form_law(many_runs):
     cfg = many_runs.config
     task = task_of(cfg)
     setup = task.prepare(cfg)
-    W, steps = setup.memo["W"], setup.steps
+    W, steps = setup.plan.W, setup.steps
     mean = averaging.gossip(W, setup.data, steps)[-1]
     norms = gossip_message_sum.row_norms(W, steps)[-1]
     finals = np.array([o.final for o in many_runs.outcomes])
@@ -54,11 +54,11 @@ def test_a_run_is_the_gossip_of_its_noisy_values():
     trace = task.trace(setup, streams)
     outcome = task.run(setup, trace, streams)
     noise = Streams(setup.seed, 0).generator("noise").standard_normal(setup.topology.n)
-    states = averaging.gossip(setup.memo["W"], setup.data + 2.0 * noise, 5, accelerated=True,
-                           gamma=setup.memo["gamma"])
+    states = averaging.gossip(setup.plan.W, setup.data + 2.0 * noise, 5, accelerated=True,
+                           gamma=setup.plan.gamma)
     np.testing.assert_allclose(outcome.final, states[-1], rtol=1e-12)
     view = task.view(setup, trace, streams, observer=0)
-    neighbours = setup.memo["adj"].indices[setup.memo["adj"].indptr[0]:setup.memo["adj"].indptr[1]]
+    neighbours = setup.plan.adj.indices[setup.plan.adj.indptr[0]:setup.plan.adj.indptr[1]]
     assert set(view.token) == set(neighbours.tolist())
     np.testing.assert_allclose(view.received, states[view.step, view.token], rtol=1e-12)
     assert trace.hops == (5 + 1) * 2 * 78  # every directed edge at every step
@@ -76,7 +76,7 @@ def test_privacy_is_the_joint_loss_capped_at_ldp_and_summarised_by_distance():
     (rows,) = priv.by_distance
     assert sum(r.pairs for r in rows) == 32 * 31
     assert "joint" in priv.method and "gossip-message-sum" in priv.theory
-    assert report.config.sigma == 1.0 and report.config.steps > 0
+    assert report.config.section.sigma == 1.0 and report.config.steps > 0
 
 
 def test_sampled_observers_report_their_standard_error():

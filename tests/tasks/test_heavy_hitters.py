@@ -163,9 +163,9 @@ def test_the_view_ends_in_the_published_estimates(bits):
                          domain_bits=bits, support=5)
     task, setup, trace, outcome, view = walk_and_view(config, 4)
     assert np.all(trace.holders[view.token, view.step] == 4)
-    assert view.received.shape == (view.step.size, len(setup.memo["plan"].lengths),
+    assert view.received.shape == (view.step.size, len(setup.plan.lengths),
                                    outcome.found.size)
-    oracle, n_last = setup.memo["oracles"][-1], int(outcome.per_group[-1])
+    oracle, n_last = setup.oracles[-1], int(outcome.per_group[-1])
     counts = view.published.sum(axis=0)[-1]
     freq = (counts / n_last - oracle.q_star) / (oracle.p_star - oracle.q_star)
     np.testing.assert_allclose(freq, outcome.estimates, rtol=1e-9)

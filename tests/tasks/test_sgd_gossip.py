@@ -36,10 +36,10 @@ def _setup(**params):
 def _oracle(setup, sigma: float, rounds: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """Gossip GD one node at a time with a dense W: the final models and the states
     after every gossip step."""
-    split, model, memo = setup.data.split, setup.data.model, setup.memo
-    n, d, steps = split.n, split.dim, memo["gossip_steps"]
-    W, gamma = memo["W"].toarray(), memo["gamma"]
-    L, lr, radius = setup.config.get("lipschitz"), setup.data.lr, setup.data.radius
+    split, model = setup.data.split, setup.data.model
+    n, d, steps = split.n, split.dim, setup.gossip_steps
+    W, gamma = setup.plan.W.toarray(), setup.plan.gamma
+    L, lr, radius = setup.config.section.lipschitz, setup.data.lr, setup.data.radius
     rng = Streams(setup.seed, 0).generator("noise")
     theta = np.zeros((n, d))
     states = []
@@ -74,7 +74,7 @@ def test_the_update_loop_is_a_plain_per_node_oracle(params):
     streams = Streams(setup.seed, 0)
     trace = task.trace(setup, streams)
     outcome = task.run(setup, trace, streams).curves["local"]
-    sigma = setup.memo["calibrations"]["local"].sigma
+    sigma = setup.calibrations["local"].sigma
     assert sigma == pytest.approx(2 * 0.4 * 0.7)
     theta, states = _oracle(setup, sigma, 6)
     np.testing.assert_allclose(outcome.models, theta, rtol=1e-10, atol=1e-12)
@@ -85,8 +85,8 @@ def test_the_update_loop_is_a_plain_per_node_oracle(params):
     np.testing.assert_allclose(view.received, np.stack(states)[view.step, view.token],
                                rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(view.published[0], outcome.models[3], rtol=1e-12)
-    messages = int(setup.memo["adj"].nnz)  # both directions of every edge
-    assert trace.hops == 6 * (setup.memo["gossip_steps"] + 1) * messages
+    messages = int(setup.plan.adj.nnz)  # both directions of every edge
+    assert trace.hops == 6 * (setup.gossip_steps + 1) * messages
 
 
 def _strongly_convex_bound(setup) -> tuple[float, float]:
@@ -132,7 +132,7 @@ def test_default_steps_get_the_default_data_close_to_the_optimum():
                                   accountants=()))
     gap = (report.utility.regimes["nonprivate"].final_objective
            - report.utility.optimum["objective"])
-    assert 0 <= gap < 1e-4 and report.config.steps == 1000 and report.config.lr == 4.0
+    assert 0 <= gap < 1e-4 and report.config.steps == 1000 and report.config.section.lr == 4.0
 
 
 def test_regimes_share_the_split_and_the_noise():
@@ -140,9 +140,9 @@ def test_regimes_share_the_split_and_the_noise():
                          compare=("local", "network", "nonprivate"), seed=9, accountants=())
     streams = Streams(setup.seed, 0)
     run = task.run(setup, task.trace(setup, streams), streams)
-    cals = setup.memo["calibrations"]
-    data, memo = setup.data, setup.memo
-    args = (data.split, data.model, memo["W"], memo["gossip_steps"], 30)
+    cals = setup.calibrations
+    data = setup.data
+    args = (data.split, data.model, setup.plan.W, setup.gossip_steps, 30)
     rest = (0.4, data.lr)
     plain, _ = gossip_gd(*args, 0.0, *rest, None, evals=100)
     np.testing.assert_array_equal(run.curves["nonprivate"].models, plain.models)
@@ -173,8 +173,8 @@ def test_the_largest_pair_meets_the_target_and_no_pair_exceeds_the_local_level()
     assert eps[off].mean() == pytest.approx(net.mean, rel=1e-12)
     task, setup = _setup(topology="karate", dataset="synthetic", steps=40, gossip_steps=3,
                          seed=3)
-    c = gossip.joint(setup.memo["W"], setup.memo["adj"], 3).matrix()
-    edges = setup.memo["adj"].toarray() > 0
+    c = gossip.joint(setup.plan.W, setup.plan.adj, 3).matrix()
+    edges = setup.plan.adj.toarray() > 0
     assert np.all(c[edges] == 1.0) and np.nanmax(c) == 1.0  # the calibration's c_max = 1
     np.testing.assert_allclose(eps[edges], net.max, rtol=1e-12)
     assert [r.distance for r in net.by_distance][:2] == [1, 2]
@@ -190,7 +190,7 @@ def test_the_per_round_coefficient_is_the_joint_view_composed_over_rounds():
                                   seed=1), keep_pairs=True)
     _, setup = _setup(topology="karate", dataset="synthetic", steps=rounds,
                       gossip_steps=steps, seed=1)
-    c = gossip.joint(setup.memo["W"], setup.memo["adj"], steps).matrix()
+    c = gossip.joint(setup.plan.W, setup.plan.adj, steps).matrix()
     off = ~np.isnan(c)
     assert ((c[off] > 0) & (c[off] < 0.9)).any()  # pairs strictly below the local level
     expected = epsilon_upper(rounds * c[off] / (2 * sigma**2), 1e-6)

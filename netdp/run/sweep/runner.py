@@ -43,11 +43,10 @@ from typing import Any
 from netdp.core.errors import InputError, check
 from netdp.graphs.walk_kind import kind_of
 from netdp.run.api import simulate
-from netdp.run.sweep.spec import Run, SweepSpec
+from netdp.run.sweep.spec import BACKENDS, Run, SweepSpec
 from netdp.run.sweep.table import ResultTable, error_row, flatten
 from netdp.tasks import get_task
 
-BACKENDS = ("dask", "serial")
 BATCHES_PER_WORKER = {"dask": 8, "serial": 32}
 ACCOUNTANT_WEIGHT = {"kov": 1.0, "rdp": 40.0, "pld": 300.0}
 RUN_OVERHEAD = 5e4  # fixed cost of one run, in kov-steps (about 25 ms here)
