@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from netdp import __version__
+from netdp.mechanisms import registry
 from netdp.report.types import TIMING_FIELDS
 from netdp.run.cli import main
 
@@ -247,11 +248,7 @@ def test_bounds_command(capsys):
     assert code == 2 and "--delta" in err
 
 
-HISTOGRAM_ORACLES = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the",
-                     "she")
-
-
-@pytest.mark.parametrize("name", HISTOGRAM_ORACLES)
+@pytest.mark.parametrize("name", registry.names("frequency-oracle"))
 def test_histogram_with_every_oracle(capsys, name):
     code, out, _ = run(capsys, "simulate", "--task", "histogram", "--mechanism", name,
                        "--domain", "6", "--nodes", "40", "--seed", "3", "--json")
@@ -318,7 +315,7 @@ def test_histogram_categories_from_a_file(capsys, tmp_path):
     assert run(capsys, "simulate", "--task", "sum", "--data", "zipf")[0] == 2
 
 
-@pytest.mark.parametrize("name", ["duchi", "piecewise", "hybrid"])
+@pytest.mark.parametrize("name", registry.names("bounded"))
 def test_sum_with_numeric_randomizers(capsys, name):
     code, out, _ = run(capsys, "simulate", "--mechanism", name, "--nodes", "30", "--seed", "2",
                        "--range", "-1", "1", "--json")

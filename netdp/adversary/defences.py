@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from netdp.core.errors import check
+from netdp.mechanisms import registry
 from netdp.mechanisms._hadamard import hadamard_entry
 from netdp.mechanisms._hashing import hash_values
 from netdp.mechanisms._oracle import project_simplex
@@ -30,9 +31,9 @@ from netdp.mechanisms._oracle import project_simplex
 #: Oracles whose reports support several items at once, with a known honest law of which
 #: sets they support together (unary encoding, local hashing). Hadamard response is left
 #: out: a report supports half the domain, so the plug-in margin below swamps MGA's excess.
-DETECTABLE = ("sue", "oue", "blh", "olh")
+DETECTABLE = registry.names(trait="detectable")
 #: Pure oracles (``p*``, ``q*``), whose per-report footprint :func:`recover` models.
-RECOVERABLE = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms")
+RECOVERABLE = registry.names(trait="recoverable")
 DETECT_ALPHA = 0.01  # false-alarm level of one detection on honest reports (Bonferroni)
 DETECT_CAP = 4096  # candidate itemsets of one size at most; the mining stops beyond
 PLUG_IN_Z = 3.0  # margin, in standard deviations, on the estimated frequencies in the law
@@ -107,7 +108,7 @@ class HonestLaw:
 
     def __init__(self, oracle: Any, reports: np.ndarray, items: np.ndarray,
                  f: np.ndarray) -> None:
-        self.unary = oracle.name in ("sue", "oue")
+        self.unary = oracle.name in registry.names(family="unary")
         self.n = len(reports)
         self.f_pool = f[items]
         p_star, q_star = oracle.p_star, oracle.q_star

@@ -47,13 +47,14 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
+from netdp.mechanisms import registry
 from netdp.mechanisms._hadamard import fwht
 from netdp.mechanisms._hashing import draw_keys, hash_values
 from netdp.mechanisms._oracle import project_simplex
 
 ATTACKS = ("rpa", "ria", "mga")
 # oracles whose RPA and MGA reports are built
-CRAFTED = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor")
+CRAFTED = registry.names(trait="crafted")
 TARGETS = ("random", "least")
 DEFENCES = ("normalize", "enforced-perturbation", "detect-fake", "recover")
 HASH_TRIES = 1 << 20  # hash keys an MGA on local hashing tries, in blocks
@@ -164,13 +165,13 @@ def fake_reports(oracle: Any, attack: str, targets: np.ndarray, m: int,
         if attack == "rpa":
             return rng.integers(0, d, m), np.full(r, 1.0 / d)
         return targets[rng.integers(0, r, m)], np.full(r, 1.0 / r)
-    if name in ("sue", "oue"):
+    if name in registry.names(family="unary"):
         if attack == "rpa":
             return (rng.random((m, d)) < 0.5).astype(np.uint8), np.full(r, 0.5)
         bits = np.zeros((m, d), dtype=np.uint8)
         bits[:, targets] = 1
         return bits, np.ones(r)
-    if name in ("cms", "hcms"):
+    if name in registry.names(family="sketch"):
         return sketch_reports(oracle, attack, targets, m, rng)
     if name == "hr":
         return hadamard_reports(oracle, attack, targets, m, rng)
@@ -364,7 +365,7 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
     mse = np.empty((trials, 2))
     support = np.zeros(oracle.bloom if oracle.name == "rappor" else targets.size)
     crafted = best_hash(targets, oracle.g, rng) if attack == "mga" and \
-        oracle.name in ("blh", "olh") else None
+        oracle.name in registry.names(family="local_hashing") else None
     # gain, mse, mse attacked (detect-fake: and the fake and honest reports dropped)
     extra = {name: np.empty((trials, 5 if name == "detect-fake" else 3)) for name in defences}
     enforced_support = np.zeros_like(support)
@@ -418,7 +419,7 @@ def poison(oracle: Any, values: np.ndarray, attack: str, targets: np.ndarray, be
                      float(total.std(ddof=1) / math.sqrt(trials)), theory,
                      tuple(float(g) for g in gains.mean(axis=0)),
                      int(np.sum(support == 1.0)) if attack == "mga" and oracle.name in
-                     ("blh", "olh") else targets.size,
+                     registry.names(family="local_hashing") else targets.size,
                      float(mse[:, 0].mean()), float(mse[:, 1].mean()),
                      time.perf_counter() - start, defended)
 

@@ -34,7 +34,7 @@ from netdp.core.errors import check
 from netdp.mechanisms.base import FrequencyOracle
 from netdp.mechanisms.noise import Gaussian
 
-NUMERIC = ("laplace", "gaussian", "duchi", "piecewise", "hybrid")
+NUMERIC = mechanisms.registry.names(*mechanisms.NUMERIC_KINDS)
 CHUNK = 1 << 16  # reports drawn at once
 
 

@@ -1,5 +1,5 @@
 """Local randomizers, one module per family, all sharing :class:`Mechanism` (numbers) or
-:class:`FrequencyOracle` (categories)."""
+:class:`FrequencyOracle` (categories), each registered once in :mod:`.registry`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from netdp.core.errors import InputError
+from netdp.mechanisms import registry
 from netdp.mechanisms.base import AdditiveNoise, FrequencyOracle, Mechanism
 
 if TYPE_CHECKING:
@@ -20,19 +21,12 @@ if TYPE_CHECKING:
     from netdp.mechanisms.sketch import CMS, HCMS
     from netdp.mechanisms.unary import OUE, SUE
 
-#: Where each randomizer lives: a module loads (with its own imports) when first used.
-MODULES = {"Gaussian": "noise", "Laplace": "noise", "analytic_sigma": "noise",
-           "classic_sigma": "noise", "HadamardResponse": "hadamard_response",
-           "SHE": "histogram_encoding", "THE": "histogram_encoding", "BLH": "local_hashing",
-           "OLH": "local_hashing", "Duchi": "bounded", "Hybrid": "bounded",
-           "Piecewise": "bounded", "GRR": "randomized_response", "RAPPOR": "rappor",
-           "CMS": "sketch", "HCMS": "sketch", "OUE": "unary", "SUE": "unary"}
-NUMERIC_CLASSES = {"laplace": "Laplace", "gaussian": "Gaussian", "duchi": "Duchi",
-                   "piecewise": "Piecewise", "hybrid": "Hybrid"}
-FREQUENCY_CLASSES = {"grr": "GRR", "sue": "SUE", "oue": "OUE", "blh": "BLH", "olh": "OLH",
-                     "hr": "HadamardResponse", "cms": "CMS", "hcms": "HCMS",
-                     "rappor": "RAPPOR", "the": "THE", "she": "SHE"}
-HASHED = ("cms", "hcms", "rappor")  # public hash functions, drawn per run from hash_seed
+#: Where each class lives: a module loads (with its own imports) when first used.
+MODULES = {e.cls: e.family for e in registry.ENTRIES} | {"analytic_sigma": "noise",
+                                                        "classic_sigma": "noise"}
+#: Kinds of the randomizers of a number.
+NUMERIC_KINDS = ("additive", "bounded")
+HASHED = registry.names(trait="hashed")  # public hash functions, drawn per run from hash_seed
 
 __all__ = ["BLH", "CMS", "FREQUENCY", "GRR", "HASHED", "HCMS", "NUMERIC", "OLH", "OUE",
            "RAPPOR", "SHE", "SUE", "THE", "AdditiveNoise", "Duchi", "FrequencyOracle",
@@ -46,36 +40,37 @@ def __getattr__(name: str) -> Any:
     if name in MODULES:
         return getattr(importlib.import_module(f"netdp.mechanisms.{MODULES[name]}"), name)
     if name in ("NUMERIC", "FREQUENCY"):
-        names = NUMERIC_CLASSES if name == "NUMERIC" else FREQUENCY_CLASSES
-        return {key: __getattr__(cls) for key, cls in names.items()}
+        kinds = NUMERIC_KINDS if name == "NUMERIC" else ("frequency-oracle",)
+        return {key: registry.load(key) for key in registry.names(*kinds)}
     raise AttributeError(f"module 'netdp.mechanisms' has no attribute {name!r}")
 
 
 def _oracle_class(name: str) -> Any:
-    if name not in FREQUENCY_CLASSES:
-        raise InputError("mechanism", f"a histogram needs one of "
-                         f"{', '.join(FREQUENCY_CLASSES)} (got {name!r})")
-    return __getattr__(FREQUENCY_CLASSES[name])
+    oracles = registry.names("frequency-oracle")
+    if name not in oracles:
+        raise InputError("mechanism", f"a histogram needs one of {', '.join(oracles)} "
+                         f"(got {name!r})")
+    return registry.load(name)
 
 
 def additive(name: str, epsilon: float, delta: float, sensitivity: float,
              calibration: str = "analytic") -> AdditiveNoise:
     """Build an additive-noise mechanism by name (``gaussian`` or ``laplace``)."""
     if name == "gaussian":
-        return __getattr__("Gaussian")(epsilon, delta, sensitivity, calibration)
+        return registry.load("gaussian")(epsilon, delta, sensitivity, calibration)
     if name == "laplace":
-        return __getattr__("Laplace")(epsilon, sensitivity)
+        return registry.load("laplace")(epsilon, sensitivity)
     raise InputError("mechanism", f"summation needs gaussian or laplace (got {name!r})")
 
 
 def numeric(name: str, epsilon: float, delta: float = 0.0) -> Mechanism:
     """A randomizer for a number in [-1, 1] by name (sensitivity 2 for the additive ones)."""
-    if name in ("gaussian", "laplace"):
+    if name in registry.names("additive"):
         return additive(name, epsilon, delta, 2.0)
-    if name not in NUMERIC_CLASSES:
-        raise InputError("mechanism", f"must be one of {', '.join(NUMERIC_CLASSES)} "
-                         f"(got {name!r})")
-    return __getattr__(NUMERIC_CLASSES[name])(epsilon)
+    numbers = registry.names(*NUMERIC_KINDS)
+    if name not in numbers:
+        raise InputError("mechanism", f"must be one of {', '.join(numbers)} (got {name!r})")
+    return registry.load(name)(epsilon)
 
 
 def _rappor_options(domain: int, options: dict) -> dict:

@@ -44,14 +44,13 @@ import numpy as np
 
 from netdp import mechanisms
 from netdp.core.errors import check
+from netdp.mechanisms import registry
 from netdp.mechanisms._oracle import check_epsilon
 
 #: The numeric randomizers of :mod:`netdp.mechanisms.bounded`, by their CLI names.
-NUMERIC = ("piecewise", "hybrid", "duchi")
-#: Short names of the paper (PM, HM).
-ALIASES = {"pm": "piecewise", "hm": "hybrid"}
+NUMERIC = registry.names("bounded", first="hybrid")
 #: Pure frequency oracles whose reports show their support (``report_scores``).
-ORACLES = ("oue", "sue", "grr", "olh", "blh", "hr", "the")
+ORACLES = registry.names(trait="multidim", first="oue")
 SPLITS = ("sample", "naive", "joint")
 #: The paper's rule: one attribute per 2.5 units of ε (Wang et al. 2019, §4.1).
 EPS_PER_ATTRIBUTE = 2.5
@@ -212,9 +211,9 @@ class Multidim:
 
         check_epsilon(self.epsilon)
         object.__setattr__(self, "domains", tuple(int(c) for c in self.domains))
-        mech = ALIASES.get(self.mechanism, self.mechanism)
-        check(mech in NUMERIC, "mechanism", f"must be one of {', '.join(NUMERIC)}, pm or hm "
-              f"(got {self.mechanism!r})")
+        mech = registry.canonical(self.mechanism)
+        check(mech in NUMERIC, "mechanism", f"must be one of {', '.join(NUMERIC)}, "
+              f"{' or '.join(registry.aliases('bounded'))} (got {self.mechanism!r})")
         check(self.oracle in ORACLES, "oracle", f"must be one of {', '.join(ORACLES)} "
               f"(got {self.oracle!r})")
         check(self.split in SPLITS, "split", f"must be one of {', '.join(SPLITS)} "

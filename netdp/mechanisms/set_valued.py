@@ -34,11 +34,12 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
+from netdp.mechanisms import registry
 from netdp.mechanisms._oracle import PureOracle, check_domain, check_epsilon, check_int
 from netdp.mechanisms.local_hashing import OLH
 from netdp.mechanisms.randomized_response import GRR
 
-ORACLES = ("adaptive", "grr", "olh")
+ORACLES = ("adaptive",) + registry.names(trait="set-valued")
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,6 +38,7 @@ from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
+from netdp.mechanisms import registry
 from netdp.mechanisms._hashing import hash_values
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import (
@@ -61,7 +62,7 @@ from netdp.tasks.preparation import build_topology, resolve, values_from_file
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 GROUP = "heavy hitters (--task heavy-hitters)"
-ORACLES = ("olh", "blh")
+ORACLES = registry.names(family="local_hashing", first="olh")  # reports (a, b, y)
 MAX_SUPPORT = 10**7  # the Zipf weights and the ids drawn: about 24 bytes each
 
 

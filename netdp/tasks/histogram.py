@@ -43,7 +43,7 @@ from netdp.core.simulation_config import SHUFFLE_BOUNDS, SimulationConfig
 from netdp.data.values import categories, check_categories
 from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
-from netdp.mechanisms import oracle_memory_bytes
+from netdp.mechanisms import oracle_memory_bytes, registry
 from netdp.mechanisms._oracle import project_simplex
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import (
@@ -75,7 +75,7 @@ from netdp.tasks.user_level import (
 )
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
-MECHANISMS = ("grr", "sue", "oue", "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
+MECHANISMS = registry.names("frequency-oracle")
 DATA = ("uniform", "constant", "normal", "zipf")
 TARGET_CHOICES = ("random", "least")
 GROUP = DATA_GROUP
@@ -90,8 +90,8 @@ class HistogramConfig(UserLevelSection):
 
     task = "histogram"
 
-    mechanism: str = param("grr", "a frequency oracle: grr sue oue blh olh hr cms hcms "
-                           "rappor the she", choices=MECHANISMS, metavar="NAME", group=GROUP)
+    mechanism: str = param("grr", f"a frequency oracle: {' '.join(MECHANISMS)}",
+                           choices=MECHANISMS, metavar="NAME", group=GROUP)
     gamma: float | None = param(None, "grr only: gamma-randomized response (keep the value "
                                 "w.p. 1 - G, else uniform); sets epsilon to "
                                 "ln(1 + L (1 - G) / G)", kind=float, low=0.0, high=1.0,
@@ -423,7 +423,8 @@ class HistogramTask(Task[HistogramSetup], Attackable, Auditable, PairwiseDetails
             targets = choose_targets(setup.data, sec.domain, r, sec.target_choice,
                                      seeding.generator(setup.seed, "targets", 0))
             crafted = None
-            if oracle.name in ("blh", "olh") and _crafts(setup.config.attack):
+            local_hashing = oracle.name in registry.names(family="local_hashing")
+            if local_hashing and _crafts(setup.config.attack):
                 crafted = best_hash(targets, oracle.g,
                                     seeding.generator(setup.seed, "targets", 1))
             return targets, crafted

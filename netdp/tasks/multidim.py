@@ -32,14 +32,15 @@ from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
 from netdp.data.attributes import load_table, synthetic
 from netdp.engine.trace import Trace
-from netdp.mechanisms.multidim import MAX_ATTRIBUTES, ORACLES, SPLITS, Multidim, Table
+from netdp.mechanisms import registry
+from netdp.mechanisms.multidim import MAX_ATTRIBUTES, NUMERIC, ORACLES, SPLITS, Multidim, Table
 from netdp.report.types import Report, Utility, fmt
 from netdp.tasks.base import Auditable, Sized, Task, walk_footprint
 from netdp.tasks.preparation import build_topology, resolve
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 GROUP = "multidimensional collection (--task multidim)"
-MECHANISMS = ("hybrid", "piecewise", "duchi", "hm", "pm")
+MECHANISMS = NUMERIC + registry.aliases("bounded")
 DATASETS = ("synthetic", "fair", "fair-numeric")
 CHUNK = 8192  # reports drawn at once
 MAX_DOMAIN = 10_000

@@ -35,6 +35,7 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.data.values import check_range, synthetic
 from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
+from netdp.mechanisms import registry
 from netdp.mechanisms.noise import Gaussian, Laplace
 from netdp.report.types import Report, Utility, fmt, row
 from netdp.tasks.base import (
@@ -75,8 +76,8 @@ from netdp.tracking.graph_observers import (
     transition,
 )
 
-ADDITIVE = ("gaussian", "laplace")
-MECHANISMS = ADDITIVE + ("duchi", "piecewise", "hybrid")
+ADDITIVE = registry.names("additive", first="gaussian")
+MECHANISMS = registry.names(*mechanisms.NUMERIC_KINDS, first="gaussian")
 DATA = ("uniform", "constant", "normal")
 GROUP = DATA_GROUP
 

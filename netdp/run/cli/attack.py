@@ -62,9 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "frequency oracle; measure the frequency gain against its closed "
                        "form (spec mechanisms.md, Poisoning).",
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    oracles = " ".join(mechanisms.registry.names("frequency-oracle"))
     p.add_argument("--mechanism", default="oue", metavar="NAME",
-                   help="a frequency oracle: grr sue oue blh olh hr cms hcms rappor the she "
-                   "(default: oue)")
+                   help=f"a frequency oracle: {oracles} (default: oue)")
     p.add_argument("--attack", default="mga", choices=("rpa", "ria", "mga"),
                    help="the attack (default: mga)")
     p.add_argument("--domain", type=integer, default=128, metavar="D",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from netdp import __version__
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Streams
+from netdp.mechanisms import registry
 from netdp.report.figures import FORMATS, save
 from netdp.report.types import fmt
 from netdp.run.cli import integer, number, parse_sets
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
     from netdp.audit.mechanism import MechanismAudit, OneRunAudit
     from netdp.core.simulation_config import SimulationConfig
 
-MECHANISMS = ("laplace", "gaussian", "duchi", "piecewise", "hybrid", "grr", "sue", "oue",
-              "blh", "olh", "hr", "cms", "hcms", "rappor", "the", "she")
+MECHANISMS = registry.names()
 EPILOG = """\
 how it works:
   The randomizer runs TRIALS times on each of two neighbouring inputs (numbers: -1 and +1,

@@ -1,0 +1,131 @@
+"""The local randomizers, each registered once: its CLI name, its kind, its family (the
+module that holds its class, loaded on first use) and the traits by which the rest of the
+simulator accepts it.
+
+Every list of randomizer names elsewhere (a task's choices, an attack's oracles, the
+audit's) is a query of :data:`ENTRIES` by :func:`names`: a new randomizer is written in
+its module and registered here, nowhere else.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+#: The kinds, by the interface of :mod:`netdp.mechanisms.base` their classes implement.
+KINDS = {
+    "additive": "noise added to a number, shared between hops (AdditiveNoise)",
+    "bounded": "an epsilon-LDP report of a number in [-1, 1] (Mechanism)",
+    "frequency-oracle": "an epsilon-LDP report of a category (FrequencyOracle)",
+}
+#: The traits: what else accepts (or how the simulator treats) a randomizer that has one.
+TRAITS = {
+    "hashed": "draws public hash functions from a hash_seed (the simulator: one per run)",
+    "multidim": "a pure oracle whose reports show their support (report_scores): the "
+                "categorical attributes of --task multidim",
+    "set-valued": "a base oracle of padding and sampling (PSFO, --task itemsets)",
+    "crafted": "its RPA and MGA reports are built (netdp.adversary.poisoning)",
+    "detectable": "fake-user detection applies (netdp.adversary.defences.detect_fake)",
+    "recoverable": "LDPRecover applies (netdp.adversary.defences.recover)",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One randomizer.
+
+    Attributes
+    ----------
+    name
+        Its CLI name (``--mechanism``), also its class's ``name``.
+    kind
+        One of :data:`KINDS`.
+    family
+        The module of :mod:`netdp.mechanisms` that holds its class.
+    cls
+        Its class's name there.
+    aliases
+        Other CLI names (the papers' short ones).
+    traits
+        Some of :data:`TRAITS`.
+    """
+
+    name: str
+    kind: str
+    family: str
+    cls: str
+    aliases: tuple[str, ...] = ()
+    traits: tuple[str, ...] = ()
+
+
+_ORACLE = "frequency-oracle"
+#: Every randomizer, in the order the CLI lists them.
+ENTRIES = (
+    Entry("laplace", "additive", "noise", "Laplace"),
+    Entry("gaussian", "additive", "noise", "Gaussian"),
+    Entry("duchi", "bounded", "bounded", "Duchi"),
+    Entry("piecewise", "bounded", "bounded", "Piecewise", aliases=("pm",)),
+    Entry("hybrid", "bounded", "bounded", "Hybrid", aliases=("hm",)),
+    Entry("grr", _ORACLE, "randomized_response", "GRR",
+          traits=("multidim", "set-valued", "crafted", "recoverable")),
+    Entry("sue", _ORACLE, "unary", "SUE",
+          traits=("multidim", "crafted", "detectable", "recoverable")),
+    Entry("oue", _ORACLE, "unary", "OUE",
+          traits=("multidim", "crafted", "detectable", "recoverable")),
+    Entry("blh", _ORACLE, "local_hashing", "BLH",
+          traits=("multidim", "crafted", "detectable", "recoverable")),
+    Entry("olh", _ORACLE, "local_hashing", "OLH",
+          traits=("multidim", "set-valued", "crafted", "detectable", "recoverable")),
+    Entry("hr", _ORACLE, "hadamard_response", "HadamardResponse",
+          traits=("multidim", "crafted", "recoverable")),
+    Entry("cms", _ORACLE, "sketch", "CMS", traits=("hashed", "crafted", "recoverable")),
+    Entry("hcms", _ORACLE, "sketch", "HCMS", traits=("hashed", "crafted", "recoverable")),
+    Entry("rappor", _ORACLE, "rappor", "RAPPOR", traits=("hashed", "crafted")),
+    Entry("the", _ORACLE, "histogram_encoding", "THE", traits=("multidim",)),
+    Entry("she", _ORACLE, "histogram_encoding", "SHE"),
+)
+_BY_NAME = {e.name: e for e in ENTRIES}
+
+
+def names(*kinds: str, trait: str | None = None, family: str | None = None,
+          first: str | None = None) -> tuple[str, ...]:
+    """The names of the randomizers of ``kinds`` (every kind if none is given) that have
+    ``trait`` and belong to ``family``, in the order of :data:`ENTRIES`.
+
+    ``first`` (one of them: the default of a choice) is moved to the front. An unknown
+    kind or trait, or a ``first`` not found, raises ``ValueError``.
+    """
+    unknown = [k for k in kinds if k not in KINDS]
+    unknown += [trait] if trait is not None and trait not in TRAITS else []
+    if unknown:
+        raise ValueError(f"no such kind or trait: {', '.join(unknown)}")
+    out = tuple(e.name for e in ENTRIES if (not kinds or e.kind in kinds)
+                and (trait is None or trait in e.traits)
+                and (family is None or e.family == family))
+    if first is None:
+        return out
+    if first not in out:
+        raise ValueError(f"{first!r} is not among {', '.join(out)}")
+    return (first,) + tuple(name for name in out if name != first)
+
+
+def aliases(*kinds: str) -> tuple[str, ...]:
+    """The aliases of the randomizers of ``kinds`` (every kind if none is given)."""
+    return tuple(a for e in ENTRIES if not kinds or e.kind in kinds for a in e.aliases)
+
+
+def canonical(name: str) -> str:
+    """The registered name of ``name`` or of the alias ``name``; any other text as it is."""
+    return next((e.name for e in ENTRIES if name in e.aliases), name)
+
+
+def entry(name: str) -> Entry:
+    """The entry of a registered name (``KeyError`` otherwise)."""
+    return _BY_NAME[name]
+
+
+def load(name: str) -> Any:
+    """The class of the registered name ``name``, its module loaded on first use."""
+    e = entry(name)
+    return getattr(importlib.import_module(f"netdp.mechanisms.{e.family}"), e.cls)
