@@ -1,12 +1,12 @@
-"""Privacy accounting for netdp: events, accountants, amplification, calibration.
+"""Privacy accounting for netdp: events, accountants, amplification.
 
 * :mod:`~netdp.accounting.events` - frozen records of what happened (``Gaussian``, ...).
 * :mod:`~netdp.accounting.accountants` - accountants by name (``basic``, ``drv``, ``kov``,
   ``kov-exact``, ``rdp``, ``pld``, ``gdp``) and the vectorized closed forms.
 * :mod:`~netdp.accounting.amplification` - subsampling and shuffling bounds.
-* :mod:`~netdp.accounting.calibrate` - one root-finder to meet a privacy target.
 
-The named theoretical curves over ``n`` are in :mod:`netdp.bounds.curves`.
+The named theoretical curves over ``n`` are in :mod:`netdp.bounds.curves`; the one
+root-finder that calibrates a parameter to a privacy target is in :mod:`netdp.core.roots`.
 
 Every reported epsilon should say which accountant or curve produced it.
 """

@@ -15,6 +15,7 @@ from netdp.accounting.base import Accountant, approx_units, check_delta, check_e
 from netdp.accounting.events import (
     DpEvent,
 )
+from netdp.core.roots import smallest_within
 
 
 def drv_epsilon(
@@ -129,23 +130,19 @@ def _kov_exact_log_delta(eps0: float, k: int, eps: float) -> float:
 
 
 def _kov_exact_eps_scalar(eps0: float, k: int, delta: float) -> float:
-    from scipy import optimize
-
     if k == 0 or eps0 == 0.0:
         return 0.0
 
-    def f(e: float) -> float:
-        return math.exp(_kov_exact_log_delta(eps0, k, e)) - delta
+    def delta_of(e: float) -> float:
+        return math.exp(_kov_exact_log_delta(eps0, k, e))
 
-    if f(0.0) <= 0.0:
-        return 0.0
-    hi = k * eps0
+    hi = k * eps0  # delta_of(k eps0) = 0
     # KOV-het is a valid bound, hence >= the exact value: a tighter upper bracket
     _, s1, s2 = kov_het_terms(eps0)
     het = float(kov_het_epsilon(k * eps0, k * s1, k * s2, delta))
-    if het < hi and f(het) <= 0.0:
+    if het < hi and delta_of(het) <= delta:
         hi = het
-    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-14, maxiter=500))
+    return smallest_within(delta_of, delta, 0.0, hi, param="delta", tol=1e-12)
 
 
 def _kov_args(eps0, k) -> tuple[np.ndarray, np.ndarray]:
@@ -183,9 +180,10 @@ def kov_exact_epsilon(
 ) -> np.ndarray | np.float64:
     """Optimal epsilon(delta) of the k-fold composition of ``eps0``-DP.
 
-    Brent's root finder on :func:`kov_exact_delta` (bracket ``[0, KOV-het]``), to
-    ``1e-12``. Check values (spec): ``eps0 = 1, k = 100, delta = 1e-5`` gives 79.84;
-    ``eps0 = 0.1, k = 1000`` gives 17.79. Loops over the broadcast elements.
+    The smallest ε with :func:`kov_exact_delta` at most ``delta`` (bracket
+    ``[0, KOV-het]``), to ``1e-12``, rounded up. Check values (spec): ``eps0 = 1,
+    k = 100, delta = 1e-5`` gives 79.84; ``eps0 = 0.1, k = 1000`` gives 17.79. Loops over
+    the broadcast elements.
     """
     eps0, k = _kov_args(eps0, k)
     delta = _f(delta)

@@ -170,7 +170,9 @@ def fmt_numeric_epsilon(
 def _fmt_epsilon_1d(
     eps0: float, n: int, delta: np.ndarray, rtol: float = 1e-12
 ) -> np.ndarray:
-    """Vectorized bisection of the (decreasing) FMT delta curve on ``[0, eps0]``."""
+    """Vectorized bisection of the (decreasing) FMT delta curve on ``[0, eps0]``: one
+    evaluation of the curve serves every ``delta`` at once, which the scalar
+    :func:`netdp.core.roots.smallest_within` cannot do."""
     dropped = _fmt_c_grid(eps0, n)[2]
     if np.any(delta <= dropped):
         raise ValueError(f"delta must exceed the truncated binomial mass {dropped:.3g}")

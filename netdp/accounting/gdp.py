@@ -61,7 +61,9 @@ def gaussian_epsilon(mu: npt.ArrayLike, delta: npt.ArrayLike) -> np.ndarray | np
     Safeguarded Newton iteration on ``log delta(eps) = log delta`` inside the bracket
     ``[0, mu^2/2 + mu sqrt(2 ln(1/delta))]`` (the upper end satisfies
     ``delta(eps) <= delta/2``), falling back to bisection whenever a step leaves the
-    bracket; converged to ``1e-13`` relative. All elements are iterated together.
+    bracket; converged to ``1e-13`` relative. All elements are iterated together (the
+    callers pass a whole table of μ at once, hence not the scalar
+    :func:`netdp.core.roots.smallest_within`).
 
     Parameters
     ----------

@@ -14,6 +14,8 @@ import math
 import numpy as np
 from scipy import special, stats
 
+from netdp.core.roots import largest_within
+
 
 def clopper_pearson_upper(errors: int, trials: int, confidence: float = 0.95) -> float:
     """One-sided Clopper-Pearson upper bound on a rate from ``errors`` in ``trials``."""
@@ -119,15 +121,15 @@ def gdp_delta(mu: float, epsilon: float) -> float:
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """The ε at which μ-Gaussian DP spends ``delta`` (0 when ``δ(0) <= delta``)."""
-    from scipy import optimize
-
+    """The ε at which μ-Gaussian DP spends ``delta`` (0 when ``δ(0) <= delta``), rounded
+    down (to 1e-12) as befits a lower bound: the largest ε found with ``δ(ε) >= delta``."""
     if mu <= 0 or gdp_delta(mu, 0.0) <= delta:
         return 0.0
     hi = 1.0
     while gdp_delta(mu, hi) > delta:
         hi *= 2.0
-    return float(optimize.brentq(lambda e: gdp_delta(mu, e) - delta, 0.0, hi, xtol=1e-12))
+    return largest_within(lambda e: -gdp_delta(mu, e), -delta, 0.0, hi, param="delta",
+                          tol=1e-12)
 
 
 def one_run_p_value(guesses: int, correct: int, epsilon: float, delta: float,
@@ -206,9 +208,10 @@ def one_run_epsilon(guesses: int, correct: int, confidence: float = 0.95,
     above it, which happens with probability at most ``1 - confidence``. So the bound
     is sound whether or not p grows with ε. When ``2 m δ <= 1`` it does: with ``b`` the
     law of ``Binomial(r - 1, q)``, ``d/dq [f(v) + c (f(v-i) - f(v))/i] = r b(v-1) (1 - c/i)
-    + (c r / i) b(v-i-1) >= 0`` for ``c = 2 m δ <= 1``, so the crossing is found by
-    bisection; else by a scan of 256 points first. p grows with δ, so a larger δ never
-    gives a larger bound, and δ = 0 gives the δ = 0 bound exactly.
+    + (c r / i) b(v-i-1) >= 0`` for ``c = 2 m δ <= 1``, so the crossing is found by a
+    bracketed search (:func:`~netdp.core.roots.largest_within`); else by a scan of 256
+    points first. p grows with δ, so a larger δ never gives a larger bound, and δ = 0
+    gives the δ = 0 bound exactly.
     """
     if not 0 <= correct <= guesses:
         raise ValueError(f"need 0 <= correct <= guesses (got {correct}, {guesses})")
@@ -228,19 +231,17 @@ def one_run_epsilon(guesses: int, correct: int, confidence: float = 0.95,
     assert canaries is not None
     level = 1 - confidence
 
-    def rejected(epsilon: float) -> bool:
-        return one_run_p_value(guesses, correct, epsilon, delta, canaries) <= level
+    def p_value(epsilon: float) -> float:  # (ε, δ)-DP is rejected where it is <= level
+        return one_run_p_value(guesses, correct, epsilon, delta, canaries)
 
-    if not rejected(0.0):
+    if p_value(0.0) > level:
         return 0.0
     # the crossing lies in [0, pure]: p(ε, δ) >= p(ε, 0) > 1 - confidence above ``pure``
     # (an infinite ``pure`` is searched up to 64: a smaller answer, so still sound)
     lo, hi = 0.0, min(pure, 64.0)
     if 2 * canaries * delta > 1:  # p may not grow with ε: the first grid point not rejected
         grid = np.linspace(0.0, hi, 257)[1:]
-        first = next((float(e) for e in grid if not rejected(float(e))), hi)
+        first = next((float(e) for e in grid if p_value(float(e)) > level), hi)
         lo, hi = float(grid[grid < first][-1]) if (grid < first).any() else 0.0, first
-    while hi - lo > 1e-10 * max(1.0, hi):  # bisection: rejected(lo), not rejected(hi)
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if rejected(mid) else (lo, mid)
-    return lo
+    # lo is rejected: the last rejected ε found, within 1e-10 of one that is not
+    return largest_within(p_value, level, lo, hi, param="confidence", tol=1e-10)

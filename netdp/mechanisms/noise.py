@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from netdp.core.errors import check
+from netdp.core.roots import smallest_within
 from netdp.mechanisms.base import AdditiveNoise
 
 
@@ -47,31 +48,20 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ whose Gaussian mechanism is (ε, δ)-DP, exact for every ε > 0.
 
-    δ(σ) falls with σ: bisection on ``log σ`` down to adjacent floats, then the first σ
-    on the safe side.
+    δ(σ) falls with σ: the first float σ with ``δ(σ) <= δ``, by bisection on ``log σ``
+    (:func:`netdp.core.roots.smallest_within`) in a bracket widened by factors of
+    ``e^10`` around the sensitivity until it holds the answer.
     """
 
-    def excess(log_sigma: float) -> float:
-        return math.log(max(gaussian_delta(math.exp(log_sigma), epsilon, sensitivity),
-                            1e-300)) - math.log(delta)
+    def delta_of(sigma: float) -> float:
+        return gaussian_delta(sigma, epsilon, sensitivity)
 
-    lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 10.0
-    while excess(lo) < 0:
-        lo -= 10.0
-    while excess(hi) > 0:
-        hi += 10.0
-    while True:  # excess(lo) >= 0 > excess(hi)
-        mid = 0.5 * (lo + hi)
-        if not lo < mid < hi:
-            break
-        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
-    sigma = math.exp(hi)
-    while gaussian_delta(sigma, epsilon, sensitivity) > delta:  # land on the safe side
-        sigma = float(np.nextafter(sigma, np.inf))
-    while gaussian_delta(below := float(np.nextafter(sigma, 0.0)), epsilon,
-                         sensitivity) <= delta:  # and on its first float
-        sigma = below
-    return float(sigma)
+    lo, hi = sensitivity * math.exp(-10.0), sensitivity * math.exp(10.0)
+    while delta_of(lo) <= delta:
+        lo *= math.exp(-10.0)
+    while delta_of(hi) > delta:
+        hi *= math.exp(10.0)
+    return smallest_within(delta_of, delta, lo, hi, param="delta", scale="log")
 
 
 def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

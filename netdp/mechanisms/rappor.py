@@ -43,10 +43,11 @@ from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, sparse
+from scipy import sparse
 from scipy.sparse import csgraph
 
 from netdp.core.errors import check
+from netdp.core.roots import smallest_within
 from netdp.mechanisms import _oracle as oracle
 from netdp.mechanisms._hashing import public_hashes
 from netdp.mechanisms.base import FrequencyOracle, memory_total
@@ -277,7 +278,7 @@ class RAPPOR(FrequencyOracle):
         """The RAPPOR whose one-report ε is ``epsilon``, with p, q, h fixed and f solved for.
 
         ε of one report falls continuously from ``h ln(q(1-p)/(p(1-q)))`` (f -> 0) to 0
-        (f -> 1); f is the root, nudged up until the resulting ε is <= ``epsilon``.
+        (f -> 1); f is the first float whose ε is <= ``epsilon``.
         """
         oracle.check_epsilon(epsilon)
         oracle.check_int(hashes, "hashes", 1)
@@ -288,15 +289,13 @@ class RAPPOR(FrequencyOracle):
               f"one RAPPOR report with p = {p}, q = {q}, h = {hashes} has epsilon < {top:.6g} "
               f"for every f in (0, 1) (got {epsilon})")
 
-        def excess(f: float) -> float:
-            return rappor_epsilon(f, p, q, hashes) - epsilon
+        def epsilon_of(f: float) -> float:
+            return rappor_epsilon(f, p, q, hashes)
 
         lo = 1e-12
-        while excess(lo) < 0:  # only when the f -> 0 limit is barely above epsilon
+        while epsilon_of(lo) < epsilon:  # only when the f -> 0 limit is barely above epsilon
             lo /= 1e3
-        f = optimize.brentq(excess, lo, 1 - 1e-15, xtol=1e-15, rtol=4 * np.finfo(float).eps)
-        while excess(f) > 0:
-            f = float(np.nextafter(f, 1.0))
+        f = smallest_within(epsilon_of, epsilon, lo, 1 - 1e-15, param="epsilon", scale="log")
         return cls(domain, f=f, p=p, q=q, hashes=hashes, bloom=bloom, hash_seed=hash_seed)
 
     def bit_probabilities(self, value: int) -> np.ndarray:

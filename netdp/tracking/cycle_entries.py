@@ -237,7 +237,8 @@ def _gdp_log_delta(mu, eps):
 def gdp_epsilon(mu, delta):
     """ε(δ) of μ-Gaussian DP (a Gaussian of sensitivity/std μ), rounded up: bisection on
     the decreasing ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` to 1e-12 relative, the
-    upper end returned (``δ(ε) <= δ`` holds there)."""
+    upper end returned (``δ(ε) <= δ`` holds there). Compiled, inside the loops over the
+    entries, hence not the Python :func:`netdp.core.roots.smallest_within`."""
     if mu <= 0.0:
         return 0.0
     ld = math.log(delta)

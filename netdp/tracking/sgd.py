@@ -40,10 +40,10 @@ from dataclasses import asdict, dataclass
 import numba
 import numpy as np
 from scipy import special
-from scipy.optimize import brentq
 
 from netdp.accounting.rdp import rdp_to_epsilon
 from netdp.core.errors import InputError
+from netdp.core.roots import largest_within, smallest_within
 
 REGIMES = ("local", "network", "central")
 ORDERS = np.concatenate([1.0 + np.geomspace(1e-4, 1.0, 400)[:-1], np.geomspace(2.0, 1e7, 2000)])
@@ -74,9 +74,10 @@ def epsilon_upper(rho: np.ndarray, delta: float, points_per_decade: int = 400) -
 
 
 def rho_for(eps: float, delta: float) -> float:
-    """The ``ρ`` whose curve ``ρ α`` gives exactly ``eps`` at ``delta``."""
-    f = lambda log_rho: float(epsilon(math.exp(log_rho), delta)) - eps  # noqa: E731
-    return math.exp(brentq(f, math.log(1e-12), math.log(1e6), xtol=1e-12))
+    """The ``ρ`` whose curve ``ρ α`` gives ``eps`` at ``delta``, rounded down (relative
+    1e-12): its ε is at most ``eps`` (less noise would exceed it)."""
+    return largest_within(lambda rho: float(epsilon(rho, delta)), eps, 1e-12, 1e6,
+                          param="epsilon", scale="log", tol=1e-12)
 
 
 @dataclass(frozen=True)
@@ -145,16 +146,15 @@ def calibrate(regime: str, eps: float, delta: float, clip_norm: float, n: int, s
 
 def ldp_update_epsilon(eps: float, delta: float, contributions: float) -> float:
     """The largest ε_u whose ``ceil(K)``-fold optimal composition (KOV, exact) is at most
-    ``eps`` at ``delta``; at least ``eps / ceil(K)`` (basic composition)."""
+    ``eps`` at ``delta`` (to 1e-10, rounded down); at least ``eps / ceil(K)`` (basic
+    composition)."""
     from netdp.accounting.composition import kov_exact_epsilon
 
     k = max(1, math.ceil(contributions - 1e-9))
     if k == 1:
         return eps
-    f = lambda e: float(kov_exact_epsilon(e, k, delta)) - eps  # noqa: E731
-    if f(eps) <= 0:
-        return eps
-    return float(brentq(f, eps / k, eps, xtol=1e-10))
+    return largest_within(lambda e: float(kov_exact_epsilon(e, k, delta)), eps, eps / k, eps,
+                          param="epsilon", tol=1e-10)
 
 
 def _sigma(c: float, clip_norm: float, rho: float) -> float:
@@ -174,10 +174,11 @@ def dpsgd_epsilon(sigma: float, delta: float, clip_norm: float, n: int, steps: i
 
 
 def dpsgd_sigma(eps: float, delta: float, clip_norm: float, n: int, steps: int) -> float:
-    """The σ at which :func:`dpsgd_epsilon` equals ``eps`` (rounded up, relative 1e-6)."""
-    root = brentq(lambda log_s: dpsgd_epsilon(math.exp(log_s), delta, clip_norm, n, steps)
-                  - eps, math.log(2e-2 * clip_norm), math.log(2e4 * clip_norm), xtol=1e-6)
-    return math.exp(root + 1e-6)
+    """The σ at which :func:`dpsgd_epsilon` equals ``eps``, rounded up (relative 1e-6):
+    its ε is at most ``eps``."""
+    return smallest_within(lambda s: dpsgd_epsilon(s, delta, clip_norm, n, steps), eps,
+                           2e-2 * clip_norm, 2e4 * clip_norm, param="epsilon", scale="log",
+                           tol=1e-6)
 
 
 def pair_coefficients(holders: np.ndarray, n: int) -> np.ndarray:

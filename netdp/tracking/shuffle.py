@@ -36,10 +36,10 @@ import numpy as np
 from netdp.accounting import _compiled as compiled
 from netdp.accounting._arrays import geometric_bins
 from netdp.accounting.amplification import blanket_epsilon, fmt_closed_epsilon
-from netdp.accounting.calibrate import largest_within
 from netdp.accounting.composition import kov_het_epsilon
 from netdp.accounting.fmt_numeric import fmt_numeric_epsilon
 from netdp.core.errors import check
+from netdp.core.roots import largest_within
 from netdp.core.simulation_config import SHUFFLE_BOUNDS
 from netdp.engine.trace import Trace
 from netdp.tracking._kernels import walk as kernels
@@ -403,4 +403,4 @@ def ring_histogram_eps0(target: float, n: int, rounds: int, delta: float,
     """
     return largest_within(lambda eps0: ring_histogram_theory(n, rounds, eps0, delta, bound,
                                                              domain),
-                          target, 1e-9, eps0_max, param="epsilon")
+                          target, 1e-9, eps0_max, param="epsilon", tol=1e-6)
