@@ -326,3 +326,21 @@ def test_sum_with_numeric_randomizers(capsys, name):
     code, text, _ = run(capsys, "simulate", "--mechanism", name, "--topology", "ring",
                         "--nodes", "30", "--seed", "2")
     assert code == 0 and name in text
+
+
+@pytest.mark.parametrize("argv", [["--no-tracking", "--accountant", "rdp"],
+                                  ["--accountant", "rdp", "--no-tracking"]])
+def test_no_tracking_beside_an_accountant_is_one_line(argv, capsys):
+    """Was an AttributeError ('tuple' object has no attribute 'append')."""
+    assert main(["simulate", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "one or the other" in err[0] and "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize("limit", ["1e999", "nan", "-5", "0"])
+def test_a_memory_limit_out_of_range_is_one_line(limit, capsys, monkeypatch):
+    """``NETDP_MEMORY_LIMIT=1e999`` was an OverflowError."""
+    monkeypatch.setenv("NETDP_MEMORY_LIMIT", limit)
+    assert main(["simulate", "--nodes", "10"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "NETDP_MEMORY_LIMIT" in err[0]

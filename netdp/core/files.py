@@ -7,12 +7,24 @@ file is removed and the target is untouched. A failed write (a read-only folder,
 disk, a folder where the file should be: any :class:`OSError`) is reported as an
 :class:`~netdp.core.errors.InputError` on the flag that named the file, ``cannot write PATH:
 REASON``, so the command line shows it as one line.
+
+What the target is decides how it is replaced, so that a write never destroys what the
+user pointed at:
+
+* a **symbolic link** is followed: the file it names is replaced (atomically, as above),
+  the link stays a link (a dangling link creates the file it names);
+* a **device, FIFO or socket** (``/dev/stdout``, a named pipe) is written to directly,
+  never renamed over (no atomicity: there is no file to keep);
+* a regular file with **hard links** is rewritten in place once the whole content is on
+  disk in the temporary file, so that every name keeps seeing it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,7 +51,15 @@ def atomic(path: str | Path, tmp_prefix: str | None = None,
         The flag (or positional argument) that named ``path``: an :class:`OSError` while
         writing becomes ``InputError(param, "cannot write PATH: REASON")``.
     """
-    path = Path(path)
+    path = Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)
+    try:
+        mode = os.stat(path).st_mode if path.exists() else None
+        links = os.stat(path).st_nlink if mode is not None and stat.S_ISREG(mode) else 1
+    except OSError as exc:
+        raise cannot_write(path, exc, param) from exc
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        yield from _stream(path, param)  # a device or a FIFO: write through it
+        return
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
                                    prefix=tmp_prefix or f".{path.name}.", suffix=".tmp")
@@ -51,13 +71,29 @@ def atomic(path: str | Path, tmp_prefix: str | None = None,
             fh.flush()
             os.fchmod(fh.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600 files
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        if links > 1:  # keep the inode every hard link names
+            shutil.copyfile(tmp, path)
+            Path(tmp).unlink()
+        else:
+            os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             raise cannot_write(path, exc, param) from exc
         raise
+
+
+def _stream(path: Path, param: str) -> Iterator[BinaryIO]:
+    """A handle on a device or FIFO, written in place."""
+    try:
+        with open(path, "wb") as fh:
+            yield fh
+            fh.flush()
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise cannot_write(path, exc, param) from exc
 
 
 def write_atomic(path: str | Path, data, binary: bool = False,

@@ -29,10 +29,13 @@ def memory_limit() -> int:
     text = os.environ.get("NETDP_MEMORY_LIMIT", "").strip().upper().removesuffix("B")
     if text:
         try:
-            return int(float(text[:-1]) * UNITS[text[-1]]) if text[-1] in UNITS \
-                else int(float(text))
+            limit = float(text[:-1]) * UNITS[text[-1]] if text[-1] in UNITS else float(text)
+            if not 0 < limit < 2.0**63:
+                raise ValueError(limit)
+            return int(limit)
         except ValueError:
-            raise InputError("NETDP_MEMORY_LIMIT", f"expected bytes like 16G (got "
+            raise InputError("NETDP_MEMORY_LIMIT", f"expected bytes like 16G, above 0 and "
+                                                   f"below 8E (got "
                                                    f"{os.environ['NETDP_MEMORY_LIMIT']!r})")\
                 from None
     try:

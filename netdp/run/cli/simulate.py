@@ -102,6 +102,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     sim.set_defaults(handler=run)
 
 
+class _Accountant(argparse.Action):
+    """``--accountant NAME``, repeatable; refused beside ``--no-tracking``."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        chosen = getattr(namespace, self.dest, None)
+        if chosen == ():
+            parser.error("argument --accountant: --no-tracking skips the accountants; give "
+                         "one or the other")
+        setattr(namespace, self.dest, [*(chosen or ()), values])
+
+
+class _NoTracking(argparse.Action):
+    """``--no-tracking``: no accountant; refused beside ``--accountant``."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None):
+            parser.error("argument --no-tracking: --accountant asks for tracking; give one "
+                         "or the other")
+        setattr(namespace, self.dest, ())
+
+
 def _add(group: argparse._ArgumentGroup, name: str, spec: Param, text: str,
          choices: tuple[str, ...] | None = None) -> None:
     """One flag for one parameter, by its declared kind."""
@@ -112,8 +135,8 @@ def _add(group: argparse._ArgumentGroup, name: str, spec: Param, text: str,
         action = "store_false" if spec.flag and spec.flag.startswith("no-") else "store_true"
         group.add_argument(*flags, dest=name, action=action, help=text)
     elif spec.kind is tuple and name == "accountants":
-        group.add_argument(*flags, dest=name, action="append", metavar=metavar, help=text)
-        group.add_argument("--no-tracking", dest=name, action="store_const", const=(),
+        group.add_argument(*flags, dest=name, action=_Accountant, metavar=metavar, help=text)
+        group.add_argument("--no-tracking", dest=name, action=_NoTracking, nargs=0,
                            help="skip pairwise privacy tracking (utility only; faster)")
     else:
         kind = {int: integer, float: number}.get(spec.kind, str)
