@@ -1,5 +1,6 @@
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -344,3 +345,16 @@ def test_a_memory_limit_out_of_range_is_one_line(limit, capsys, monkeypatch):
     assert main(["simulate", "--nodes", "10"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "NETDP_MEMORY_LIMIT" in err[0]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["simulate", "--nodes", "10", "--json"], ["bounds", "--csv"],
+                                  ["topologies"], ["simulate", "--nodes", "10"]])
+def test_a_full_device_on_stdout_is_one_line(argv):
+    """Was an OSError traceback (ENOSPC) for every command writing to a full device."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "netdp", *argv], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(err) == 1, proc.stderr
+    assert "cannot write the output" in err[0]

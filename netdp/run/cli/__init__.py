@@ -7,6 +7,7 @@ runs: ``netdp --help`` loads nothing heavier than argparse.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import math
 import os
@@ -118,6 +119,10 @@ def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     return parser
 
 
+#: Failures of the output itself (a full disk, a file too large, a device error): one line.
+OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EBADF})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -133,7 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return int(handler(args))
+        status = int(handler(args))
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a full device fails here, not at exit
+        return status
     except InputError as exc:
         print(exc.line(args.command), file=sys.stderr)
         return 2
@@ -147,3 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `netdp bounds | head`: the reader left, stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRORS:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing at exit
+        reason = exc.strerror or type(exc).__name__
+        print(f"netdp {args.command}: error: cannot write the output: {reason}",
+              file=sys.stderr)
+        return 1
