@@ -22,13 +22,16 @@ if TYPE_CHECKING:
     from netdp.core.errors import InputError
     from netdp.core.simulation_config import SimulationConfig
     from netdp.report.types import Report
+    from netdp.run.account import account
     from netdp.run.api import simulate
     from netdp.tasks import make_config
 
-__all__ = ["InputError", "Report", "SimulationConfig", "__version__", "make_config", "simulate"]
+__all__ = ["InputError", "Report", "SimulationConfig", "__version__", "account", "make_config",
+           "simulate"]
 
-_LAZY = {"simulate": "netdp.run.api", "SimulationConfig": "netdp.core.config", "InputError":
-         "netdp.core.errors", "Report": "netdp.report.types", "make_config": "netdp.tasks"}
+_LAZY = {"simulate": "netdp.run.api", "account": "netdp.run.account",
+         "SimulationConfig": "netdp.core.config", "InputError": "netdp.core.errors",
+         "Report": "netdp.report.types", "make_config": "netdp.tasks"}
 
 
 def __getattr__(name: str) -> Any:

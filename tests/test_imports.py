@@ -110,6 +110,7 @@ def _loaded(code: str) -> list[str]:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["simulate", "--help"],
+                                  ["account", "--help"],
                                   ["sweep", "--help"], ["plot", "--help"]])
 def test_help_loads_no_heavy_library(argv):
     code = (f"from netdp.run.cli import main\nimport contextlib, io\n"

@@ -10,14 +10,17 @@ The loop knows nothing of any task: everything task-specific is a method of the 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from netdp import __version__
 from netdp.adversary.network import AttackReport, adversary_of
 from netdp.core.setup import Setup, Streams
 from netdp.core.simulation_config import SimulationConfig
+from netdp.engine.trace import Trace
 from netdp.report.types import FaultsReport, NotCompleted, Report, RunRecord
+from netdp.run.account import trace_writer
 from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, task_of
 from netdp.tasks.base import Attackable, attack_targets, attacks_of, output_noise, report_parts
@@ -28,7 +31,7 @@ FAULT_FREE = {"loss": "0", "churn": "none", "crash": None, "slow": None}
 
 
 def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None = None,
-             keep_pairs: bool = False) -> Report:
+             keep_pairs: bool = False, trace_out: str | Path | None = None) -> Report:
     """Run ``config.runs`` independent runs of one configuration and report them.
 
     Parameters
@@ -42,6 +45,10 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
     keep_pairs
         Also return the ``n x n`` matrix of pairwise losses (first accountant, mean over
         runs) in :attr:`Report.pairs`; up to n = 10 000.
+    trace_out
+        Also write the runs' traces to this file as a deployment's log (one line per hop,
+        or per gossip message: :mod:`netdp.engine.trace_log`), which
+        :func:`netdp.run.account.account` reads back; atomically, once every run is done.
 
     Raises
     ------
@@ -53,11 +60,16 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
     task = task_of(config)
     check_footprint(task, config)
     setup = task.prepare(config)
-    return run(setup, progress, keep_pairs)
+    if trace_out is None:
+        return run(setup, progress, keep_pairs)
+    with trace_writer(trace_out, setup) as write:
+        return run(setup, progress, keep_pairs, on_trace=write)
 
 
-def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) -> Report:
-    """The run loop over a prepared setup (see :func:`simulate`)."""
+def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
+        on_trace: Callable[[int, Trace], None] | None = None) -> Report:
+    """The run loop over a prepared setup (see :func:`simulate`); ``on_trace(run, trace)``
+    sees each run's trace as the engine made it."""
     config, topo = setup.config, setup.topology
     task = task_of(config)
     tracker = task.tracker(setup, keep_pairs)
@@ -67,6 +79,8 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False) ->
         start = time.perf_counter()
         streams = Streams(setup.seed, r)
         trace = task.trace(setup, streams)
+        if on_trace is not None:
+            on_trace(r, trace)
         if trace.faults is not None:
             logs.append(trace.faults.to_dict())
             lost += [f"run {r}, token {k} at step {i} (t = {t:.4g}): {why}"

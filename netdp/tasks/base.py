@@ -95,6 +95,9 @@ class Task(ABC, Generic[S]):
     #: the task has none (the learning tasks plot their objective).
     utility_columns: ClassVar[tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]
                               | None] = None
+    #: Why a deployment's log of the trace cannot drive the task's tracker (``netdp
+    #: account``); ``None``: the tracker reads the trace alone, and a log can.
+    unlogged: ClassVar[str | None] = None
 
     @property
     def key(self) -> str:

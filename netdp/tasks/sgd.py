@@ -416,6 +416,8 @@ class SgdTask(Task[SgdSetup], Auditable, Reported, Sized):
     name = "sgd"
     summary = "a model trained by the walk (AISTATS Alg. 5): local vs network vs central DP"
     section = SgdConfig
+    unlogged = ("sgd's tracker reads each run's model updates (their gradient coefficients), "
+                "which a log of hops does not hold")
     tracking = (  # declared for the docs and the checks; SgdTracker does the work
         Tracking("ring", "per pair: RDP sum of 2 alpha L^2/(sigma^2 j) over u's updates, "
                  "j = steps until v holds the model", None, ("rdp",)),

@@ -326,6 +326,9 @@ class GossipSgdTask(Task[GossipSgdSetup], Auditable, Reported, Sized):
     protocol = "gossip"
     summary = "a model trained by gossip GD (Muffliato-GD): local vs network DP, by distance"
     section = GossipSgdConfig
+    unlogged = ("gossip sgd's losses follow from its calibrated regimes, and its rounds "
+                "interleave gradient and averaging steps, which a log of messages does not "
+                "tell apart")
     tracking = (
         Tracking("graph", "per round the exact joint loss of the observer's view (K + 1 gossip "
                  "states), times R rounds, capped at LDP; by distance", None, ("rdp",)),

@@ -23,6 +23,8 @@ from netdp.core.errors import InputError
 #: name -> (one-line help, module that adds the command's arguments with ``register``)
 COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("run one protocol and report its utility and privacy", "netdp.run.cli.simulate"),
+    "account": ("the pairwise privacy of a deployment's log of hops or messages",
+                "netdp.run.cli.account"),
     "audit": ("an empirical lower bound on a randomizer's epsilon", "netdp.run.cli.audit"),
     "attack": ("poisoning attacks on a frequency oracle vs theory", "netdp.run.cli.attack"),
     "bounds": ("print theoretical privacy curves over a grid of n", "netdp.run.cli.info"),

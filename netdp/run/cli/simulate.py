@@ -43,7 +43,7 @@ the same walk and writes the learning curves (CSV and PNG).
 A flag that the chosen task or topology does not use is refused, not ignored.
 Bad input exits with status 2 and writes nothing.
 """
-NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out")
+NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         group = groups.get(spec.group) or groups.setdefault(
             spec.group, sim.add_argument_group(spec.group or "options"))
         if name == "task":
-            _add(group, name, spec, _help(name, owners), choices=names())
+            add_flag(group, name, spec, _help(name, owners), choices=names())
         elif spec.pair is not None:
             if spec.pair not in pairs:
                 pairs.add(spec.pair)
@@ -83,15 +83,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    f"{', '.join(t for t, _, _ in lows)})")
         else:
             union = tuple(dict.fromkeys(c for _, sp, _ in owners for c in (sp.choices or ())))
-            _add(group, name, spec, _help(name, owners), choices=union or None)
-    out = sim.add_argument_group("output")
-    out.add_argument("--json", action="store_true", help="print one JSON object instead of "
-                     "the table")
-    out.add_argument("--out", metavar="FILE.json", help="also write the JSON object to FILE "
-                     "(atomically)")
-    out.add_argument("--pairs-out", metavar="FILE.npy", help="write the n x n matrix of "
-                     "pairwise losses M[u, v] = eps(u -> v) (first accountant, mean over runs; "
-                     "n <= 10 000)")
+            add_flag(group, name, spec, _help(name, owners), choices=union or None)
+    out = report_outputs(sim)
+    out.add_argument("--trace-out", metavar="FILE.csv", help="write the runs' traces as a "
+                     "deployment's log, one line per hop (t,token,sender,receiver) or gossip "
+                     "message (t,sender,receiver), a run column for several runs, under a "
+                     "'# key = value' header: `netdp account FILE` reports its privacy")
     flags: dict[str, tuple[Any, list[str]]] = {}
     for task in TASKS.values():
         for output in task.outputs:
@@ -125,8 +122,22 @@ class _NoTracking(argparse.Action):
         setattr(namespace, self.dest, ())
 
 
-def _add(group: argparse._ArgumentGroup, name: str, spec: Param, text: str,
-         choices: tuple[str, ...] | None = None) -> None:
+def report_outputs(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The ``output`` group of a command that prints a report: ``--json``, ``--out``,
+    ``--pairs-out``."""
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of "
+                     "the table")
+    out.add_argument("--out", metavar="FILE.json", help="also write the JSON object to FILE "
+                     "(atomically)")
+    out.add_argument("--pairs-out", metavar="FILE.npy", help="write the n x n matrix of "
+                     "pairwise losses M[u, v] = eps(u -> v) (first accountant, mean over runs; "
+                     "n <= 10 000)")
+    return out
+
+
+def add_flag(group: argparse._ArgumentGroup, name: str, spec: Param, text: str,
+             choices: tuple[str, ...] | None = None) -> None:
     """One flag for one parameter, by its declared kind."""
     flags = [f"--{spec.flag or name.replace('_', '-')}", *spec.short]
     choices = choices or spec.choices
@@ -196,11 +207,12 @@ def run(args: argparse.Namespace) -> int:
             outputs.append((output, [Path(prefix + s) for s in output.suffixes]))
     out = Path(args.out) if "out" in args else None
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
-    for path, name in ((out, "out"), (pairs_out, "pairs-out"),
+    trace_out = Path(args.trace_out) if "trace_out" in args else None
+    for path, name in ((out, "out"), (pairs_out, "pairs-out"), (trace_out, "trace-out"),
                        *((p, o.flag) for o, paths in outputs for p in paths)):
         if path is not None:
             check_writable(path, name)
-    report = simulate(config, keep_pairs=pairs_out is not None)
+    report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out)
     for output, paths in outputs:
         output.write(report, paths)
     if pairs_out is not None:

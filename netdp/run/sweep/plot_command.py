@@ -8,6 +8,7 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from netdp.core.config import read_config
 from netdp.core.errors import InputError
@@ -157,7 +158,7 @@ def _run(args: argparse.Namespace) -> Path:
     from netdp.run.sweep import plots
 
     out = Path(args.out) if args.out else Path(_default_name(args))
-    _check_out(out)
+    check_image(out)
     if not 1 <= args.bins <= figures.MAX_BINS:
         raise InputError("bins", f"must be an integer in 1..{figures.MAX_BINS} (got "
                          f"{args.bins})")
@@ -186,18 +187,20 @@ def _default_name(args: argparse.Namespace) -> str:
     return f"{y}-vs-{args.x or 'x'}.png".replace("/", "_")
 
 
-def _check_out(out: Path) -> None:
+def check_image(out: Path, param: str = "out") -> None:
+    """Refuse, before any work, an image path of an unknown format or in no writable
+    folder."""
     from netdp.run.sweep.plots import FORMATS
 
     if out.suffix.lower() not in FORMATS:
-        raise InputError("out", f"unknown image format {out.suffix or '(none)'!r} in "
+        raise InputError(param, f"unknown image format {out.suffix or '(none)'!r} in "
                          f"{str(out)!r}; allowed: {', '.join(FORMATS)}")
     parent = out.parent if str(out.parent) else Path(".")
     if out.is_dir() or not parent.is_dir():
-        raise InputError("out", f"cannot write {str(out)!r}: give a file in an existing "
+        raise InputError(param, f"cannot write {str(out)!r}: give a file in an existing "
                          "folder")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError("out", f"cannot write {str(out)!r}: {str(parent)!r} is not "
+        raise InputError(param, f"cannot write {str(out)!r}: {str(parent)!r} is not "
                          "writable")
 
 
@@ -376,9 +379,6 @@ def _accountant(result: dict | None) -> str:
 
 
 def _pairs(args: argparse.Namespace):
-
-    from netdp.report import pair_figures
-
     if args.pairs:
         if args.config or args.set:
             raise InputError("pairs", "reads a finished run: drop --config/--set (give "
@@ -386,11 +386,20 @@ def _pairs(args: argparse.Namespace):
         matrix, result = _load_pairs(args)
     else:
         matrix, result, _ = _simulate(args)
+    return pairs_plot(matrix, result, bins=args.bins, theory=args.theory, title=args.title)
+
+
+def pairs_plot(matrix: Any, result: dict | None, *, bins: int = 40,
+               theory: list[str] | None = None, title: str | None = None,
+               what: str = "one run") -> Any:
+    """The ``pairs`` figure of a matrix, marked with the LDP and theory of its result."""
+    from netdp.report import pair_figures
+
     desc = _describe(result)
-    return pair_figures.pairs_figure(matrix, refs=_refs(result, args.theory), bins=args.bins,
-                              xlabel=f"ε(u → v) ({_accountant(result)})",
-                              title=args.title or "Pairwise privacy losses of one run"
-                              + (f"\n{desc}" if desc else ""))
+    return pair_figures.pairs_figure(matrix, refs=_refs(result, theory), bins=bins,
+                                     xlabel=f"ε(u → v) ({_accountant(result)})",
+                                     title=title or f"Pairwise privacy losses of {what}"
+                                     + (f"\n{desc}" if desc else ""))
 
 
 def _one_run(args: argparse.Namespace):

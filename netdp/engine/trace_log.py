@@ -1,0 +1,527 @@
+"""A deployment's log of a run: one line per hop of a walk, or per message of gossip.
+
+What ``netdp simulate --trace-out`` writes and ``netdp account`` reads (the format, the
+checks and the repairs: ``docs/your-network-log.md``)::
+
+    # netdp trace log 1
+    # protocol = "walk"
+    # topology = "hypercube"
+    # nodes = 64
+    # epsilon = 1.0
+    run,t,token,sender,receiver
+    0,1,0,12,13
+    0,2,0,13,9
+
+Header lines ``# key = value`` (a TOML value) before the column line state the deployment
+(any parameter of ``netdp simulate``); other ``#`` lines and blank lines are comments. The
+column line is ``t,token,sender,receiver`` (a walk: ``sender`` hands token ``token`` to
+``receiver``, who takes it at time ``t``) or ``t,sender,receiver`` (gossip: ``sender``
+sends its state to ``receiver`` at round ``t``), either with a leading ``run`` column when
+the log holds several runs (``0..R-1``; without it, one run).
+
+A walk's trace is rebuilt from its hops: ``holders[k, 0]`` is the sender of token ``k``'s
+first hop and ``holders[k, i + 1]`` the receiver of its hop ``i`` (its time ``times[k, i +
+1]``; ``times[k, 0]``, which a log does not say, is the first hop's; evenly spaced times
+``1, 2, ...`` give ``times = None``); gossip's from its rounds, every directed edge of the
+graph carrying one message at each round ``0..T``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netdp.core.errors import InputError
+from netdp.engine.trace import GossipRounds, Trace, holder_dtype
+from netdp.graphs.topologies import Topology, edges
+
+FIRST_LINE = "# netdp trace log 1"
+RUN = "run"
+COLUMNS = {"walk": ("t", "token", "sender", "receiver"), "gossip": ("t", "sender", "receiver")}
+#: The problems ``--repair`` mends; the others (unknown node ids) it refuses too.
+REPAIRABLE = ("malformed", "duplicate", "backwards", "non-holder")
+_KEY = re.compile(r"^#\s*([A-Za-z][\w-]*)\s*=\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a log: its line, the rule it breaks (``malformed``, ``duplicate``,
+    ``backwards``, ``non-holder``, ``unknown-node``) and what is wrong, in one line."""
+
+    line: int
+    rule: str
+    text: str
+
+
+@dataclass(frozen=True, eq=False)
+class LogLines:
+    """The lines of a log, read but not yet checked against the graph.
+
+    Attributes
+    ----------
+    name
+        The file, as given (error messages name it).
+    protocol
+        ``walk`` or ``gossip``, from the column line.
+    header, header_at
+        The header's parameters, and the line of each.
+    columns_at
+        The line of the column line.
+    line, run, t, token, sender, receiver
+        One entry per well-formed line: its line number and fields (``token`` is 0 in a
+        gossip log; ``t`` a gossip round).
+    malformed
+        The lines that could not be read.
+    """
+
+    name: str
+    protocol: str
+    header: dict[str, Any]
+    header_at: dict[str, int]
+    columns_at: int
+    line: np.ndarray
+    run: np.ndarray
+    t: np.ndarray
+    token: np.ndarray
+    sender: np.ndarray
+    receiver: np.ndarray
+    malformed: tuple[Problem, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """Well-formed lines."""
+        return int(self.line.size)
+
+    def take(self, rows: np.ndarray) -> LogLines:
+        """The log with only ``rows`` (an index array or a mask), in that order."""
+        return dataclasses.replace(
+            self, line=self.line[rows], run=self.run[rows], t=self.t[rows],
+            token=self.token[rows], sender=self.sender[rows], receiver=self.receiver[rows],
+            malformed=())
+
+    def error(self, text: str, line: int | None = None) -> InputError:
+        """The one-line refusal, naming the file (and the line)."""
+        where = "" if line is None else f"line {line}: "
+        return InputError(self.name, where + text, positional=True)
+
+    def groups(self) -> np.ndarray:
+        """Each line's group: the token of its run (walk), or its run (gossip)."""
+        return self.run * (int(self.token.max()) + 1 if self.size else 1) + self.token
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def header_text(params: Mapping[str, Any], protocol: str, runs: bool) -> str:
+    """The header and column line of a log: ``# key = value`` lines, then the columns
+    (with the ``run`` column when ``runs``)."""
+    lines = [FIRST_LINE, *(f"# {key} = {toml_value(value)}" for key, value in params.items()),
+             ",".join(((RUN,) if runs else ()) + COLUMNS[protocol])]
+    return "\n".join(lines) + "\n"
+
+
+def toml_value(value: Any) -> str:
+    """A parameter as a TOML value (strings quoted, booleans lower case)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ("nan" if math.isnan(value)
+                                                          else ("inf" if value > 0 else "-inf"))
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
+
+
+def trace_lines(trace: Trace, run: int | None) -> str:
+    """One run's lines: a walk's hops (in time order, then by token) or gossip's messages
+    (round by round); ``run`` is the value of the ``run`` column (``None``: none)."""
+    if trace.gossip is not None:
+        rounds = trace.gossip
+        t = np.repeat(np.arange(rounds.steps + 1), rounds.src.size)
+        cols = [t, np.tile(rounds.src, rounds.steps + 1), np.tile(rounds.dst, rounds.steps + 1)]
+    else:
+        tokens, steps = trace.holders.shape
+        times = trace.hop_times()[:, 1:].ravel()
+        token = np.repeat(np.arange(tokens), steps - 1)
+        order = np.lexsort((token, times))
+        cols = [times[order], token[order], trace.holders[:, :-1].ravel()[order],
+                trace.holders[:, 1:].ravel()[order]]
+    if cols[0].dtype.kind == "f" and np.array_equal(cols[0], np.round(cols[0])):
+        cols[0] = cols[0].astype(np.int64)  # whole times as integers: 3, not 3.0
+    if run is not None:
+        cols.insert(0, np.full(cols[0].size, run))
+    text = [c.astype(str) for c in cols]
+    return "".join(",".join(row) + "\n" for row in zip(*text, strict=True))
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def read(path: str | Path) -> LogLines:
+    """Read a log file: its header, its column line and its well-formed lines (the
+    malformed ones listed, not refused)."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(name, "cannot read: not a UTF-8 text file", positional=True) from None
+    except OSError as exc:
+        raise InputError(name, f"cannot read: {exc.strerror or exc}", positional=True) from None
+    return parse(text, name)
+
+
+def parse(text: str, name: str = "<log>") -> LogLines:
+    """A log from its text (see :func:`read`)."""
+    lines = text.splitlines()
+    header: dict[str, Any] = {}
+    header_at: dict[str, int] = {}
+    start = 0
+    for i, raw in enumerate(lines, 1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            start = i
+            break
+        match = _KEY.match(stripped)
+        if match:
+            key, value = match.group(1).replace("-", "_"), match.group(2)
+            if key in header:
+                raise InputError(name, f"line {i}: {key} is given twice (also on line "
+                                 f"{header_at[key]})", positional=True)
+            try:
+                header[key] = tomllib.loads(f"v = {value}")["v"]
+            except tomllib.TOMLDecodeError:
+                raise InputError(name, f"line {i}: {key} = {value}: not a TOML value (a "
+                                 "number, true/false or a \"quoted string\")",
+                                 positional=True) from None
+            header_at[key] = i
+    if not start:
+        raise InputError(name, "empty log: no column line and no hop or message line",
+                         positional=True)
+    columns = tuple(c.strip() for c in lines[start - 1].split(","))
+    protocol = next((p for p, cols in COLUMNS.items()
+                     if columns in (cols, (RUN, *cols))), None)
+    if protocol is None:
+        raise InputError(name, f"line {start}: expected the column line t,token,sender,"
+                         "receiver (a walk) or t,sender,receiver (gossip), either with a "
+                         f"leading run column (got {lines[start - 1].strip()[:60]!r})",
+                         positional=True)
+    numbers, data = [], []
+    for i in range(start + 1, len(lines) + 1):
+        stripped = lines[i - 1].strip()
+        if stripped and not stripped.startswith("#"):
+            numbers.append(i)
+            data.append(stripped)
+    if not data:
+        raise InputError(name, f"empty log: no {'hop' if protocol == 'walk' else 'message'} "
+                         f"line after the column line (line {start})", positional=True)
+    fields, malformed = _fields(data, numbers, columns, protocol)
+    at = np.asarray(numbers, dtype=np.int64)[fields.pop("rows")]
+    zeros = np.zeros(at.size, dtype=np.int64)
+    return LogLines(name, protocol, header, header_at, start, at, fields.get(RUN, zeros),
+                    fields["t"], fields.get("token", zeros), fields["sender"],
+                    fields["receiver"], tuple(malformed))
+
+
+def _fields(data: list[str], numbers: list[int], columns: tuple[str, ...],
+            protocol: str) -> tuple[dict[str, np.ndarray], list[Problem]]:
+    """The columns of the well-formed lines (``rows``: which lines they are) and the
+    malformed lines: a wrong number of fields, or a field that is not a number of its
+    kind (``t``: a finite number, a whole round for gossip; the others whole numbers,
+    ``run`` and ``token`` at least 0)."""
+    split = [line.split(",") for line in data]
+    widths = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+    problems = [Problem(numbers[i], "malformed", f"{widths[i]} field(s), expected "
+                        f"{len(columns)} ({','.join(columns)})")
+                for i in np.flatnonzero(widths != len(columns))]
+    rows = np.flatnonzero(widths == len(columns))
+    table = np.array([split[i] for i in rows], dtype=str).reshape(rows.size, len(columns))
+    good = np.ones(rows.size, dtype=bool)
+    out: dict[str, np.ndarray] = {}
+    for j, column in enumerate(columns):
+        whole = column != "t" or protocol == "gossip"
+        values, bad = _numbers(np.char.strip(table[:, j]), whole)
+        least = 0 if column in (RUN, "token") or (column == "t" and whole) else None
+        if least is not None:
+            bad |= ~bad & (values < least)
+        for i in np.flatnonzero(bad & good):
+            kind = ("a whole round >= 0" if column == "t" else "a whole number >= 0") \
+                if least is not None else ("a whole number" if whole else "a finite number")
+            problems.append(Problem(numbers[rows[i]], "malformed",
+                                    f"{column} = {table[i, j].strip()[:30]!r} is not {kind}"))
+        good &= ~bad
+        out[column] = values
+    out = {k: v[good] for k, v in out.items()}
+    out["rows"] = rows[good]
+    return out, sorted(problems, key=lambda p: p.line)
+
+
+def _numbers(text: np.ndarray, whole: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Numbers from strings, and which could not be read (``whole``: integers)."""
+    kind = np.int64 if whole else np.float64
+    try:
+        values = text.astype(kind)
+        bad = np.zeros(text.size, dtype=bool) if whole else ~np.isfinite(values)
+        return values, bad
+    except (ValueError, OverflowError):
+        pass
+    values = np.zeros(text.size, dtype=kind)
+    bad = np.zeros(text.size, dtype=bool)
+    for i, s in enumerate(text.tolist()):  # only when a field is bad: find which
+        try:
+            values[i] = int(s) if whole else float(s)
+            bad[i] = not whole and not math.isfinite(values[i])
+        except (ValueError, OverflowError):
+            bad[i] = True
+    return values, bad
+
+
+# -- checking and repairing ---------------------------------------------------------------
+
+
+def problems(log: LogLines, n: int) -> list[Problem]:
+    """Every problem of the lines, by line: malformed lines, node ids outside ``0..n-1``,
+    exact duplicates of an earlier line, time going backwards within a token's hops (a
+    gossip run's rounds) in the file's order, and (walks) a hop from a node that does not
+    hold the token (the receiver of the token's previous hop, in time order)."""
+    out = list(log.malformed)
+    for role in ("sender", "receiver"):
+        ids = getattr(log, role)
+        for i in np.flatnonzero((ids < 0) | (ids >= n)):
+            out.append(Problem(int(log.line[i]), "unknown-node", f"{role} {ids[i]} is not a "
+                               f"node id (0..{n - 1}, n = {n})"))
+    first = _first_copy(log)
+    for i in np.flatnonzero(first != np.arange(log.size)):
+        out.append(Problem(int(log.line[i]), "duplicate",
+                           f"repeats line {log.line[first[i]]} exactly"))
+    kept = log.take(np.flatnonzero(first == np.arange(log.size)))
+    what = "token " if log.protocol == "walk" else "run "
+    group = kept.groups()
+    order = np.lexsort((np.arange(kept.size), group))
+    prev, cur = order[:-1], order[1:]
+    back = (group[prev] == group[cur]) & (kept.t[cur] < kept.t[prev])
+    for p, c in zip(prev[back], cur[back], strict=True):
+        whose = what + str(kept.token[c] if log.protocol == "walk" else kept.run[c])
+        out.append(Problem(int(kept.line[c]), "backwards", f"t = {_num(kept.t[c])} comes "
+                           f"after t = {_num(kept.t[p])} (line {kept.line[p]}) for {whose}"))
+    if log.protocol == "walk":
+        order = np.lexsort((np.arange(kept.size), kept.t, group))
+        prev, cur = order[:-1], order[1:]
+        wrong = (group[prev] == group[cur]) & (kept.sender[cur] != kept.receiver[prev])
+        for p, c in zip(prev[wrong], cur[wrong], strict=True):
+            out.append(Problem(int(kept.line[c]), "non-holder",
+                               f"node {kept.sender[c]} forwards token {kept.token[c]}, which "
+                               f"node {kept.receiver[p]} holds (line {kept.line[p]})"))
+    return sorted(out, key=lambda p: (p.line, REPAIRABLE.index(p.rule)
+                                      if p.rule in REPAIRABLE else -1))
+
+
+def repair(log: LogLines) -> tuple[LogLines, list[str]]:
+    """The documented repair, and a note for each rule that changed something: drop the
+    malformed lines; drop the exact duplicates of an earlier line; sort each token's hops
+    (each gossip run's messages) by time, ties in the file's order; then (walks) drop each
+    hop whose sender does not hold the token (the receiver of its last hop kept). Node ids
+    outside ``0..n-1`` are not repaired."""
+    notes = []
+    if log.malformed:
+        notes.append(f"dropped {len(log.malformed)} malformed line(s) (first: line "
+                     f"{log.malformed[0].line})")
+    first = _first_copy(log)
+    copies = int((first != np.arange(log.size)).sum())
+    if copies:
+        notes.append(f"dropped {copies} exact duplicate line(s)")
+    log = log.take(np.flatnonzero(first == np.arange(log.size)))
+    group = log.groups()
+    order = np.lexsort((np.arange(log.size), log.t, group))
+    moved = np.flatnonzero(order != np.lexsort((np.arange(log.size), group)))
+    if moved.size:
+        groups = np.unique(group[order][moved]).size
+        unit = "token(s)" if log.protocol == "walk" else "run(s)"
+        notes.append(f"sorted the lines of {groups} {unit} by time ({moved.size} line(s) "
+                     "moved)")
+    log = log.take(order)
+    if log.protocol == "walk":
+        keep = _holders_kept(log)
+        if not keep.all():
+            notes.append(f"dropped {int((~keep).sum())} hop(s) from a node that did not hold "
+                         f"the token (first: line {log.line[~keep][0]})")
+            log = log.take(np.flatnonzero(keep))
+    return log, notes
+
+
+def _first_copy(log: LogLines) -> np.ndarray:
+    """For each line, the index of the first line with exactly the same fields."""
+    cols = [log.run, log.token, log.sender, log.receiver,
+            log.t.astype(np.float64).view(np.int64)]
+    order = np.lexsort([np.arange(log.size), *cols[::-1]])  # copies together, in order
+    new = np.zeros(log.size, dtype=bool)
+    new[:1] = True
+    for col in cols:  # a line unlike the one before it starts a group
+        ranked = col[order]
+        new[1:] |= ranked[1:] != ranked[:-1]
+    first = np.empty(log.size, dtype=np.int64)
+    first[order] = order[np.flatnonzero(new)][np.cumsum(new) - 1]
+    return first
+
+
+def _holders_kept(log: LogLines) -> np.ndarray:
+    """Which hops of a log sorted by token and time to keep: each hop whose sender holds
+    the token (a token's first hop sets its first holder)."""
+    group = log.groups()
+    start = np.r_[True, group[1:] != group[:-1]]
+    keep = np.ones(log.size, dtype=bool)
+    broken = np.unique(group[1:][(group[1:] == group[:-1])
+                                 & (log.sender[1:] != log.receiver[:-1])])
+    for g in broken:  # only the tokens that need it: hop by hop
+        holder = -1
+        for i in np.flatnonzero(group == g):
+            if not start[i] and log.sender[i] != holder:
+                keep[i] = False
+                continue
+            holder = int(log.receiver[i])
+    return keep
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+# -- the trace ----------------------------------------------------------------------------
+
+
+def walk_shape(log: LogLines) -> tuple[int, int, int]:
+    """``(runs, tokens, steps)`` of a walk log whose lines are checked: runs ``0..R-1``,
+    each with tokens ``0..K-1``, each token making the same number of hops (``steps`` is
+    one more: the first holder contributes too)."""
+    runs = count_runs(log)
+    tokens = 0
+    hops: set[int] = set()
+    for r in range(runs):
+        mine = log.run == r
+        k = _count(log, log.token[mine], "token", f" in run {r}")
+        if tokens and k != tokens:
+            raise log.error(f"run {r} moves {k} token(s), run 0 moves {tokens}: every run "
+                            "moves the same tokens")
+        tokens = k
+        counts = np.bincount(log.token[mine], minlength=k)
+        for token in np.flatnonzero(counts != counts[0]):
+            last = int(log.line[mine & (log.token == token)].max())
+            raise log.error(f"token {token} of run {r} makes {counts[token]} hop(s), token 0 "
+                            f"makes {counts[0]}: every token makes the same number of hops",
+                            last)
+        hops.add(int(counts[0]))
+    if len(hops) > 1:
+        raise log.error(f"the runs' tokens make {' or '.join(map(str, sorted(hops)))} hops: "
+                        "every run makes the same number")
+    return runs, tokens, hops.pop() + 1
+
+
+def count_runs(log: LogLines) -> int:
+    """How many runs ``0..R-1`` the log holds (a gap is refused)."""
+    return _count(log, log.run, "run")
+
+
+def _count(log: LogLines, ids: np.ndarray, what: str, where: str = "") -> int:
+    """How many ids ``0..K-1`` appear (``what``: run or token, ``where``: in which run),
+    refusing a gap."""
+    present = np.unique(ids)
+    if not present.size:
+        raise log.error("no well-formed line left to account")
+    missing = np.setdiff1d(np.arange(int(present[-1]) + 1), present)
+    if missing.size:
+        raise log.error(f"no line for {what} {missing[0]}{where} (the {what} ids are 0..K-1; the "
+                        f"log has {', '.join(map(str, present[:6]))}"
+                        f"{', ...' if present.size > 6 else ''})")
+    return int(present.size)
+
+
+def walk_traces(log: LogLines, topology: Topology, walk: str, engine: str) -> list[Trace]:
+    """Each run's :class:`Trace`, its hops checked against the moves of the ``walk`` rule
+    on ``topology`` (a hop the walk cannot make is refused, naming its line)."""
+    runs, tokens, steps = walk_shape(log)
+    can = possible_hops(topology, walk, log.sender, log.receiver)
+    if not can.all():
+        i = int(np.flatnonzero(~can)[0])
+        raise log.error(f"hop {log.sender[i]} -> {log.receiver[i]} is not a move of the "
+                        f"{walk} walk on {topology.describe()}", int(log.line[i]))
+    log = log.take(np.lexsort((np.arange(log.size), log.t, log.token, log.run)))
+    shape = (runs, tokens, steps - 1)
+    senders, receivers = log.sender.reshape(shape), log.receiver.reshape(shape)
+    times = log.t.reshape(shape).astype(np.float64)
+    evenly = np.array_equal(times, np.broadcast_to(np.arange(1.0, steps), shape))
+    dtype = holder_dtype(topology.n)
+    out = []
+    for r in range(runs):
+        holders = np.concatenate([senders[r, :, :1], receivers[r]], axis=1).astype(dtype)
+        at = None if evenly else np.concatenate([times[r, :, :1], times[r]], axis=1)
+        out.append(Trace(topology.n, holders, at, 1.0, engine))
+    return out
+
+
+def possible_hops(topology: Topology, walk: str, sender: np.ndarray,
+                  receiver: np.ndarray) -> np.ndarray:
+    """Which hops ``sender -> receiver`` the ``walk`` rule can make on ``topology``."""
+    kind, n = topology.walk_kind, topology.n
+    if kind.uniform:  # any node, itself only with self-moves
+        return (sender != receiver) | topology.self_moves
+    if kind.public_schedule:
+        return receiver == (sender + 1) % n
+    matrix = topology.transition(walk).tocsr()
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(matrix.indptr))
+    real = matrix.data > 0  # a stored zero is no move
+    moves = np.sort(rows[real] * n + matrix.indices[real].astype(np.int64))
+    hops = sender.astype(np.int64) * n + receiver.astype(np.int64)
+    at = np.minimum(np.searchsorted(moves, hops), moves.size - 1)
+    return moves[at] == hops
+
+
+def gossip_traces(log: LogLines, topology: Topology, engine: str) -> list[Trace]:
+    """Each run's gossip :class:`Trace`: every directed edge of ``topology`` carries one
+    message at every round ``0..T`` (a message on another pair, or a missing one, is
+    refused)."""
+    runs = count_runs(log)
+    src, dst = edges(topology)
+    n = topology.n
+    links = np.sort(src.astype(np.int64) * n + dst)
+    keys = log.sender.astype(np.int64) * n + log.receiver
+    at = np.minimum(np.searchsorted(links, keys), links.size - 1)
+    off = links[at] != keys
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an edge of "
+                        f"{topology.describe()}", int(log.line[i]))
+    steps = int(log.t.max())
+    rounds = np.zeros((runs, steps + 1), dtype=np.int64)
+    np.add.at(rounds, (log.run, log.t.astype(np.int64)), 1)
+    short = np.argwhere(rounds != links.size)
+    if short.size:
+        r, t = (int(x) for x in short[0])
+        here = (log.run == r) & (log.t == t)
+        gone = np.setdiff1d(links, keys[here])
+        which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else "no message"
+        raise log.error(f"round {t} of run {r}: {which} (every edge carries a message at "
+                        f"every round 0..{steps}; lost messages are not accounted from a "
+                        "log)")
+    return [Trace(n, np.empty((0, 0), dtype=np.int64), None, 1.0, engine,
+                  gossip=GossipRounds(src, dst, steps)) for _ in range(runs)]
+
+
+def first_problem(log: LogLines, found: Sequence[Problem], repairing: bool) -> InputError:
+    """The refusal for the first of ``found`` problems: its line, and how many more."""
+    first, more = found[0], len(found) - 1
+    notes = [f"{more} more problem(s)"] if more else []
+    if not repairing and all(p.rule in REPAIRABLE for p in found):
+        notes.append("--repair mends " + ("them" if more else "it"))
+    return log.error(first.text + (f" ({'; '.join(notes)})" if notes else ""), first.line)

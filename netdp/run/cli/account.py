@@ -1,0 +1,137 @@
+"""``netdp account LOG``: the pairwise privacy of a deployment's log of hops or messages
+(:func:`netdp.run.account.account`), reported as ``netdp simulate`` reports it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from netdp.core.files import write_atomic
+from netdp.report import figures
+from netdp.run.account import account
+from netdp.run.cli import integer, number, parse_sets
+from netdp.run.cli.simulate import add_flag, check_writable, report_outputs
+from netdp.run.sweep.plot_command import check_image, pairs_plot
+from netdp.tasks import param_specs
+
+SUMMARY = "the pairwise privacy of a deployment's log of hops or messages"
+DESCRIPTION = (
+    "Read a deployment's log (one line per hop of a walk, or per gossip message), check it, "
+    "rebuild the run's trace from it, and report how much each node leaked to each other "
+    "node: the tracker of `netdp simulate`, fed the log instead of the engine. A log "
+    "records who held the token, not the values: there is no utility.")
+EPILOG = """\
+examples:
+  netdp simulate --topology hypercube -n 64 --steps 2000 --seed 1 --trace-out hops.csv
+  netdp account hops.csv                           # the same privacy report, from the log
+  netdp account hops.csv --accountant rdp --json   # another accountant
+  netdp account hops.csv --observer 5              # every node's loss towards node 5
+  netdp account log.csv --topology grid -n 100 --sigma 2 --delta 1e-6 --repair
+  netdp simulate --task sum --protocol gossip --topology grid -n 36 --seed 1 --trace-out g.csv
+  netdp account g.csv --pairs-out pairs.npy --plot pairs.png
+
+The log (docs/your-network-log.md): '# key = value' header lines (a TOML value; keys are
+the parameters of `netdp simulate`: protocol, task, topology, nodes, epsilon or sigma,
+delta, mechanism, walk, ...), other '#' lines and blank lines ignored, then the column
+line and one line per hop or message:
+  t,token,sender,receiver       a walk: sender hands the token to receiver at time t
+  t,sender,receiver             gossip: sender sends its state to receiver at round t
+  run,...                       a leading run column when the log holds several runs
+The lines give the runs, the tokens and the steps (hops per token + 1; full turns on the
+ring; gossip: the last round). Flags override the header; --epsilon or --sigma replaces
+its noise (on a walk --sigma S means eps0 = the exact eps(delta) of N(0, S^2) with
+sensitivity 1).
+
+Checks (each problem is one line naming its line number; the first refuses, exit 2):
+  malformed     a line without the columns' number of fields, or a field that is not
+                a number (t: finite; gossip t: a round >= 0; run, token: whole >= 0;
+                sender, receiver: whole)
+  unknown node  a sender or receiver outside 0..n-1 (never repaired)
+  duplicate     a line identical to an earlier one
+  backwards     a time before the previous line's of the same token (gossip: run)
+  non-holder    a hop from a node that does not hold the token (the receiver of the
+                token's previous hop, in time order)
+  empty         no hop or message line
+Then, refused without repair: token or run ids with a gap, tokens making different
+numbers of hops, a hop the walk rule cannot make on the topology, a gossip message off
+the graph's edges or missing from a round (every edge carries one at every round).
+
+--repair: drop the malformed lines; drop the exact duplicates (the first copy stays);
+sort each token's hops (each gossip run's messages) by time, ties in file order; then
+drop each hop whose sender does not hold the token (the receiver of the last hop kept).
+The report says how many lines each rule dropped or moved.
+
+Not from a log: the task's utility (no values), --task sgd (its tracker reads the
+model's updates), a run with faults (lost tokens and messages).
+"""
+#: The deployment's parameters offered as flags (the others: --set KEY=VALUE).
+DEPLOYMENT = ("task", "protocol", "topology", "nodes", "walk", "epsilon", "delta", "seed")
+HELP = {"task": "the task whose tracker accounts the log: sum (default), histogram, fraction, "
+        "one-bit, ... (not sgd)",
+        "nodes": "n: node ids are 0..n-1 (--trace-out writes it in the header)",
+        "seed": "seed of what the accounting draws (a random topology, sampled observers, a "
+        "random coalition); default: the header's, else fresh"}
+NOT_PARAMS = ("command", "handler", "log", "repair", "json", "out", "pairs_out", "plot",
+              "set", "observer")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``account`` to the ``netdp`` parser."""
+    acc = sub.add_parser("account", help=SUMMARY, description=DESCRIPTION, epilog=EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         argument_default=argparse.SUPPRESS)
+    acc.add_argument("log", metavar="LOG", help="the log file (CSV with a '#' header)")
+    acc.add_argument("--repair", action="store_true", help="mend what can be mended "
+                     "(see below) and say so in the report, instead of refusing")
+    specs = param_specs()
+    dep = acc.add_argument_group("the deployment (override the log's header)")
+    for name in DEPLOYMENT:
+        add_flag(dep, name, specs[name], HELP.get(name, specs[name].help))
+    dep.add_argument("--sigma", type=number, metavar="S", help="the noise std of one "
+                     "contribution in units of the sensitivity, instead of --epsilon")
+    dep.add_argument("--mechanism", metavar="NAME", help="the randomizer (as in simulate)")
+    dep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="any other parameter of simulate, a TOML value (e.g. domain=8); "
+                     "repeatable")
+    track = acc.add_argument_group("privacy tracking")
+    track.add_argument("--accountant", dest="accountants", action="append",
+                       choices=specs["accountants"].choices, metavar="NAME",
+                       help=specs["accountants"].help)
+    add_flag(track, "convention", specs["convention"], specs["convention"].help)
+    who = track.add_mutually_exclusive_group()
+    who.add_argument("--observer", type=integer, metavar="V", help="every node's loss "
+                     "towards node V only (default: every ordered pair)")
+    who.add_argument("--coalition", metavar="IDS|random:C", help=specs["coalition"].help)
+    out = report_outputs(acc)
+    out.add_argument("--plot", metavar="FILE.png", help="draw the histogram and ECDF of the "
+                     "pairwise losses (.png, .pdf or .svg)")
+    acc.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse -> ``netdp.account`` -> write the files -> print."""
+    options: dict[str, Any] = {k: v for k, v in vars(args).items() if k not in NOT_PARAMS}
+    params = {**parse_sets(getattr(args, "set", [])), **options}
+    targets = {name: Path(getattr(args, name)) for name in ("out", "pairs_out")
+               if name in args}
+    for name, path in targets.items():
+        check_writable(path, name.replace("_", "-"))
+    plot = Path(args.plot) if "plot" in args else None
+    if plot is not None:
+        check_image(plot, "plot")
+    report = account(args.log, repair="repair" in args,
+                     keep_pairs="pairs_out" in targets or plot is not None,
+                     observer=getattr(args, "observer", None), **params)
+    result = report.to_json()
+    text = json.dumps(result, indent=2, allow_nan=False)
+    if "pairs_out" in targets:
+        write_atomic(targets["pairs_out"], report.pairs, binary=True, param="pairs-out")
+    if plot is not None:
+        figures.save(pairs_plot(report.pairs, result, what=f"the log {args.log}"), plot,
+                     param="plot")
+    if "out" in targets:
+        write_atomic(targets["out"], text + "\n", param="out")
+    print(text if "json" in args else report.text())
+    return 0
