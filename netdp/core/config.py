@@ -9,12 +9,12 @@ A config is built from a flat mapping (flag names with ``_`` for ``-``) by
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from netdp.core.errors import InputError
 from netdp.core.params import Param, Section, check_value, coerce, param, params_of
+from netdp.core.reading import read_toml
 from netdp.core.sections import UserLevelSection
 from netdp.core.simulation_config import (
     ACCOUNTANTS,
@@ -37,14 +37,7 @@ def read_config(path: str | Path, param: str = "config") -> dict[str, Any]:
     Raises :class:`InputError` naming ``param`` when the file cannot be read or parsed.
     """
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(param, f"cannot read {str(path)!r}: not a UTF-8 text file") from None
-    except OSError as exc:
-        raise InputError(param, f"cannot read {str(path)!r}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(param, f"{path} is not valid TOML: {exc}") from None
+    data = read_toml(path, param)
     return flat_params(data, f" in {path}")
 
 

@@ -19,6 +19,23 @@ from netdp.core.errors import InputError
 
 KINDS = (bool, int, float, str, tuple)
 
+# Documented limits of the physical parameters: beyond them the noise scales, e^epsilon or
+# the data's sums leave float range (or the noise vanishes below float resolution), so a
+# run would overflow instead of meaning anything.
+MIN_EPSILON = 1e-6
+"""Smallest LDP level: the noise scale 1/epsilon times a range of 1e15 stays finite."""
+MAX_EPSILON = 1e6
+"""Largest LDP level of an additive mechanism."""
+ORACLE_MAX_EPSILON = 700.0
+"""Largest level of one frequency-oracle report: e^700 ~ 1e304 keeps its probabilities
+finite."""
+MIN_SIGMA, MAX_SIGMA = 1e-6, 1e6
+"""Range of a noise std given in units of the sensitivity."""
+MAX_VALUE = 1e15
+"""Largest magnitude of a data value or range end: sums of a million stay exact-ish."""
+MAX_SCALE = 1e6
+"""Largest clipping norm, step size or similar scale of a model."""
+
 
 @dataclass(frozen=True)
 class Param:
@@ -117,7 +134,7 @@ def check_value(name: str, spec: Param, value: Any) -> Any:
     ``int`` values are accepted for a ``float`` parameter (and returned as ``float``),
     lists for a ``tuple`` one (returned as a tuple); nothing else is converted.
     """
-    flag = spec.flag or name.replace("_", "-")
+    flag = spec.pair or spec.flag or name.replace("_", "-")
     if value is None:
         if spec.optional:
             return None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from netdp.core.errors import InputError, check
-from netdp.core.params import Section, check_value, param, params_of
+from netdp.core.params import MAX_EPSILON, MIN_EPSILON, Section, check_value, param, params_of
 
 ENGINES = ("auto", "event", "vector")
 WALKS = ("auto", "simple", "lazy", "metropolis")
@@ -76,7 +76,7 @@ class SimulationConfig:
                       "irregular undirected graphs)", choices=WALKS, group=RUN)
     directed: bool = param(False, "edge-list files only: read edges as one-way", group=RUN)
     epsilon: float = param(1.0, "LDP level of one noisy contribution or report (sgd: the "
-                           "target of every regime)", low=0.0, low_open=True,
+                           "target of every regime)", low=MIN_EPSILON, high=MAX_EPSILON,
                            short=("-e",), metavar="EPS", group=PRIVACY)
     delta: float = param(1e-6, "delta of one contribution (Gaussian noise; sgd: the "
                          "target)", low=0.0, high=1.0, low_open=True, high_open=True,

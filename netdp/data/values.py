@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import math
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from netdp.core.errors import InputError, check
+from netdp.core.reading import read_csv_rows
 
 GENERATORS = ("uniform", "constant", "normal", "zipf")
 ZIPF_EXPONENT = 1.1
@@ -75,12 +75,7 @@ def read_column(path: str | Path, column: str | None = None) -> np.ndarray:
     Empty cells are an error (say which row), so that no node is silently dropped.
     """
     path = Path(path)
-    try:
-        with path.open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise InputError("data-file", f"cannot read {str(path)!r}: {reason}") from None
+    rows = read_csv_rows(path, "data-file")
     check(len(rows) >= 2, "data-file", f"{path.name} needs a header row and at least one value")
     header = [h.strip() for h in rows[0]]
     if column is None:
@@ -130,12 +125,7 @@ def statsmodels_file(relative: str, name: str) -> Path:
 def read_numeric_csv(path: Path, param: str) -> tuple[np.ndarray, list[str]]:
     """A CSV file of numbers under one header row: the table and the column names (errors
     name the flag ``param``)."""
-    try:
-        with path.open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise InputError(param, f"cannot read {str(path)!r}: {reason}") from None
+    rows = read_csv_rows(path, param)
     check(len(rows) >= 3, param, f"{path.name} needs a header row and at least two rows")
     header = [h.strip() for h in rows[0]]
     try:

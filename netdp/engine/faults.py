@@ -24,7 +24,6 @@ and with every rate at 0 the run is the fault-free one.
 from __future__ import annotations
 
 import bisect
-import csv
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import numpy as np
 
 from netdp.core import seeding
 from netdp.core.errors import InputError, check
+from netdp.core.reading import read_csv_rows
 from netdp.engine.clock import is_number, parse_latency
 
 SESSIONS = 8  # sessions drawn per node at once (more on demand)
@@ -108,11 +108,7 @@ def parse_loss(text: str) -> Loss:
 
 
 def _read_links(path: Path) -> dict[tuple[int, int], float]:
-    try:
-        with path.open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as exc:
-        raise InputError("loss", f"cannot read {path}: {exc.strerror or exc}") from None
+    rows = read_csv_rows(path, "loss")
     links: dict[tuple[int, int], float] = {}
     for i, row in enumerate(rows[1:], 2):  # a header row first
         try:
@@ -180,11 +176,7 @@ def parse_churn(text: str) -> Churn:
 
 
 def _read_downtimes(path: Path) -> dict[int, list[tuple[float, float]]]:
-    try:
-        with path.open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as exc:
-        raise InputError("churn", f"cannot read {path}: {exc.strerror or exc}") from None
+    rows = read_csv_rows(path, "churn")
     table: dict[int, list[tuple[float, float]]] = {}
     for i, row in enumerate(rows[1:], 2):
         try:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
-from netdp.core.params import Section, param
+from netdp.core.params import MAX_SIGMA, MAX_VALUE, MIN_SIGMA, Section, param
 from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
 from netdp.core.setup import Streams, View
 from netdp.core.simulation_config import SimulationConfig
@@ -57,8 +57,8 @@ class GossipSumConfig(Section):
     protocol = "gossip"
 
     sigma: float | None = param(None, "std of the noise every node adds once, in units of the "
-                                "sensitivity (the range's width)", kind=float, low=0.0,
-                                low_open=True, metavar="S", group=GROUP,
+                                "sensitivity (the range's width)", kind=float, low=MIN_SIGMA,
+                                high=MAX_SIGMA, metavar="S", group=GROUP,
                                 default_text="calibrated to --epsilon, --delta (analytic "
                                 "Gaussian)")
     gossip_matrix: str = param("metropolis", "the gossip matrix W: metropolis "
@@ -79,9 +79,11 @@ class GossipSumConfig(Section):
     data_file: str | None = data_file_param("the values")
     column: str | None = column_param()
     low: float = param(0.0, "range of the values; its width is the sensitivity",
-                       pair="range", metavar="LOW", group=DATA_GROUP, default_text="0 1")
+                       pair="range", low=-MAX_VALUE, high=MAX_VALUE, metavar="LOW",
+                       group=DATA_GROUP, default_text="0 1")
     high: float = param(1.0, "range of the values; its width is the sensitivity",
-                        pair="range", metavar="HIGH", group=DATA_GROUP, default_text="0 1")
+                        pair="range", low=-MAX_VALUE, high=MAX_VALUE, metavar="HIGH",
+                        group=DATA_GROUP, default_text="0 1")
 
     def validate(self, config: Any) -> None:
         check(self.low < self.high and math.isfinite(self.high - self.low), "range",

@@ -30,7 +30,7 @@ from netdp.adversary.network import (
 from netdp.adversary.poisoning import CRAFTED, best_hash, choose_targets, fake_reports, report_boost
 from netdp.core import seeding
 from netdp.core.errors import check
-from netdp.core.params import param
+from netdp.core.params import ORACLE_MAX_EPSILON, param
 from netdp.core.sections import (
     DATA_GROUP,
     UserLevelSection,
@@ -80,7 +80,7 @@ DATA = ("uniform", "constant", "normal", "zipf")
 TARGET_CHOICES = ("random", "least")
 GROUP = DATA_GROUP
 MAX_DOMAIN = 10**8
-MAX_EPSILON = 700.0  # e^700 ~ 1e304: the oracles' probabilities stay finite
+MAX_EPSILON = ORACLE_MAX_EPSILON  # e^700 ~ 1e304: the oracles' probabilities stay finite
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,9 @@ each block as a token of its own (:func:`phase_trace`).
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +34,7 @@ import numpy as np
 from netdp.core import seeding
 from netdp.core.errors import InputError, check
 from netdp.core.params import Section, param
+from netdp.core.reading import read_csv_rows
 from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import CLONE_BOUNDS, SimulationConfig
@@ -165,11 +164,7 @@ def poisson_length(mean_size: float, domain: int) -> int:
 def read_sets(path: str, column: str | None, domain: int) -> ItemSets:
     """The sets of a CSV file with a header row: one row per node, one cell of item ids
     separated by spaces (an empty cell is an empty set)."""
-    try:
-        with Path(path).open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError("data-file", f"cannot read {path}: {exc}") from exc
+    rows = read_csv_rows(path, "data-file")
     check(len(rows) >= 2, "data-file", f"{path} needs a header row and one row per node")
     header = rows[0]
     if column is None:

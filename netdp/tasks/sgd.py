@@ -20,7 +20,7 @@ import numpy as np
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.files import write_atomic
-from netdp.core.params import Section, param
+from netdp.core.params import MAX_SCALE, Section, param
 from netdp.core.setup import Once, Setup, Streams, View, once
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import from_config
@@ -73,7 +73,8 @@ class SgdConfig(Section):
     model: str = param("logistic", "logistic (labels -1/+1) or linear (least squares)",
                        choices=MODELS, group=GROUP)
     lipschitz: float = param(0.4, "gradient clipping norm L, applied before the noise",
-                             low=0.0, low_open=True, metavar="L", group=GROUP)
+                             low=0.0, low_open=True, high=MAX_SCALE, metavar="L",
+                             group=GROUP)
     lr: float = param(0.1, "step size", low=0.0, low_open=True, metavar="GAMMA", group=GROUP)
     lr_schedule: str = param("constant", "constant, inv-sqrt (lr / sqrt(1 + t/n)) or inv "
                              "(lr / (1 + t/n))", choices=SCHEDULES, group=GROUP)
@@ -87,7 +88,8 @@ class SgdConfig(Section):
     test_fraction: float = param(0.2, "held-out share of the rows", low=0.0, high=1.0,
                                  low_open=True, high_open=True, metavar="F", group=GROUP)
     max_contributions: int | None = param(None, "cap on each node's updates (the calibration "
-                                          "then assumes K)", kind=int, low=1, metavar="K",
+                                          "then assumes K)", kind=int, low=1, high=10**9,
+                                          metavar="K",
                                           group=GROUP, default_text="none, assumes T/n")
     regimes: tuple[str, ...] = param(("network",), "comma-separated regimes run on the same "
                                      "walk and noise: local, network, central, nonprivate, "

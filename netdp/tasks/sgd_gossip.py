@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
-from netdp.core.params import Section, param
+from netdp.core.params import MAX_SIGMA, MIN_SIGMA, Section, param
 from netdp.core.setup import Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import choose
@@ -137,8 +137,8 @@ class GossipSgdConfig(Section):
                        metavar="E", group=GROUP)
     sigma: float | None = param(None, "std of the noise every node adds to its clipped "
                                 "gradient in every round, in units of the sensitivity 2L, "
-                                "for every private regime", kind=float, low=0.0,
-                                low_open=True, metavar="S", group=GOSSIP_GROUP,
+                                "for every private regime", kind=float, low=MIN_SIGMA,
+                                high=MAX_SIGMA, metavar="S", group=GOSSIP_GROUP,
                                 default_text="calibrated per regime to --epsilon, --delta")
     gossip_matrix: str = _like(GossipSumConfig, "gossip_matrix")
     accelerated: bool = _like(GossipSumConfig, "accelerated")

@@ -22,7 +22,7 @@ from netdp import mechanisms
 from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, received_mass
 from netdp.core import seeding
 from netdp.core.errors import check
-from netdp.core.params import param
+from netdp.core.params import MAX_VALUE, param
 from netdp.core.sections import (
     DATA_GROUP,
     UserLevelSection,
@@ -102,9 +102,11 @@ class SumConfig(UserLevelSection):
     data_file: str | None = data_file_param("the values")
     column: str | None = column_param()
     low: float = param(0.0, "range of the values; its width is the sensitivity",
-                       pair="range", metavar="LOW", group=GROUP, default_text="0 1")
+                       pair="range", low=-MAX_VALUE, high=MAX_VALUE, metavar="LOW",
+                       group=GROUP, default_text="0 1")
     high: float = param(1.0, "range of the values; its width is the sensitivity",
-                        pair="range", metavar="HIGH", group=GROUP, default_text="0 1")
+                        pair="range", low=-MAX_VALUE, high=MAX_VALUE, metavar="HIGH",
+                        group=GROUP, default_text="0 1")
     sources: int | None = sources_param()
 
     def validate(self, config: Any) -> None:

@@ -10,6 +10,7 @@ from netdp import __version__, mechanisms
 from netdp.adversary.poisoning import choose_targets, poison
 from netdp.core import seeding
 from netdp.core.errors import check
+from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.data.values import categories
 from netdp.report.types import fmt
 from netdp.run.cli import integer, number
@@ -96,8 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def attack(args: argparse.Namespace) -> int:
     """Run the attack; print the gain beside its closed form."""
 
-    check(math.isfinite(args.epsilon) and args.epsilon > 0, "epsilon",
-          f"must be a positive number (got {args.epsilon})")
+    check(MIN_EPSILON <= args.epsilon <= ORACLE_MAX_EPSILON, "epsilon",
+          f"must be a number in the range [{MIN_EPSILON:g}, {ORACLE_MAX_EPSILON:g}] (e^epsilon "
+          f"must stay finite; got {args.epsilon:g})")
     check(2 <= args.domain <= 1_000_000, "domain", f"must lie in 2..1e6 (got {args.domain})")
     check(math.isfinite(args.beta) and 0 < args.beta < 1, "beta",
           f"must lie in (0, 1) (got {args.beta})")

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 from netdp import __version__
 from netdp.core.errors import InputError, check
+from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.core.setup import Streams
 from netdp.mechanisms import registry
 from netdp.report.figures import FORMATS, save
 from netdp.report.types import fmt
 from netdp.run.cli import integer, number, parse_sets
+from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, names, task_of
 from netdp.tasks.preparation import with_seed
 
@@ -143,8 +145,9 @@ def audit(args: argparse.Namespace) -> int:
 
     check(args.mechanism in MECHANISMS, "mechanism",
           f"must be one of {', '.join(MECHANISMS)} (got {args.mechanism!r})")
-    check(math.isfinite(args.epsilon) and args.epsilon > 0, "epsilon",
-          f"must be a positive number (got {args.epsilon})")
+    check(MIN_EPSILON <= args.epsilon <= ORACLE_MAX_EPSILON, "epsilon",
+          f"must be a number in the range [{MIN_EPSILON:g}, {ORACLE_MAX_EPSILON:g}] (e^epsilon "
+          f"must stay finite; got {args.epsilon:g})")
     check(4 <= args.trials <= 10**8, "trials", f"must lie in 4..1e8 (got {args.trials})")
     check(0 < args.confidence < 1, "confidence",
           f"must lie in (0, 1) (got {args.confidence})")
@@ -279,6 +282,7 @@ def protocol(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
     config = make_config(params)
+    check_footprint(task_of(config), config)
     observer = None if config.coalition is not None else args.observer
     node = args.node
     if node is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 from netdp.core.config import read_config
 from netdp.core.errors import InputError
+from netdp.core.reading import read_json
 from netdp.report import figures
 from netdp.run.api import run
 from netdp.run.cli import parse_sets
@@ -318,10 +318,10 @@ def _load_pairs(args: argparse.Namespace):
             raise InputError("result", f"--preset {args.preset} reads one run: give one "
                              f"--result (got {len(args.result)})")
         path = args.result[0]
+        result = read_json(path, "result", "a `netdp simulate --out` JSON")
         try:
-            result = json.loads(Path(path).read_text())
             n = result["config"]["nodes"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (KeyError, TypeError) as exc:
             raise InputError("result", f"cannot read a `netdp simulate --out` JSON from "
                              f"{path!r}: {exc}") from None
         if n != matrix.shape[0]:
@@ -500,11 +500,7 @@ def _by_distance(args: argparse.Namespace):
 
 
 def _read_result(path: str) -> dict:
-    try:
-        result = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError("result", f"cannot read a `netdp simulate --out` JSON from "
-                         f"{path!r}: {type(exc).__name__}: {exc}") from None
+    result = read_json(path, "result", "a `netdp simulate --out` JSON")
     if not isinstance(result, dict):
         raise InputError("result", f"{path}: expected a JSON object (a `netdp simulate "
                          "--out` file)")

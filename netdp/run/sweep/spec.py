@@ -30,7 +30,6 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +37,7 @@ import numpy as np
 
 from netdp.core.errors import InputError, check, one_line
 from netdp.core.params import Param, coerce, params_of
+from netdp.core.reading import parse_toml, read_text
 from netdp.core.simulation_config import SimulationConfig
 from netdp.tasks import make_config, param_specs
 
@@ -121,16 +121,8 @@ class SweepSpec:
 def load_spec(path: str | Path) -> SweepSpec:
     """Read, expand and validate a spec file; raises :class:`InputError`."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(SPEC, f"cannot read {str(path)!r}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(SPEC, f"{path} is not a text (TOML) file") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(SPEC, f"{path} is not valid TOML: {exc}") from None
+    text = read_text(path, SPEC, "a UTF-8 text (TOML) file")
+    data = parse_toml(text, SPEC, str(path))
     return parse_spec(data, str(path), text)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO
 
 from netdp import __version__
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, one_line
 from netdp.core.files import atomic, cannot_write, write_atomic
 from netdp.run.sweep.spec import config_hash as hash_of
 from netdp.tasks import make_config
@@ -341,7 +341,7 @@ class ResultTable:
         try:
             data = json.loads(path.read_text())
             data["identity"]["configs"], data["identity"]["seeds"]  # noqa: B018
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             raise InputError(self.param, f"{path} is not a netdp sweep manifest") from None
         return data
 
@@ -359,8 +359,9 @@ class ResultTable:
             try:
                 lines = part.read_text().splitlines()
                 rows = [json.loads(line) for line in lines]
-            except (OSError, ValueError) as exc:
-                raise InputError(self.param, f"{part} cannot be read ({exc}); delete it and "
+            except (OSError, ValueError, RecursionError) as exc:
+                raise InputError(self.param, f"{part} cannot be read "
+                                 f"({one_line(exc, 80)}); delete it and "
                                  "rerun the sweep to redo its runs") from None
             for row in rows:
                 key = (row.get("config_hash"), row.get("seed"))

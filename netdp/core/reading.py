@@ -1,0 +1,91 @@
+"""Reading the files a user names: every failure is one :class:`InputError` line.
+
+A file a flag names can be missing, a folder, binary junk, truncated or nested beyond any
+parser's stack (``[[[[...`` a hundred thousand deep). Each reader here turns what the
+standard library raises for those (``OSError``, ``UnicodeDecodeError``, ``csv.Error``,
+``tomllib.TOMLDecodeError``, ``json.JSONDecodeError``, ``RecursionError``) into
+``InputError(param, ...)`` that names the flag and the file, never the file's content.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from netdp.core.errors import InputError
+
+
+def read_text(path: str | Path, param: str, what: str = "a UTF-8 text file") -> str:
+    """The text of ``path``; :class:`InputError` on ``param`` when it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(param, f"cannot read {str(path)!r}: not {what}") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InputError(param, f"cannot read {str(path)!r}: {reason}") from None
+
+
+def read_csv_rows(path: str | Path, param: str) -> list[list[str]]:
+    """The rows of a CSV file (``newline=""``, UTF-8); :class:`InputError` on ``param``."""
+    text = read_text(path, param, "a UTF-8 CSV file")
+    try:
+        return list(csv.reader(text.splitlines()))
+    except csv.Error as exc:  # a cell over the field limit, a NUL byte
+        raise InputError(param, f"cannot read {str(path)!r} as CSV: "
+                                f"{str(exc).splitlines()[0][:80]}") from None
+
+
+def _nesting(text: str) -> None:
+    """Refuse text nested deeper than a parser's recursion allows, before parsing."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    if deepest >= MAX_NESTING:
+        raise RecursionError(deepest)
+
+
+#: Deepest nesting of brackets a TOML or JSON input may have (far beyond any real file).
+MAX_NESTING = min(200, sys.getrecursionlimit() // 4)
+
+
+def parse_toml(text: str, param: str, name: str) -> dict[str, Any]:
+    """``text`` (from file ``name``) as TOML; :class:`InputError` on ``param``."""
+    try:
+        if text.count("[") + text.count("{") >= MAX_NESTING:
+            _nesting(text)
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(param, f"{name} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(param, f"{name} is not valid TOML: nested deeper than "
+                                f"{MAX_NESTING} levels") from None
+
+
+def read_toml(path: str | Path, param: str) -> dict[str, Any]:
+    """The TOML document of file ``path``; :class:`InputError` on ``param``."""
+    return parse_toml(read_text(path, param, "a UTF-8 text (TOML) file"), param, str(path))
+
+
+def read_json(path: str | Path, param: str, what: str = "a JSON file") -> Any:
+    """The JSON document of file ``path``; :class:`InputError` on ``param``."""
+    text = read_text(path, param, what)
+    try:
+        if text.count("[") + text.count("{") >= MAX_NESTING:
+            _nesting(text)
+        return json.loads(text)
+    except ValueError as exc:
+        raise InputError(param, f"cannot read {what} from {str(path)!r}: "
+                                f"{str(exc).splitlines()[0][:80]}") from None
+    except RecursionError:
+        raise InputError(param, f"cannot read {what} from {str(path)!r}: nested deeper "
+                                f"than {MAX_NESTING} levels") from None

@@ -1,0 +1,286 @@
+"""Property-based fuzzing of every subcommand, driven by the parsers' declarations.
+
+Each subcommand's flags are read from its argparse parser (built from the parameter
+declarations), so a new flag is fuzzed without editing this file. For every flag a value
+is drawn from families that include the extremes (signed zeros, subnormals, 1e±300, nan,
+±inf, 10**30, empty and unicode text, words for numbers) and, for the flags that take a
+file, generated bad files (empty, binary, truncated, nested 10^5 deep, .npy of the wrong
+shape, dtype or size). One or two flags are fuzzed at once, on top of a small valid run.
+
+The property: exit status 0, 1 (a failed output or a claim refuted) or 2, never an
+uncaught exception; with 2 exactly one line on stderr; with ``--json`` and 0, strict JSON
+(no NaN / Infinity); and every case done within ``LIMIT_S`` seconds (a run that would be
+huge must be refused up front).
+
+The default tier runs a seeded, bounded number of cases (``derandomize``); the slow tier
+(``-m slow``) runs many more. Failures found are kept in tests/test_fuzz_regressions.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from netdp.run.cli import COMMANDS, build_parser, integer, main, number
+
+LIMIT_S = 10.0  # one case's time limit (seconds)
+DEFAULT_EXAMPLES = 12  # per subcommand in the default tier
+SLOW_EXAMPLES = 200  # per subcommand in the slow tier
+
+#: A small valid run of each subcommand; the fuzzed flags come after (and override).
+BASE: dict[str, list[str]] = {
+    "simulate": ["-n", "6"],
+    "account": ["{log}", "-n", "6"],
+    "audit": ["--trials", "200"],
+    "attack": ["--users", "2000", "--trials", "2", "--domain", "16"],
+    "bounds": ["--points", "5"],
+    "topologies": [],
+    "sweep": ["{spec}", "--out", "swept", "--backend", "serial", "--no-progress"],
+    "results": ["{sweep}"],
+    "plot": ["{sweep}", "--out", "fig.png"],
+}
+#: Flags (or positionals, by dest) whose value names a file that is read.
+INPUT_FILES = {"config", "topology", "data_file", "gossip_matrix", "dataset", "log", "spec",
+               "dir", "pairs", "result", "loss", "churn"}
+#: Flags whose value names a file that is written.
+OUTPUT_FILES = {"out", "pairs_out", "trace_out", "curves", "plot", "csv", "parquet"}
+#: Flags whose value prefixes a file with ``file:``.
+PREFIXED = {"loss", "churn"}
+
+EXTREME_NUMBERS = ["0", "-0", "-0.0", "5e-324", "-5e-324", "1e-300", "1e300", "-1e300",
+                   "1e308", "1e999", "nan", "-nan", "inf", "-inf", str(10**30),
+                   str(-(10**30)), "9" * 400, "1", "-1", "2", "3", "0.5", "1e15", "1e6",
+                   "abc", "", " ", "1_000", "0x10", "١٢", "1e", "--", "½"]
+EXTREME_TEXT = ["", " ", "\x00", "é", "日本語", "\u202e", "a" * 5000, "-1", "1e300", "nan",
+                "random:0", "random:1e300", "3,999999999999", "file:", "uniform:1:nan",
+                "exp:1e-300:1e300", "ge:1:1:1:1:1", "weibull:0:0:0", ",,,", "0.5:1e300",
+                "../", "/dev/null", "/", "a=b", "inflate:1e300", "beyond:nan"]
+
+
+def _bad_files(root: Path) -> dict[str, str]:
+    """Generated bad input files, by name."""
+    files: dict[str, bytes | None] = {
+        "empty.txt": b"",
+        "binary.bin": bytes(range(256)) * 8,
+        "nul.csv": b"a,b,c\n1,\x00,2\n",
+        "truncated.csv": b"node,down,up\n1,2",
+        "header-only.csv": b"src,dst,p\n",
+        "huge-cell.csv": b"a\n" + b"1" * 200_000 + b"\n",
+        "numbers.csv": b"x,y,z\n1e300,-1e300,nan\ninf,0,5e-324\n",
+        "deep.toml": b"a = " + b"[" * 100_000,
+        "deep-closed.toml": b"a = " + b"[" * 100_000 + b"]" * 100_000,
+        "deep.json": b"[" * 100_000,
+        "deep-object.json": b'{"a":' * 100_000,
+        "truncated.json": b'{"config": {"nodes": ',
+        "nan.json": b'{"config": {"nodes": NaN}}',
+        "list.json": b"[1, 2, 3]",
+        "bad.toml": b"nodes = = 3",
+        "huge.toml": b"nodes = 1e300\nepsilon = 1e300\nsteps = 100000000000000000000\n",
+        "edges.txt": b"0 1\n1 99999999999999999999\n",
+        "edges-float.txt": b"0 1 nan\n1 2 inf\n",
+    }
+    out = {}
+    for name, data in files.items():
+        path = root / name
+        path.write_bytes(data or b"")
+        out[name] = str(path)
+    arrays = {"empty.npy": np.array([]), "shape.npy": np.ones((3, 4)),
+              "one.npy": np.ones((1, 1)), "strings.npy": np.array([["a", "b"], ["c", "d"]]),
+              "complex.npy": np.ones((6, 6), dtype=complex),
+              "nan.npy": np.full((6, 6), np.nan), "3d.npy": np.ones((2, 2, 2)),
+              "bool.npy": np.ones((6, 6), dtype=bool), "scalar.npy": np.float64(3.0),
+              "neg.npy": -np.ones((6, 6))}
+    for name, array in arrays.items():
+        np.save(root / name, array)
+        out[name] = str(root / name)
+    (root / "truncated.npy").write_bytes((root / "shape.npy").read_bytes()[:100])
+    out["truncated.npy"] = str(root / "truncated.npy")
+    (root / "a-folder").mkdir()
+    out["a-folder"] = str(root / "a-folder")
+    out["missing"] = str(root / "missing" / "file.csv")
+    return out
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, str]:
+    """Bad files, plus the valid inputs the bases name (see :func:`make_inputs`)."""
+    return make_inputs(tmp_path_factory.mktemp("fuzz-inputs"))
+
+
+def make_inputs(root: Path) -> dict[str, str]:
+    """Bad files in ``root``, plus the valid inputs the bases name: a log, a spec, a
+    sweep; by name."""
+    files = _bad_files(root)
+    log, spec, sweep = root / "log.csv", root / "spec.toml", root / "sweep"
+    with _quiet():
+        assert main(["simulate", "-n", "6", "--steps", "30", "--seed", "1",
+                     "--trace-out", str(log)]) == 0
+        spec.write_text('seeds = 1\n[fixed]\ntask = "sum"\nsteps = 20\n'
+                        "[grid]\nnodes = [4, 5]\n")
+        assert main(["sweep", str(spec), "--out", str(sweep), "--backend", "serial",
+                     "--no-progress"]) == 0
+    files.update(log=str(log), spec=str(spec), sweep=str(sweep))
+    return files
+
+
+@contextlib.contextmanager
+def _quiet():
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        yield out, err
+
+
+def flags(command: str) -> list[argparse.Action]:
+    """Every flag and positional the command's parser declares (no --help)."""
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [a for a in sub.choices[command]._actions
+            if not isinstance(a, argparse._HelpAction | argparse._VersionAction)]
+
+
+def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[list[str]]:
+    """The strategy of a flag's value(s) as command-line words."""
+    if action.nargs == 0:
+        return st.just([])
+    dest = action.dest
+    if action.type in (integer, number, int, float):
+        one: st.SearchStrategy[str] = st.one_of(
+            st.sampled_from(EXTREME_NUMBERS),
+            st.integers(-(10**40), 10**40).map(str),
+            st.integers(0, 20).map(str),
+            st.floats(allow_nan=True, allow_infinity=True).map(repr))
+    elif dest in INPUT_FILES:
+        paths = st.sampled_from(sorted(files.values()))
+        one = paths.map(lambda p: "file:" + p) if dest in PREFIXED else paths
+        if dest in PREFIXED or dest == "topology":  # also the flag's other forms
+            one = st.one_of(one, st.sampled_from(EXTREME_TEXT))
+    elif dest in OUTPUT_FILES:
+        one = st.sampled_from(["out.json", "a-folder", "missing/x.png", "x.png", "/dev/null",
+                               "", ".", "x.unknown", "x.csv", "x.npy", "x.parquet"])
+    else:
+        texts = [st.sampled_from(EXTREME_TEXT), st.text(max_size=20)]
+        if action.choices:
+            texts.append(st.sampled_from(sorted(map(str, action.choices))))
+        one = st.one_of(*texts)
+    count = action.nargs if isinstance(action.nargs, int) else 1
+    return st.lists(one, min_size=count, max_size=count)
+
+
+def argv_for(command: str, files: dict[str, str]) -> st.SearchStrategy[list[str]]:
+    """One or two fuzzed flags on top of the command's small valid run."""
+    actions = flags(command)
+    base = [w.format(**files) for w in BASE[command]]
+
+    @st.composite
+    def build(draw) -> list[str]:
+        argv = [command, *base]
+        chosen = draw(st.lists(st.sampled_from(actions), min_size=1, max_size=2,
+                               unique_by=lambda a: a.dest)) if actions else []
+        for action in chosen:
+            words = draw(values(action, files))
+            if not action.option_strings:  # a positional: replace the base's
+                argv = [command, *words, *base[1:]] if base and not base[0].startswith(
+                    "-") else [command, *words, *base]
+                continue
+            flag = draw(st.sampled_from(action.option_strings))
+            argv += [flag, *words] if all(not w.startswith("-") or _numberish(w)
+                                          for w in words) else [f"{flag}={words[0]}"]
+        if draw(st.booleans()) and any("--json" in a.option_strings for a in actions):
+            argv.append("--json")
+        return argv
+
+    return build()
+
+
+def _numberish(word: str) -> bool:
+    try:
+        float(word)
+        return True
+    except ValueError:
+        return False
+
+
+class _Timeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
+def _strict(text: str):
+    raise ValueError(f"non-standard JSON constant {text}")
+
+
+def check_case(argv: list[str]) -> None:
+    """Run ``netdp argv`` in a fresh folder and assert the property."""
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        (Path(tmp) / "a-folder").mkdir()
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, 3 * LIMIT_S)
+        start = time.perf_counter()
+        try:
+            with _quiet() as (out, err):
+                code = main(argv)
+        except _Timeout:
+            pytest.fail(f"over {3 * LIMIT_S:.0f} s: netdp {' '.join(argv)}")
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+            os.chdir(cwd)
+        seconds = time.perf_counter() - start
+    stderr, stdout = err.getvalue(), out.getvalue()
+    case = f"netdp {' '.join(a if len(a) < 60 else a[:57] + '...' for a in argv)}"
+    assert code in (0, 1, 2), (case, code, stderr[-2000:])
+    assert "Traceback" not in stderr, (case, stderr[-2000:])
+    if code == 2:
+        assert len(stderr.strip().splitlines()) == 1, (case, stderr[-2000:])
+    if code == 0 and "--json" in argv and stdout.strip():
+        json.loads(stdout, parse_constant=_strict)
+    assert seconds <= LIMIT_S, (case, f"{seconds:.1f} s")
+
+
+FUZZ_COMMANDS = [c for c in COMMANDS if c != "topologies"]
+
+
+def _fuzz(command: str, files: dict[str, str], examples: int) -> None:
+    @settings(max_examples=examples, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(argv=argv_for(command, files))
+    def run(argv: list[str]) -> None:
+        check_case(argv)
+
+    run()
+
+
+@pytest.mark.parametrize("command", FUZZ_COMMANDS)
+def test_fuzz_command(command, inputs):
+    """A seeded, bounded sample of fuzzed command lines for each subcommand."""
+    _fuzz(command, inputs, DEFAULT_EXAMPLES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", FUZZ_COMMANDS)
+def test_fuzz_command_long(command, inputs):
+    """The long run: many more cases per subcommand (still derandomized)."""
+    _fuzz(command, inputs, int(os.environ.get("NETDP_FUZZ_EXAMPLES", SLOW_EXAMPLES)))
+
+
+def test_every_command_declares_flags():
+    """The fuzzer sees the flags: a parser change cannot silently empty it."""
+    assert len(flags("simulate")) > 50
+    assert all(flags(c) for c in FUZZ_COMMANDS)
