@@ -86,3 +86,10 @@ def test_regressions_exit_2(inputs):
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             codes[label] = main(_argv(argv, inputs))
     assert {k: v for k, v in codes.items() if v != 2} == {}
+
+
+@pytest.mark.xfail(run=False, reason="found by the slow tier: a protocol audit of "
+                   "heavy-hitters at its default size takes over 30 s (not refused up "
+                   "front, no time estimate); open")
+def test_audit_heavy_hitters_default_is_bounded(inputs):
+    check_case(["audit", "--trials", "200", "--task", "heavy-hitters"])
