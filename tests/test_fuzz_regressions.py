@@ -73,8 +73,10 @@ def test_regression(label, argv, inputs):
     check_case(_argv(argv, inputs))
 
 
-def test_regressions_exit_2(inputs):
-    """The corpus's cases are refusals: each exits 2 (checked once, all together)."""
+def test_regressions_exit_2(inputs, tmp_path, monkeypatch):
+    """The corpus's cases are refusals: each exits 2 (checked once, all together, in a
+    fresh folder: nothing may land in the checkout)."""
+    monkeypatch.chdir(tmp_path)
     import contextlib
     import io
 
