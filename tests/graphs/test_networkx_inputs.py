@@ -5,6 +5,8 @@ node labels come back in every per-node output, and its config records what it w
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -214,3 +216,18 @@ def test_file_options(capsys, tmp_path):
     directed = topology.build(str(edges), directed=True)
     assert directed.directed and directed.weights is not None
 
+
+def test_the_guide_shows_what_its_notebook_prints(capsys):
+    """docs/your-network.md: its first Python block prints its first text block (the
+    timing aside)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "your-network.md").read_text()
+    blocks = re.findall(r"^```(\w+)\n(.*?)^```$", text, re.M | re.S)
+    code = next(body for kind, body in blocks if kind == "python")
+    shown = next(body for kind, body in blocks if kind == "text")
+    exec(compile(code, "your-network.md", "exec"), {})
+    printed = capsys.readouterr().out
+
+    def timeless(s: str) -> str:
+        return re.sub(r"hops in [0-9.]+ s;", "hops in T s;", s).strip()
+
+    assert timeless(printed) == timeless(shown)
