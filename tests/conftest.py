@@ -54,6 +54,18 @@ def assert_unbiased_with_std(estimates: np.ndarray, truth: float, std: float) ->
     assert not stats.chi2.ppf(5e-7, k) <= ratio <= stats.chi2.isf(5e-7, k)
 
 
+def transitions_match(holders: np.ndarray, p: np.ndarray, least: int = 1000) -> bool:
+    """Every transition frequency of the walk ``holders`` within Z binomial standard
+    errors of ``p`` (per row: the visits to the row's node; at least ``least`` each, for
+    the normal approximation); transitions outside ``p``'s support never happen."""
+    counts = np.zeros_like(p)
+    np.add.at(counts, (holders[:-1], holders[1:]), 1)
+    rows = counts.sum(axis=1, keepdims=True)
+    assert rows.min() > least  # enough visits for the normal approximation
+    se = np.sqrt(p * (1 - p) / rows)
+    return bool(np.all(np.abs(counts / rows - p) <= Z * se + 1e-12))
+
+
 @pytest.fixture
 def captured(monkeypatch):
     """The figures `netdp plot` saves (to measure their data ink): a spy on

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Z
+from conftest import Z, transitions_match
 
 from netdp import engine, make_config
 from netdp.core import seeding
@@ -157,17 +157,6 @@ def test_kernel_decides_every_boundary_as_the_oracle(graph, walk, tmp_path):
     assert wide.tolist() == expected
 
 
-def _frequencies_match(holders, p):
-    """Every transition frequency within Z standard errors of ``p`` (per row: the
-    visits to the row's node); transitions outside ``p``'s support never happen."""
-    counts = np.zeros_like(p)
-    np.add.at(counts, (holders[:-1], holders[1:]), 1)
-    rows = counts.sum(axis=1, keepdims=True)
-    assert rows.min() > 1000  # enough visits for the normal approximation
-    se = np.sqrt(p * (1 - p) / rows)
-    return bool(np.all(np.abs(counts / rows - p) <= Z * se + 1e-12))
-
-
 @pytest.mark.parametrize("graph", ["karate", "directed"])
 def test_lazy_transitions_match_its_matrix(graph, tmp_path):
     topo = GRAPHS[graph](tmp_path)
@@ -177,13 +166,13 @@ def test_lazy_transitions_match_its_matrix(graph, tmp_path):
     p = (np.eye(n) + adj / adj.sum(axis=1, keepdims=True)) / 2  # (I + D^-1 A) / 2
     assert np.allclose(_transition(topo, "lazy"), p)
     h = _trace("vector", topo, "lazy", 600_000, 1, seed=9, latency="1").holders[0]
-    assert _frequencies_match(h, p)
+    assert transitions_match(h, p)
     wrong = p.copy()  # planted: stay w.p. 0.4 instead of 1/2
     wrong -= np.diag(np.diag(p))
     wrong *= 0.6 / wrong.sum(axis=1, keepdims=True)
     wrong += 0.4 * np.eye(n)
-    assert not _frequencies_match(h, wrong)
-    assert not _frequencies_match(h, _transition(topo, "simple"))
+    assert not transitions_match(h, wrong)
+    assert not transitions_match(h, _transition(topo, "simple"))
 
 
 def _visit_z(topo, walk, tokens=2000, steps=100, seed=3):

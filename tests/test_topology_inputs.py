@@ -247,7 +247,7 @@ def test_a_generator_must_return_a_graph(tmp_path):
 
 def test_binary_files_are_refused(tmp_path):
     blob = bytes(range(256)) * 8
-    for name in ("edges.bin", "spec.toml"):
+    for name in ("edges.txt", "spec.toml"):
         path = tmp_path / name
         path.write_bytes(b"\x89PNG\r\n" + blob)
         refused("topology", rf"^topology: cannot read '{re.escape(str(path))}': not a UTF-8 "
@@ -256,6 +256,10 @@ def test_binary_files_are_refused(tmp_path):
     nul = tmp_path / "nul.txt"
     nul.write_bytes(b"0 1\n\x00\x00\x00\n")
     refused("topology", "not a UTF-8 text file", topology.build, str(nul))
+    unknown = tmp_path / "edges.bin"  # an extension of no graph format: --format says it
+    unknown.write_bytes(b"\x89PNG\r\n" + blob)
+    refused("format", r"^format: cannot tell the format of edges.bin from its extension "
+            r"'.bin': give --format graphml\|gml", topology.build, str(unknown))
 
 
 def test_unreadable_paths_are_refused(tmp_path):
@@ -278,7 +282,7 @@ def test_edge_lines_with_extra_columns_are_refused(tmp_path, line, cols):
     path = tmp_path / "edges.txt"
     path.write_text(f"# u v\n0 1\n{line}\n")
     refused("topology", rf"^topology: edges.txt line 3: expected 'u v' \(two columns\), "
-            rf"got {cols}: ", topology.build, str(path))
+            rf"got {cols} \(as line 2\)$", topology.build, str(path))
 
 
 def test_edge_list_comments_and_commas_still_work(tmp_path):
@@ -292,9 +296,10 @@ def test_edge_list_comments_and_commas_still_work(tmp_path):
 
 @pytest.mark.parametrize("spec", [5, None, 2.5, b"ring", ["ring"]])
 def test_topology_must_be_a_name_or_a_path(spec):
-    refused("topology", r"^topology: must be a name or a file path \(got ", topology.build,
-            spec)
-    refused("topology", "must be a name or a file path", topology.expected_size, spec, 10)
+    refused("topology", r"^topology: must be a name, a file path or a networkx graph \(got ",
+            topology.build, spec)
+    refused("topology", "must be a name, a file path or a networkx graph",
+            topology.expected_size, spec, 10)
 
 
 def test_topology_given_as_a_path_object(tmp_path):

@@ -26,6 +26,8 @@ CONVENTIONS = ("sound", "reference")
 SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 CLONE_BOUNDS = SHUFFLE_BOUNDS[:2]
 PROTOCOLS = ("walk", "gossip")
+#: Graph file formats (``--format``; :mod:`netdp.graphs.graph_files` reads them).
+GRAPH_FORMATS = ("graphml", "gml", "adjlist", "edgelist", "weighted-edgelist")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 
 S = TypeVar("S", bound=Section)
@@ -46,6 +48,11 @@ class SimulationConfig:
     the task; ``steps`` from ``nodes``; ``seed`` fresh from the OS; ``accountants`` as the
     task's default). ``accountants = ()`` skips pairwise tracking. The resolved values
     are recorded in every result.
+
+    ``graph`` holds a graph given from Python (a networkx graph, converted once by
+    :func:`netdp.tasks.make_config` into a :class:`netdp.graphs.topologies.Topology`);
+    ``topology`` then records it as ``networkx:NAME (n nodes, m edges, sha256 ...)``
+    (:func:`netdp.graphs.topologies.reference`), which is what the results show.
     """
 
     task: str = param("sum", "the computation (see the task table below)", group=RUN,
@@ -54,7 +61,9 @@ class SimulationConfig:
                           "time) or gossip (every node averages with its neighbours, "
                           "synchronously; --task sum or sgd)", choices=PROTOCOLS, group=RUN)
     topology: str = param("complete", "ring, complete, a named topology (list them with "
-                          "`netdp topologies`), an edge-list file or a TOML topology spec",
+                          "`netdp topologies`), a graph file (GraphML, GML, adjacency list, "
+                          "edge list 'u v' or weighted 'u v w') or a TOML topology spec; "
+                          "from Python, also a networkx graph",
                           group=RUN, metavar="NAME|FILE", expects="a name or a file path")
     nodes: int | None = param(None, "number of nodes", kind=int, low=2, short=("-n",),
                               metavar="N", group=RUN,
@@ -74,7 +83,17 @@ class SimulationConfig:
                       "graph: simple (uniform neighbour), lazy (stay w.p. 1/2, else a uniform "
                       "neighbour) or metropolis (uniform stationary law; auto takes it on "
                       "irregular undirected graphs)", choices=WALKS, group=RUN)
-    directed: bool = param(False, "edge-list files only: read edges as one-way", group=RUN)
+    directed: bool = param(False, "edge and adjacency lists only: read edges as one-way "
+                           "(GraphML and GML files say it themselves)", group=RUN)
+    graph_format: str | None = param(None, "the format of a --topology file", kind=str,
+                                     choices=GRAPH_FORMATS, flag="format", group=RUN,
+                                     default_text="from the extension: .graphml, .gml, "
+                                     ".adjlist; .edgelist, .txt, .csv or none: an edge list")
+    weight: str | None = param(None, "the edge attribute holding edge weights (GraphML, GML, "
+                               "a networkx graph); a weighted walk moves in proportion to "
+                               "the weights, weighted gossip averages with them (an edge "
+                               "list's weights are its third column)", kind=str,
+                               metavar="ATTR", group=RUN, default_text="unweighted")
     epsilon: float = param(1.0, "LDP level of one noisy contribution or report (sgd: the "
                            "target of every regime)", low=MIN_EPSILON, high=MAX_EPSILON,
                            short=("-e",), metavar="EPS", group=PRIVACY)
@@ -143,6 +162,7 @@ class SimulationConfig:
     runs: int = param(1, "independent runs of the walk and noise on the same data", low=1,
                       high=100_000, short=("-r",), metavar="R", group=OUTPUT)
     section: Section | None = None
+    graph: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name, spec, _ in params_of(self):
@@ -162,7 +182,10 @@ class SimulationConfig:
         :func:`netdp.tasks.make_config`)."""
         topology = self.topology
         check(bool(topology.strip()), "topology", "must name a topology or a file (got '')")
-        if self.directed and not _is_edge_list(topology):
+        if self.graph is not None:
+            check(not self.directed, "directed", "applies to edge and adjacency lists; a networkx "
+                  "graph is directed when it is a DiGraph")
+        elif self.directed and not _is_edge_list(topology):
             raise InputError("directed", f"applies to edge-list files only (the topology is "
                              f"{topology})")
         if self.coalition is not None:
@@ -208,8 +231,18 @@ class SimulationConfig:
         return {**out, **self.section.to_dict()}
 
     def replace(self, **changes: Any) -> SimulationConfig:
-        """A copy with some parameters changed (common or of the section; validated)."""
+        """A copy with some parameters changed (common or of the section; validated).
+
+        ``graph=`` sets the graph given from Python (with its ``topology`` record); a new
+        ``topology`` without it drops the one held."""
         assert self.section is not None
+        given = "graph" in changes
+        graph = changes.pop("graph", self.graph if "topology" not in changes
+                            or changes["topology"] == self.topology else None)
+        check(graph is None or given or changes.get("weight", self.weight)
+              == self.weight, "weight", "the graph given from Python was weighted when it was "
+              "given: give it again with its weight (make_config(config, topology=graph, "
+              "weight=...))")
         check("task" not in changes or changes["task"] == self.task, "task",
               "replace keeps the task; build a new config for another task")
         mine = {n for n, _, _ in params_of(self.section)}
@@ -219,7 +252,7 @@ class SimulationConfig:
         check(not unknown, unknown[0] if unknown else "", f"is not a parameter of task "
               f"{self.task!r}")
         section = dataclasses.replace(self.section, **own) if own else self.section
-        return dataclasses.replace(self, **common, section=section)
+        return dataclasses.replace(self, **common, section=section, graph=graph)
 
 
 _COMMON = tuple(name for name, _, _ in params_of(SimulationConfig))

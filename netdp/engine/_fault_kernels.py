@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from netdp.engine._kernels import graph_walk
+from netdp.engine._kernels import graph_walk, weighted_walk
 
 RING, COMPLETE, GRAPH = 0, 1, 2
 DONE, MORE, GROW, CRASHED, NO_COPY = 0, 1, 2, 3, 4
@@ -25,7 +25,7 @@ STEP, H, T, P_LOSS, P_DELAY, P_SKIP, NODE = 0, 1, 2, 3, 4, 5, 6  # the state vec
 
 
 @nb.njit(cache=True, nogil=True)
-def _route(kind, n, self_moves, indptr, indices, rule, h, u):
+def _route(kind, n, self_moves, indptr, indices, cum, rule, h, u):
     if kind == RING:
         return (h + 1) % n
     if kind == COMPLETE:
@@ -33,7 +33,10 @@ def _route(kind, n, self_moves, indptr, indices, rule, h, u):
             return int(u[0] * n)
         return (h + 1 + int(u[0] * (n - 1))) % n
     out = np.empty(1, np.int64)
-    graph_walk(indptr, indices, h, u.reshape(1, u.size), rule, out)
+    if cum.size:  # weighted: cum holds each row's cumulative weights
+        weighted_walk(indptr, indices, cum, h, u.reshape(1, u.size), rule, out)
+    else:
+        graph_walk(indptr, indices, h, u.reshape(1, u.size), rule, out)
     return out[0]
 
 
@@ -89,7 +92,7 @@ def _arrives(loss_p, loss_u, pl, churn, bounds, up0, crash, node, t):
 
 
 @nb.njit(cache=True, nogil=True)
-def walk(kind, n, self_moves, indptr, indices, rule, steps, walk_u, first_lat,
+def walk(kind, n, self_moves, indptr, indices, cum, rule, steps, walk_u, first_lat,
          loss_p, loss_u, fresh_lat, skip_u, skip, retries, timeout,
          churn, bounds, up0, crash, slow, state, counts, holders, times, reached):
     """Walk one token from ``state`` (step ``STEP``, holder ``H`` at time ``T``, the buffer
@@ -117,7 +120,7 @@ def walk(kind, n, self_moves, indptr, indices, rule, steps, walk_u, first_lat,
                 (skip and skip_u.shape[0] - ps < retries + 1):
             state[T] = t
             return MORE
-        nxt = _route(kind, n, self_moves, indptr, indices, rule, h, walk_u[i])
+        nxt = _route(kind, n, self_moves, indptr, indices, cum, rule, h, walk_u[i])
         first = first_lat[i] * slow[h]
         saved = counts.copy()
         # the hand-off
@@ -136,7 +139,8 @@ def walk(kind, n, self_moves, indptr, indices, rule, steps, walk_u, first_lat,
                     if up == 0:
                         counts[SKIPPED] += 1
                         sends += 1
-                        nxt = _route(kind, n, self_moves, indptr, indices, rule, h, skip_u[ps])
+                        nxt = _route(kind, n, self_moves, indptr, indices, cum, rule, h,
+                                     skip_u[ps])
                         ps += 1
                         if nxt == h:
                             arrival = send_t + first

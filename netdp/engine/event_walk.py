@@ -272,6 +272,7 @@ def run_compiled(router: Router, steps: int, walk_rngs: Sequence[np.random.Gener
     indptr = getattr(router, "_indptr", np.zeros(1, np.int64))
     indices = getattr(router, "_indices", np.zeros(1, np.int64))
     rule = getattr(router, "_rule", 0)
+    cum = getattr(router, "_cum", np.zeros(0))  # a weighted graph's cumulative weights
     holders = np.full((tokens, steps), -1, dtype=np.int64)
     times = np.full((tokens, steps), np.nan)
     counts = np.zeros(5, dtype=np.int64)
@@ -301,7 +302,7 @@ def run_compiled(router: Router, steps: int, walk_rngs: Sequence[np.random.Gener
         state = np.array([0.0, h, 0.0, 0, 0, 0, -1])
         while True:
             churn, bounds, up0, crash, slow = nodes.arrays()
-            status = fk.walk(kind, topo.n, bool(topo.self_moves), indptr, indices, rule,
+            status = fk.walk(kind, topo.n, bool(topo.self_moves), indptr, indices, cum, rule,
                              steps, walk_u, first, cfg.loss.p, loss_u, fresh_lat, skip_u,
                              cfg.on_loss == "skip", cfg.retries, cfg.timeout, churn, bounds,
                              up0, crash, slow, state, counts, holders[k], times[k], reached)

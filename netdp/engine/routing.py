@@ -27,7 +27,9 @@ class Router:
     topology
         The graph.
     walk
-        ``simple`` (uniform out-neighbour), ``lazy`` (graphs only) or ``metropolis``.
+        ``simple`` (uniform out-neighbour), ``lazy`` (graphs only) or ``metropolis``; on a
+        weighted graph a neighbour in proportion to its edge's weight
+        (:func:`netdp.engine._kernels.weighted_walk`).
     """
 
     def __init__(self, topology: Topology, walk: Walk = "simple") -> None:
@@ -51,7 +53,11 @@ class Router:
         if walk not in _kernels.RULES:
             raise InputError("walk", f"must be simple, lazy or metropolis (got {walk!r})")
         self._rule = _kernels.RULES[walk]
-        self._kernel = _kernels.graph_walk
+        self._kernel, self._weighted = _kernels.graph_walk, _kernels.weighted_walk
+        self._cum = np.zeros(0)  # no weights
+        if topology.weights is not None:  # a neighbour in proportion to its edge's weight
+            self._cum = _kernels.row_cumsum(self._indptr,
+                                            np.ascontiguousarray(topology.weights, float))
         self.width = 1 if walk == "simple" else 2
 
     def start(self, rng: np.random.Generator) -> int:
@@ -78,5 +84,8 @@ class Router:
         if u.shape[1] != self.width:
             raise ValueError(f"{self.walk} walk needs {self.width} uniform(s) per hop "
                              f"(got shape {u.shape})")
-        return self._kernel(self._indptr, self._indices, int(current), u, self._rule,
-                            np.empty(m, dtype=self.dtype))
+        out = np.empty(m, dtype=self.dtype)
+        if self._cum.size:
+            return self._weighted(self._indptr, self._indices, self._cum, int(current), u,
+                                  self._rule, out)
+        return self._kernel(self._indptr, self._indices, int(current), u, self._rule, out)

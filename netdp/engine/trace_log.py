@@ -1,7 +1,7 @@
 """A deployment's log of a run: one line per hop of a walk, or per message of gossip.
 
 What ``netdp simulate --trace-out`` writes and ``netdp account`` reads (the format, the
-checks and the repairs: ``docs/your-network-log.md``)::
+checks and the repairs: ``docs/your-network.md``)::
 
     # netdp trace log 1
     # protocol = "walk"

@@ -111,7 +111,17 @@ def metropolis(topology: Topology) -> sparse.csr_array:
 
     ``W_uv = 1 / (1 + max(d_u, d_v))`` on every edge, the diagonal completing each row to 1.
     Symmetric, doubly stochastic, nonnegative (Muffliato §3 uses it for arbitrary graphs).
+
+    On a weighted graph (edge weights ``w``, weighted degrees ``d_u = Σ_{v≠u} w_uv``, mean
+    edge weight ``w̄``): ``W_uv = w_uv / (w̄ + max(d_u, d_v))``. The ``1`` of the unweighted
+    rule is one mean edge, so unit weights give the matrix above, scaling every weight
+    changes nothing, and the diagonal stays ``>= w̄ / (w̄ + d_u) > 0``.
     """
+    if topology.weights is not None:
+        rows, cols, w = _weighted_edges(topology)
+        deg = np.bincount(rows, weights=w, minlength=topology.n)
+        weights = w / (w.mean() + np.maximum(deg[rows], deg[cols]))
+        return _with_diagonal(rows, cols, weights, topology.n)
     adj = adjacency(topology)
     deg = np.asarray(adj.sum(axis=1)).ravel()
     rows, cols = adj.nonzero()
@@ -123,11 +133,27 @@ def lazy(topology: Topology) -> sparse.csr_array:
     """Lazy uniform gossip matrix: ``W_uv = 1 / (2 d_max)`` on edges, diagonal completing.
 
     Symmetric, doubly stochastic, diagonal ``>= 1/2`` (so every eigenvalue is ``>= 0``).
+    Weighted: ``W_uv = w_uv / (2 d_max)``, ``d_max`` the largest weighted degree.
     """
+    if topology.weights is not None:
+        rows, cols, w = _weighted_edges(topology)
+        d_max = float(np.bincount(rows, weights=w, minlength=topology.n).max())
+        return _with_diagonal(rows, cols, 0.5 * w / d_max, topology.n)
     adj = adjacency(topology)
     d_max = float(np.asarray(adj.sum(axis=1)).max())
     rows, cols = adj.nonzero()
     return _with_diagonal(rows, cols, np.full(len(rows), 0.5 / d_max), topology.n)
+
+
+def _weighted_edges(topology: Topology) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, cols, weights)`` of a weighted gossip graph's edges, both directions,
+    self-loops left out (checked undirected by :func:`adjacency`)."""
+    adjacency(topology)
+    assert topology.indptr is not None and topology.weights is not None
+    rows = np.repeat(np.arange(topology.n), np.diff(topology.indptr))
+    cols = np.asarray(topology.indices)
+    off = rows != cols
+    return rows[off], cols[off], np.asarray(topology.weights, dtype=float)[off]
 
 
 def _with_diagonal(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray,
@@ -305,11 +331,12 @@ def chebyshev_gamma(gap: float) -> float:
 
 def vertex_transitive(topology: Topology) -> bool:
     """Whether a topology is known to be vertex-transitive (conservative: the complete
-    graph and the named hypercube; ``False`` otherwise, even where it is)."""
+    graph and the named hypercube; ``False`` otherwise, even where it is, and for any
+    weighted graph)."""
     if topology.kind == "complete":
         return True
     return topology.kind == "graph" and topology.name in TRANSITIVE_NAMES and \
-        topology.is_regular and not topology.directed
+        topology.is_regular and not topology.directed and topology.weights is None
 
 
 def hop_distances(adj: sparse.csr_array, nodes: Any) -> np.ndarray:

@@ -15,7 +15,13 @@ Sizes are checked before anything is built (:func:`expected_size`, :func:`check_
   Barabasi-Albert graphs), so a graph at the limits peaks near 7-8 GiB: two sweep
   workers each building one fit in 24 GiB;
 - networkx's G(n, p) draws a coin for every pair of nodes (about 55 ns a pair), so
-  ``erdos_renyi_graph`` and its aliases are limited to :data:`MAX_GNP_PAIRS` pairs.
+  ``erdos_renyi_graph`` and its aliases are limited to :data:`MAX_GNP_PAIRS` pairs;
+- a graph file is counted before it is read (:func:`netdp.graphs.graph_files.count`),
+  and GraphML and GML files, parsed whole, are limited in bytes.
+
+A graph of your own comes as a networkx object (:func:`from_networkx`, weighted by an
+edge attribute; a config records it with :func:`reference`) or as a file in one of
+:data:`netdp.graphs.graph_files.FORMATS` (:func:`read_file`).
 
 A topology spec (``topologies/*.toml``, or a ``.toml`` file given as ``--topology``) has
 the keys ``description`` (text), ``generator`` (a function of ``networkx.generators``),
@@ -28,10 +34,10 @@ booleans, or arithmetic expressions in ``n``, see :func:`evaluate`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -40,16 +46,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
-from netdp.graphs import generators
+from netdp.graphs import generators, graph_files
 from netdp.graphs.generators import (
     check_nodes,
     check_plan,
     generate,
     limits,
     make_plan,
-    not_text,
     read_spec,
 )
+from netdp.graphs.graph_files import check_weights, graph_name, is_graph_object
 from netdp.graphs.walk_kind import KINDS, WalkKind, transition_matrix
 
 if TYPE_CHECKING:
@@ -63,7 +69,8 @@ BUILTIN = ("ring", "complete")
 
 
 _NAME = re.compile(r"[A-Za-z0-9_-]+")  # a named spec: no path separators, no dots
-_MAX_LINE = 1 << 16  # characters in one edge-list line
+#: How a config names a graph given from Python (:func:`reference`).
+NETWORKX = "networkx:"
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +93,12 @@ class Topology:
         Whether edges are one-way.
     labels
         ``graph`` only: the original node labels, in the order of ``0..n-1``.
+    weights
+        ``graph`` only: the weight of each edge, aligned with ``indices`` (finite, > 0);
+        ``None``: unweighted (every weight alike). A walk moves to a neighbour with
+        probability proportional to its edge's weight (:func:`netdp.graphs.walk_kind.
+        transition_matrix`), gossip weighs its averages by them
+        (:func:`netdp.graphs.gossip_matrix.metropolis`).
     """
 
     kind: Kind
@@ -96,7 +109,8 @@ class Topology:
     indices: np.ndarray | None = None
     directed: bool = False
     labels: tuple = field(default=(), repr=False)
-    _transitions: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    weights: np.ndarray | None = field(default=None, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def walk_kind(self) -> WalkKind:
@@ -109,12 +123,34 @@ class Topology:
         return self.walk_kind.degrees(self)
 
     @property
+    def strengths(self) -> np.ndarray:
+        """Weighted out-degree of every node (the sum of its edges' weights; the degree of
+        an unweighted graph), as floats."""
+        if self.weights is None:
+            return self.degrees.astype(float)
+        assert self.indptr is not None
+        rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
+        return np.bincount(rows, weights=self.weights, minlength=self.n)
+
+    @property
     def is_regular(self) -> bool:
-        """Whether every node has the same out-degree."""
+        """Whether every node has the same out-degree (weighted: the same strength, to
+        1e-12 relative), so that the simple walk's stationary law is uniform on an
+        undirected graph."""
         if self.walk_kind.implicit:  # no array of size n
             return True
+        if self.weights is not None:
+            s = self.strengths
+            return bool(s.max() - s.min() <= 1e-12 * s.max())
         d = self.degrees
         return bool(d.min() == d.max())
+
+    @property
+    def edge_count(self) -> int:
+        """Edges (arcs of a directed graph; an undirected self-loop counts one half)."""
+        if self.indptr is None:
+            return self.walk_kind.edges(self.n)
+        return int(self.indptr[-1]) // (1 if self.directed else 2)
 
     def describe(self) -> str:
         """One line for reports."""
@@ -123,9 +159,24 @@ class Topology:
     def transition(self, walk: str) -> sparse.csr_array:
         """The transition matrix of ``walk`` on this graph (rows sum to 1), built once
         (:func:`netdp.graphs.walk_kind.transition_matrix`)."""
-        if walk not in self._transitions:
-            self._transitions[walk] = transition_matrix(self, walk)
-        return self._transitions[walk]
+        if walk not in self._cache:
+            self._cache[walk] = transition_matrix(self, walk)
+        return self._cache[walk]
+
+    def digest(self) -> str:
+        """Hex sha256 of the graph: its kind, size, direction, CSR arrays, weights and
+        labels (two graphs with the same digest walk alike), computed once."""
+        if "digest" not in self._cache:
+            h = hashlib.sha256(f"netdp-graph 1 {self.kind} {self.n} {self.directed} "
+                               f"{self.self_moves}".encode())
+            for array in (self.indptr, self.indices):
+                if array is not None:
+                    h.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
+            h.update(b"unweighted" if self.weights is None else
+                     np.ascontiguousarray(self.weights, dtype=np.float64).tobytes())
+            h.update(repr(self.labels).encode())
+            self._cache["digest"] = h.hexdigest()
+        return self._cache["digest"]
 
 
 def ring(n: int) -> Topology:
@@ -138,16 +189,38 @@ def complete(n: int, self_moves: bool = True) -> Topology:
     return Topology("complete", check_nodes(n), "complete", self_moves=self_moves)
 
 
-def from_networkx(graph: nx.Graph, name: str = "graph") -> Topology:
-    """Convert a networkx graph (directed or not) and check that a walk can visit it all.
+def from_networkx(graph: nx.Graph, name: str | None = None,
+                  weight: str | None = None) -> Topology:
+    """A topology from a networkx graph (``Graph``, ``DiGraph`` or their multigraphs),
+    checked that a walk can visit it all.
 
-    Nodes are renumbered ``0..n-1`` in the graph's node order; the original labels are
-    kept in :attr:`Topology.labels`. Graphs beyond ``MAX_GRAPH_NODES`` nodes or
-    ``MAX_GRAPH_EDGES`` edges are refused.
+    Parameters
+    ----------
+    graph
+        The graph; its direction is the graph's own.
+    name
+        The topology's name in reports (default: the graph's ``name``, else ``graph``).
+    weight
+        The edge attribute that holds each edge's weight (finite, > 0, on every edge;
+        parallel edges of a multigraph add up); ``None``: unweighted. Weights that are
+        all alike are the unweighted graph (every walk and gossip rule is the same).
+
+    Nodes are renumbered ``0..n-1`` in the graph's node order; the original labels (any
+    hashable) are kept in :attr:`Topology.labels`. Graphs beyond ``MAX_GRAPH_NODES``
+    nodes or ``MAX_GRAPH_EDGES`` edges are refused. Self-loops are kept (the token may
+    stay).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> topo = from_networkx(nx.path_graph(["a", "b", "c"]))
+    >>> topo.n, topo.labels, topo.degrees.tolist()
+    (3, ('a', 'b', 'c'), [1, 2, 1])
     """
     import networkx as nx
     from scipy import sparse
 
+    name = graph_name(graph) if name is None else name
     check(isinstance(graph, nx.Graph), "topology",
           f"{name}: expected a networkx graph (got {type(graph).__name__})")
     n = graph.number_of_nodes()
@@ -156,31 +229,47 @@ def from_networkx(graph: nx.Graph, name: str = "graph") -> Topology:
     check(n <= generators.MAX_GRAPH_NODES and m <= generators.MAX_GRAPH_EDGES, "topology",
           f"{name} has {n} nodes and {m} edges; {limits()}")
     labels = tuple(graph.nodes)
-    adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=None, format="csr")
-    adj = sparse.csr_array((np.ones_like(adj.data, dtype=np.int8), adj.indices, adj.indptr),
-                           shape=adj.shape)
+    weights = None
+    if weight is None:
+        adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=None, format="csr")
+        adj = sparse.csr_array((np.ones_like(adj.data, dtype=np.int8), adj.indices,
+                                adj.indptr), shape=adj.shape)
+    else:
+        check_weights(graph, weight, name)
+        adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=weight, dtype=float,
+                                       format="csr")
     adj.sort_indices()
+    if weight is not None and adj.nnz and np.any(adj.data != adj.data[0]):
+        weights = np.ascontiguousarray(adj.data, dtype=np.float64)
     topo = Topology("graph", n, name, indptr=adj.indptr.astype(np.int64),
                     indices=adj.indices.astype(np.int64), directed=graph.is_directed(),
-                    labels=labels)
+                    labels=labels, weights=weights)
     _check_connected(topo, adj)
     return topo
 
 
+def reference(topology: Topology) -> str:
+    """How a config records a graph given from Python: ``networkx:NAME (n nodes, m edges,
+    ..., sha256 PREFIX)``, the prefix of :meth:`Topology.digest` (a networkx object is not
+    TOML; :func:`build` refuses the text and asks for the object)."""
+    what = [f"{topology.n} nodes", f"{topology.edge_count} edges"]
+    what += ["directed"] * topology.directed + ["weighted"] * (topology.weights is not None)
+    return f"{NETWORKX}{topology.name} ({', '.join(what)}, sha256 {topology.digest()[:16]})"
+
+
 def read_edgelist(path: str | Path, directed: bool = False) -> Topology:
-    """Read a whitespace- or comma-separated edge list (``u v`` per line, ``#`` comments).
+    """Read an edge list: ``u v`` per line, or ``u v w`` (a weight) on every line
+    (:mod:`netdp.graphs.graph_files`)."""
+    return read_file(Path(path), "edgelist", directed)
 
-    Every non-blank line holds exactly two labels (integers or names); a line with another
-    number of columns (a weight, say) is refused with its line number.
-    """
-    import networkx as nx
 
-    path = Path(path)
-    graph = nx.DiGraph() if directed else nx.Graph()
-    for lineno, u, v in _edge_lines(path):
-        graph.add_edge(u, v)
-        _check_edgelist_nodes(path, lineno, graph.number_of_nodes())
-    return from_networkx(graph, name=path.name)
+def read_file(path: Path, fmt: str, directed: bool = False,
+              weight: str | None = None) -> Topology:
+    """The topology of a graph file in ``fmt`` (:data:`~netdp.graphs.graph_files.FORMATS`):
+    GraphML and GML weighted by their edge attribute ``weight``, an edge list by its third
+    column."""
+    graph, weight = graph_files.read(path, fmt, directed, weight)
+    return from_networkx(graph, name=path.name, weight=weight)
 
 
 def available() -> dict[str, str]:
@@ -195,68 +284,84 @@ def available() -> dict[str, str]:
     return names
 
 
-def build(spec: str, n: int | None = None, *, self_moves: bool = True,
-          directed: bool = False, seed: np.random.SeedSequence | int | None = None) -> Topology:
-    """Build a topology from a CLI-style spec.
+def build(spec: Any, n: int | None = None, *, self_moves: bool = True,
+          directed: bool = False, seed: np.random.SeedSequence | int | None = None,
+          weight: str | None = None, fmt: str | None = None) -> Topology:
+    """Build a topology from a CLI-style spec, or from a graph given from Python.
 
     Parameters
     ----------
     spec
-        ``ring``, ``complete``, a named spec (see :func:`available`), a TOML spec file, or
-        an edge-list file.
+        ``ring``, ``complete``, a named spec (see :func:`available`), a TOML spec file, a
+        graph file (:mod:`netdp.graphs.graph_files`), a networkx graph
+        (:func:`from_networkx`) or a :class:`Topology` (returned as it is).
     n
         Number of nodes; ``None`` takes the spec's default (or the fixed size of a real
-        graph).
+        graph, a file or an object).
     self_moves
         Complete graph: allow forwarding to oneself.
     directed
-        Edge-list files: read edges as one-way.
+        Edge and adjacency lists: read edges as one-way.
     seed
         Seeds random generators (Erdos-Renyi, ...).
+    weight
+        GraphML, GML and networkx graphs: the edge attribute holding the weights.
+    fmt
+        Graph files: the format (:data:`~netdp.graphs.graph_files.FORMATS`; default: from
+        the file's extension).
 
     Raises
     ------
     InputError
         For a bad spec or n, before building anything too large (see :func:`check_size`).
     """
+    if isinstance(spec, Topology) or is_graph_object(spec):
+        n = None if n is None else check_nodes(n)
+        _check_object_options(spec, directed, fmt)
+        topo = spec if isinstance(spec, Topology) else from_networkx(spec, weight=weight)
+        _check_own_size(topo.name, topo.n, n)
+        return topo
     kind, where = _resolve(spec)
     n = None if n is None else check_nodes(n)
+    fmt = _check_options(spec, kind, where, weight, fmt, directed)
     if kind == "ring":
         return ring(100 if n is None else n)
     if kind == "complete":
         return complete(100 if n is None else n, self_moves=self_moves)
     if kind == "file":
-        assert isinstance(where, Path)
-        topo = read_edgelist(where, directed=directed)
-        check(n is None or n == topo.n, "nodes",
-              f"{where.name} has {topo.n} nodes; omit --nodes or pass --nodes {topo.n}")
+        assert isinstance(where, Path) and fmt is not None
+        topo = read_file(where, fmt, directed=directed, weight=weight)
+        _check_own_size(where.name, topo.n, n)
         return topo
     assert isinstance(where, tuple)  # kind == "spec"
     plan = make_plan(*where, n)
     check_plan(plan)
     graph = generate(plan, seed)
     if plan.n is None:  # a real graph of its own size
-        size = graph.number_of_nodes()
-        check(n is None or n == size, "nodes",
-              f"{plan.name} has {size} nodes; omit --nodes or pass --nodes {size}")
+        _check_own_size(plan.name, graph.number_of_nodes(), n)
     return from_networkx(graph, name=plan.name)
 
 
-def expected_size(spec: str, n: int | None = None) -> tuple[int, int | None]:
+def expected_size(spec: Any, n: int | None = None, *,
+                  fmt: str | None = None) -> tuple[int, int | None]:
     """Nodes and (expected) edges of ``build(spec, n)``, without building it.
 
     Edges are undirected edges (arcs for directed graphs), the expectation for random
     generators, and ``None`` where no formula is known (a TOML spec naming another
     generator). The ring counts its n arcs and the complete graph its n(n-1)/2 edges,
     though neither is stored. Fixed-size real graphs are small and are built to be
-    counted; an edge-list file is read once (no graph), counting its distinct labels and
-    its edge lines, and refused past the limits.
+    counted; a graph file is read once (no graph), counting its distinct labels and its
+    edges, and refused past the limits (:func:`netdp.graphs.graph_files.count`).
 
     Raises
     ------
     InputError
         For a spec or n that :func:`build` refuses whatever the limits.
     """
+    if isinstance(spec, Topology):
+        return spec.n, spec.edge_count
+    if is_graph_object(spec):
+        return spec.number_of_nodes(), spec.number_of_edges()
     kind, where = _resolve(spec)
     n = None if n is None else check_nodes(n)
     if kind in BUILTIN:
@@ -264,7 +369,7 @@ def expected_size(spec: str, n: int | None = None) -> tuple[int, int | None]:
         return n, KINDS[kind].edges(n)
     if kind == "file":
         assert isinstance(where, Path)
-        return _count_edgelist(where)
+        return graph_files.count(where, graph_files.file_format(where, fmt))
     assert isinstance(where, tuple)  # kind == "spec"
     plan = make_plan(*where, n)
     if plan.n is None:
@@ -273,29 +378,64 @@ def expected_size(spec: str, n: int | None = None) -> tuple[int, int | None]:
     return plan.n, plan.edges
 
 
-def check_size(spec: str, n: int | None = None) -> None:
-    """Raise the :class:`InputError` that ``build(spec, n)`` would raise before building.
+def check_size(spec: Any, n: int | None = None, *, weight: str | None = None,
+               fmt: str | None = None, directed: bool = False) -> None:
+    """Raise the :class:`InputError` that ``build(spec, n, ...)`` would raise before
+    building.
 
-    Checks the spec, n, the size against ``MAX_GRAPH_NODES`` and
-    ``MAX_GRAPH_EDGES`` and the generator's parameters against n, as a sweep may do
-    for every grid point up front. Builds nothing large (see :func:`expected_size`); the
-    connectivity of random graphs is only known once built.
+    Checks the spec, n, the options (``weight``, ``fmt``, ``directed``) against it, the
+    size against ``MAX_GRAPH_NODES`` and ``MAX_GRAPH_EDGES`` and the generator's
+    parameters against n, as a sweep may do for every grid point up front. Builds nothing
+    large (see :func:`expected_size`); the connectivity of random graphs, and a file's
+    content beyond its size, are only known once built.
     """
+    if isinstance(spec, Topology) or is_graph_object(spec):
+        n = None if n is None else check_nodes(n)
+        _check_object_options(spec, directed, fmt)
+        nodes = expected_size(spec)[0]
+        _check_own_size(getattr(spec, "name", "") or "the graph", nodes, n)
+        return
     kind, where = _resolve(spec)
     n = None if n is None else check_nodes(n)
+    fmt = _check_options(spec, kind, where, weight, fmt, directed)
     if kind == "file":
-        assert isinstance(where, Path)
-        size = _count_edgelist(where)[0]
-        check(n is None or n == size, "nodes",
-              f"{where.name} has {size} nodes; omit --nodes or pass --nodes {size}")
+        assert isinstance(where, Path) and fmt is not None
+        _check_own_size(where.name, graph_files.count(where, fmt)[0], n)
     elif kind == "spec":
         assert isinstance(where, tuple)
         plan = make_plan(*where, n)
         check_plan(plan)
         if plan.n is None and n is not None:
-            size = expected_size(spec)[0]
-            check(n == size, "nodes",
-                  f"{plan.name} has {size} nodes; omit --nodes or pass --nodes {size}")
+            _check_own_size(plan.name, expected_size(spec)[0], n)
+
+
+def _check_own_size(name: str, size: int, n: int | None) -> None:
+    """A graph of its own size: ``--nodes``, if given, must be it."""
+    check(n is None or n == size, "nodes",
+          f"{name} has {size} nodes; omit --nodes or pass --nodes {size}")
+
+
+def _check_options(spec: Any, kind: str, where: Any, weight: str | None, fmt: str | None,
+                   directed: bool) -> str | None:
+    """Refuse the file options on what is no file; a file's format (checked against
+    ``weight`` and ``directed``), else ``None``."""
+    if kind != "file":
+        check(weight is None, "weight", f"applies to graph files (GraphML, GML) and networkx "
+              f"graphs; {shorten(str(spec))} has no weights")
+        check(fmt is None, "format", f"applies to topology files; {shorten(str(spec))} is "
+              "a named topology")
+        return None
+    assert isinstance(where, Path)
+    fmt = graph_files.file_format(where, fmt)
+    graph_files.check_options(where, fmt, weight, directed)
+    return fmt
+
+
+def _check_object_options(spec: Any, directed: bool, fmt: str | None) -> None:
+    check(not directed, "directed", "applies to edge and adjacency lists; a networkx graph is "
+          "directed when it is a DiGraph")
+    check(fmt is None, "format", "applies to topology files, not to a graph given from "
+          "Python")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -328,13 +468,6 @@ def _name(topo: Topology, u: int) -> str:
     return repr(topo.labels[u]) if topo.labels else str(u)
 
 
-def _label(text: str) -> int | str:
-    try:
-        return int(text)
-    except ValueError:
-        return text
-
-
 def _spec_dir() -> Traversable:
     """The named specs: package data when installed, ``topologies/`` in a source tree."""
     try:
@@ -355,10 +488,14 @@ def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if not isinstance(spec, str):
-        raise InputError("topology",
-                         f"must be a name or a file path (got {shorten(repr(spec))})")
+        raise InputError("topology", f"must be a name, a file path or a networkx graph "
+                         f"(got {shorten(repr(spec))})")
     if spec in BUILTIN:
         return spec, None
+    if spec.startswith(NETWORKX):
+        raise InputError("topology", f"{shorten(repr(spec), 120)} records a graph given "
+                         "from Python; pass the networkx graph itself: "
+                         "netdp.simulate({'topology': graph, ...})")
     if len(spec) <= 100 and _NAME.fullmatch(spec):
         named = _spec_dir() / f"{spec}.toml"
         if named.is_file():
@@ -376,69 +513,14 @@ def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
         if spec and (Path(spec).suffix or "/" in spec or os.sep in spec):
             raise InputError("topology", f"cannot read {shown}: no such file")
         raise InputError("topology", f"unknown topology {shown}; choose one of "
-                         f"{', '.join(available())}, or give an edge-list / TOML file")
+                         f"{', '.join(available())}, or give a graph file (GraphML, GML, "
+                         "adjacency or edge list) or a TOML spec")
     check(not stat.S_ISDIR(mode), "topology", f"cannot read {shown}: it is a directory")
     check(stat.S_ISREG(mode), "topology", f"cannot read {shown}: not a regular file")
     path = Path(spec)
     if path.suffix == ".toml":
         return "spec", (path, path.stem, path.name, False)
     return "file", path
-
-
-def _edge_lines(path: Path) -> Iterator[tuple[int, int | str, int | str]]:
-    """``(line number, u, v)`` for every edge line of an edge-list file, checked."""
-    try:
-        handle = path.open(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError("topology", f"cannot read edge list {shorten(repr(str(path)), 200)}: "
-                         f"{exc.strerror}") from None
-    count = 0
-    with handle:
-        lineno = 0
-        while True:
-            try:
-                line = handle.readline(_MAX_LINE)
-            except UnicodeDecodeError:
-                raise not_text(path) from None
-            except OSError as exc:
-                raise InputError("topology", f"cannot read edge list "
-                                 f"{shorten(repr(str(path)), 200)}: {exc.strerror}") from None
-            if not line:
-                return
-            lineno += 1
-            if "\x00" in line:
-                raise not_text(path)
-            check(len(line) < _MAX_LINE or line.endswith("\n"), "topology",
-                  f"{path.name} line {lineno}: longer than {_MAX_LINE} characters")
-            body = line.split("#", 1)[0].replace(",", " ").strip()
-            if not body:
-                continue
-            parts = body.split()
-            check(len(parts) == 2, "topology",
-                  f"{path.name} line {lineno}: expected 'u v' (two columns), "
-                  f"got {len(parts)}: {shorten(body)!r}")
-            count += 1
-            check(count <= generators.MAX_GRAPH_EDGES, "topology",
-                  f"{path.name} holds more than {generators.MAX_GRAPH_EDGES} edges "
-                  f"(line {lineno}); {limits()}")
-            yield lineno, _label(parts[0]), _label(parts[1])
-
-
-def _check_edgelist_nodes(path: Path, lineno: int, nodes: int) -> None:
-    check(nodes <= generators.MAX_GRAPH_NODES, "topology",
-          f"{path.name} holds more than {generators.MAX_GRAPH_NODES} nodes "
-          f"(line {lineno}); {limits()}")
-
-
-def _count_edgelist(path: Path) -> tuple[int, int]:
-    """Distinct labels and edge lines of an edge-list file, read once without a graph."""
-    labels: set = set()
-    edges = 0
-    for lineno, u, v in _edge_lines(path):
-        labels.update((u, v))
-        edges += 1
-        _check_edgelist_nodes(path, lineno, len(labels))
-    return len(labels), edges
 
 
 # --------------------------------------------------------------------------- generators

@@ -49,6 +49,8 @@ class Topology(Protocol):
     def indices(self) -> np.ndarray | None: ...
     @property
     def is_regular(self) -> bool: ...
+    @property
+    def weights(self) -> np.ndarray | None: ...
 
 Walk = Literal["simple", "metropolis", "lazy"]
 #: The walk rules on an explicit graph (``auto`` picks one).
@@ -62,7 +64,10 @@ def resolve_walk(topology: Topology, walk: str = "auto") -> Walk:
     ``min(1, d_u / d_w)`` (else stays), so every step's holder is uniform when the start
     is: summation estimates stay unbiased on irregular graphs. It needs undirected edges;
     on regular graphs it is the simple walk. ``lazy`` stays with probability 1/2, else
-    moves to a uniform neighbour (any graph; ``auto`` never picks it).
+    moves to a uniform neighbour (any graph; ``auto`` never picks it). On a weighted
+    graph "uniform neighbour" reads "a neighbour with probability proportional to its
+    edge's weight" and ``d`` the weighted degree (:func:`transition_matrix`); ``auto``
+    takes the simple walk where the weighted degrees are all alike.
     """
     if walk == "auto":
         return "simple" if topology.directed or topology.is_regular else "metropolis"
@@ -237,8 +242,9 @@ class Graph(WalkKind):
     def describe(self, topology: Topology) -> str:
         assert topology.indptr is not None
         m = int(topology.indptr[-1]) // (1 if topology.directed else 2)
+        weighted = ", weighted" if topology.weights is not None else ""
         return (f"{topology.name} ({'directed, ' if topology.directed else ''}n={topology.n}, "
-                f"{m} edges)")
+                f"{m} edges{weighted})")
 
 
 #: The kinds by name.
@@ -252,7 +258,14 @@ def kind_of(topology: str) -> WalkKind:
 
 
 def transition_matrix(topology: Topology, walk: str) -> sparse.csr_array:
-    """The walk's transition matrix ``P`` (rows sum to 1) as a sparse array."""
+    """The walk's transition matrix ``P`` (rows sum to 1) as a sparse array.
+
+    On an explicit graph with edge weights ``w`` (unweighted: all 1) and weighted degrees
+    ``d_u = Σ_v w_uv``: ``simple`` ``P_uv = w_uv / d_u``; ``lazy`` ``(I + P_simple) / 2``;
+    ``metropolis`` ``P_uv = w_uv / max(d_u, d_v)`` off the diagonal, the rest of each row on
+    it (a proposal ``∝ w_uv`` accepted with probability ``min(1, d_u / d_v)``: ``P`` is
+    symmetric, so its stationary law is uniform).
+    """
     from scipy import sparse
 
     if walk not in WALK_RULES:
@@ -269,14 +282,19 @@ def transition_matrix(topology: Topology, walk: str) -> sparse.csr_array:
         step = sparse.csr_array((np.ones(n), (np.arange(n), nxt)), shape=(n, n))
         return 0.5 * (sparse.eye_array(n, format="csr") + step) if walk == "lazy" else step
     assert topology.indptr is not None and topology.indices is not None
-    deg = np.diff(topology.indptr).astype(float)
     rows = np.repeat(np.arange(n), np.diff(topology.indptr))
     cols = topology.indices
+    if topology.weights is None:
+        deg = np.diff(topology.indptr).astype(float)
+        edge: Any = 1.0
+    else:
+        edge = topology.weights
+        deg = np.bincount(rows, weights=edge, minlength=n)
     if walk == "metropolis":
-        weight = 1.0 / np.maximum(deg[rows], deg[cols])
+        weight = edge / np.maximum(deg[rows], deg[cols])
         adj = sparse.csr_array((weight, (rows, cols)), shape=(n, n))
         stay = 1.0 - np.asarray(adj.sum(axis=1)).ravel()
         return (adj + sparse.diags_array(stay)).tocsr()
-    adj = sparse.csr_array((1.0 / deg[rows], (rows, cols)), shape=(n, n))
+    adj = sparse.csr_array((edge / deg[rows], (rows, cols)), shape=(n, n))
     return (0.5 * (sparse.eye_array(n, format="csr") + adj)).tocsr() if walk == "lazy" \
         else adj

@@ -18,6 +18,7 @@ import numpy as np
 
 from netdp.core.jsonable import jsonable
 from netdp.core.simulation_config import SimulationConfig
+from netdp.graphs.graph_record import graph_record
 from netdp.graphs.walk_kind import kind_of
 
 #: The quantiles of the pairwise losses every privacy summary reports.
@@ -179,7 +180,8 @@ class Report:
     sections
         Task-specific top-level objects of the JSON result (sgd: dataset, model, curves).
     pairs
-        The ``n x n`` pairwise matrix when asked for (not part of the JSON).
+        The ``n x n`` pairwise matrix when asked for (not part of the JSON); row and column
+        ``i`` are node ``labels[i]``.
     outcomes
         The task's outcome of each run, for a closer look (not part of the JSON).
     process
@@ -213,6 +215,12 @@ class Report:
         return self.config.seed
 
     @property
+    def labels(self) -> Sequence[Any]:
+        """The node of each id ``0..n-1``, as the user named it (a graph file's or a
+        networkx graph's labels; the ids themselves on the ring and complete graph)."""
+        return self.topology.labels or range(self.topology.n)
+
+    @property
     def hops(self) -> int:
         """Contributions over all runs and tokens."""
         return int(sum(r.hops for r in self.runs))
@@ -227,6 +235,9 @@ class Report:
         out: dict[str, Any] = {"schema": self.schema, "version": self.version,
                                "seed": self.seed, "config": self.config.to_dict(),
                                "engine": self.engine, "topology": self.topology.describe()}
+        graph = graph_record(self.topology)
+        if graph is not None:
+            out["graph"] = graph
         if self.mechanism is not None:
             out["mechanism"] = dict(self.mechanism)
         out.update(self.sections)

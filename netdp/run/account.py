@@ -7,7 +7,7 @@
 The tracker is the task's own (:meth:`netdp.tasks.base.Task.tracker`), fed the log's
 traces in place of the engine's. A log says who held the token (who sent to whom), not
 what they added: the report has no utility. The format, the checks and the repairs are in
-:mod:`netdp.engine.trace_log` and ``docs/your-network-log.md``.
+:mod:`netdp.engine.trace_log` and ``docs/your-network.md``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from netdp.core.errors import InputError
 from netdp.graphs.topologies import check_size, expected_size
 from netdp.graphs.walk_kind import kind_of
 from netdp.tasks.base import footprint
+from netdp.tasks.preparation import topology_source
 
 if TYPE_CHECKING:
     from netdp.core.simulation_config import SimulationConfig
@@ -60,7 +61,7 @@ def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
         n = task.default_nodes
         if not kind.implicit:
 
-            n = expected_size(config.topology, None)[0]
+            n = expected_size(topology_source(config), None, fmt=config.graph_format)[0]
     steps = kind.steps_per_token(n=n, rounds=config.rounds, steps=config.steps,
                                  steps_per_node=task.steps_per_node)
     return n, steps
@@ -71,7 +72,9 @@ def check_footprint(task: Task, config: SimulationConfig) -> None:
     n, steps = planned_size(task, config)
     if not kind_of(config.topology).implicit:
 
-        check_size(config.topology, config.nodes)  # the graph's own limits, named first
+        check_size(topology_source(config), config.nodes, weight=None if config.graph
+                   is not None else config.weight, fmt=config.graph_format,
+                   directed=config.directed)  # the graph's own limits, named first
     parts = footprint(task, config, n, steps)
     total = sum(size for size, _ in parts.values())
     limit = memory_limit()

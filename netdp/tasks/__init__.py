@@ -15,6 +15,7 @@ from netdp.core.errors import InputError, check
 from netdp.core.params import Section, coerce, params_of
 from netdp.core.simulation_config import SimulationConfig, common_fields
 from netdp.engine import check_config
+from netdp.graphs.topologies import Topology, from_networkx, is_graph_object, reference
 from netdp.graphs.walk_kind import kind_of
 from netdp.tasks.base import Task, accountants_of, attacks_of
 from netdp.tasks.fraction import FractionTask
@@ -83,12 +84,28 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     ``_`` for ``-`` (``-`` is accepted too, and ``range = [LOW, HIGH]``). A key of another
     task's section is refused, naming the task it belongs to; an unknown key is refused,
     listing the allowed ones.
+
+    ``topology`` may be a networkx graph (its weights from the edge attribute ``weight``,
+    if given): it is converted and checked once (:func:`netdp.graphs.topologies.
+    from_networkx`), held in the config's ``graph``, and recorded in ``topology`` as
+    ``networkx:NAME (n nodes, m edges, sha256 ...)``.
     """
     if isinstance(params, SimulationConfig):
-        return params.replace(**more) if more else params
+        if not more:
+            return params
+        graph = more.get("topology")
+        if is_graph_object(graph):
+            given = _graph(graph, more.get("weight", params.weight))
+            return params.replace(**{**more, "topology": reference(given), "graph": given})
+        return params.replace(**more)
     check(params is None or isinstance(params, Mapping), "config", f"expected a mapping of "
           f"parameters (got {type(params).__name__})")
     data = flat_params({**(params or {}), **more})
+    graph = data.get("topology")
+    topo: Topology | None = None
+    if is_graph_object(graph):
+        topo = _graph(graph, data.get("weight"))
+        data["topology"] = reference(topo)
     task = get_task(data.get("task", "sum"), data.get("protocol", "walk"))
     for name, spec in aliases(task).items():  # a flag's name as a key: accountant, compare
         if name in data:
@@ -110,7 +127,7 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
                                        if k in own})
     common_specs = {name: spec for name, spec, _ in params_of(SimulationConfig)}
     values = {k: coerce(common_specs[k], v) for k, v in data.items() if k in common}
-    config = SimulationConfig(**values, section=section)
+    config = SimulationConfig(**values, section=section, graph=topo)
     kind_of(config.topology).check_config(config)  # what the walk kind uses
     check_config(config)  # what the engines can run
     extra = [a for a in config.accountants or () if a not in accountants_of(task)]
@@ -118,6 +135,13 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
           f"{', '.join(accountants_of(task)) or 'no accountant'} (got {', '.join(extra)})")
     adversary_of(config, attacks_of(task), task.label)  # refuses an attack the run cannot model
     return config
+
+
+def _graph(graph: Any, weight: Any) -> Topology:
+    """A networkx graph given from Python as a topology, weighted by ``weight``."""
+    check(weight is None or isinstance(weight, str), "weight",
+          f"must be the name of an edge attribute (got {weight!r})")
+    return from_networkx(graph, weight=weight)
 
 
 def aliases(task: Task) -> dict[str, str]:

@@ -49,11 +49,19 @@ def values_from_file(config: SimulationConfig) -> tuple[np.ndarray | None, int |
     return values, values.size
 
 
+def topology_source(config: SimulationConfig) -> Any:
+    """What the config's graph is built from: the graph given from Python
+    (``config.graph``), else the ``topology`` name or file."""
+    return config.topology if config.graph is None else config.graph
+
+
 def build_topology(config: SimulationConfig, nodes: int | None) -> Topology:
     """The config's graph on ``nodes`` nodes (``None``: the topology's own size)."""
     assert config.seed is not None
-    return build(config.topology, nodes, self_moves=config.self_moves,
-                 directed=config.directed, seed=seeding.seed_sequence(config.seed, "topology"))
+    return build(topology_source(config), nodes, self_moves=config.self_moves,
+                 directed=config.directed, seed=seeding.seed_sequence(config.seed, "topology"),
+                 weight=None if config.graph is not None else config.weight,
+                 fmt=config.graph_format)
 
 
 def resolve(config: SimulationConfig, topology: Topology, steps_per_node: int,

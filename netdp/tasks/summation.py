@@ -170,25 +170,9 @@ def _lag_sum(lam, steps: int):
 
 
 def _transition(topology: Topology, walk: str) -> np.ndarray:
-    """Dense transition matrix of the walk on a (small) graph.
-
-    ``simple``: ``D^{-1} A``; ``lazy``: ``(I + D^{-1} A) / 2``; ``metropolis``: ``1 / max(d_u,
-    d_w)`` on edges, the rest of each row on its diagonal.
-    """
-    n, indptr, indices = topology.n, topology.indptr, topology.indices
-    assert indptr is not None and indices is not None  # a graph has its CSR arrays
-    deg = np.diff(indptr).astype(float)
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    p = np.zeros((n, n))
-    if walk == "metropolis":
-        np.add.at(p, (rows, indices), 1.0 / np.maximum(deg[rows], deg[indices]))
-        p[np.arange(n), np.arange(n)] += 1.0 - p.sum(axis=1)
-    else:
-        np.add.at(p, (rows, indices), 1.0 / deg[rows])
-        if walk == "lazy":
-            p *= 0.5
-            p[np.arange(n), np.arange(n)] += 0.5
-    return p
+    """Dense transition matrix of the walk on a (small) graph, weights included
+    (:func:`netdp.graphs.walk_kind.transition_matrix`)."""
+    return topology.transition(walk).toarray()
 
 
 def _noise_sum(mechanism: AdditiveNoise, rng: np.random.Generator, draws: int) -> float:

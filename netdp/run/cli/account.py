@@ -32,7 +32,7 @@ examples:
   netdp simulate --task sum --protocol gossip --topology grid -n 36 --seed 1 --trace-out g.csv
   netdp account g.csv --pairs-out pairs.npy --plot pairs.png
 
-The log (docs/your-network-log.md): '# key = value' header lines (a TOML value; keys are
+The log (docs/your-network.md): '# key = value' header lines (a TOML value; keys are
 the parameters of `netdp simulate`: protocol, task, topology, nodes, epsilon or sigma,
 delta, mechanism, walk, ...), other '#' lines and blank lines ignored, then the column
 line and one line per hop or message:

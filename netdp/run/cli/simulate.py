@@ -14,6 +14,7 @@ from netdp.core.errors import InputError
 from netdp.core.files import write_atomic
 from netdp.core.params import Param, params_of
 from netdp.core.simulation_config import SimulationConfig
+from netdp.graphs.graph_record import plain_labels
 from netdp.run.api import simulate
 from netdp.run.cli import integer, number
 from netdp.tasks import TASKS, make_config, names, task_of, tracking_table
@@ -25,6 +26,7 @@ examples:
   netdp simulate --topology ring --nodes 1000 --noise-every-hop   # the LDP baseline
   netdp simulate --topology hypercube --nodes 1024 --steps 100000 --runs 20 --json
   netdp simulate --topology edges.txt --data-file ages.csv --column age --range 0 120
+  netdp simulate --topology club.graphml --weight weight   # your own network, weighted
   netdp simulate --config run.toml --seed 7        # TOML keys = flag names, flags win
   netdp simulate --task histogram --mechanism olh --domain 50 --data zipf -n 2000
   netdp simulate --task sgd --epsilon 10 --compare local,network,central --seed 1
@@ -84,7 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         else:
             union = tuple(dict.fromkeys(c for _, sp, _ in owners for c in (sp.choices or ())))
             add_flag(group, name, spec, _help(name, owners), choices=union or None)
-    out = report_outputs(sim)
+    out = report_outputs(sim, "; on a graph whose nodes have names of their own (a file's "
+                         "labels), also FILE.labels.json: the name of each row and column")
     out.add_argument("--trace-out", metavar="FILE.csv", help="write the runs' traces as a "
                      "deployment's log, one line per hop (t,token,sender,receiver) or gossip "
                      "message (t,sender,receiver), a run column for several runs, under a "
@@ -122,9 +125,10 @@ class _NoTracking(argparse.Action):
         setattr(namespace, self.dest, ())
 
 
-def report_outputs(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+def report_outputs(parser: argparse.ArgumentParser,
+                   extra: str = "") -> argparse._ArgumentGroup:
     """The ``output`` group of a command that prints a report: ``--json``, ``--out``,
-    ``--pairs-out``."""
+    ``--pairs-out`` (``extra``: the end of its help)."""
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object instead of "
                      "the table")
@@ -132,7 +136,7 @@ def report_outputs(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
                      "(atomically)")
     out.add_argument("--pairs-out", metavar="FILE.npy", help="write the n x n matrix of "
                      "pairwise losses M[u, v] = eps(u -> v) (first accountant, mean over runs; "
-                     "n <= 10 000)")
+                     "n <= 10 000)" + extra)
     return out
 
 
@@ -208,7 +212,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if "out" in args else None
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
     trace_out = Path(args.trace_out) if "trace_out" in args else None
-    for path, name in ((out, "out"), (pairs_out, "pairs-out"), (trace_out, "trace-out"),
+    labels_out = None if pairs_out is None else labels_path(pairs_out)
+    for path, name in ((out, "out"), (pairs_out, "pairs-out"), (labels_out, "pairs-out"),
+                       (trace_out, "trace-out"),
                        *((p, o.flag) for o, paths in outputs for p in paths)):
         if path is not None:
             check_writable(path, name)
@@ -217,6 +223,9 @@ def run(args: argparse.Namespace) -> int:
         output.write(report, paths)
     if pairs_out is not None:
         write_atomic(pairs_out, report.pairs, binary=True, param="pairs-out")
+        labels = plain_labels(report.topology)
+        if labels is not None and labels_out is not None:
+            write_atomic(labels_out, json.dumps(labels) + "\n", param="pairs-out")
     if out is not None or "json" in args:  # the JSON text only where it is asked for
         result = report.to_json()
         for output, paths in outputs:
@@ -231,6 +240,11 @@ def run(args: argparse.Namespace) -> int:
         for output, paths in outputs:
             print(f"  {output.flag} written to {', '.join(map(str, paths))}")
     return 0
+
+
+def labels_path(pairs: Path) -> Path:
+    """Where ``--pairs-out FILE.npy`` writes the nodes' labels: ``FILE.labels.json``."""
+    return pairs.with_name(pairs.name.removesuffix(".npy") + ".labels.json")
 
 
 def check_writable(path: Path, param: str = "out") -> None:

@@ -39,6 +39,7 @@ from netdp.core.errors import InputError, check, one_line
 from netdp.core.params import Param, coerce, params_of
 from netdp.core.reading import parse_toml, read_text
 from netdp.core.simulation_config import SimulationConfig
+from netdp.graphs.topologies import is_graph_object
 from netdp.tasks import make_config, param_specs
 
 TOP_KEYS = ("description", "seeds", "base_seed", "backend", "batch_size", "fixed", "grid")
@@ -127,7 +128,11 @@ def load_spec(path: str | Path) -> SweepSpec:
 
 
 def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
-    """Expand and validate a spec given as a dict (a parsed TOML document)."""
+    """Expand and validate a spec given as a dict (a parsed TOML document).
+
+    From Python, ``topology`` (in ``fixed``, or the values of its grid axis) may also be
+    a networkx graph: each run's config records it as ``networkx:NAME (..., sha256 ...)``
+    (:func:`netdp.tasks.make_config`), so the result table keys it by its content."""
     unknown = sorted(set(data) - set(TOP_KEYS))
     if unknown:
         raise InputError(unknown[0], f"unknown sweep key; allowed: {', '.join(TOP_KEYS)} "
@@ -162,6 +167,7 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
     points, hashes = [], []
     cache: dict[str, tuple[SimulationConfig, str]] = {}
     seen: set[str] = set()
+    recorded: dict[int, str] = {}  # a graph given from Python: its config's record
     for values in itertools.product(*grid.values()):
         point = dict(zip(grid, values, strict=True))
         if "range" in point:
@@ -172,6 +178,8 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
             continue
         label = ", ".join(f"{k} = {_show(v)}" for k, v in zip(grid, values, strict=True))
         cfg = _config(params, _at(path, f"grid point {label}" if grid else "[fixed]"))
+        if is_graph_object(params.get("topology")):
+            recorded[id(params["topology"])] = cfg.topology
         cache[key] = cfg, config_hash(cfg)
         if cache[key][1] not in seen:  # a repeated grid point runs once
             seen.add(cache[key][1])
@@ -188,6 +196,10 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
               f"must be an integer >= 1 (got {batch_size!r}){_at(path)}")
     description = data.get("description", "")
     check(isinstance(description, str), "description", f"must be a string{_at(path)}")
+    if recorded:  # the spec as JSON (the table's manifest): graphs by their records
+        fixed = {k: recorded.get(id(v), v) for k, v in fixed.items()}
+        grid = {k: [recorded.get(id(v), v) if is_graph_object(v) else v for v in vs]
+                for k, vs in grid.items()}
     return SweepSpec(path, text, description, fixed, grid, seeds, backend, batch_size,
                      tuple(points), tuple(hashes))
 
@@ -258,11 +270,13 @@ def _coerce(name: str, value, hints: dict):
 
 
 def _check_value(name: str, value, where: str, kind: str = "value") -> None:
-    """A parameter's value is a TOML string, number or boolean, or a list of them."""
-    if isinstance(value, SCALARS):
+    """A parameter's value is a TOML string, number or boolean, or a list of them (or, for
+    ``topology`` given from Python, a networkx graph)."""
+    if isinstance(value, SCALARS) or (name == "topology" and is_graph_object(value)):
         return
     if isinstance(value, list):
-        bad = [v for v in value if not isinstance(v, SCALARS)]
+        bad = [v for v in value if not isinstance(v, SCALARS)
+               and not (name == "topology" and is_graph_object(v))]
         if not bad:
             return
         what = f"a list holding {_toml_type(bad[0])}"
@@ -400,6 +414,8 @@ def _hashable(value):
         return value if math.isfinite(value) else str(value)
     if value is None or isinstance(value, bool | int | str):
         return value
+    if is_graph_object(value):  # one object given from Python: its identity in this spec
+        return f"networkx graph {id(value)}"
     return str(value)
 
 
