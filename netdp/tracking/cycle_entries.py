@@ -270,9 +270,29 @@ def _gauss_eps(mu: np.ndarray, delta: float) -> np.ndarray:
     return out
 
 
+#: ``(s, δ) ->`` ε(δ) of the Gaussians of std ``s`` and sensitivity ``k = 0, 1, ...``
+EpsMemo = dict[tuple[float, float], np.ndarray]
+
+
+def _gauss_eps_counts(lo: int, hi: int, s: float, delta: float,
+                      memo: EpsMemo | None = None) -> np.ndarray:
+    """:func:`gdp_epsilon` of ``k / s`` for the counts ``k = lo .. hi - 1``. With ``memo``,
+    each count's value is computed once per ``(s, δ)``: the keys of a view length share
+    their noise and differ only in where their counts start (the same doubles ``k / s``,
+    so the same numbers)."""
+    if memo is None:
+        return _gauss_eps(np.arange(lo, hi, dtype=float) / s, delta)
+    done = memo.get((s, delta), np.empty(0))
+    if done.size < hi:
+        more = _gauss_eps(np.arange(done.size, hi, dtype=float) / s, delta)
+        done = memo[(s, delta)] = np.concatenate([done, more])
+    return done[lo:hi]
+
+
 def kov_entry(logp: np.ndarray, tail: float, c: int, size: int, s: float, noise: Noise,
-              delta: float) -> float:
-    """``log E[e^{ε_K}]`` for ``K = c + I`` (``I``'s law ``logp``, its tail at ``size``)."""
+              delta: float, memo: EpsMemo | None = None) -> float:
+    """``log E[e^{ε_K}]`` for ``K = c + I`` (``I``'s law ``logp``, its tail at ``size``;
+    ``memo``: see :func:`_gauss_eps_counts`)."""
     k = c + np.arange(logp.size, dtype=float)
     if noise.laplace:
         eps = k * noise.eps0
@@ -280,7 +300,7 @@ def kov_entry(logp: np.ndarray, tail: float, c: int, size: int, s: float, noise:
     else:
         eps = np.empty(k.size)
         few = min(k.size, EXACT_TERMS)
-        eps[:few] = _gauss_eps(k[:few] / s, delta)
+        eps[:few] = _gauss_eps_counts(c, c + few, s, delta, memo)
         mu = k[few:] / s  # beyond: the closed-form bound of the Gaussian's ε(δ)
         eps[few:] = mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta))
         top = kov_growth(c, size, s, noise, delta)
@@ -401,9 +421,10 @@ def rdp_growth(c: int, size: int, s: float, a: float = GROWTH_ORDER) -> float:
 
 def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: float,
                noise: Noise, delta: float, orders: np.ndarray, out: np.ndarray,
-               law_length: int | None = None) -> None:
+               law_length: int | None = None, memo: EpsMemo | None = None) -> None:
     """The entry of one view into ``out`` (KOV-het features, or the Rényi curve): noise of
-    std ``s``, the count law of a view of ``law_length`` (default ``length``)."""
+    std ``s``, the count law of a view of ``law_length`` (default ``length``; ``memo``: see
+    :func:`_gauss_eps_counts`)."""
     at = length if law_length is None else law_length
     size = interior(kind, at)
     c = attributable(kind, at, key)
@@ -411,7 +432,7 @@ def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: fl
     grow = kov_growth(c, size, s, noise, delta) if mode == KOV else rdp_growth(c, size, s)
     logp, tail = law(kind, at, key, BUDGET + min(grow, 1e6 if mode == KOV else MAX_GROWTH))
     if mode == KOV:
-        compiled.kov_terms(kov_entry(logp, tail, c, size, s, noise, delta), out)
+        compiled.kov_terms(kov_entry(logp, tail, c, size, s, noise, delta, memo), out)
         return
     rdp_entry(logp, tail, c, size, s, orders, out)
     if p is None:  # no per-visit bound: the law kept further too, whichever is less
@@ -466,11 +487,12 @@ def entry_tables(mode: int, lengths: tuple[np.ndarray, np.ndarray], law: CountLa
             if n_draws <= 0:
                 continue
             s = noise.z * math.sqrt(n_draws)
+            memo: EpsMemo = {}  # the row's keys share its noise, so its Gaussian ε's
             for key in range(KEYS):
                 if kind == FIRST and key in (A_ONLY, BOTH, NONE_SAME):
                     continue
                 view_entry(mode, law, kind, int(m_lo), key, s, noise, delta, orders,
-                           table[kind, key, r], law_length=int(m_hi))
+                           table[kind, key, r], law_length=int(m_hi), memo=memo)
     return table, groups[0][2], groups[1][2]
 
 

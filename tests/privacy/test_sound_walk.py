@@ -139,6 +139,29 @@ def test_binned_tables_bound_each_long_cycle():
             assert table[ce.REGULAR, key, rows[int(m)], 0] >= out[0] - 1e-12
 
 
+def test_the_keys_of_a_length_share_its_gaussian_eps_exactly():
+    """``entry_tables`` computes each count's Gaussian ε once per view length and shares it
+    among the length's keys: the same doubles as each key computed alone."""
+    law = ce.binomial_law(1 / 99)
+    noise = ce.Noise(4.2, 1.0)
+    lengths, firsts = np.array([2, 3, 5, 17, 40, 41, 300, 1200]), np.array([1, 4, 90])
+    table, rows, rows_first = ce.entry_tables(ce.KOV, (lengths, firsts), law, noise, DELTA,
+                                              RDP_ORDERS)
+    for kind, values, where in ((ce.REGULAR, lengths, rows), (ce.FIRST, firsts, rows_first)):
+        for m in values:  # each length in a bin of its own: the entry of that length
+            keys = (ce.NONE, ce.B_ONLY) if kind == ce.FIRST else range(ce.KEYS)
+            for key in keys:
+                out = np.empty(3)
+                ce.view_entry(ce.KOV, law, kind, int(m), key,
+                              noise.z * math.sqrt(ce.draws(kind, int(m))), noise, DELTA,
+                              RDP_ORDERS, out)
+                assert np.array_equal(table[kind, key, where[int(m)]], out), (kind, m, key)
+    memo: ce.EpsMemo = {}
+    for lo, hi in ((2, 66), (0, 64), (1, 65), (0, 70)):
+        assert np.array_equal(ce._gauss_eps_counts(lo, hi, 3.7, DELTA, memo),
+                              ce._gauss_eps_counts(lo, hi, 3.7, DELTA))
+
+
 # --- the entries' arguments, numerically ------------------------------------------------
 
 
