@@ -1,0 +1,291 @@
+"""Time-varying graphs: a sequence of snapshots on one node set, each in force for a while.
+
+A :class:`TimeVaryingTopology` is a tuple of :class:`~netdp.graphs.topologies.Topology`
+snapshots on the same nodes ``0..n-1`` and a schedule: snapshot ``k`` is in force at the
+steps ``t`` in ``[k·period, (k+1)·period)``; after the last one the schedule starts again
+(``after="cycle"``) or the last snapshot stays (``after="last"``). The token's move from
+its holder at step ``t`` to the holder at step ``t + 1`` uses the snapshot in force at
+``t`` (:meth:`TimeVaryingTopology.snapshot_at`): the walk's transition matrices are
+``P_t = P(snapshot_at(t))``. Step ``t`` is the position in a token's walk, the same
+clock for every token.
+
+Rules, checked with one-line errors (parameter ``topology``):
+
+- every snapshot has the same node set (the first snapshot's order numbers them);
+- a node with no out-neighbour in a snapshot keeps the token there (``isolated="stay"``:
+  a self-loop is added in that snapshot), or the input is refused (``"error"``);
+- the union of the snapshots is (strongly) connected, so that a walk can reach every
+  node over time (a snapshot alone need not be).
+
+Builders: :func:`from_networkx_sequence` (a list of networkx graphs) and
+:func:`read_contact_trace` (a CSV file ``t,u,v[,w]``: the edges available at each time).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from netdp.core.errors import InputError, check
+from netdp.graphs.topologies import Topology, _check_connected
+from netdp.graphs.walk_kind import transition_matrix
+
+if TYPE_CHECKING:
+    import networkx as nx
+    from scipy import sparse
+
+After = Literal["cycle", "last"]
+Isolated = Literal["stay", "error"]
+MAX_SNAPSHOTS = 100_000
+
+
+@dataclass(frozen=True, eq=False)
+class TimeVaryingTopology:
+    """Snapshots on one node set and the schedule that says which is in force when.
+
+    Attributes
+    ----------
+    snapshots
+        The graphs (``kind == "graph"``), all on ``n`` nodes with the same labels.
+    period
+        Steps each snapshot is in force (>= 1).
+    after
+        ``cycle``: snapshot ``(t // period) mod K`` at step ``t``; ``last``: the last
+        snapshot stays after the schedule ends.
+    name
+        The topology's name in reports.
+    """
+
+    snapshots: tuple[Topology, ...]
+    period: int = 1
+    after: After = "cycle"
+    name: str = "time-varying"
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return self.snapshots[0].n
+
+    @property
+    def labels(self) -> tuple:
+        """The original node labels, in the order of ``0..n-1``."""
+        return self.snapshots[0].labels
+
+    @property
+    def directed(self) -> bool:
+        """Whether edges are one-way (any snapshot's)."""
+        return any(s.directed for s in self.snapshots)
+
+    def snapshot_at(self, t: Any) -> Any:
+        """Index of the snapshot in force at step ``t`` (an int or an integer array)."""
+        k = np.asarray(t) // self.period
+        size = len(self.snapshots)
+        out = k % size if self.after == "cycle" else np.minimum(k, size - 1)
+        return int(out) if np.ndim(out) == 0 else out
+
+    def transition(self, walk: str, t: int) -> sparse.csr_array:
+        """``P_t``: the transition matrix of ``walk`` for the move from step ``t`` to
+        ``t + 1`` (each snapshot's built once)."""
+        return self.snapshots[self.snapshot_at(t)].transition(walk)
+
+    def transitions(self, walk: str, steps: int) -> list[sparse.csr_array]:
+        """``[P_0, ..., P_{steps-1}]`` (shared objects, one per snapshot)."""
+        return [self.transition(walk, t) for t in range(steps)]
+
+    def describe(self) -> str:
+        """One line for reports."""
+        edges = [s.edge_count for s in self.snapshots]
+        return (f"{self.name}: {len(self.snapshots)} snapshots on {self.n} nodes "
+                f"({min(edges)}-{max(edges)} edges), {self.period} step(s) each, "
+                f"then {'cycling' if self.after == 'cycle' else 'the last one'}")
+
+
+def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
+                           after: After = "cycle", weight: str | None = None,
+                           isolated: Isolated = "stay",
+                           name: str = "time-varying") -> TimeVaryingTopology:
+    """A time-varying topology from networkx graphs, one per snapshot.
+
+    Parameters
+    ----------
+    graphs
+        The snapshots, in order; each on the same node set (the first's node order
+        numbers the nodes ``0..n-1``); all directed or all undirected.
+    period, after
+        The schedule (:class:`TimeVaryingTopology`).
+    weight
+        The edge attribute holding the weights (``None``: unweighted).
+    isolated
+        ``stay``: a node without an out-neighbour in a snapshot keeps the token (a
+        self-loop is added there); ``error``: refused.
+    name
+        The topology's name in reports.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> tv = from_networkx_sequence([nx.path_graph(3), nx.cycle_graph(3)], period=2)
+    >>> tv.n, [tv.snapshot_at(t) for t in range(5)]
+    (3, [0, 0, 1, 1, 0])
+    """
+    import networkx as nx
+
+    check(isinstance(graphs, Sequence) and len(graphs) > 0, "topology",
+          "expected a non-empty list of networkx graphs")
+    check(len(graphs) <= MAX_SNAPSHOTS, "topology",
+          f"at most {MAX_SNAPSHOTS} snapshots (got {len(graphs)})")
+    check(isinstance(period, int | np.integer) and period >= 1, "period",
+          f"must be an integer >= 1 (got {period!r})")
+    check(after in ("cycle", "last"), "after", f"must be cycle or last (got {after!r})")
+    check(isolated in ("stay", "error"), "isolated",
+          f"must be stay or error (got {isolated!r})")
+    for k, g in enumerate(graphs):
+        check(isinstance(g, nx.Graph), "topology",
+              f"snapshot {k}: expected a networkx graph (got {type(g).__name__})")
+    labels = tuple(graphs[0].nodes)
+    check(len(labels) >= 2, "topology", f"snapshot 0 has {len(labels)} node(s); at least 2")
+    directed = graphs[0].is_directed()
+    known = set(labels)
+    snaps = []
+    for k, g in enumerate(graphs):
+        check(g.is_directed() == directed, "topology",
+              f"snapshot {k} is {'' if g.is_directed() else 'un'}directed, snapshot 0 is not")
+        extra, missing = set(g.nodes) - known, known - set(g.nodes)
+        check(not extra and not missing, "topology",
+              f"snapshot {k} has not the node set of snapshot 0 ("
+              + (f"extra {sorted(map(str, extra))[:3]}" if extra else
+                 f"missing {sorted(map(str, missing))[:3]}") + ")")
+        snaps.append(_snapshot(g, labels, weight, isolated, f"{name}[{k}]"))
+    union = _union(snaps, name)
+    _check_connected(union, _csr(union))
+    return TimeVaryingTopology(tuple(snaps), int(period), after, name)
+
+
+def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle",
+                       directed: bool = False, isolated: Isolated = "stay",
+                       name: str | None = None) -> TimeVaryingTopology:
+    """A time-varying topology from a contact trace: CSV rows ``t,u,v[,w]``.
+
+    Each row says that edge ``u - v`` (``u -> v`` when ``directed``) is available at time
+    ``t`` (an integer >= 0), with weight ``w`` (finite, > 0; default 1). A first row that
+    does not start with an integer is a header. Snapshot ``k`` holds the edges of time
+    ``t_min + k``; times without contacts are empty snapshots (every node stays). Nodes
+    are every label seen in the file (integers if all are, else text), sorted.
+    """
+    import networkx as nx
+
+    path = Path(path)
+    check(path.is_file(), "topology", f"{path}: no such file")
+    rows: list[tuple[int, str, str, float]] = []
+    weighted = False
+    with path.open(newline="") as fh:
+        for line, row in enumerate(csv.reader(fh), start=1):
+            row = [c.strip() for c in row]
+            if not row or not "".join(row) or row[0].startswith("#"):
+                continue
+            if line == 1 and not _is_int(row[0]):
+                continue  # header
+            check(len(row) in (3, 4), "topology",
+                  f"{path.name} line {line}: expected t,u,v[,w] (got {len(row)} fields)")
+            check(_is_int(row[0]) and int(row[0]) >= 0, "topology",
+                  f"{path.name} line {line}: time must be an integer >= 0 (got {row[0]!r})")
+            w = 1.0
+            if len(row) == 4:
+                try:
+                    w = float(row[3])
+                except ValueError:
+                    w = float("nan")
+                check(bool(np.isfinite(w)) and w > 0, "topology",
+                      f"{path.name} line {line}: weight must be finite and > 0 (got {row[3]!r})")
+                weighted = True
+            rows.append((int(row[0]), row[1], row[2], w))
+    check(bool(rows), "topology", f"{path.name}: no contacts")
+    names = {x for r in rows for x in r[1:3]}
+    as_int = all(_is_int(x) for x in names)
+    key = (lambda x: int(x)) if as_int else (lambda x: x)
+    labels = sorted({key(x) for x in names})
+    t0 = min(r[0] for r in rows)
+    count = max(r[0] for r in rows) - t0 + 1
+    check(count <= MAX_SNAPSHOTS, "topology",
+          f"{path.name}: times span {count} snapshots; at most {MAX_SNAPSHOTS}")
+    graphs = []
+    for _ in range(count):
+        g = nx.DiGraph() if directed else nx.Graph()
+        g.add_nodes_from(labels)
+        graphs.append(g)
+    for t, u, v, w in rows:
+        g = graphs[t - t0]
+        a, b = key(u), key(v)
+        old = g.get_edge_data(a, b, default={}).get("weight", 0.0)
+        g.add_edge(a, b, weight=old + w)  # repeated contacts add up
+    return from_networkx_sequence(graphs, period, after, "weight" if weighted else None,
+                                  isolated, name or path.stem)
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _snapshot(graph: nx.Graph, labels: tuple, weight: str | None, isolated: Isolated,
+              name: str) -> Topology:
+    """One snapshot's CSR topology (no connectivity check; isolated nodes handled)."""
+    import networkx as nx
+    from scipy import sparse
+
+    from netdp.graphs.graph_files import check_weights
+
+    if weight is not None and graph.number_of_edges():
+        check_weights(graph, weight, name)
+        adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=weight, dtype=float,
+                                       format="csr")
+    else:
+        adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=None, dtype=float,
+                                       format="csr")
+        adj.data[:] = 1.0
+    lonely = np.flatnonzero(np.diff(adj.indptr) == 0)
+    if lonely.size:
+        if isolated == "error":
+            raise InputError("topology", f"{name}: node {labels[int(lonely[0])]!r} has no "
+                             "out-neighbour (use isolated='stay' to let it keep the token)")
+        n = len(labels)
+        adj = (adj + sparse.csr_array((np.ones(lonely.size), (lonely, lonely)),
+                                      shape=(n, n))).tocsr()
+    adj.sort_indices()
+    weights = None
+    if weight is not None and adj.nnz and np.any(adj.data != adj.data[0]):
+        weights = np.ascontiguousarray(adj.data, dtype=np.float64)
+    return Topology("graph", len(labels), name, indptr=adj.indptr.astype(np.int64),
+                    indices=adj.indices.astype(np.int64), directed=graph.is_directed(),
+                    labels=labels, weights=weights)
+
+
+def _csr(topo: Topology) -> Any:
+    from scipy import sparse
+
+    assert topo.indptr is not None and topo.indices is not None
+    return sparse.csr_array((np.ones(topo.indices.size), topo.indices, topo.indptr),
+                            shape=(topo.n, topo.n))
+
+
+def _union(snaps: Sequence[Topology], name: str) -> Topology:
+    adj = sum((_csr(s) for s in snaps[1:]), _csr(snaps[0])).tocsr()
+    adj.sort_indices()
+    return Topology("graph", snaps[0].n, name, indptr=adj.indptr.astype(np.int64),
+                    indices=adj.indices.astype(np.int64), directed=snaps[0].directed,
+                    labels=snaps[0].labels)
+
+
+def dense_transitions(tv: TimeVaryingTopology, walk: str, steps: int) -> np.ndarray:
+    """``(steps, n, n)`` dense ``P_t`` (small graphs: tests and exact enumeration)."""
+    mats = {k: transition_matrix(s, walk).toarray() for k, s in enumerate(tv.snapshots)}
+    return np.stack([mats[tv.snapshot_at(t)] for t in range(steps)])
