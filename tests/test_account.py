@@ -107,7 +107,8 @@ def test_account_of_a_trace_out_reproduces_simulate(capsys, tmp_path, case):
     {"topology": "ring", "nodes": 12, "rounds": 3},
     {"nodes": 20, "steps": 60, "engine": "event", "latency": "exp:1", "tokens": 2},
     {"task": "histogram", "nodes": 20, "steps": 200, "domain": 4},
-    {"nodes": 20, "steps": 200, "self_moves": False, "accountants": ["kov", "rdp", "exact"]},
+    pytest.param({"nodes": 20, "steps": 200, "self_moves": False,
+                  "accountants": ["kov", "rdp", "exact"]}, marks=pytest.mark.slow),
     {"topology": "karate", "steps": 100, "walk": "lazy"},
     {"nodes": 20, "steps": 200, "coalition": "random:3", "runs": 2},
 ], ids=["ring", "event", "histogram", "no-self-moves", "karate-lazy", "coalition"])

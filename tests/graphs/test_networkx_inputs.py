@@ -56,7 +56,8 @@ def cli_json(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("task", [[], ["--task", "histogram", "--domain", "4"]],
+@pytest.mark.parametrize("task", [pytest.param([], marks=pytest.mark.slow),
+                                  ["--task", "histogram", "--domain", "4"]],
                          ids=["sum", "histogram"])
 def test_named_object_and_files_give_the_same_numbers(capsys, tmp_path, task):
     run = RUN if not task else RUN[:-2]  # the histogram tracker composes with kov only
