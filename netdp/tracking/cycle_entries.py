@@ -536,6 +536,13 @@ class Views:
 def observer_views(holders: np.ndarray, steps: int, at: np.ndarray) -> Views:
     """The views of an observer that holds the flattened walk at positions ``at``
     (increasing; tokens of ``steps`` positions each)."""
+    return timed_views(holders, steps, at)[0]
+
+
+def timed_views(holders: np.ndarray, steps: int, at: np.ndarray) -> tuple[Views, np.ndarray]:
+    """:func:`observer_views`, and the step (within its token) of each view's first hidden
+    holder: ``j + 1`` for a cycle from ``j``, ``0`` for a first stretch (what a walk whose
+    transitions depend on the step needs: :mod:`netdp.tracking.time_varying`)."""
     at = np.asarray(at, dtype=np.int64)
     token = at // steps
     fresh = np.ones(at.size, bool)
@@ -550,9 +557,11 @@ def observer_views(holders: np.ndarray, steps: int, at: np.ndarray) -> Views:
     length = np.concatenate([i0[first], m])
     a = np.concatenate([np.full(first.size, -1), holders[at[later - 1] + 1]])
     b = np.concatenate([holders[at[first] - 1], holders[at[later] - 1]])
+    t0 = np.concatenate([np.zeros(first.size, np.int64), i0[later - 1] + 1])
     order = np.argsort(np.concatenate([at[first], at[later]]), kind="stable")
-    return Views(kind[order].astype(np.int64), length[order].astype(np.int64),
-                 a[order].astype(np.int64), b[order].astype(np.int64))
+    views = Views(kind[order].astype(np.int64), length[order].astype(np.int64),
+                  a[order].astype(np.int64), b[order].astype(np.int64))
+    return views, t0[order].astype(np.int64)
 
 
 EXACT_STEP = 1e-4  # the coarsest grids; finer where the losses are small (grid_step)

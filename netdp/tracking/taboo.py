@@ -43,8 +43,8 @@ from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking._kernels import taboo as kernels
-from netdp.tracking._kernels.walk import group_by_holder
-from netdp.tracking.loss_table import RDP_ORDERS, PairLosses, observer_view
+from netdp.tracking.loss_table import RDP_ORDERS, PairLosses
+from netdp.tracking.walk_views import observer_setup
 
 ACCOUNTANTS = ("kov", "rdp")
 MEMORY = 1 << 30  # bytes of taboo-chain rows kept per observer (both directions)
@@ -182,13 +182,7 @@ def graph_walk_losses(trace: Trace, P, eps0: float, delta: float, noise_multipli
 
     n = trace.n
     P = sparse.csr_array(P)
-    holders, n_ids, obs_ids, _ = observer_view(trace, coalition)
-    members = np.zeros(n, bool)
-    if coalition is not None:
-        members[list(coalition)] = True
-    elif observers is not None:
-        obs_ids = np.asarray(observers, dtype=np.int64)
-    start, pos = group_by_holder(holders, n_ids)
+    holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     pi = reversible_measure(P)
     scale = np.ones(n) if pi is None else 1.0 / pi
     mode = kernels.KOV if accountant == "kov" else kernels.RDP

@@ -33,37 +33,9 @@ import numpy as np
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
-from netdp.tracking._kernels.walk import group_by_holder
-from netdp.tracking.cycle_entries import Views
-from netdp.tracking.walk_views import _observer_losses
+from netdp.tracking.walk_views import _observer_losses, observer_setup, pair_losses
 
 EXACT_WORK = 3e8  # flops of one observer's laws beyond which its pairs are not amplified
-
-
-def timed_views(holders: np.ndarray, steps: int, at: np.ndarray) -> tuple[Views, np.ndarray]:
-    """The views of an observer holding the flattened walk at positions ``at`` (as
-    :func:`~netdp.tracking.cycle_entries.observer_views`), and the step (within its
-    token) of each view's first hidden holder: ``j + 1`` for a cycle from ``j``, ``0``
-    for a first stretch."""
-    at = np.asarray(at, dtype=np.int64)
-    token = at // steps
-    fresh = np.ones(at.size, bool)
-    fresh[1:] = token[1:] != token[:-1]
-    i0 = at - token * steps
-    first = np.flatnonzero(fresh & (i0 >= 1))
-    later = np.flatnonzero(~fresh)
-    m = at[later] - at[later - 1]
-    later = later[m >= 2]
-    m = m[m >= 2]
-    kind = np.concatenate([np.full(first.size, ce.FIRST), np.full(later.size, ce.REGULAR)])
-    length = np.concatenate([i0[first], m])
-    a = np.concatenate([np.full(first.size, -1), holders[at[later - 1] + 1]])
-    b = np.concatenate([holders[at[first] - 1], holders[at[later] - 1]])
-    t0 = np.concatenate([np.zeros(first.size, np.int64), i0[later - 1] + 1])
-    order = np.argsort(np.concatenate([at[first], at[later]]), kind="stable")
-    views = Views(kind[order].astype(np.int64), length[order].astype(np.int64),
-                  a[order].astype(np.int64), b[order].astype(np.int64))
-    return views, t0[order].astype(np.int64)
 
 
 def _taboo(P: Any, blocked: np.ndarray) -> np.ndarray:
@@ -148,21 +120,13 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
         Every accounted pair's loss, nodes kept; ``unamplified``: views of observers
         beyond :data:`EXACT_WORK` (their pairs ``inf``).
     """
-    from netdp.tracking.loss_table import PairLosses, observer_view
-
     check(accountant in ("kov", "rdp", "pld", "exact"), "accountant",
           f"must be one of kov, rdp, pld, exact on a graph (got {accountant!r})")
     n = trace.n
     check(len(transitions) >= trace.steps - 1, "topology",
           f"{len(transitions)} transition matrices for a walk of {trace.steps} steps")
     pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
-    holders, n_ids, obs_ids, _ = observer_view(trace, coalition)
-    members = np.zeros(n, bool)
-    if coalition is not None:
-        members[list(coalition)] = True
-    elif observers is not None:
-        obs_ids = np.asarray(observers, dtype=np.int64)
-    start, pos = group_by_holder(holders, n_ids)
+    holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), False)
     nnz = max(int(np.count_nonzero(np.asarray(_taboo(transitions[0], members)))), n)
     losses, nodes, counts, entries = [], [], [], []
@@ -171,7 +135,7 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
         blocked = members.copy() if coalition is not None else np.zeros(n, bool)
         if coalition is None:
             blocked[v] = True
-        views, t0 = timed_views(holders, trace.steps, pos[start[v]:start[v + 1]])
+        views, t0 = ce.timed_views(holders, trace.steps, pos[start[v]:start[v + 1]])
         keep = np.flatnonzero(~blocked)
         width = int(max((ce.interior(int(k), int(m)) for k, m in
                          zip(views.kind, views.length, strict=True)), default=0)) + 1
@@ -192,9 +156,5 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
         nodes.append(keep)
         counts.append(keep.size)
         entries.append(views.size)
-    k = np.array(entries, dtype=np.int64)
-    k_max = int(k.max()) if k.size else 0
-    out = np.array([-1]) if coalition is not None else np.asarray(obs_ids)
-    return PairLosses(accountant, n, out, np.zeros(k.size), np.zeros(k.size, np.int64), k,
-                      np.concatenate(losses), np.array(counts, dtype=np.int64),
-                      np.concatenate(nodes), 2 * k_max * delta, unamplified=unamplified)
+    return pair_losses(accountant, n, coalition, obs_ids, losses, nodes, counts, entries,
+                       delta, unamplified)

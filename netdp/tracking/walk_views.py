@@ -134,8 +134,6 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     """
     from scipy import sparse
 
-    from netdp.tracking.loss_table import PairLosses, observer_view
-
     check(accountant in ("kov", "rdp", "pld", "exact"), "accountant",
           f"must be one of kov, rdp, pld, exact on a graph (got {accountant!r})")
     check(not laplace or accountant == "kov", "accountant",
@@ -143,13 +141,7 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     n = trace.n
     P = sparse.csr_array(P)
     pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
-    holders, n_ids, obs_ids, _ = observer_view(trace, coalition)
-    members = np.zeros(n, bool)
-    if coalition is not None:
-        members[list(coalition)] = True
-    elif observers is not None:
-        obs_ids = np.asarray(observers, dtype=np.int64)
-    start, pos = group_by_holder(holders, n_ids)
+    holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
     losses, nodes, counts, entries = [], [], [], []
     budget = 0
@@ -177,6 +169,36 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
         nodes.append(keep)
         counts.append(keep.size)
         entries.append(views.size)
+    return pair_losses(accountant, n, coalition, obs_ids, losses, nodes, counts, entries,
+                       delta, unamplified)
+
+
+def observer_setup(trace: Trace, coalition: Sequence[int] | None,
+                   observers: Any) -> tuple[np.ndarray, ...]:
+    """What a graph-walk tracker loops over: the flattened holders (a coalition as one id,
+    :func:`~netdp.tracking.loss_table.observer_view`), the observers' ids (``observers``
+    where given), the coalition's members as a mask, and the holders grouped by id
+    (``start``, ``pos``)."""
+    from netdp.tracking.loss_table import observer_view
+
+    n = trace.n
+    holders, n_ids, obs_ids, _ = observer_view(trace, coalition)
+    members = np.zeros(n, bool)
+    if coalition is not None:
+        members[list(coalition)] = True
+    elif observers is not None:
+        obs_ids = np.asarray(observers, dtype=np.int64)
+    start, pos = group_by_holder(holders, n_ids)
+    return holders, obs_ids, members, start, pos
+
+
+def pair_losses(accountant: str, n: int, coalition: Sequence[int] | None, obs_ids: Any,
+                losses: list, nodes: list, counts: list, entries: list, delta: float,
+                unamplified: int) -> Any:
+    """The :class:`~netdp.tracking.loss_table.PairLosses` of the per-observer pieces a
+    graph-walk tracker collected (one entry per observer; a coalition as observer -1)."""
+    from netdp.tracking.loss_table import PairLosses
+
     k = np.array(entries, dtype=np.int64)
     k_max = int(k.max()) if k.size else 0
     out = np.array([-1]) if coalition is not None else np.asarray(obs_ids)

@@ -69,7 +69,7 @@ def seen(holders: np.ndarray, members: set[int]) -> np.ndarray:
 def joint_counts(holders, Ps, members, u):
     """Enumerate the hidden holders of every token: the joint law of ``u``'s contribution
     counts in the observer's views (a dict count tuple -> probability), the views in the
-    order of :func:`~netdp.tracking.time_varying.timed_views`."""
+    order of :func:`~netdp.tracking.cycle_entries.timed_views`."""
     n = Ps[0].shape[0]
     free = [w for w in range(n) if w not in members]
     known = seen(holders, members)
@@ -152,7 +152,7 @@ def make_case(seed: int):
 
 def flat_views(holders, members, n):
     flat = np.where(np.isin(holders, members), n, holders).reshape(-1)
-    return tvt.timed_views(flat, holders.shape[1], np.flatnonzero(flat == n))
+    return ce.timed_views(flat, holders.shape[1], np.flatnonzero(flat == n))
 
 
 def _pairs(table, members):
