@@ -24,12 +24,14 @@ if TYPE_CHECKING:
     from netdp.report.types import Report
     from netdp.run.account import account
     from netdp.run.api import simulate
+    from netdp.run.attacks import attack
     from netdp.tasks import make_config
 
-__all__ = ["InputError", "Report", "SimulationConfig", "__version__", "account", "make_config",
-           "simulate"]
+__all__ = ["InputError", "Report", "SimulationConfig", "__version__", "account", "attack",
+           "make_config", "simulate"]
 
 _LAZY = {"simulate": "netdp.run.api", "account": "netdp.run.account",
+         "attack": "netdp.run.attacks",
          "SimulationConfig": "netdp.core.config", "InputError": "netdp.core.errors",
          "Report": "netdp.report.types", "make_config": "netdp.tasks"}
 

@@ -175,7 +175,7 @@ def test_readme_test_command_is_what_ci_runs():
     the type check in between, then the slow tier the README names."""
     root = Path(__file__).resolve().parents[1]
     readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
-    install, tests = "python -m pip install '.[test]'", "python -m pytest -q -n auto"
+    install, tests = "python -m pip install '.[test,parquet]'", "python -m pytest -q -n auto"
     assert f"{install} && {tests}" in readme and f"`{tests} -m slow`" in readme
     steps = [ci.index(install), ci.index("python -m ruff check ."), ci.index("python -m mypy"),
              ci.index(tests), ci.index("tier || exit 1"), ci.index("tier -m slow || exit 1")]

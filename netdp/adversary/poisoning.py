@@ -41,11 +41,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from netdp.core.documented import Documented
 from netdp.core.errors import check
 from netdp.mechanisms import registry
 from netdp.mechanisms._hadamard import fwht
@@ -61,8 +63,8 @@ HASH_TRIES = 1 << 20  # hash keys an MGA on local hashing tries, in blocks
 HASH_BLOCK = 1 << 16
 
 
-@dataclass(frozen=True)
-class Poisoning:
+@dataclass(frozen=True, repr=False)
+class Poisoning(Documented):
     """An attack on one frequency oracle, its gain measured over trials and in theory.
 
     Attributes
@@ -93,6 +95,9 @@ class Poisoning:
         mse_with_attack}`` on the same trials; ``detect-fake`` adds ``removed_fake`` and
         ``removed_honest``, the mean number of fake and honest reports it drops per trial
         (:mod:`netdp.adversary.defences`).
+    seed, config
+        The seed and the parameters of the command that ran (``netdp attack``'s, as
+        :func:`netdp.attack` takes them; ``{}`` when :func:`poison` was called directly).
     """
 
     mechanism: dict
@@ -111,8 +116,17 @@ class Poisoning:
     mse_attacked: float
     seconds: float
     defences: tuple[dict, ...] = ()
+    seed: int | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def summary(self) -> str:
+        theory = "-" if self.theory is None else f"{self.theory:.4g}"
+        return (f"{self.attack} on {self.mechanism.get('name')} (eps "
+                f"{self.mechanism.get('epsilon'):g}): gain {self.gain:.4g} +- "
+                f"{self.gain_std:.2g} (theory {theory}), {self.fake:,} fake and "
+                f"{self.honest:,} honest users, {len(self.targets)} targets")
+
+    def figures(self) -> dict[str, Any]:
         """``{mechanism, attack, beta, targets, gain: {empirical, theory, std}, ...}``."""
         return {"mechanism": self.mechanism, "attack": self.attack, "beta": self.beta,
                 "targets": list(self.targets), "users": {"honest": self.honest,

@@ -22,14 +22,15 @@ alone.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from netdp import mechanisms
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold, cell_scores
+from netdp.core.documented import Documented
 from netdp.core.errors import check
 from netdp.mechanisms.base import FrequencyOracle
 from netdp.mechanisms.noise import Gaussian
@@ -38,8 +39,8 @@ NUMERIC = mechanisms.registry.names(*mechanisms.NUMERIC_KINDS)
 CHUNK = 1 << 16  # reports drawn at once
 
 
-@dataclass(frozen=True)
-class MechanismAudit:
+@dataclass(frozen=True, repr=False)
+class MechanismAudit(Documented):
     """The audit of one randomizer against a claimed ε.
 
     Attributes
@@ -56,6 +57,9 @@ class MechanismAudit:
         Whether ε_lb exceeds the claim: the claim is false, at the audit's confidence.
     seconds
         Time to draw and score the trials.
+    seed, config
+        The seed, and the parameters of the command that ran (``netdp audit``'s, as
+        :func:`netdp.audit` takes them; else the call's own).
     """
 
     mechanism: dict
@@ -64,12 +68,26 @@ class MechanismAudit:
     claim_epsilon: float
     violation: bool
     seconds: float
+    seed: int | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def summary(self) -> str:
+        return verdict_line(self.mechanism, self.result.epsilon_lower, self.claim_epsilon,
+                            self.violation, f"{self.result.trials:,} held-out trials per input")
+
+    def figures(self) -> dict[str, Any]:
         """``{mechanism, pair, audit: {method, trials, ..., claim_epsilon, violation}}``."""
         return {"mechanism": self.mechanism, "pair": list(self.pair),
                 "audit": {**self.result.to_dict(), "claim_epsilon": self.claim_epsilon,
                           "violation": self.violation, "seconds": self.seconds}}
+
+
+def verdict_line(mechanism: Mapping[str, Any], lower: float, claim: float, violation: bool,
+                 size: str) -> str:
+    """``laplace (eps 1): eps_lb 0.91 <= claim 1, consistent (N trials ...)``."""
+    sign, verdict = (">", "VIOLATION") if violation else ("<=", "consistent")
+    return (f"{mechanism.get('name')} (eps {mechanism.get('epsilon'):g}): eps_lb {lower:.4g} "
+            f"{sign} claim {claim:.4g}, {verdict} ({size})")
 
 
 def build(name: str, epsilon: float, delta: float = 0.0, domain: int = 8) -> Any:
@@ -153,12 +171,14 @@ def audit_mechanism(mechanism: Any, trials: int, seed: int, claim_epsilon: float
     result = Auditor(s0, s1, confidence, delta).audit(
         strategy, gaussian=isinstance(mechanism, Gaussian))
     seconds = time.perf_counter() - start
+    config = {"trials": trials, "confidence": confidence, "claim_epsilon": claim_epsilon,
+              "seed": seed}
     return MechanismAudit(mechanism.describe(), pair, result, claim,
-                          bool(result.epsilon_lower > claim), seconds)
+                          bool(result.epsilon_lower > claim), seconds, seed, config)
 
 
-@dataclass(frozen=True)
-class OneRunAudit:
+@dataclass(frozen=True, repr=False)
+class OneRunAudit(Documented):
     """A one-run audit of one randomizer (Steinke, Nasr and Jagielski 2023).
 
     Attributes
@@ -188,6 +208,8 @@ class OneRunAudit:
         Whether ε_lb exceeds the claim.
     seconds
         Time to draw, score and bound.
+    seed, config
+        As :class:`MechanismAudit`'s.
     """
 
     mechanism: dict
@@ -202,8 +224,14 @@ class OneRunAudit:
     claim_epsilon: float
     violation: bool
     seconds: float
+    seed: int | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def summary(self) -> str:
+        return verdict_line(self.mechanism, self.epsilon_lower, self.claim_epsilon,
+                            self.violation, f"one run of {self.canaries:,} canaries")
+
+    def figures(self) -> dict[str, Any]:
         """``{mechanism, pair, audit: {method: "one-run", canaries, guesses, ...}}``."""
         return {"mechanism": self.mechanism, "pair": list(self.pair),
                 "audit": {"method": "one-run", "canaries": self.canaries,
@@ -262,5 +290,7 @@ def one_run_audit(mechanism: Any, canaries: int, seed: int, guesses: int | None 
     lower = one_run_epsilon(guesses, correct, confidence, delta, canaries)
     ceiling = one_run_epsilon(guesses, guesses, confidence, delta, canaries)
     seconds = time.perf_counter() - start
+    config = {"one_run": True, "canaries": canaries, "guesses": guesses,
+              "confidence": confidence, "claim_epsilon": claim_epsilon, "seed": seed}
     return OneRunAudit(mechanism.describe(), pair, canaries, guesses, correct, confidence,
-                       delta, lower, ceiling, claim, bool(lower > claim), seconds)
+                       delta, lower, ceiling, claim, bool(lower > claim), seconds, seed, config)

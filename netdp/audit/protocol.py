@@ -26,12 +26,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold
+from netdp.core.documented import Documented
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Streams
 from netdp.engine.routing import Router
@@ -45,8 +47,8 @@ from netdp.tracking.hidden_paths import resample
 PATHS = ("secret", "fixed")
 
 
-@dataclass(frozen=True)
-class ProtocolAudit:
+@dataclass(frozen=True, repr=False)
+class ProtocolAudit(Documented):
     """One pair's audit beside the tracker's and the LDP figures for it.
 
     Attributes
@@ -72,6 +74,9 @@ class ProtocolAudit:
         ``secret``: the walk's hidden stretches were drawn again in every trial (the
         trackers' mechanism); ``fixed``: the walk that ran, path known (also gossip, which
         has no path).
+    seed, config
+        The protocol's seed, and its parameters with the audit's (``observer``, ``node``,
+        ``trials``, ``confidence``, ``paths``).
     """
 
     observer: int
@@ -84,6 +89,8 @@ class ProtocolAudit:
     seconds: float
     coalition: tuple[int, ...] | None = None
     paths: str = "secret"
+    seed: int | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def sandwich(self) -> bool:
@@ -98,7 +105,14 @@ class ProtocolAudit:
                                          or tracked == math.inf)
                 and all(lb <= self.theory[name] + tol for name in self.pair_bounds))
 
-    def to_dict(self) -> dict[str, Any]:
+    def summary(self) -> str:
+        who = f"observer {self.observer}" if self.coalition is None else \
+            f"coalition {','.join(map(str, self.coalition))}"
+        return (f"node {self.node} -> {who} ({self.paths} paths): eps_lb "
+                f"{self.result.epsilon_lower:.4g}, tracker {self.tracker_epsilon:.4g}, LDP "
+                f"{self.ldp_epsilon:.4g}; sandwich {'holds' if self.sandwich else 'BROKEN'}")
+
+    def figures(self) -> dict[str, Any]:
         """``{observer, node, audit: {..., tracker_epsilon, ldp_epsilon, sandwich}}``."""
         coalition = {} if self.coalition is None else {"coalition": list(self.coalition)}
         return {"observer": self.observer, "node": self.node, **coalition,
@@ -182,7 +196,9 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
     return ProtocolAudit(members[0] if coalition is None else -1, node, result, tracked,
                          float(ldp[node]), theory, bounds, seconds,
                          None if coalition is None else tuple(members),
-                         paths if walks is not None else "fixed")
+                         paths if walks is not None else "fixed", config.seed,
+                         {**config.to_dict(), "observer": observer, "node": node,
+                          "trials": trials, "confidence": confidence, "paths": paths})
 
 
 def _hidden_paths(setup: Any, trace: Any, members: list[int],

@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from netdp.core.jsonable import jsonable
+from netdp.core.provenance import provenance
 from netdp.core.simulation_config import SimulationConfig
+from netdp.core.table_rows import frame, headline, pairs_frame, table_row
 from netdp.graphs.graph_record import graph_record
 from netdp.graphs.walk_kind import kind_of
+from netdp.report.config_hash import config_hash
 
 #: The quantiles of the pairwise losses every privacy summary reports.
 QUANTILES = (0.5, 0.9, 0.99)
@@ -159,7 +162,7 @@ class RunRecord:
         return jsonable(self.to_dict())
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Report:
     """Everything one simulation reports.
 
@@ -248,11 +251,48 @@ class Report:
             out["faults"] = self.faults.to_dict()
         if self.attack is not None:
             out["attack"] = self.attack.to_dict()
+        out["provenance"] = provenance()
         return out
 
     def to_json(self) -> dict[str, Any]:
         """The strict-JSON object of ``netdp simulate --json`` (``inf`` as ``"inf"``)."""
         return jsonable(self.to_dict())
+
+    def to_frame(self):
+        """The run as a one-row pandas DataFrame with the sweep table's columns
+        (:func:`netdp.core.table_rows.table_row`; ``config_hash`` of the resolved config;
+        with several runs, the figures summarise them: per-run figures in :attr:`runs`)."""
+        return frame([table_row(self.to_dict(), config_hash(self.config))])
+
+    def pairs_frame(self):
+        """The kept pairwise losses as a DataFrame, one row per ordered pair ``u → v``
+        (``u != v``): ``target`` (``u``, whose contribution is at stake), ``observer``
+        (``v``), both as the graph's node labels; ``epsilon`` = ε(u → v) (mean over the
+        runs; ``inf``: unprotected; NaN where the tracker has no figure), and the
+        ``accountant`` and ``delta`` it is stated at (the first of
+        ``privacy.empirical``).
+
+        Raises
+        ------
+        ValueError
+            When the pairs were not kept: ``netdp.simulate(config, keep_pairs=True)``
+            keeps them.
+        """
+        if self.pairs is None:
+            raise ValueError("this report kept no pairwise losses: run "
+                             "netdp.simulate(config, keep_pairs=True) to keep them "
+                             "(netdp simulate --pairs-out FILE.npy on the command line)")
+        first = (self.privacy.to_dict().get("empirical") or [{}])[0]
+        return pairs_frame(self.pairs, self.labels, accountant=first.get("accountant"),
+                           delta=first.get("delta"), seed=self.seed)
+
+    def __repr__(self) -> str:
+        """One line: task, topology, runs and seed, the utility's and the privacy's
+        headline figures."""
+        where = self.topology.describe()
+        where = where if len(where) <= 80 else where[:77] + "..."
+        return (f"<Report {self.config.task} on {where}: {len(self.runs)} run(s), seed "
+                f"{self.seed}; {headline(self.utility.to_dict(), self.privacy.to_dict())}>")
 
     def text(self) -> str:
         """The short report ``netdp simulate`` prints."""

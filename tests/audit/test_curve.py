@@ -100,7 +100,8 @@ def test_cli_writes_the_plot_and_the_json_curve(capsys, tmp_path):
     assert code == 0
     assert path.read_bytes()[:8] == PNG
     d = json.loads(out)
-    assert {"version", "seed", "mechanism", "pair", "audit", "curve"} == set(d)
+    assert {"schema", "version", "seed", "config", "mechanism", "pair", "audit", "curve",
+            "provenance"} == set(d)
     rows = d["curve"]
     assert rows[-1]["runs"] == 20_000
     assert rows[-1]["epsilon_lower"] == d["audit"]["epsilon_lower"]

@@ -16,9 +16,7 @@ from netdp.run.sweep.table import (
     MANIFEST,
     ResultTable,
     export_csv,
-    export_parquet,
     flatten,
-    parquet_available,
     read_table,
 )
 from netdp.tasks import make_config
@@ -185,16 +183,31 @@ def test_results_command(tmp_path, capsys, sum_result):
     assert "is not a sweep folder" in capsys.readouterr().err
 
 
-def test_parquet_needs_a_library(tmp_path, capsys, sum_result):
-    spec = _spec()
-    ResultTable.open(tmp_path / "t", spec).close()
+def test_parquet_needs_a_library(tmp_path, capsys, monkeypatch):
+    import netdp.run.sweep.commands as commands
+
+    ResultTable.open(tmp_path / "t", _spec()).close()
     target = tmp_path / "t.parquet"
-    if parquet_available():
-        frame = pd.DataFrame([flatten(sum_result)])
-        export_parquet(frame, str(target))
-        assert pd.read_parquet(target).shape == frame.shape
-        return
+    monkeypatch.setattr(commands, "parquet_available", lambda: False)
     assert main(["results", str(tmp_path / "t"), "--parquet", str(target)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install pyarrow" in err and "--parquet" in err
+    assert err.count("\n") == 1 and "netdp[parquet]" in err and "--parquet" in err
     assert not target.exists()
+
+
+def test_parquet_round_trip(tmp_path, capsys, sum_result):
+    """``--parquet`` writes the table that pandas reads back, values and columns (the
+    provenance columns too): needs pyarrow, the ``parquet`` extra."""
+    pytest.importorskip("pyarrow")
+    table = ResultTable.open(tmp_path / "t", _spec())
+    other = {**sum_result, "seed": 12, "provenance": {**sum_result["provenance"],
+                                                      "host": "elsewhere", "commit": None}}
+    table.write_batch([flatten(sum_result), flatten(other)])
+    table.close()
+    target = tmp_path / "t.parquet"
+    assert main(["results", str(tmp_path / "t"), "--parquet", str(target)]) == 0
+    assert "2 rows" in capsys.readouterr().out
+    back = pd.read_parquet(target)
+    pd.testing.assert_frame_equal(back, read_table(tmp_path / "t"), check_dtype=False)
+    assert list(back["provenance_host"]) == [sum_result["provenance"]["host"], "elsewhere"]
+    assert back["kov_mean"].iloc[0] == sum_result["privacy"]["empirical"][0]["mean"]

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
-from netdp import __version__, mechanisms
-from netdp.adversary.poisoning import choose_targets, poison
-from netdp.core import seeding
-from netdp.core.errors import check
-from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
-from netdp.data.values import categories
+from netdp import mechanisms
 from netdp.report.types import fmt
+from netdp.run.attacks import attack as run_attack
 from netdp.run.cli import integer, number
 
 EPILOG = """\
@@ -97,28 +92,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def attack(args: argparse.Namespace) -> int:
     """Run the attack; print the gain beside its closed form."""
 
-    check(MIN_EPSILON <= args.epsilon <= ORACLE_MAX_EPSILON, "epsilon",
-          f"must be a number in the range [{MIN_EPSILON:g}, {ORACLE_MAX_EPSILON:g}] (e^epsilon "
-          f"must stay finite; got {args.epsilon:g})")
-    check(2 <= args.domain <= 1_000_000, "domain", f"must lie in 2..1e6 (got {args.domain})")
-    check(math.isfinite(args.beta) and 0 < args.beta < 1, "beta",
-          f"must lie in (0, 1) (got {args.beta})")
-    check(2 <= args.users <= 10**8, "users", f"must lie in 2..1e8 (got {args.users})")
-    check(2 <= args.trials <= 10_000, "trials", f"must lie in 2..10000 (got {args.trials})")
-    check(0 <= args.seed < 2**63, "seed", f"must lie in 0..2^63-1 (got {args.seed})")
-    fake = int(round(args.beta * args.users))
-    check(1 <= fake < args.users, "beta", f"gives {fake} fake users of {args.users}; needs "
-          "at least one fake and one honest user")
-    oracle = mechanisms.frequency_oracle(args.mechanism, args.epsilon, args.domain)
-    values = categories(args.data, args.users - fake, args.domain,
-                        seeding.generator(args.seed, "data"))
-    targets = choose_targets(values, args.domain, args.targets, args.target_choice,
-                             seeding.generator(args.seed, "attack", 0))
-    result = poison(oracle, values, args.attack, targets, args.beta, args.trials,
-                    seeding.generator(args.seed, "attack", 1), tuple(args.defence))
+    result = run_attack(mechanism=args.mechanism, attack=args.attack, domain=args.domain,
+                        epsilon=args.epsilon, beta=args.beta, targets=args.targets,
+                        target_choice=args.target_choice, users=args.users, data=args.data,
+                        trials=args.trials, defences=tuple(args.defence), seed=args.seed)
     if args.json:
-        print(json.dumps({"version": __version__, "seed": args.seed, **result.to_dict()},
-                         indent=2))
+        print(json.dumps(result.to_json(), indent=2))
         return 0
     theory = "-" if result.theory is None else fmt(result.theory)
     print(f"netdp attack: {args.attack} on {args.mechanism} (eps = {args.epsilon:g}, d = "

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from netdp import __version__
 from netdp.core.errors import InputError, check
 from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.core.setup import Streams
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from netdp.core.simulation_config import SimulationConfig
 
 MECHANISMS = registry.names()
+R = TypeVar("R", "MechanismAudit", "OneRunAudit")
 EPILOG = """\
 how it works:
   The randomizer runs TRIALS times on each of two neighbouring inputs (numbers: -1 and +1,
@@ -168,11 +169,11 @@ def audit(args: argparse.Namespace) -> int:
     if args.plot is not None:
         _check_plot(args.plot)
     mechanism = mechanism_audit.build(args.mechanism, args.epsilon, args.delta, args.domain)
-    result = mechanism_audit.audit_mechanism(mechanism, args.trials, args.seed,
-                                             args.claim_epsilon, args.confidence)
+    result = with_command(mechanism_audit.audit_mechanism(
+        mechanism, args.trials, args.seed, args.claim_epsilon, args.confidence), args)
     curve = None if args.plot is None else plot_curve(args, mechanism, result)
     if args.json:
-        out = {"version": __version__, "seed": args.seed, **result.to_dict()}
+        out = result.to_json()
         if curve is not None:
             out["curve"] = [point.to_dict() for point in curve]
         print(json.dumps(out, indent=2))
@@ -182,6 +183,22 @@ def audit(args: argparse.Namespace) -> int:
             print(f"  plot          {args.plot}  (eps_lb and the ceiling at {len(curve)} "
                   f"trial counts, {curve[0].runs:,} to {curve[-1].runs:,})")
     return 1 if result.violation else 0
+
+
+#: Namespace entries that are not parameters of the audit.
+NOT_PARAMS = ("handler", "command", "json", "plot", "set")
+
+
+def command(args: argparse.Namespace) -> dict[str, Any]:
+    """The audit's parameters as the command line names them (``--set`` ones spread)."""
+    out = {k: v for k, v in vars(args).items() if k not in NOT_PARAMS}
+    out.update(parse_sets(args.set))
+    return out
+
+
+def with_command(result: R, args: argparse.Namespace) -> R:
+    """``result`` with the command's parameters as its ``config``."""
+    return dataclasses.replace(result, config=command(args))
 
 
 def _check_plot(path: str) -> None:
@@ -243,11 +260,10 @@ def one_run(args: argparse.Namespace) -> int:
     check(args.guesses is None or 1 <= args.guesses <= canaries, "guesses",
           f"must lie in 1..{canaries}, the canaries (got {args.guesses})")
     mechanism = mechanism_audit.build(args.mechanism, args.epsilon, args.delta, args.domain)
-    result = mechanism_audit.one_run_audit(mechanism, canaries, args.seed, args.guesses,
-                                           args.confidence, args.claim_epsilon)
+    result = with_command(mechanism_audit.one_run_audit(
+        mechanism, canaries, args.seed, args.guesses, args.confidence, args.claim_epsilon), args)
     if args.json:
-        print(json.dumps({"version": __version__, "seed": args.seed, **result.to_dict()},
-                         indent=2))
+        print(json.dumps(result.to_json(), indent=2))
     else:
         print("\n".join(one_run_lines(result, args.mechanism)))
     return 1 if result.violation else 0
@@ -292,10 +308,11 @@ def protocol(args: argparse.Namespace) -> int:
         node = _first_predecessor(config, observer)
     result = audit_protocol(config, observer, node, args.trials, args.confidence,
                             paths="fixed" if args.fixed_path else "secret")
+    result = dataclasses.replace(result, config={**command(args), **result.config})
     claim = result.tracker_epsilon if args.claim_epsilon is None else args.claim_epsilon
     violation = result.result.epsilon_lower > claim
     if args.json:
-        out = {"version": __version__, "seed": args.seed, "task": args.task, **result.to_dict()}
+        out = {"task": args.task, **result.to_json()}
         out["audit"].update(claim_epsilon=claim, violation=violation)
         print(json.dumps(out, indent=2))
         return 1 if violation else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from netdp.core.provenance import provenance
 from netdp.graphs.topologies import available
 from netdp.run.cli import integer, number
 
@@ -50,7 +51,7 @@ def bounds(args: argparse.Namespace) -> int:
                          rounds=args.rounds, n_min=args.n_min, n_max=args.n_max,
                          points=args.points, curves=args.curve)
     if args.json:
-        print(json.dumps(table.to_json(), indent=2))
+        print(json.dumps({**table.to_json(), "provenance": provenance()}, indent=2))
     else:
         print(table.csv() if args.csv else table.text())
     return 0

@@ -51,12 +51,15 @@ examples:
   netdp results out/fig1b                   # summary: mean per grid point
   netdp results out/fig1b --csv fig1b.csv   # the whole table, one row per run
   netdp results out/fig1b --csv - | head    # CSV on stdout
-  netdp results out/fig1b --parquet fig1b.parquet   # needs pyarrow
+  netdp results out/fig1b --parquet fig1b.parquet   # needs pyarrow: netdp[parquet]
+  netdp results out/fig1b --provenance      # versions, commit, host behind the rows
 
 In Python: pandas.read_csv("fig1b.csv"), or netdp.run.sweep.read_table("out/fig1b").
 Columns: config_hash, seed, status, version, runtime_s, every simulate parameter, then
 the utility figures (abs_error, mse, ...) and the privacy figures (eps0, ldp_mean,
-theory_<curve>, <accountant>_mean/_min/_max/_q50/_q90/_q99/_delta, ...).
+theory_<curve>, <accountant>_mean/_min/_max/_q50/_q90/_q99/_delta, ...), and last
+provenance_<key> (netdp, commit, dirty, python, platform, host, numpy, scipy, numba,
+dp_accounting, networkx, pandas, matplotlib, dask).
 """
 
 SUMMARY_ROWS = 40
@@ -96,7 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     res.add_argument("dir", metavar="DIR", help="a folder written by `netdp sweep`")
     res.add_argument("--csv", metavar="FILE|-", help="write the table as CSV (- : stdout)")
     res.add_argument("--parquet", metavar="FILE", help="write the table as Parquet "
-                     "(needs pyarrow or fastparquet)")
+                     "(needs pyarrow: pip install 'netdp[parquet]')")
+    res.add_argument("--provenance", action="store_true", help="print what made the rows "
+                     "instead of the summary: each provenance column's distinct values "
+                     "(netdp's version and commit, the dependencies, Python, platform, "
+                     "host) and how many rows have each")
     res.set_defaults(handler=_results)
 
 
@@ -139,10 +146,13 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _results(args: argparse.Namespace) -> int:
+    if args.provenance and args.csv == "-":
+        raise InputError("provenance", "prints a table on stdout: not with --csv - (give "
+                         "--csv a file)")
 
     if args.parquet is not None and not parquet_available():
         raise InputError("parquet", "writing Parquet needs pyarrow (or fastparquet): "
-                         "pip install pyarrow")
+                         "pip install 'netdp[parquet]' (or pyarrow)")
     for flag, target in (("csv", args.csv), ("parquet", args.parquet)):
         if target is not None and target != "-":
             _check_writable(Path(target), flag)
@@ -159,7 +169,9 @@ def _results(args: argparse.Namespace) -> int:
             return 0
     if args.parquet is not None:
         export_parquet(frame, args.parquet)
-    if args.csv is None and args.parquet is None:
+    if args.provenance:
+        print(provenance_table(frame, args.dir))
+    elif args.csv is None and args.parquet is None:
         print(summary(frame, table.manifest()))
     elif args.csv != "-":
         written = [p for p in (args.csv, args.parquet) if p is not None]
@@ -207,6 +219,26 @@ def summary(frame, manifest: dict | None) -> str:
         lines.append(f"... {len(table) - SUMMARY_ROWS} more; every row: --csv FILE")
     if note:
         lines.append(note)
+    return "\n".join(lines)
+
+
+def provenance_table(frame, where: str = "") -> str:
+    """Each ``provenance_<key>`` column's distinct values and their row counts (rows written
+    before netdp recorded provenance count as ``-``)."""
+    columns = [c for c in frame.columns if c.startswith("provenance_")]
+    head = f"provenance of the {len(frame)} rows in {where}" if where else \
+        f"provenance of {len(frame)} rows"
+    if not columns:
+        return f"{head}: none recorded (rows written by an earlier netdp)"
+    table = []
+    for column in columns:
+        counts = frame[column].astype(object).where(frame[column].notna(), "-")
+        for value, rows in counts.astype(str).value_counts(sort=True).items():
+            table.append((column.removeprefix("provenance_"), value, int(rows)))
+    key_w = max(len("key"), *(len(k) for k, _, _ in table))
+    value_w = max(len("value"), *(len(v) for _, v, _ in table))
+    lines = [f"{head}:", f"  {'key':{key_w}}  {'value':{value_w}}  rows"]
+    lines += [f"  {k:{key_w}}  {v:{value_w}}  {n:>4}" for k, v, n in table]
     return "\n".join(lines)
 
 

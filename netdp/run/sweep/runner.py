@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.errors import InputError, check
+from netdp.core.table_rows import error_row
 from netdp.graphs.walk_kind import kind_of
 from netdp.run.api import simulate
 from netdp.run.sweep.spec import BACKENDS, Run, SweepSpec
-from netdp.run.sweep.table import ResultTable, error_row, flatten
+from netdp.run.sweep.table import ResultTable, flatten
 from netdp.tasks import get_task
 
 BATCHES_PER_WORKER = {"dask": 8, "serial": 32}

@@ -26,7 +26,6 @@ See ``docs/sweeps.md`` for the format::
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import math
@@ -36,10 +35,11 @@ from pathlib import Path
 import numpy as np
 
 from netdp.core.errors import InputError, check, one_line
-from netdp.core.params import Param, coerce, params_of
+from netdp.core.params import Param, coerce
 from netdp.core.reading import parse_toml, read_text
 from netdp.core.simulation_config import SimulationConfig
 from netdp.graphs.topologies import is_graph_object
+from netdp.report.config_hash import canonical, config_hash, hashable
 from netdp.tasks import make_config, param_specs
 
 TOP_KEYS = ("description", "seeds", "base_seed", "backend", "batch_size", "fixed", "grid")
@@ -173,7 +173,7 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
         if "range" in point:
             point.update(_split_range(point.pop("range"), path))
         params = {**fixed, **point}
-        key = _canonical({k: _hashable(v) for k, v in params.items()})
+        key = canonical({k: hashable(v) for k, v in params.items()})
         if key in cache:
             continue
         label = ", ".join(f"{k} = {_show(v)}" for k, v in zip(grid, values, strict=True))
@@ -209,26 +209,6 @@ def derive_seed(base_seed: int, index: int) -> int:
     ``index`` (independent streams; sweeps with other base seeds share none)."""
     seq = np.random.SeedSequence(base_seed, spawn_key=(index,))
     return int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))
-
-
-def config_hash(config: SimulationConfig) -> str:
-    """Hex sha256 prefix (16 digits) of the canonical JSON of the parameters that differ
-    from :class:`SimulationConfig`'s defaults, without ``seed`` (and ``runs``).
-
-    Leaving defaults out keeps hashes stable when a new parameter (with a default) is
-    added to the config; ``epsilon = 1`` and ``epsilon = 1.0`` hash alike.
-    """
-
-    out = {}
-    assert config.section is not None
-    for record in (config, config.section):
-        for name, spec, default in params_of(record):
-            if name in ("seed", "runs"):
-                continue
-            value = _hashable(coerce(spec, getattr(record, name)))
-            if value != _hashable(coerce(spec, default)):
-                out[name] = value
-    return hashlib.sha256(_canonical(out).encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -406,25 +386,8 @@ def _seeds(data: dict, path: str) -> tuple[int, ...]:
     return tuple(derive_seed(base, i) for i in range(seeds))
 
 
-def _hashable(value):
-    """JSON-ready and canonical: tuples become lists, infinite floats strings."""
-    if isinstance(value, tuple | list):
-        return [_hashable(v) for v in value]
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if is_graph_object(value):  # one object given from Python: its identity in this spec
-        return f"networkx graph {id(value)}"
-    return str(value)
-
-
-def _canonical(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
 def _show(value) -> str:
-    return json.dumps(_hashable(value))
+    return json.dumps(hashable(value))
 
 
 def _brief(value, limit: int = 60) -> str:

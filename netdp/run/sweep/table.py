@@ -2,7 +2,8 @@
 
 Layout of the output folder ``DIR``::
 
-    DIR/sweep.json           manifest: format, the spec's config hashes and seeds, history
+    DIR/sweep.json           manifest: format, the spec's config hashes and seeds, history,
+                             provenance (netdp.core.provenance)
     DIR/spec.toml            the spec's text (the latest one that ran here)
     DIR/rows/part-*.jsonl    one file per finished batch, one JSON row per line
     DIR/.lock                held (flock) while a sweep writes into DIR
@@ -35,161 +36,29 @@ from typing import IO
 from netdp import __version__
 from netdp.core.errors import InputError, one_line
 from netdp.core.files import atomic, cannot_write, write_atomic
-from netdp.run.sweep.spec import config_hash as hash_of
+from netdp.core.provenance import provenance
+from netdp.core.table_rows import FIRST, table_row, tidy
+from netdp.report.config_hash import config_hash as config_hash_of
 from netdp.tasks import make_config
 
 FORMAT = 1
 MANIFEST = "sweep.json"
 KEY = ("config_hash", "seed")
-FIRST = ("config_hash", "seed", "status", "version", "runtime_s")
 ACCOUNTANT_KEYS = ("mean", "min", "max", "q50", "q90", "q99", "delta", "pairs", "unprotected")
 
 
 # --------------------------------------------------------------------------- rows
 
 def flatten(result: dict, config_hash: str | None = None) -> dict:
-    """One table row from a result dict (``Result.to_dict()``, ``simulate --json``).
-
-    Columns: ``config_hash, seed, status ("ok"), version, runtime_s``; every config
-    parameter (tuples joined by ","; ``nodes`` and ``steps`` resolved); ``hops``;
-    ``mechanism_<k>`` for the mechanism's numbers (``mechanism_sigma``); every number of
-    ``utility``, nested keys joined by "_" (``estimate, truth, abs_error, ...``;
-    ``<regime>_final_objective`` for sgd); privacy: ``eps0``, ``ldp_mean, ldp_min,
-    ldp_max``, ``theory_<curve>`` per theoretical curve and ``A_mean, A_min, A_max,
-    A_q50, A_q90, A_q99, A_delta, A_pairs, A_unprotected`` per empirical accountant ``A``
-    (``<regime>_rdp_mean`` … for sgd),
-    and any other number of ``privacy`` by the same "_" rule; with faults, ``faults_*``
-    counts and the fault-free run's ``fault_free_*`` figures; with an attack, ``attack_*``
-    figures and the honest runs' ``honest_*`` utility. Outside the config, only
-    numbers (and ``None``) become columns: text and lists (a histogram's estimate vector)
-    are left out. A name that would collide with an earlier column gets its section as
-    prefix (``utility_dummies``).
+    """One table row from a result dict (``Report.to_dict()``, ``simulate --json``): see
+    :func:`netdp.core.table_rows.table_row` for its columns.
 
     ``config_hash``: the sweep passes the hash of the requested config; by default it is
     computed from the result's (resolved) config.
     """
-
-    cfg = dict(result["config"])
     if config_hash is None:
-        config_hash = hash_of(make_config(cfg))
-    row: dict = {"config_hash": config_hash, "seed": result["seed"], "status": "ok",
-                 "version": result.get("version", __version__),
-                 "runtime_s": result.get("runtime_s")}
-    if cfg.get("steps") is None and result.get("hops") is not None:  # the ring: K n steps
-        cfg["steps"] = int(result["hops"]) // int(cfg.get("tokens") or 1)
-    for key, value in cfg.items():
-        if key not in row:
-            row[key] = _cell(value)
-    row["hops"] = result.get("hops")
-    for key, value in (result.get("mechanism") or {}).items():
-        if _is_number(value):
-            _put(row, f"mechanism_{key}", value, "")
-    _scalars(row, result.get("utility") or {}, "", "utility")
-    privacy = dict(result.get("privacy") or {})
-    if "epsilon0" in privacy:
-        _put(row, "eps0", privacy.pop("epsilon0"), "privacy")
-    privacy.pop("delta0", None)  # the config's delta
-    for key, value in (privacy.pop("ldp", None) or {}).items():
-        _put(row, f"ldp_{key}", value, "privacy")
-    for name, value in (privacy.pop("theory", None) or {}).items():
-        _put(row, f"theory_{name}", value, "privacy")
-    for entry in privacy.pop("empirical", None) or []:
-        name = entry.get("accountant", "empirical")
-        if "regime" in entry:  # sgd: one entry per regime, all rdp
-            name = f"{entry['regime']}_{name}"
-        for key, value in entry.items():
-            if key not in ("accountant", "regime"):
-                _put(row, f"{name}_{key}", value, "privacy")
-    _scalars(row, privacy, "", "privacy")
-    _faults(row, result.get("faults"))
-    _attack(row, result.get("attack"))
-    return row
-
-
-def _attack(row: dict, attack: dict | None) -> None:
-    """``attack_share``, ``attack_lost``, ``attack_fakes``, ``attack_gain_empirical``,
-    ``attack_gain_std``, ``attack_gain_theory``, and per check ``attack_<check>_rate`` and
-    ``attack_<check>_mean_delay``; the same runs with every holder honest give
-    ``honest_<utility number>``."""
-    if not attack:
-        return
-    for key in ("share", "lost", "fakes"):
-        _put(row, f"attack_{key}", attack.get(key), "attack")
-    _scalars(row, attack.get("gain") or {}, "attack_gain_", "attack")
-    for entry in attack.get("detection") or []:
-        for key in ("rate", "mean_delay"):
-            _put(row, f"attack_{entry['check']}_{key}", entry.get(key), "attack")
-    _scalars(row, attack.get("honest_utility") or {}, "honest_", "attack")
-
-
-def _faults(row: dict, faults: dict | None) -> None:
-    """``faults_<count>`` (``faults_completed`` as 0 or 1), and the fault-free run's
-    ``fault_free_<A>_mean``, ``fault_free_<A>_max`` per accountant ``A`` and
-    ``fault_free_<utility number>``."""
-    if not faults:
-        return
-    for key, value in faults.items():
-        if key not in ("runs", "lost_token_log", "fault_free"):
-            _put(row, f"faults_{key}", int(value) if isinstance(value, bool) else value,
-                 "faults")
-    free = faults.get("fault_free") or {}
-    for entry in (free.get("privacy") or {}).get("empirical") or []:
-        name = entry.get("accountant", "empirical")
-        if "regime" in entry:
-            name = f"{entry['regime']}_{name}"
-        for key in ("mean", "max"):
-            _put(row, f"fault_free_{name}_{key}", entry.get(key), "faults")
-    _scalars(row, free.get("utility") or {}, "fault_free_", "faults")
-    _put(row, "fault_free_noise_std", free.get("noise_std"), "faults")
-
-
-def error_row(config: dict, seed: int, config_hash: str, message: str,
-              runtime_s: float | None) -> dict:
-    """The row of a run that failed (status ``"error"``): its config, and in ``error`` what
-    stopped it (``--param: message`` for an :class:`InputError`, else ``Type: message``)."""
-    row = {"config_hash": config_hash, "seed": seed, "status": "error",
-           "version": __version__, "runtime_s": runtime_s}
-    for key, value in config.items():
-        if key not in row:
-            row[key] = _cell(value)
-    row["seed"] = seed
-    row["error"] = message
-    return row
-
-
-def _cell(value):
-    if isinstance(value, list | tuple):
-        return ",".join(str(v) for v in value)
-    return _plain(value)
-
-
-def _plain(value):
-    """numpy scalars to Python ones."""
-    if hasattr(value, "item") and not isinstance(value, list | tuple | dict | str):
-        return value.item()
-    return value
-
-
-def _is_number(value) -> bool:
-    value = _plain(value)
-    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
-
-
-def _put(row: dict, name: str, value, section: str) -> None:
-    if not _is_number(value):
-        return
-    if name in row and section:
-        name = f"{section}_{name}"
-    row[name] = _plain(value)
-
-
-def _scalars(row: dict, data: dict, prefix: str, section: str) -> None:
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            _scalars(row, value, f"{name}_", section)
-        else:
-            _put(row, name, value, section)
+        config_hash = config_hash_of(make_config(dict(result["config"])))
+    return table_row(result, config_hash)
 
 
 # --------------------------------------------------------------------------- the folder
@@ -303,16 +172,17 @@ class ResultTable:
         old = self.manifest() or {}
         identity = spec.identity()
         history = list(old.get("history", []))
+        record = provenance()  # not part of the identity: another host resumes the sweep
         if old.get("identity") != identity or not history:
             history.append({"time": _now(), "spec_file": spec.path, "version": __version__,
                             "configs": len(identity["configs"]),
-                            "seeds": len(identity["seeds"])})
+                            "seeds": len(identity["seeds"]), "provenance": record})
         manifest = {"format": FORMAT, "netdp_version": __version__, "spec_file": spec.path,
                     "description": spec.description, "runs": spec.n_runs,
                     "grid": {k: [_json_value(v) for v in vals]
                              for k, vals in spec.grid.items()},
                     "fixed": {k: _json_value(v) for k, v in spec.fixed.items()},
-                    "identity": identity, "history": history}
+                    "identity": identity, "history": history, "provenance": record}
         write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=1) + "\n",
                      param=self.param)
         if spec.text:
@@ -387,7 +257,7 @@ class ResultTable:
         columns: dict[str, None] = dict.fromkeys(FIRST)
         for row in sorted(rows, key=lambda r: (str(r["config_hash"]), r["seed"])):
             columns.update(dict.fromkeys(row))
-        frame = _tidy(pd.DataFrame(rows, columns=list(columns)))
+        frame = tidy(pd.DataFrame(rows, columns=list(columns)))
         axes = list((self.manifest() or {}).get("grid", {}))
         if "range" in axes:
             axes[axes.index("range"):axes.index("range") + 1] = ["low", "high"]
@@ -408,19 +278,6 @@ def read_table(path: str | Path):
     return table.dataframe()
 
 
-def _tidy(frame):
-    """Object columns that only hold numbers (with ``None``) become float."""
-    import pandas as pd
-
-    for col in frame.columns:
-        if frame[col].dtype == object:
-            values = frame[col].dropna()
-            if len(values) and all(isinstance(v, int | float) and not isinstance(v, bool)
-                                   for v in values):
-                frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
-    return frame
-
-
 # --------------------------------------------------------------------------- export
 
 def export_csv(frame, path: str, param: str = "csv") -> None:
@@ -436,7 +293,7 @@ def export_parquet(frame, path: str, param: str = "parquet") -> None:
     """Write the table as Parquet through pandas (needs pyarrow or fastparquet)."""
     if not parquet_available():
         raise InputError("parquet", "writing Parquet needs pyarrow (or fastparquet): "
-                         "pip install pyarrow")
+                         "pip install 'netdp[parquet]' (or pyarrow)")
     with atomic(path, param=param) as fh:
         frame.to_parquet(fh, index=False)
 

@@ -1,0 +1,53 @@
+"""What a notebook calls for ``netdp attack``: ``attack(...) -> Poisoning``, fake users
+promoting target categories of a frequency oracle, measured beside theory."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from netdp import mechanisms
+from netdp.adversary.poisoning import Poisoning, choose_targets, poison
+from netdp.core import seeding
+from netdp.core.errors import check
+from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
+from netdp.data.values import categories
+
+
+def attack(mechanism: str = "oue", attack: str = "mga", domain: int = 128,
+           epsilon: float = 1.0, beta: float = 0.05, targets: int = 10,
+           target_choice: str = "random", users: int = 100_000, data: str = "zipf",
+           trials: int = 20, defences: tuple[str, ...] = (), seed: int = 0) -> Poisoning:
+    """Run a poisoning attack on a frequency oracle, as ``netdp attack`` does (the same
+    parameters, the same defaults; ``defences`` is the repeated ``--defence``).
+
+    >>> result = netdp.attack(mechanism="olh", attack="mga", users=20_000, seed=1)
+    >>> result.gain, result.theory, result.to_frame()
+
+    Raises
+    ------
+    InputError
+        On a parameter out of range.
+    """
+    check(MIN_EPSILON <= epsilon <= ORACLE_MAX_EPSILON, "epsilon",
+          f"must be a number in the range [{MIN_EPSILON:g}, {ORACLE_MAX_EPSILON:g}] (e^epsilon "
+          f"must stay finite; got {epsilon:g})")
+    check(2 <= domain <= 1_000_000, "domain", f"must lie in 2..1e6 (got {domain})")
+    check(math.isfinite(beta) and 0 < beta < 1, "beta", f"must lie in (0, 1) (got {beta})")
+    check(2 <= users <= 10**8, "users", f"must lie in 2..1e8 (got {users})")
+    check(2 <= trials <= 10_000, "trials", f"must lie in 2..10000 (got {trials})")
+    check(0 <= seed < 2**63, "seed", f"must lie in 0..2^63-1 (got {seed})")
+    fake = int(round(beta * users))
+    check(1 <= fake < users, "beta", f"gives {fake} fake users of {users}; needs at least "
+          "one fake and one honest user")
+    oracle = mechanisms.frequency_oracle(mechanism, epsilon, domain)
+    values = categories(data, users - fake, domain, seeding.generator(seed, "data"))
+    chosen = choose_targets(values, domain, targets, target_choice,
+                            seeding.generator(seed, "attack", 0))
+    result = poison(oracle, values, attack, chosen, beta, trials,
+                    seeding.generator(seed, "attack", 1), tuple(defences))
+    config = {"mechanism": mechanism, "attack": attack, "domain": domain, "epsilon": epsilon,
+              "beta": beta, "targets": targets, "target_choice": target_choice,
+              "users": users, "data": data, "trials": trials, "defences": list(defences),
+              "seed": seed}
+    return dataclasses.replace(result, seed=seed, config=config)
