@@ -88,8 +88,11 @@ def test_the_commit_is_this_checkouts():
 
 def test_every_json_records_provenance_schema_and_config(capsys, tmp_path):
     expected = json.loads(json.dumps(prov.provenance()))
+    log = tmp_path / "log.csv"
     commands = {
-        "simulate": ["simulate", "-n", "12", "--steps", "100", "--json"],
+        "simulate": ["simulate", "-n", "12", "--steps", "100", "--trace-out", str(log),
+                     "--json"],
+        "account": ["account", str(log), "--json"],
         "attack": ["attack", "--mechanism", "grr", "--domain", "8", "--users", "2000",
                    "--trials", "3", "--targets", "2", "--seed", "3", "--json"],
         "audit": ["audit", "--mechanism", "laplace", "--trials", "400", "--seed", "4",
@@ -215,6 +218,14 @@ def _results_provenance(out: Path) -> str:
     with contextlib.redirect_stdout(text):
         assert main(["results", str(out), "--provenance"]) == 0
     return text.getvalue()
+
+
+def test_an_error_row_records_provenance_too():
+    from netdp.core.table_rows import error_row
+
+    row = error_row({"task": "sum", "nodes": 5}, 3, "abc", "--nodes: too small", None)
+    assert row["status"] == "error" and row["error"] == "--nodes: too small"
+    assert {k: row[f"provenance_{k}"] for k in prov.KEYS} == prov.provenance()
 
 
 def test_results_provenance_shows_each_distinct_value(sweep_dir, capsys):

@@ -14,14 +14,14 @@ from typing import Any
 from netdp import __version__
 from netdp.core.provenance import provenance
 
-#: The first columns of every row.
+#: The first columns of every row of a sweep table.
 FIRST = ("config_hash", "seed", "status", "version", "runtime_s")
 #: Top-level keys of a result that :func:`result_row` does not flatten as figures.
 NOT_FIGURES = ("schema", "version", "seed", "config", "provenance")
 
 
 def table_row(result: Mapping[str, Any], config_hash: str) -> dict:
-    """One table row from a result dict (``Result.to_dict()``, ``simulate --json``).
+    """One table row from a result dict (``Report.to_dict()``, ``simulate --json``).
 
     Columns: ``config_hash, seed, status ("ok"), version, runtime_s``; every config
     parameter (tuples joined by ","; ``nodes`` and ``steps`` resolved); ``hops``;
