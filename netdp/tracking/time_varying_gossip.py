@@ -42,6 +42,7 @@ from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.averaging import check_steps
 from netdp.graphs.gossip_snapshots import SnapshotGossip
+from netdp.tracking._modular_rank import MAX_RANK_BALL, PRIME, _insert, rational_weights
 from netdp.tracking.gossip import (
     MAX_DENSE_NODES,
     RANK_TOL,
@@ -49,6 +50,9 @@ from netdp.tracking.gossip import (
     choose_nodes,
     view_coefficients,
 )
+
+EXACT_ROW = 8192
+"""A residue matrix row with this many entries or more could round in float products."""
 
 
 def joint(plan: SnapshotGossip, steps: int, *, observers: Any = None,
@@ -72,8 +76,11 @@ def joint(plan: SnapshotGossip, steps: int, *, observers: Any = None,
     Returns
     -------
     GossipLosses
-        ``role="observer"``, ``bound="joint"``; ``uncertified`` counts the views without a
-        clean cut (their rows: 1 on every node the view touches, sound).
+        ``role="observer"``, ``bound="joint"``. A view without a clean rank cut has the
+        sound value 1 on every node it touches; it is counted in ``full_rank`` when its
+        rank modulo a prime proves it full on those nodes (the 1s are then exact, the
+        static tracker's certificate on the realised products), else in
+        ``uncertified``.
     """
     check_steps(steps)
     n = plan.n
@@ -83,13 +90,15 @@ def joint(plan: SnapshotGossip, steps: int, *, observers: Any = None,
           "samples")
     views = _Views(plan, steps)
     values = np.empty((nodes.size, n))
-    kept, dropped, unsure = math.inf, 0.0, 0
+    kept, dropped = math.inf, 0.0
+    status: list[str] = []
     for i, v in enumerate(observer_bar(nodes, "exact time-varying gossip loss")):
-        values[i], lo, hi, certified = views.coefficients(np.array([int(v)]), tol)
+        values[i], lo, hi, how = views.coefficients(np.array([int(v)]), tol)
         kept, dropped = min(kept, lo), max(dropped, hi)
-        unsure += not certified
+        status.append(how)
     return GossipLosses(values, nodes, "observer", "joint", method, steps, None,
-                        (kept, dropped), unsure)
+                        (kept, dropped), status.count("uncertified"),
+                        status.count("full-rank"))
 
 
 def coalition(plan: SnapshotGossip, steps: int, members: Any, *,
@@ -104,38 +113,61 @@ def coalition(plan: SnapshotGossip, steps: int, members: Any, *,
     check(ids.size >= 1 and ids.size == np.asarray(members).size and ids.size < n
           and ids.min() >= 0 and ids.max() < n, "coalition",
           f"needs 1 to {n - 1} distinct node ids in 0..{n - 1}")
-    values, lo, hi, certified = _Views(plan, steps).coefficients(ids, tol)
+    values, lo, hi, how = _Views(plan, steps).coefficients(ids, tol)
     return GossipLosses(values[None, :], np.array([-1]), "observer", "joint", "coalition",
-                        steps, None, (lo, hi), int(not certified), 0, ids)
+                        steps, None, (lo, hi), int(how == "uncertified"),
+                        int(how == "full-rank"), ids)
 
 
 def view_matrix(plan: SnapshotGossip, steps: int, members: Any) -> tuple[np.ndarray, np.ndarray]:
     """The view of observer(s) ``members`` restricted to the nodes it can touch:
     ``(ball, A)``, ``A[:, j]`` the column of node ``ball[j]`` (every other column is 0)."""
     check_steps(steps)
-    return _Views(plan, steps).rows(np.atleast_1d(np.asarray(members, dtype=np.int64)))
+    views = _Views(plan, steps)
+    return views.rows(np.atleast_1d(np.asarray(members, dtype=np.int64)), views.transposed)
+
+
+def view_rank_mod_p(plan: SnapshotGossip, steps: int, members: Any) -> int | None:
+    """Rank modulo :data:`~netdp.tracking._modular_rank.PRIME` of the view of observer(s)
+    ``members`` (a lower bound of its rational rank; equal to it but for a prime dividing
+    a minor), ``None`` where some matrix has weights other than ``1/k``."""
+    check_steps(steps)
+    views = _Views(plan, steps)
+    vs = np.atleast_1d(np.asarray(members, dtype=np.int64))
+    _, A = views.rows(vs, views.transposed)
+    return views.rank_mod_p(vs, np.abs(A).max(axis=0) > 0)
 
 
 class _Views:
-    """Builds the observers' views of one plan and T."""
+    """Builds the observers' views of one plan and T (in floats, or modulo a prime)."""
 
     def __init__(self, plan: SnapshotGossip, steps: int) -> None:
         self.plan, self.steps = plan, steps
         self.adjs = plan.round_adjacencies(steps)
-        self.transposed: dict[int, sparse.csr_array] = {}
+        self.used = sorted({plan.snapshot(t) for t in range(steps)})
+        self.transposed = {k: sparse.csr_array(plan.matrices[k].T) for k in self.used}
+        self.residues: dict[int, sparse.csr_array] | None = None  # W_kᵀ mod p, lazily
 
     def coefficients(self, vs: np.ndarray, tol: float) -> tuple[np.ndarray, float, float,
-                                                                 bool]:
-        ball, A = self.rows(vs)
+                                                                 str]:
+        """``(c, lo, hi, how)``: the coefficients of the view of ``vs``, the cut's margins,
+        and ``certified``, ``full-rank`` (no clean cut, but full rank on the touched nodes
+        proven modulo a prime: the 1s are exact) or ``uncertified`` (the 1s are sound)."""
+        ball, A = self.rows(vs, self.transposed)
         local, lo, hi, certified = view_coefficients(A, tol)
         out = np.zeros(self.plan.n)
         out[ball] = local
-        return out, lo, hi, certified
+        if certified:
+            return out, lo, hi, "certified"
+        full = self.full_rank_mod_p(vs, local > 0, A.shape[0])
+        return out, lo, hi, "full-rank" if full else "uncertified"
 
-    def rows(self, vs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def rows(self, vs: np.ndarray, transposed: dict[int, sparse.csr_array],
+             prime: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(ball, A)``: the nodes within ``T + 1`` hops of ``vs`` in the union, and the
         view's rows on them: ``e_v`` for v in ``vs``, then round by round ``(B_t)_{w,:}``
-        for the neighbours w of ``vs`` in round t's snapshot (module docstring)."""
+        for the neighbours w of ``vs`` in round t's snapshot (module docstring), from the
+        matrices ``W_kᵀ`` given (residues: every product reduced modulo ``prime``)."""
         from scipy.sparse import csgraph
 
         plan, steps = self.plan, self.steps
@@ -143,14 +175,8 @@ class _Views:
                                                    directed=False, indices=vs))
         ball = np.flatnonzero(hops.min(axis=0) <= steps + 1)
         m = ball.size
-        local: dict[int, sparse.csr_array] = {}  # W_kᵀ on the ball, per snapshot
-        for t in range(steps):
-            k = plan.snapshot(t)
-            if k not in self.transposed:
-                self.transposed[k] = sparse.csr_array(plan.matrices[k].T)
-            if k not in local:
-                local[k] = self.transposed[k] if m == plan.n else \
-                    self.transposed[k][ball][:, ball]
+        local = transposed if m == plan.n else {k: transposed[k][ball][:, ball]
+                                                for k in self.used}
         # one backward pass: at s = T..0 the unit columns of round s join, then every
         # column so far is multiplied by W_{s-1}ᵀ, so round t's end as W_0ᵀ ⋯ W_{t-1}ᵀ E_t
         cols = np.zeros((m, 0))
@@ -161,7 +187,57 @@ class _Views:
             cols = np.hstack([_units(m, np.searchsorted(ball, nb)).T, cols])
             if s:
                 cols = np.asarray(local[plan.snapshot(s - 1)] @ cols)
+                if prime is not None:
+                    cols %= prime
         return ball, np.vstack([_units(m, np.searchsorted(ball, vs)), cols.T])
+
+    def full_rank_mod_p(self, vs: np.ndarray, touched: np.ndarray, rows: int) -> bool:
+        """Whether the view of ``vs`` has full rank on the nodes it touches (``touched``,
+        a mask on its ball), proven by its rank modulo :data:`PRIME` (a nonzero minor
+        modulo p is a nonzero minor over the rationals; see
+        :func:`netdp.tracking._modular_rank.full_rank_mod_p`). False where it cannot be
+        tried: some matrix not of weights ``1/k``, a ball over :data:`MAX_RANK_BALL`,
+        fewer rows than touched nodes, or rows too dense for exact float products."""
+        m = int(touched.sum())
+        if m > MAX_RANK_BALL or rows < m:
+            return False
+        return self.rank_mod_p(vs, touched) == m
+
+    def rank_mod_p(self, vs: np.ndarray, touched: np.ndarray) -> int | None:
+        """Rank modulo :data:`PRIME` of the view of ``vs`` on the ``touched`` nodes of its
+        ball (row blocks inserted into a reduced echelon basis until it is full);
+        ``None`` where the matrices have no exact residues (:meth:`_residues`)."""
+        if not self._residues():
+            return None
+        assert self.residues is not None
+        _, A = self.rows(vs, self.residues, PRIME)
+        A = A[:, touched]
+        m = A.shape[1]
+        basis, pivots = np.zeros((0, m)), np.zeros(0, dtype=np.int64)
+        for lo in range(0, A.shape[0], 64):
+            basis, pivots, _ = _insert(basis, pivots, A[lo:lo + 64], PRIME)
+            if pivots.size == m:
+                break
+        return int(pivots.size)
+
+    def _residues(self) -> bool:
+        """Build ``W_kᵀ mod p`` for the snapshots used (once); whether every one is
+        rational (an empty snapshot: the identity) and sparse enough for exact float
+        products (fewer than :data:`EXACT_ROW` entries a row: sums of products of two
+        residues below 2^53)."""
+        if self.residues is None:
+            out = {}
+            for k in self.used:
+                W = self.plan.matrices[k]
+                exact = rational_weights(W) if self.plan.adjacencies[k].nnz else \
+                    sparse.csr_array(sparse.identity(self.plan.n, dtype=np.int64,
+                                                     format="csr"))
+                if exact is None or np.diff(exact.indptr).max() >= EXACT_ROW:
+                    self.residues = {}
+                    return False
+                out[k] = sparse.csr_array(exact.T.astype(np.float64))
+            self.residues = out
+        return bool(self.residues) or not self.used
 
 
 def _units(m: int, at: np.ndarray) -> np.ndarray:

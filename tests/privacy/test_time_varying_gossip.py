@@ -290,3 +290,53 @@ def test_ignoring_time_understates_the_loss():
         below += int((first < exact - 1e-6).sum())
         above += int((first > exact + 1e-6).sum())
     assert below > 0 and above > 0  # not a bound either way
+
+
+def test_view_rank_modulo_a_prime_is_the_rank_of_the_brute_force_view():
+    """Unweighted cases (Metropolis weights 1/k have exact residues): the modular rank of
+    every well-posed view equals the numerical rank of the brute-force view; weighted
+    snapshots (weights not of the form 1/k) have none."""
+    checked = 0
+    for graphs, period, after, steps, weighted in cases():
+        plan = gossip_plan(tv_of(graphs, period, after, weighted))
+        sched = schedule(len(graphs), period, after, steps)
+        for v in range(graphs[0].number_of_nodes()):
+            rank = T.view_rank_mod_p(plan, steps, v)
+            if weighted:
+                continue
+            M = brute_view(graphs, sched, steps, [v], False)
+            _, posed = brute_coefficients(M)
+            if posed:
+                assert rank == np.linalg.matrix_rank(M, tol=1e-10 * np.abs(M).max())
+                checked += 1
+    assert checked >= 100
+    weighted = next(c for c in cases() if c[4])
+    assert T.view_rank_mod_p(gossip_plan(tv_of(weighted[0], weighted=True)), 2, 0) is None
+
+
+def test_a_full_rank_view_is_proven_exact_and_others_stay_uncertified():
+    """As the static tracker: the cycle of 64 at T = 74 (one snapshot) has no clean cut
+    but full rank modulo p (exactly 1 on every node); a torus view of 133 rows cannot
+    span its 256 nodes and stays uncertified. Time-varying: three random geometric
+    snapshots on 40 nodes at T = 12, some views proven full on the realised products;
+    the cycle's even and odd edges alternating (two perfect matchings) give a view whose
+    rank modulo p is 33 on 64 nodes: nothing proven, it stays uncertified (sound)."""
+    cycle = nx.cycle_graph(64)
+    one = T.joint(gossip_plan(tv_of([cycle])), 74, observers=[0])
+    assert (one.full_rank, one.uncertified) == (1, 0) and np.all(one.values == 1.0)
+    torus = topology.build("torus", 256)
+    t = G.joint(GM.metropolis(torus), GM.adjacency(torus), 32, transitive=True)
+    g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(16, 16, periodic=True),
+                                           ordering="sorted")
+    mine = T.joint(gossip_plan(tv_of([g])), 32, observers=[0])
+    assert (t.full_rank, t.uncertified) == (mine.full_rank, mine.uncertified) == (0, 1)
+    graphs = [nx.random_geometric_graph(40, 0.25, seed=k) for k in range(3)]
+    rgg = T.joint(gossip_plan(tv_of(graphs)), 12)
+    assert rgg.full_rank >= 1 and rgg.uncertified == 0  # some views proven full
+    even, odd = nx.empty_graph(64), nx.empty_graph(64)
+    even.add_edges_from((i, i + 1) for i in range(0, 64, 2))
+    odd.add_edges_from((i, (i + 1) % 64) for i in range(1, 64, 2))
+    plan = gossip_plan(tv_of([even, odd]))  # alternating matchings: a structured view
+    assert T.view_rank_mod_p(plan, 150, 0) == 33
+    matchings = T.joint(plan, 150, observers=[0])
+    assert (matchings.full_rank, matchings.uncertified) == (0, 1)
