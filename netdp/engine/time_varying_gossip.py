@@ -48,6 +48,14 @@ class TimedGossipRounds(GossipRounds):
         """Messages delivered over all rounds."""
         return int(sum(self.carried[int(k)].size for k in self.snapshot))
 
+    def all_messages(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(t, src, dst)`` of every message, round by round (each round its snapshot's
+        edges)."""
+        idx = [self.carried[int(k)] for k in self.snapshot]
+        t = np.repeat(np.arange(self.steps + 1), [i.size for i in idx])
+        every = np.concatenate(idx)
+        return t, self.src[every], self.dst[every]
+
     def links(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """``(src, dst)`` of the messages of round ``t``."""
         idx = self.carried[int(self.snapshot[t])]

@@ -158,6 +158,9 @@ def test_one_snapshot_is_the_static_engine_bit_for_bit():
     assert np.array_equal(trace.gossip.src, ref.gossip.src)
     assert np.array_equal(trace.gossip.dst, ref.gossip.dst)
     assert trace.gossip.messages == ref.gossip.messages == (steps + 1) * 16
+    for mine, theirs in zip(trace.gossip.all_messages(), ref.gossip.all_messages(),
+                            strict=True):
+        assert np.array_equal(mine, theirs)
     data = np.random.default_rng(1).random(n)
     x0 = data + 0.7 * np.random.default_rng(9).standard_normal(n)
     assert np.array_equal(E.states(plan, x0, steps), averaging.gossip(W, x0, steps))
@@ -185,6 +188,12 @@ def test_rounds_carry_the_snapshot_of_their_time_and_states_use_its_matrix():
             [(a, b) for a, b in graphs[sched[t]].edges] + [(b, a) for a, b in
                                                            graphs[sched[t]].edges])
         x = Ws[sched[t]] @ x
+    t_all, src_all, dst_all = trace.gossip.all_messages()  # what --trace-out writes
+    assert t_all.size == trace.gossip.messages
+    for t in range(steps + 1):
+        src, dst = trace.gossip.links(t)
+        assert np.array_equal(src_all[t_all == t], src)
+        assert np.array_equal(dst_all[t_all == t], dst)
     who, when, got = E.received(trace.gossip, xs, 2)
     assert all(w in graphs[sched[t]][2] for w, t in zip(who, when, strict=True))
     assert len(who) == sum(graphs[sched[t]].degree(2) for t in range(steps + 1))
