@@ -46,6 +46,11 @@ class GossipRounds:
         """Messages delivered over all rounds."""
         return (self.steps + 1) * int(self.src.size)
 
+    def all_messages(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(t, src, dst)`` of every message, round by round (lost ones included)."""
+        t = np.repeat(np.arange(self.steps + 1), self.src.size)
+        return t, np.tile(self.src, self.steps + 1), np.tile(self.dst, self.steps + 1)
+
 
 @dataclass(frozen=True, eq=False)
 class FaultLog:

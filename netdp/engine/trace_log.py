@@ -147,9 +147,7 @@ def trace_lines(trace: Trace, run: int | None) -> str:
     """One run's lines: a walk's hops (in time order, then by token) or gossip's messages
     (round by round); ``run`` is the value of the ``run`` column (``None``: none)."""
     if trace.gossip is not None:
-        rounds = trace.gossip
-        t = np.repeat(np.arange(rounds.steps + 1), rounds.src.size)
-        cols = [t, np.tile(rounds.src, rounds.steps + 1), np.tile(rounds.dst, rounds.steps + 1)]
+        cols = list(trace.gossip.all_messages())
     else:
         tokens, steps = trace.holders.shape
         times = trace.hop_times()[:, 1:].ravel()

@@ -331,22 +331,34 @@ def realised_joint(W: Any, rounds: Any, observers: np.ndarray, method: Method = 
     values = np.zeros((observers.size, n))
     kept, dropped, unsure = math.inf, 0.0, 0
     for i, blocks in enumerate(rows):
-        A = np.vstack(blocks)
-        ball = np.flatnonzero(np.abs(A).max(axis=0) > 0)
-        _, sv, vt = np.linalg.svd(A[:, ball], full_matrices=False)
-        keep = sv > sv[0] * tol
-        lo = float(sv[keep].min() / sv[0])
-        hi = float(sv[~keep].max() / sv[0]) if (~keep).any() else 0.0
+        values[i], lo, hi, certified = view_coefficients(np.vstack(blocks), tol)
         kept, dropped = min(kept, lo), max(dropped, hi)
-        if hi > CLEAN_CUT or lo < tol * GAP:
-            values[i, ball] = 1.0
-            unsure += 1
-            continue
-        values[i, ball] = np.minimum(np.einsum("ij,ij->j", vt[keep], vt[keep]), 1.0)
-        alone = (A != 0).sum(axis=1) == 1
-        values[i, np.flatnonzero((A[alone] != 0).any(axis=0))] = 1.0
+        unsure += not certified
     return GossipLosses(values, observers, "observer", "joint", method, rounds.steps, None,
                         (kept, dropped), unsure)
+
+
+def view_coefficients(A: np.ndarray, tol: float = RANK_TOL
+                      ) -> tuple[np.ndarray, float, float, bool]:
+    """``‖Π e_u‖²`` for every column u of a view's rows ``A`` (``Π`` the projection onto
+    their span), from one SVD of the columns the rows touch, with the rank cut of
+    :func:`joint`; the smallest kept and largest dropped singular value (relative to the
+    largest), and whether the cut was clean. Not clean: the sound value 1 on every
+    touched column. A column that some row holds alone (a unit row: that value reached
+    the observer by itself) is exactly 1; an untouched column is exactly 0."""
+    out = np.zeros(A.shape[1])
+    ball = np.flatnonzero(np.abs(A).max(axis=0) > 0)
+    _, sv, vt = np.linalg.svd(A[:, ball], full_matrices=False)
+    keep = sv > sv[0] * tol
+    lo = float(sv[keep].min() / sv[0])
+    hi = float(sv[~keep].max() / sv[0]) if (~keep).any() else 0.0
+    if hi > CLEAN_CUT or lo < tol * GAP:
+        out[ball] = 1.0
+        return out, lo, hi, False
+    out[ball] = np.minimum(np.einsum("ij,ij->j", vt[keep], vt[keep]), 1.0)
+    alone = (A != 0).sum(axis=1) == 1
+    out[np.flatnonzero((A[alone] != 0).any(axis=0))] = 1.0
+    return out, lo, hi, True
 
 
 def coalition(W: Any, adj: sparse.csr_array, steps: int, members: Any, *,
