@@ -36,7 +36,7 @@ from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold
 from netdp.core.documented import Documented
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Streams
-from netdp.engine.routing import Router
+from netdp.engine.routing import router as make_router
 from netdp.graphs.walk_kind import transition_matrix
 from netdp.tasks import task_of
 from netdp.tasks.base import Auditable
@@ -216,7 +216,7 @@ def _hidden_paths(setup: Any, trace: Any, members: list[int],
     P = transition_matrix(setup.topology, walk).toarray()
     if int((P > 0).sum(axis=1).max()) == 1:
         return None
-    start = Router(setup.topology, walk).start_law()
+    start = make_router(setup.topology, walk).start_law()
     rng = Streams(setup.seed, 0).generator("paths")
     return np.stack([resample(h, P, start, members, rng, trials) for h in trace.holders],
                     axis=1)

@@ -27,7 +27,7 @@ SHUFFLE_BOUNDS = ("fmt-numeric", "fmt-closed", "blanket")
 CLONE_BOUNDS = SHUFFLE_BOUNDS[:2]
 PROTOCOLS = ("walk", "gossip")
 #: Graph file formats (``--format``; :mod:`netdp.graphs.graph_files` reads them).
-GRAPH_FORMATS = ("graphml", "gml", "adjlist", "edgelist", "weighted-edgelist")
+GRAPH_FORMATS = ("graphml", "gml", "adjlist", "edgelist", "weighted-edgelist", "contacts")
 IMPLICIT = ("ring", "complete")  # topologies that store nothing of size n
 
 S = TypeVar("S", bound=Section)
@@ -94,6 +94,13 @@ class SimulationConfig:
                                "the weights, weighted gossip averages with them (an edge "
                                "list's weights are its third column)", kind=str,
                                metavar="ATTR", group=RUN, default_text="unweighted")
+    snapshot_period: int = param(1, "time-varying graphs (--format contacts, a folder of "
+                                 "graph files, a list of networkx graphs): walk steps or "
+                                 "gossip rounds each snapshot is in force", low=1,
+                                 metavar="L", group=RUN)
+    after_snapshots: str = param("cycle", "time-varying graphs: after the last snapshot, "
+                                 "start again from the first (cycle) or keep the last one "
+                                 "(last)", choices=("cycle", "last"), flag="after", group=RUN)
     epsilon: float = param(1.0, "LDP level of one noisy contribution or report (sgd: the "
                            "target of every regime)", low=MIN_EPSILON, high=MAX_EPSILON,
                            short=("-e",), metavar="EPS", group=PRIVACY)
@@ -293,4 +300,4 @@ def _is_edge_list(topology: str) -> bool:
     if topology in IMPLICIT or topology.endswith(".toml"):
         return False
     path = Path(topology)
-    return path.suffix != "" or "/" in topology or path.is_file()
+    return path.suffix != "" or "/" in topology or path.is_file() or path.is_dir()

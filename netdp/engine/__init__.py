@@ -75,6 +75,11 @@ def walk(engine: str, router: Router, steps: int, walk_rngs: Sequence[np.random.
     if engine == "event":
         from netdp.engine.event_walk import run
 
+        if isinstance(router, routing.TimedRouter):
+            raise InputError("engine", "a time-varying graph runs on the vector engine (its "
+                             "clock is the walk's steps); drop --engine event, --latency "
+                             "and --service-time")
+
         return run(router, steps, walk_rngs, latency, latency_rngs, service_time, faults)
 
     return vector_run(router, steps, walk_rngs, latency, latency_rngs, service_time)

@@ -116,3 +116,33 @@ def weighted_walk(indptr: np.ndarray, indices: np.ndarray, cum: np.ndarray, curr
                 h = indices[_pick(cum, indptr[h], indptr[h + 1], u[i, 1])]
             out[i] = h
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def timed_walk(indptr: np.ndarray, indices: np.ndarray, cum: np.ndarray, period: int,
+               cycle: bool, first: int, current: int, u: np.ndarray, rule: int,
+               out: np.ndarray) -> np.ndarray:
+    """:func:`weighted_walk` on a time-varying graph: the hop from step ``t`` to ``t + 1``
+    uses snapshot ``k = t // period`` (``mod K`` when ``cycle``, else at most ``K - 1``).
+
+    ``indptr`` is ``(K, n + 1)``: snapshot ``k``'s rows index the shared ``indices`` and
+    ``cum`` (each snapshot's row-cumulative weights, :func:`row_cumsum`; unit weights walk
+    exactly as :func:`graph_walk`). ``first`` is the step of ``current``: ``u[i]`` moves
+    the token from step ``first + i``.
+    """
+    h = current
+    count = indptr.shape[0]
+    for i in range(u.shape[0]):
+        k = (first + i) // period
+        k = k % count if cycle else min(k, count - 1)
+        ptr = indptr[k]
+        if rule == SIMPLE:
+            h = indices[_pick(cum, ptr[h], ptr[h + 1], u[i, 0])]
+        elif rule == METROPOLIS:
+            w = indices[_pick(cum, ptr[h], ptr[h + 1], u[i, 0])]
+            if u[i, 1] * cum[ptr[w + 1] - 1] < cum[ptr[h + 1] - 1]:
+                h = w
+        elif u[i, 0] >= 0.5:
+            h = indices[_pick(cum, ptr[h], ptr[h + 1], u[i, 1])]
+        out[i] = h
+    return out

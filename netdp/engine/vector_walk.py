@@ -41,7 +41,7 @@ def run(router: Router, steps: int, walk_rngs: Sequence[np.random.Generator],
         row[0] = router.start(rng)
         for lo in range(1, steps, CHUNK):
             hi = min(steps, lo + CHUNK)
-            row[lo:hi] = router.route(int(row[lo - 1]), router.draw(rng, hi - lo))
+            row[lo:hi] = router.route(int(row[lo - 1]), router.draw(rng, hi - lo), lo - 1)
     if latency.is_constant:
         return Trace(n, holders, None, period=latency.a + service_time, engine="vector")
     times = np.zeros(holders.shape)

@@ -14,7 +14,10 @@ Formats (``--format``, or the file's extension):
 - ``edgelist`` (``.edgelist``, ``.edges``, ``.txt``, ``.csv``, ``.tsv``, or no extension):
   ``u v`` per line, or ``u v w`` with a weight ``w`` on every line (the first edge line
   decides); ``weighted-edgelist``: ``u v w`` on every line. Nodes are numbered in the
-  order they first appear. An edge given twice is one edge (with the same weight).
+  order they first appear. An edge given twice is one edge (with the same weight);
+- ``contacts`` (``--format contacts`` only): a contact trace ``t,u,v[,w]``, the edges
+  available at each time: a time-varying graph
+  (:func:`netdp.graphs.time_varying.read_contact_trace`).
 
 The text formats take whitespace or commas between columns and ``#`` comments, and are
 read line by line, so that an error names its line; labels that are integers become
@@ -41,7 +44,7 @@ from netdp.graphs.generators import limits, not_text
 if TYPE_CHECKING:
     import networkx as nx
 
-FORMATS = ("graphml", "gml", "adjlist", "edgelist", "weighted-edgelist")
+FORMATS = ("graphml", "gml", "adjlist", "edgelist", "weighted-edgelist", "contacts")
 #: The format of a file by its extension (lower case; ``""``: no extension).
 EXTENSIONS = {".graphml": "graphml", ".gml": "gml", ".adjlist": "adjlist",
               ".edgelist": "edgelist", ".edges": "edgelist", ".txt": "edgelist",
@@ -89,6 +92,8 @@ def count(path: Path, fmt: str) -> tuple[int, int]:
     if fmt in ATTRIBUTED:
         _check_parsed_size(path, fmt)
         return _count_graphml(path) if fmt == "graphml" else _count_gml(path)
+    if fmt == "contacts":
+        return _count_contacts(path)
     labels: set = set()
     edges = 0
     lines = _adjacency(path) if fmt == "adjlist" else _edges(path, fmt)
@@ -98,6 +103,23 @@ def count(path: Path, fmt: str) -> tuple[int, int]:
         edges += len(vs)
         _check_nodes(path, lineno, len(labels))
     return len(labels), edges
+
+
+def _count_contacts(path: Path) -> tuple[int, int]:
+    """Nodes and contacts (lines) of a contact trace ``t,u,v[,w]``, without reading it
+    whole (its checks are :func:`netdp.graphs.time_varying.read_contact_trace`'s)."""
+    _check_parsed_size(path, "contacts")
+    labels: set = set()
+    rows = 0
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            cells = [c.strip() for c in line.split(",")]
+            if len(cells) < 3 or line.lstrip().startswith("#"):
+                continue
+            labels.update(cells[1:3])
+            rows += 1
+            _check_nodes(path, lineno, len(labels))
+    return len(labels), rows
 
 
 def read(path: Path, fmt: str, directed: bool = False,

@@ -23,7 +23,7 @@ Builders: :func:`from_networkx_sequence` (a list of networkx graphs) and
 
 from __future__ import annotations
 
-import csv
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,8 +32,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from netdp.core.errors import InputError, check
+from netdp.core.reading import read_csv_rows
+from netdp.graphs import graph_files
 from netdp.graphs.topologies import Topology, _check_connected
-from netdp.graphs.walk_kind import transition_matrix
+from netdp.graphs.walk_kind import KINDS, WalkKind, transition_matrix
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -65,7 +67,8 @@ class TimeVaryingTopology:
     period: int = 1
     after: After = "cycle"
     name: str = "time-varying"
-    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False,
+                                   compare=False)
 
     @property
     def n(self) -> int:
@@ -81,6 +84,55 @@ class TimeVaryingTopology:
     def directed(self) -> bool:
         """Whether edges are one-way (any snapshot's)."""
         return any(s.directed for s in self.snapshots)
+
+    # What a walk kind reads of a graph (netdp.graphs.walk_kind.Topology): a time-varying
+    # graph walks as a ``graph`` whose CSR arrays are the snapshots' (no single one).
+    kind = "graph"
+    time_varying = True
+    self_moves = True
+    indptr = None
+    indices = None
+    weights = None
+
+    @property
+    def walk_kind(self) -> WalkKind:
+        """The ``graph`` kind: a walk rule per snapshot (:func:`netdp.graphs.walk_kind.
+        resolve_walk`; ``auto`` picks Metropolis on undirected snapshots, whose
+        transition matrices are then each doubly stochastic: the uniform start stays the
+        holder's law at every step)."""
+        return KINDS["graph"]
+
+    @property
+    def is_regular(self) -> bool:
+        """Whether every snapshot is regular (then ``auto`` picks the simple walk)."""
+        return all(s.is_regular for s in self.snapshots)
+
+    @property
+    def union(self) -> Topology:
+        """The static graph of every edge of any snapshot (its hop distances are the
+        reports' "distance"; the walk never uses it)."""
+        if "union" not in self._cache:
+            self._cache["union"] = _union(self.snapshots, self.name)
+        return self._cache["union"]
+
+    @property
+    def distance_graph(self) -> Topology:
+        """The union of the snapshots: reports' hop distances are measured on it."""
+        return self.union
+
+    @property
+    def edge_count(self) -> int:
+        """Edges of the union of the snapshots."""
+        return self.union.edge_count
+
+    def digest(self) -> str:
+        """Hex sha256 of the snapshots' digests and the schedule, computed once."""
+        if "digest" not in self._cache:
+            h = hashlib.sha256(f"netdp-time-varying 1 {self.period} {self.after}".encode())
+            for snap in self.snapshots:
+                h.update(snap.digest().encode())
+            self._cache["digest"] = h.hexdigest()
+        return self._cache["digest"]
 
     def snapshot_at(self, t: Any) -> Any:
         """Index of the snapshot in force at step ``t`` (an int or an integer array)."""
@@ -182,29 +234,32 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
 
     path = Path(path)
     check(path.is_file(), "topology", f"{path}: no such file")
+    graph_files.count(path, "contacts")  # the size, before the rows are held
     rows: list[tuple[int, str, str, float]] = []
     weighted = False
-    with path.open(newline="") as fh:
-        for line, row in enumerate(csv.reader(fh), start=1):
-            row = [c.strip() for c in row]
-            if not row or not "".join(row) or row[0].startswith("#"):
-                continue
-            if line == 1 and not _is_int(row[0]):
-                continue  # header
-            check(len(row) in (3, 4), "topology",
-                  f"{path.name} line {line}: expected t,u,v[,w] (got {len(row)} fields)")
-            check(_is_int(row[0]) and int(row[0]) >= 0, "topology",
-                  f"{path.name} line {line}: time must be an integer >= 0 (got {row[0]!r})")
-            w = 1.0
-            if len(row) == 4:
-                try:
-                    w = float(row[3])
-                except ValueError:
-                    w = float("nan")
-                check(bool(np.isfinite(w)) and w > 0, "topology",
-                      f"{path.name} line {line}: weight must be finite and > 0 (got {row[3]!r})")
-                weighted = True
-            rows.append((int(row[0]), row[1], row[2], w))
+    for line, row in enumerate(read_csv_rows(path, "topology"), start=1):
+        row = [c.strip() for c in row]
+        if not row or not "".join(row) or row[0].startswith("#"):
+            continue
+        if line == 1 and not _is_int(row[0]):
+            continue  # header
+        check(len(row) in (3, 4), "topology",
+              f"{path.name} line {line}: expected t,u,v[,w] (got {len(row)} fields)")
+        check(_is_int(row[0]) and int(row[0]) >= 0, "topology",
+              f"{path.name} line {line}: time must be an integer >= 0 (got {row[0][:20]!r})")
+        check(bool(row[1]) and bool(row[2]), "topology",
+              f"{path.name} line {line}: empty node label")
+        w = 1.0
+        if len(row) == 4:
+            try:
+                w = float(row[3])
+            except ValueError:
+                w = float("nan")
+            check(bool(np.isfinite(w)) and w > 0, "topology",
+                  f"{path.name} line {line}: weight must be finite and > 0 (got "
+                  f"{row[3][:20]!r})")
+            weighted = True
+        rows.append((int(row[0]), row[1], row[2], w))
     check(bool(rows), "topology", f"{path.name}: no contacts")
     names = {x for r in rows for x in r[1:3]}
     as_int = all(_is_int(x) for x in names)
@@ -228,6 +283,14 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
                                   isolated, name or path.stem)
 
 
+def _in_order(graph: nx.Graph, labels: list) -> nx.Graph:
+    """``graph`` with its nodes in the order of ``labels`` (edges and attributes kept)."""
+    out = graph.__class__()
+    out.add_nodes_from(labels)
+    out.add_edges_from(graph.edges(data=True))
+    return out
+
+
 def _is_int(text: str) -> bool:
     try:
         int(text)
@@ -242,10 +305,8 @@ def _snapshot(graph: nx.Graph, labels: tuple, weight: str | None, isolated: Isol
     import networkx as nx
     from scipy import sparse
 
-    from netdp.graphs.graph_files import check_weights
-
     if weight is not None and graph.number_of_edges():
-        check_weights(graph, weight, name)
+        graph_files.check_weights(graph, weight, name)
         adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=weight, dtype=float,
                                        format="csr")
     else:
@@ -289,3 +350,84 @@ def dense_transitions(tv: TimeVaryingTopology, walk: str, steps: int) -> np.ndar
     """``(steps, n, n)`` dense ``P_t`` (small graphs: tests and exact enumeration)."""
     mats = {k: transition_matrix(s, walk).toarray() for k, s in enumerate(tv.snapshots)}
     return np.stack([mats[tv.snapshot_at(t)] for t in range(steps)])
+
+
+def is_snapshot_list(spec: Any) -> bool:
+    """Whether ``spec`` is a list or tuple of networkx graphs (snapshots from Python)."""
+    if not isinstance(spec, list | tuple) or not spec:
+        return False
+    import networkx as nx
+
+    return all(isinstance(g, nx.Graph) for g in spec)
+
+
+def names_time_varying(spec: Any, fmt: str | None) -> bool:
+    """Whether ``spec`` (a ``topology`` value) is a time-varying graph: a
+    :class:`TimeVaryingTopology`, a list of networkx graphs, a contact trace
+    (``fmt == "contacts"``) or a folder of graph files."""
+    if isinstance(spec, TimeVaryingTopology) or is_snapshot_list(spec):
+        return True
+    if isinstance(spec, str | Path) and not str(spec).startswith("networkx:"):
+        return fmt == "contacts" or (len(str(spec)) < 4096 and Path(spec).is_dir())
+    return False
+
+
+def snapshot_nodes(spec: Any, fmt: str | None) -> int:
+    """The nodes of the time-varying graph ``spec`` names, counted without building it
+    (a contact trace's labels; a folder's first file's nodes)."""
+    if isinstance(spec, TimeVaryingTopology):
+        return spec.n
+    if is_snapshot_list(spec):
+        return int(spec[0].number_of_nodes())
+    path = Path(spec)
+    if fmt == "contacts":
+        return graph_files.count(path, "contacts")[0]
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
+    return graph_files.count(files[0], graph_files.file_format(files[0], fmt))[0]
+
+
+def build_time_varying(spec: Any, *, period: int = 1, after: After = "cycle",
+                       directed: bool = False, weight: str | None = None,
+                       fmt: str | None = None) -> TimeVaryingTopology:
+    """The time-varying graph that ``spec`` names (:func:`names_time_varying`).
+
+    A folder holds one graph file per snapshot, in the order of their names (hidden files
+    skipped), each read as ``--topology`` reads a file (``fmt``: their format, default
+    from each extension); the nodes are every label of any file (in the order first
+    seen), a node missing from a file being isolated in that snapshot (it keeps the
+    token there).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> build_time_varying([nx.path_graph(3), nx.cycle_graph(3)]).describe()
+    'time-varying: 2 snapshots on 3 nodes (2-3 edges), 1 step(s) each, then cycling'
+    """
+    if isinstance(spec, TimeVaryingTopology):
+        return spec
+    if is_snapshot_list(spec):
+        return from_networkx_sequence(list(spec), period, after, weight)
+    path = Path(spec)
+    if fmt == "contacts":
+        check(weight is None, "weight", "a contact trace's weights are its fourth column")
+        return read_contact_trace(path, period, after, directed)
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
+    check(len(files) <= MAX_SNAPSHOTS, "topology",
+          f"{path.name} holds {len(files)} files; at most {MAX_SNAPSHOTS} snapshots")
+    graphs, weights = [], set()
+    for file in files:
+        kind = graph_files.file_format(file, fmt)
+        check(kind != "contacts", "format", "a folder of snapshots holds graph files")
+        graph_files.check_options(file, kind, weight, directed)
+        graph, attr = graph_files.read(file, kind, directed, weight)
+        graphs.append(graph)
+        weights.add(attr)
+    check(len(weights) == 1, "topology", f"{path.name}: some snapshots are weighted, "
+          "others not")
+    labels = list(dict.fromkeys(node for graph in graphs for node in graph))
+    for graph in graphs:  # a node without a contact in a file is isolated there
+        graph.add_nodes_from(labels)
+    graphs = [_in_order(graph, labels) for graph in graphs]
+    return from_networkx_sequence(graphs, period, after, weights.pop(), name=path.name)

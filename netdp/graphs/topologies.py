@@ -156,6 +156,13 @@ class Topology:
         """One line for reports."""
         return self.walk_kind.describe(self)
 
+    time_varying = False  # the edges change with time (netdp.graphs.time_varying): no
+
+    @property
+    def distance_graph(self) -> Topology:
+        """The graph on which reports measure hop distances: this one."""
+        return self
+
     def transition(self, walk: str) -> sparse.csr_array:
         """The transition matrix of ``walk`` on this graph (rows sum to 1), built once
         (:func:`netdp.graphs.walk_kind.transition_matrix`)."""

@@ -13,6 +13,7 @@ import os
 from typing import TYPE_CHECKING
 
 from netdp.core.errors import InputError
+from netdp.graphs.time_varying import names_time_varying, snapshot_nodes
 from netdp.graphs.topologies import check_size, expected_size
 from netdp.graphs.walk_kind import kind_of
 from netdp.tasks.base import footprint
@@ -59,9 +60,12 @@ def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
     n, kind = config.nodes, kind_of(config.topology)
     if n is None:
         n = task.default_nodes
-        if not kind.implicit:
+        source = topology_source(config)
+        if names_time_varying(source, config.graph_format):
+            n = snapshot_nodes(source, config.graph_format)
+        elif not kind.implicit:
 
-            n = expected_size(topology_source(config), None, fmt=config.graph_format)[0]
+            n = expected_size(source, None, fmt=config.graph_format)[0]
     steps = kind.steps_per_token(n=n, rounds=config.rounds, steps=config.steps,
                                  steps_per_node=task.steps_per_node)
     return n, steps
@@ -70,7 +74,8 @@ def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
 def check_footprint(task: Task, config: SimulationConfig) -> None:
     """Raise :class:`InputError` when the run would not fit in :func:`memory_limit`."""
     n, steps = planned_size(task, config)
-    if not kind_of(config.topology).implicit:
+    if not kind_of(config.topology).implicit and not names_time_varying(
+            topology_source(config), config.graph_format):
 
         check_size(topology_source(config), config.nodes, weight=None if config.graph
                    is not None else config.weight, fmt=config.graph_format,

@@ -15,9 +15,10 @@ from netdp.core.errors import InputError, check
 from netdp.core.params import Section, coerce, params_of
 from netdp.core.simulation_config import SimulationConfig, common_fields
 from netdp.engine import check_config
+from netdp.graphs.time_varying import TimeVaryingTopology, build_time_varying, is_snapshot_list
 from netdp.graphs.topologies import Topology, from_networkx, is_graph_object, reference
 from netdp.graphs.walk_kind import kind_of
-from netdp.tasks.base import Task, accountants_of, attacks_of
+from netdp.tasks.base import Task, accountants_of, attacks_of, check_time_varying
 from netdp.tasks.fraction import FractionTask
 from netdp.tasks.gossip_sum import GossipSumTask
 from netdp.tasks.heavy_hitters import HeavyHittersTask
@@ -94,7 +95,8 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
         if not more:
             return params
         graph = more.get("topology")
-        if is_graph_object(graph):
+        if is_graph_object(graph) or is_snapshot_list(graph) or isinstance(
+                graph, TimeVaryingTopology):
             given = _graph(graph, more.get("weight", params.weight))
             return params.replace(**{**more, "topology": reference(given), "graph": given})
         return params.replace(**more)
@@ -102,10 +104,11 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
           f"parameters (got {type(params).__name__})")
     data = flat_params({**(params or {}), **more})
     graph = data.get("topology")
-    topo: Topology | None = None
-    if is_graph_object(graph):
+    topo: Topology | TimeVaryingTopology | None = None
+    if is_graph_object(graph) or is_snapshot_list(graph) or isinstance(graph,
+                                                                       TimeVaryingTopology):
         topo = _graph(graph, data.get("weight"))
-        data["topology"] = reference(topo)
+        data["topology"] = reference(topo)  # type: ignore[arg-type]
     task = get_task(data.get("task", "sum"), data.get("protocol", "walk"))
     for name, spec in aliases(task).items():  # a flag's name as a key: accountant, compare
         if name in data:
@@ -134,13 +137,18 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     check(not extra, "accountant", f"the {task.label} tracker composes with "
           f"{', '.join(accountants_of(task)) or 'no accountant'} (got {', '.join(extra)})")
     adversary_of(config, attacks_of(task), task.label)  # refuses an attack the run cannot model
+    check_time_varying(task, config)
     return config
 
 
-def _graph(graph: Any, weight: Any) -> Topology:
-    """A networkx graph given from Python as a topology, weighted by ``weight``."""
+def _graph(graph: Any, weight: Any) -> Any:
+    """A networkx graph given from Python as a topology, weighted by ``weight``; a list of
+    them as a time-varying graph (its schedule: the config's ``snapshot_period`` and
+    ``after``, applied when it is built)."""
     check(weight is None or isinstance(weight, str), "weight",
           f"must be the name of an edge attribute (got {weight!r})")
+    if is_snapshot_list(graph) or isinstance(graph, TimeVaryingTopology):
+        return build_time_varying(graph, weight=weight)
     return from_networkx(graph, weight=weight)
 
 

@@ -36,7 +36,7 @@ from netdp.core.params import Section
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import fault_run
-from netdp.engine.routing import Router
+from netdp.engine.routing import router as make_router
 from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, Utility
@@ -121,7 +121,7 @@ class Task(ABC, Generic[S]):
         protocol that is not a walk asks its own engine)."""
 
         config = setup.config
-        router = Router(setup.topology, config.walk)  # type: ignore[arg-type]
+        router = make_router(setup.topology, config.walk)  # type: ignore[arg-type]
         tokens = range(config.tokens)
         faults = fault_run(setup, streams, config.tokens)
         return engine.walk(config.engine, router, setup.steps,
@@ -221,6 +221,11 @@ class Sized(ABC):
         each part (:func:`walk_footprint` and the task's own data)."""
 
 
+class TimeVarying:
+    """A task that runs on a time-varying graph (:mod:`netdp.graphs.time_varying`): its
+    engine routes by the snapshot in force and its tracker reads the snapshots."""
+
+
 class Reported:
     """A task whose report says more than the walk's (a mechanism of its own, how the
     information moves, top-level sections)."""
@@ -272,6 +277,24 @@ _NO_DETAILS = PairwiseDetails()
 
 def _describe(setup: Setup) -> dict[str, Any] | None:
     return setup.mechanism.describe() if setup.mechanism is not None else None
+
+
+def check_time_varying(task: Task[Any], config: SimulationConfig) -> None:
+    """Refuse a time-varying graph for a task that is not :class:`TimeVarying`, and its
+    schedule's options (``snapshot_period``, ``after``) on a fixed graph."""
+    from netdp.graphs.time_varying import names_time_varying
+
+    source = config.topology if config.graph is None else config.graph
+    if names_time_varying(source, config.graph_format):
+        check(isinstance(task, TimeVarying), "topology", f"a time-varying graph runs --task "
+              f"sum on a walk for now (this run: {task.label})")
+        check(config.engine != "event", "engine", "a time-varying graph runs on the vector "
+              "engine (its clock is the walk's steps)")
+        return
+    for name, flag, default in (("snapshot_period", "snapshot-period", 1),
+                                ("after_snapshots", "after", "cycle")):
+        check(getattr(config, name) == default, flag, "applies to time-varying graphs only "
+              "(--format contacts, a folder of graph files, a list of networkx graphs)")
 
 
 def attacks_of(task: Task[Any]) -> tuple[str, ...]:

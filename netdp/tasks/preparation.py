@@ -5,7 +5,8 @@ randomizer.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, cast
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.data.values import read_column
 from netdp.engine import choose
 from netdp.engine.faults import from_config
+from netdp.graphs.time_varying import build_time_varying, names_time_varying
 from netdp.graphs.topologies import Topology, build
 
 
@@ -56,8 +58,26 @@ def topology_source(config: SimulationConfig) -> Any:
 
 
 def build_topology(config: SimulationConfig, nodes: int | None) -> Topology:
-    """The config's graph on ``nodes`` nodes (``None``: the topology's own size)."""
+    """The config's graph on ``nodes`` nodes (``None``: the topology's own size).
+
+    A time-varying graph (:mod:`netdp.graphs.time_varying`: snapshots from Python, a
+    contact trace, a folder of graph files) comes with the config's schedule
+    (``snapshot_period``, ``after``); it walks as a topology of kind ``graph`` (the
+    attributes the walk kinds read), and the router and the walk tracker use its
+    snapshots."""
     assert config.seed is not None
+    source = topology_source(config)
+    if names_time_varying(source, config.graph_format):
+        tv = build_time_varying(source, period=config.snapshot_period,
+                                after=config.after_snapshots,  # type: ignore[arg-type]
+                                directed=config.directed,
+                                weight=None if config.graph is not None else config.weight,
+                                fmt=config.graph_format)
+        tv = dataclasses.replace(tv, period=config.snapshot_period,
+                                 after=config.after_snapshots)  # type: ignore[arg-type]
+        check(nodes is None or nodes == tv.n, "nodes",
+              f"{tv.name} has {tv.n} nodes; omit --nodes or pass --nodes {tv.n}")
+        return cast(Topology, tv)
     return build(topology_source(config), nodes, self_moves=config.self_moves,
                  directed=config.directed, seed=seeding.seed_sequence(config.seed, "topology"),
                  weight=None if config.graph is not None else config.weight,

@@ -45,6 +45,7 @@ from netdp.tasks.base import (
     PairwiseDetails,
     Sized,
     Task,
+    TimeVarying,
     walk_footprint,
 )
 from netdp.tasks.preparation import build_topology, range_worlds, resolve, values_from_file
@@ -220,7 +221,17 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
     cfg, mech = setup.config, setup.mechanism
     observers = matrix_observers(setup, keep_pairs)
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
-    if cfg.convention == "sound":
+    topo = setup.topology
+    if topo.time_varying:  # the taboo chain indexed by time (netdp.tracking.time_varying)
+        from netdp.tracking.time_varying import time_varying_losses
+
+        check(cfg.convention == "sound" and not isinstance(mech, Laplace), "convention",
+              "a time-varying graph is tracked under the sound convention with Gaussian "
+              "noise (the paper's convention is defined on a fixed graph)")
+        table = time_varying_losses(trace, topo.transitions(cfg.walk, trace.steps),  # type: ignore
+                                    cfg.epsilon, cfg.delta, z, accountant, coalition,
+                                    observers)
+    elif cfg.convention == "sound":
         table = sound_graph_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
                                    accountant, coalition, observers,
                                    laplace=isinstance(mech, Laplace))
@@ -242,7 +253,7 @@ def icml_theory(setup: Setup) -> dict[str, float]:
     accountant (``--no-tracking``), as its cost grows with the graph."""
 
     if (setup.topology.walk_kind.implicit or not isinstance(setup.mechanism, Gaussian)
-            or not setup.config.accountants):
+            or not setup.config.accountants or setup.topology.time_varying):
         return {}
     from netdp.tracking.sgd import epsilon_upper
 
@@ -284,7 +295,8 @@ def _section(setup: Setup) -> SumConfig:
     return setup.config.section_as(SumConfig)
 
 
-class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, PairwiseDetails, Sized):
+class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, PairwiseDetails, Sized,
+              TimeVarying):
     """Summation of real values, by noisy contributions to a walking token."""
 
     name = "sum"

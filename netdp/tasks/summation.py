@@ -143,7 +143,7 @@ def walk_sum_std(topology: Topology, walk: str, values: np.ndarray, steps: int,
     ``S(λ, T) = T + 2 Σ_{d<T} (T-d) λ^d``. Complete graph: one eigenvalue on centred
     vectors, ``0`` (self-moves) or ``-1/(n-1)``. Returns ``None`` unless the matrix is
     symmetric, so the law uniform (Metropolis; simple or lazy on a regular undirected
-    graph), or where the graph is too large.
+    graph), where the graph is too large, or on a time-varying graph (no one matrix).
     """
     n = topology.n
     noise = steps * noise_std**2
@@ -151,7 +151,8 @@ def walk_sum_std(topology: Topology, walk: str, values: np.ndarray, steps: int,
         lam = 0.0 if topology.self_moves else -1.0 / (n - 1)
         return math.sqrt(population_variance(values) * _lag_sum(lam, steps) + noise) / steps
     uniform_law = walk == "metropolis" or (topology.is_regular and not topology.directed)
-    if topology.walk_kind.implicit or not uniform_law or n > SPECTRAL_LIMIT:
+    if (topology.walk_kind.implicit or not uniform_law or n > SPECTRAL_LIMIT
+            or topology.time_varying):
         return None
     eigvals, vecs = np.linalg.eigh(_transition(topology, walk))
     coef = vecs.T @ (values - values.mean())

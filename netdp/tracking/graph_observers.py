@@ -99,7 +99,8 @@ def graph_by_distance(setup: Setup, tables: Sequence[Any]) -> tuple[Any, ...]:
 
     if setup.config.coalition is not None:
         return ()
-    hops = hop_distances(setup.topology, tables[0].observers)  # the same in every run
+    # the same in every run; a time-varying graph: hops on the union of its snapshots
+    hops = hop_distances(setup.topology.distance_graph, tables[0].observers)
     values = np.concatenate([t.values for t in tables])
     distances = np.concatenate([hops[np.repeat(np.arange(t.counts.size), t.counts), t.nodes]
                                 for t in tables])

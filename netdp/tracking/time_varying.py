@@ -33,69 +33,121 @@ import numpy as np
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
-from netdp.tracking.walk_views import _observer_losses, observer_setup, pair_losses
+from netdp.tracking.walk_views import _observer_losses, _slack, observer_setup, pair_losses
 
-EXACT_WORK = 3e8  # flops of one observer's laws beyond which its pairs are not amplified
+EXACT_WORK = 3e10  # flops of one observer's laws beyond which its pairs are not amplified
+DENSE_NODES = 512  # taboo matrices dense (BLAS) up to this many nodes, CSR beyond
+KMAX = (8, 24, 64)  # visits given in full, tried in turn; beyond: a tail at the worst count
+CACHED = 256  # taboo matrices kept per observer
 
 
-def _taboo(P: Any, blocked: np.ndarray) -> np.ndarray:
+def _taboo(P: Any, blocked: np.ndarray) -> Any:
+    """``P`` with the rows and columns of ``blocked`` zeroed: dense (BLAS) up to
+    :data:`DENSE_NODES` nodes when a fifth of it or more is filled, else CSR."""
     from scipy import sparse
 
-    Q = sparse.csr_array(P).toarray() if sparse.issparse(P) else np.array(P, dtype=float)
-    Q[blocked, :] = 0.0
-    Q[:, blocked] = 0.0
-    return Q
+    n = blocked.size
+    keep = np.where(blocked, 0.0, 1.0)
+    filled = (P.nnz if sparse.issparse(P) else np.count_nonzero(P)) / (n * n)
+    if n <= DENSE_NODES and filled >= 0.2:
+        Q = sparse.csr_array(P).toarray() if sparse.issparse(P) else np.array(P, dtype=float)
+        return Q * keep[:, None] * keep[None, :]
+    D = sparse.dia_array((keep, 0), shape=(n, n))
+    return sparse.csr_array(D @ sparse.csr_array(P) @ D)
 
 
 def view_law(transitions: Sequence[Any], blocked: np.ndarray, start_law: np.ndarray,
              kind: int, length: int, a: int, b: int, t0: int, width: int,
-             cache: dict[int, np.ndarray] | None = None) -> np.ndarray:
-    """``(n, width)``: the exact law of every node's interior visits in one view.
+             cache: dict[int, Any] | None = None) -> np.ndarray:
+    """``(n, width)``: the law of every node's interior visits in one view; the last
+    column holds ``P(count >= width - 1)`` (the exact law when ``width`` exceeds the
+    view's interior positions, :func:`~netdp.tracking.cycle_entries.interior`).
 
     The forward pass carries, for each node ``u``, the weight of the hidden paths so far
-    by their end ``x`` and the visits of ``u`` among their interior positions; step ``s``
-    multiplies by the taboo chain ``Q_{t0+s-1}``. ``width`` must exceed the view's
-    interior positions (:func:`~netdp.tracking.cycle_entries.interior`).
+    by the visits of ``u`` among their interior positions and by their end ``x``
+    (``(u, count, x)``); step ``s`` multiplies by the taboo chain ``Q_{t0+s-1}``, one
+    matrix product for every ``u`` at once. Cost: ``O(L · n · width · nnz(Q))``.
     """
     n = blocked.size
     cache = {} if cache is None else cache
 
-    def Q(t: int) -> np.ndarray:
+    def Q(t: int) -> Any:
         key = id(transitions[t])
         if key not in cache:
+            if len(cache) >= CACHED:  # many snapshots: keep the memory bounded
+                cache.clear()
             cache[key] = _taboo(transitions[t], blocked)
         return cache[key]
 
     laws = np.zeros((n, width))
     laws[:, 0] = 1.0
-    inner = ce.interior(kind, length)
-    if inner == 0:
+    if ce.interior(kind, length) == 0:
         return laws
-    check(width > inner, "width", f"must exceed the view's {inner} interior positions")
+    check(width >= 2, "width", f"must be at least 2 for a view with interior positions "
+          f"(got {width})")
     u = np.arange(n)
-    f = np.zeros((n, n, width))  # [u, x, count of u]
+
+    def visit(f: np.ndarray) -> None:
+        """The end ``x = u`` is an interior position: ``u``'s count goes up by one (the
+        last column keeps every count at or beyond ``width - 1``)."""
+        seen = f[u, :, u]
+        f[u, 1:, u] = seen[:, :-1]
+        f[u, -1, u] += seen[:, -1]
+        f[u, 0, u] = 0.0
+
+    f = np.zeros((n, width, n))  # [u, count of u, x]
     if kind == ce.FIRST:
-        x0 = np.where(blocked, 0.0, start_law)
-        f[:, :, 0] = x0[None, :]
-        f[u, u, 1] = f[u, u, 0]  # position 0 is interior
-        f[u, u, 0] = 0.0
+        f[:, 0, :] = np.where(blocked, 0.0, start_law)[None, :]
+        visit(f)  # position 0 is interior
         moves = range(0, length - 2)  # positions 1..i0-2 are interior too
         last = length - 2
     else:
-        f[:, a, 0] = 1.0
+        f[:, 0, a] = 1.0
         moves = range(t0, t0 + length - 3)  # to positions t0+1..t0+L-1 (interior)
         last = t0 + length - 3
     for t in moves:
-        f = np.einsum("uxk,xy->uyk", f, Q(t))
-        f[u, u, 1:] = f[u, u, :-1].copy()
-        f[u, u, 0] = 0.0
+        f = np.asarray(f.reshape(n * width, n) @ Q(t)).reshape(n, width, n)
+        visit(f)
         total = f[0].sum()
         check(total > 0, "trace", "a view's hidden path is impossible under the snapshots")
         f /= total
-    end = np.einsum("uxk,x->uk", f, Q(last)[:, b])
+    column = Q(last)[:, [b]]
+    dense = column.toarray() if hasattr(column, "toarray") else np.asarray(column)
+    end = (f.reshape(n * width, n) @ dense.ravel()).reshape(n, width)
     z = end[0].sum()
     check(z > 0, "trace", "a view's hidden path is impossible under the snapshots")
     return end / z
+
+
+def _observer_laws(transitions: Sequence[Any], blocked: np.ndarray, start_law: np.ndarray,
+                   views: ce.Views, t0: np.ndarray, widest: int, slack: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``(views, n, widest)`` laws of every node's interior visits in each view and
+    ``(views, n)`` their tails ``P(I >= width - 1)`` where a view's law was cut: each view
+    is computed with the counts up to ``KMAX[0]``, again up to the next ``KMAX`` while its
+    largest tail is not below ``slack`` (as :func:`netdp.tracking.walk_views.view_laws`);
+    exact (no tail) once the width exceeds the view's interior positions."""
+    n = blocked.size
+    laws = np.zeros((views.size, n, widest))
+    tails = np.zeros((views.size, n))
+    cache: dict[int, Any] = {}
+    for e in range(views.size):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        inner = ce.interior(kind, length)
+        for km in KMAX:
+            width = max(min(inner, km + 1) + 1, 2)
+            law = view_law(transitions, blocked, start_law, kind, length, int(views.a[e]),
+                           int(views.b[e]), int(t0[e]), width, cache)
+            if inner <= km:  # exact: the last column is a count, not a tail
+                laws[e, :, :width] = law
+                tails[e] = 0.0
+                break
+            laws[e, :, :width - 1] = law[:, :-1]
+            laws[e, :, width - 1:] = 0.0
+            tails[e] = law[:, -1]
+            if tails[e].max() < slack[e]:
+                break
+    return laws, tails
 
 
 def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, delta: float,
@@ -128,7 +180,10 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
     pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
     holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), False)
-    nnz = max(int(np.count_nonzero(np.asarray(_taboo(transitions[0], members)))), n)
+    from scipy import sparse
+
+    distinct = {id(P): P for P in transitions}.values()
+    nnz = max(max(sparse.csr_array(P).nnz for P in distinct), n)
     losses, nodes, counts, entries = [], [], [], []
     unamplified = 0
     for v in obs_ids.tolist():
@@ -137,21 +192,18 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
             blocked[v] = True
         views, t0 = ce.timed_views(holders, trace.steps, pos[start[v]:start[v + 1]])
         keep = np.flatnonzero(~blocked)
-        width = int(max((ce.interior(int(k), int(m)) for k, m in
-                         zip(views.kind, views.length, strict=True)), default=0)) + 1
-        work = float(np.sum(views.length.astype(float))) * n * nnz * width
+        inner = int(max((ce.interior(int(k), int(m)) for k, m in
+                         zip(views.kind, views.length, strict=True)), default=0))
+        widest = max(min(inner, KMAX[-1] + 1) + 1, 2)
+        work = float(np.sum(views.length.astype(float))) * n * (KMAX[0] + 2) * \
+            (n * n if n <= DENSE_NODES and nnz >= 0.2 * n * n else nnz)
         if work > EXACT_WORK:
             eps = np.full(keep.size, np.inf)
             unamplified += views.size
         else:
-            cache: dict[int, np.ndarray] = {}
-            laws = np.stack([view_law(transitions, blocked, pi0, int(views.kind[e]),
-                                      int(views.length[e]), int(views.a[e]),
-                                      int(views.b[e]), int(t0[e]), width, cache)
-                             for e in range(views.size)]) if views.size else \
-                np.zeros((0, n, width))
-            eps = _observer_losses(views, laws, np.zeros(laws.shape[:2]), keep, accountant,
-                                   noise, delta)
+            laws, tails = _observer_laws(transitions, blocked, pi0, views, t0, widest,
+                                         _slack(views, accountant, noise, delta))
+            eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
         losses.append(eps)
         nodes.append(keep)
         counts.append(keep.size)

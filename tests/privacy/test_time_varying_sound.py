@@ -221,3 +221,64 @@ def test_one_snapshot_is_the_homogeneous_tracker():
                                                    views.a[reg], views.b[reg],
                                                    views.length[reg] - 2, steps - 1)
     assert np.allclose(got[:, ~blocked], want[:, ~blocked], atol=1e-12)
+
+
+def test_a_cut_law_keeps_the_tail_of_the_counts():
+    """With fewer columns than interior positions, every column but the last is the
+    exact law and the last holds ``P(count >= width - 1)``."""
+    rng = np.random.default_rng(5)
+    S = snapshots(4, rng)
+    Ps = schedule(S, 1, 30)
+    holders = walk(Ps, 1, rng)
+    v = int(np.bincount(holders.ravel(), minlength=4).argmin())
+    views, t0 = flat_views(holders, [v], 4)
+    blocked = np.arange(4) == v
+    checked = 0
+    for e in range(views.size):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        inner = ce.interior(kind, length)
+        if inner < 4:
+            continue
+        args = (Ps, blocked, np.full(4, 0.25), kind, length, int(views.a[e]),
+                int(views.b[e]), int(t0[e]))
+        full = tvt.view_law(*args, inner + 1)
+        cut = tvt.view_law(*args, 3)
+        assert np.allclose(cut[:, :2], full[:, :2], atol=1e-12)
+        assert np.allclose(cut[:, 2], full[:, 2:].sum(axis=1), atol=1e-12)
+        checked += 1
+    assert checked
+
+
+def test_ignoring_time_falls_below_the_exact_loss():
+    """The static graph of all contacts (the union of the snapshots) is not a sound model
+    of a time-varying walk: here the snapshot in force forces the hidden path (1, 2, 1,
+    2, 1 between the observer's holds), so node 1's count in the view is known; on the
+    union, a 5-cycle, the token could also have gone 1, 2, 3, 2, 1, and the union's
+    figure for node 1 falls below the enumerated exact loss. The time-varying tracker
+    stays at or above it."""
+    from scipy import sparse
+
+    from netdp.tracking.walk_views import sound_graph_losses
+
+    def simple(edges, n=5):
+        adj = np.zeros((n, n))
+        for a, b in edges:
+            adj[a, b] = adj[b, a] = 1.0
+        lonely = ~adj.any(axis=1)
+        adj[lonely, lonely] = 1.0
+        return adj / adj.sum(axis=1, keepdims=True)
+
+    S = simple([(0, 1), (1, 2)])                 # in force for the whole walk
+    union = simple([(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)])
+    holders = np.array([[0, 1, 2, 1, 2, 1, 0]])  # observer 0: one cycle of 6 steps
+    steps = holders.shape[1]
+    Ps = [S] * steps
+    z, delta, members = 1.0, 1e-6, [0]
+    views, _ = flat_views(holders, members, 5)
+    truth, _ = exact_epsilon(holders, Ps, members, 1, z, delta, views)
+    timed = _pairs(tvt.time_varying_losses(Trace(5, holders), Ps, 1.0, delta, z, "exact",
+                                           None, np.array(members)), members)
+    static = _pairs(sound_graph_losses(Trace(5, holders), sparse.csr_array(union), 1.0,
+                                       delta, z, "exact", None, np.array(members)), members)
+    assert timed[1] >= truth - 1e-9
+    assert static[1] < truth - 0.05, (static[1], truth)

@@ -1,0 +1,175 @@
+"""Time-varying graphs through ``simulate``: the compiled router against a plain-Python
+oracle, one snapshot against the fixed graph, snapshots from Python, a contact trace and
+a folder of graph files from the command line, and the refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import netdp
+from netdp.core.errors import InputError
+from netdp.engine.routing import TimedRouter
+from netdp.graphs.time_varying import from_networkx_sequence
+
+
+def oracle(tv, walk: str, current: int, u: np.ndarray, first: int) -> list[int]:
+    """The rules of :func:`netdp.engine._kernels.timed_walk`, one hop at a time, on each
+    snapshot's weighted adjacency: the first neighbour whose cumulative weight passes
+    ``u0 · d``."""
+    out, h = [], current
+    for i, row in enumerate(u):
+        snap = tv.snapshots[tv.snapshot_at(first + i)]
+        lo, hi = snap.indptr[h], snap.indptr[h + 1]
+        w = np.ones(hi - lo) if snap.weights is None else snap.weights[lo:hi]
+
+        def pick(x, lo=lo, w=w, snap=snap):
+            cum = np.cumsum(w)
+            return int(snap.indices[lo + min(int(np.searchsorted(cum, x * cum[-1], "right")),
+                                             w.size - 1)])
+
+        def strength(node, snap=snap):
+            a, b = snap.indptr[node], snap.indptr[node + 1]
+            return float(b - a) if snap.weights is None else float(snap.weights[a:b].sum())
+
+        if walk == "simple":
+            h = pick(row[0])
+        elif walk == "metropolis":
+            w_ = pick(row[0])
+            if row[1] * strength(w_) < strength(h):
+                h = w_
+        elif row[0] >= 0.5:
+            h = pick(row[1])
+        out.append(h)
+    return out
+
+
+def snapshots(n: int = 9, seed: int = 0, weighted: bool = False) -> list[nx.Graph]:
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for _ in range(3):
+        g = nx.gnp_random_graph(n, 0.3, seed=int(rng.integers(1 << 30)))
+        if weighted:
+            for a, b in g.edges:
+                g.edges[a, b]["w"] = float(rng.uniform(0.5, 3.0))
+        graphs.append(g)
+    graphs[0].add_edges_from((i, i + 1) for i in range(n - 1))  # the union is connected
+    if weighted:
+        for i in range(n - 1):
+            graphs[0].edges[i, i + 1].setdefault("w", 1.0)
+    return graphs
+
+
+@pytest.mark.parametrize("walk", ["simple", "metropolis", "lazy"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("after", ["cycle", "last"])
+def test_the_compiled_router_is_the_oracle(walk, weighted, after):
+    tv = from_networkx_sequence(snapshots(weighted=weighted), period=2, after=after,
+                                weight="w" if weighted else None)
+    router = TimedRouter(tv, walk)
+    rng = np.random.default_rng(7)
+    u = router.draw(rng, 40)
+    for first in (0, 3, 11):
+        assert router.route(4, u, first).tolist() == oracle(tv, walk, 4, u, first)
+
+
+def test_one_snapshot_walks_and_accounts_as_the_fixed_graph():
+    g = nx.random_regular_graph(3, 12, seed=1)
+    base = {"seed": 5, "steps": 150, "accountants": ["kov"]}
+    fixed = netdp.simulate({**base, "topology": g})
+    timed = netdp.simulate({**base, "topology": [g]})
+    assert timed.utility.estimate == fixed.utility.estimate
+    a, b = fixed.privacy.empirical[0], timed.privacy.empirical[0]
+    assert b.mean == pytest.approx(a.mean, rel=1e-9)
+    assert b.max == pytest.approx(a.max, rel=1e-9)
+
+
+def test_the_walk_moves_only_along_the_edges_of_its_step():
+    graphs = snapshots()
+    tv = from_networkx_sequence(graphs, period=3)
+    router = TimedRouter(tv, "simple")
+    rng = np.random.default_rng(2)
+    path = [int(router.start(rng))]
+    path += router.route(path[0], router.draw(rng, 200), 0).tolist()
+    for t, (a, b) in enumerate(zip(path, path[1:], strict=False)):
+        g = graphs[(t // 3) % 3]
+        assert g.has_edge(a, b) or (a == b and g.degree(a) == 0), (t, a, b)
+
+
+def test_snapshots_from_python_keep_their_labels():
+    graphs = [nx.relabel_nodes(g, {i: f"n{i}" for i in g}) for g in snapshots()]
+    report = netdp.simulate({"topology": graphs, "seed": 1, "steps": 120,
+                             "snapshot_period": 2, "after": "last"})
+    assert report.labels == tuple(f"n{i}" for i in range(9))
+    assert "3 snapshots on 9 nodes" in report.to_dict()["topology"]
+    emp = report.privacy.empirical[0]
+    assert 0 < emp.mean <= emp.max
+    ldp = report.privacy.ldp
+    assert emp.max <= ldp.max + 1e-9  # a pair never leaks more than its node's LDP loss
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "netdp", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture
+def contacts(tmp_path):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "contacts.csv"
+    rows = ["t,u,v"] + [f"{t},{a},{b}" for t in range(5) for a, b in
+                        (rng.choice(10, 2, replace=False) for _ in range(8))]
+    rows += [f"5,{i},{i + 1}" for i in range(9)]  # the union is connected
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_contact_trace_from_the_command_line(contacts):
+    out = cli("simulate", "--topology", str(contacts), "--format", "contacts",
+              "--steps", "120", "--seed", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["config"]["graph_format"] == "contacts"
+    kov = data["privacy"]["empirical"][0]
+    assert 0 < kov["mean"] <= kov["max"] <= data["privacy"]["ldp"]["max"] + 1e-9
+
+
+def test_a_folder_of_graph_files(tmp_path):
+    folder = tmp_path / "snaps"
+    folder.mkdir()
+    for k, g in enumerate(snapshots()):
+        nx.write_edgelist(g, folder / f"s{k}.edgelist", data=False)
+    out = cli("simulate", "--topology", str(folder), "--steps", "90", "--seed", "1",
+              "--snapshot-period", "2")
+    assert out.returncode == 0, out.stderr
+    assert "3 snapshots on 9 nodes" in out.stdout
+
+
+@pytest.mark.parametrize("args, param", [
+    (["--task", "histogram"], "--topology"),
+    (["--engine", "event"], "--engine"),
+    (["--convention", "reference"], "--convention"),
+    (["--mechanism", "laplace"], "--convention"),
+])
+def test_what_a_time_varying_graph_does_not_run_is_refused(contacts, args, param):
+    out = cli("simulate", "--topology", str(contacts), "--format", "contacts",
+              "--steps", "60", *args)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.count("\n") == 1 and param in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("flag, value", [("--snapshot-period", "2"), ("--after", "last")])
+def test_the_schedule_on_a_fixed_graph_is_refused(flag, value):
+    out = cli("simulate", "--nodes", "10", flag, value)
+    assert out.returncode == 2 and flag in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_a_snapshot_list_with_other_nodes_is_refused():
+    with pytest.raises(InputError, match="node set"):
+        netdp.simulate({"topology": [nx.path_graph(4), nx.path_graph(5)]})
