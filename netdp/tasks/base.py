@@ -287,9 +287,12 @@ def check_time_varying(task: Task[Any], config: SimulationConfig) -> None:
     source = config.topology if config.graph is None else config.graph
     if names_time_varying(source, config.graph_format):
         check(isinstance(task, TimeVarying), "topology", f"a time-varying graph runs --task "
-              f"sum on a walk for now (this run: {task.label})")
+              f"sum (a walk or gossip) for now (this run: {task.label})")
         check(config.engine != "event", "engine", "a time-varying graph runs on the vector "
-              "engine (its clock is the walk's steps)")
+              "engine (its clock is the walk's steps or the gossip's rounds)")
+        for name in ("loss", "churn", "crash", "slow"):
+            check(getattr(config, name) in (None, 0, 0.0, "0", "none"), name.replace("_", "-"),
+                  "faults on a time-varying graph are not simulated yet")
         return
     for name, flag, default in (("snapshot_period", "snapshot-period", 1),
                                 ("after_snapshots", "after", "cycle")):

@@ -40,7 +40,7 @@ from netdp.report.types import (
     fmt,
     row,
 )
-from netdp.tasks.base import Auditable, NoisyOutput, Reported, Sized, Task
+from netdp.tasks.base import Auditable, NoisyOutput, Reported, Sized, Task, TimeVarying
 from netdp.tasks.preparation import range_worlds
 from netdp.tasks.sum import DATA, real_values
 from netdp.tracking.base import Tracker, Tracking
@@ -151,7 +151,16 @@ def _section(setup: GossipSumSetup) -> GossipSumConfig:
     return setup.config.section_as(GossipSumConfig)
 
 
-class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Sized):
+def _final_norms(setup: GossipSumSetup) -> np.ndarray:
+    """``‖(B_T)_{v,:}‖²`` per node on a time-varying graph (the realised product)."""
+    from netdp.engine import time_varying_gossip
+
+    assert setup.snapshots is not None
+    return time_varying_gossip.final_row_norms(setup.snapshots, setup.steps)
+
+
+class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Sized,
+                    TimeVarying):
     """Averaging by gossip: noise once per node, then ``T`` averaging steps."""
 
     name = "sum"
@@ -169,6 +178,14 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
 
         sec = config.section_as(GossipSumConfig)
         values, topo = real_values(config)
+        snapshots = None
+        if topo.time_varying:  # each round averages on the snapshot in force
+            from netdp.graphs.gossip_snapshots import gossip_plan
+
+            check(not sec.accelerated, "accelerated", "a time-varying graph gossips plain "
+                  "steps (Chebyshev's recursion needs one matrix)")
+            snapshots = gossip_plan(topo, sec.gossip_matrix)
+            topo = topo.distance_graph  # the plan below: the union's, for gap and hops
         plan = GM.GossipPlan.build(topo, sec.gossip_matrix, sec.accelerated)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)
@@ -177,13 +194,19 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         accountants = ("rdp",) if config.accountants is None else config.accountants
         resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
                                   accountants=tuple(accountants), sigma=sigma)
-        return GossipSumSetup(resolved, topo, steps, values, plan=plan,
-                              matrix=sec.gossip_matrix, sources=sec.sources,
-                              rdp_order=sec.rdp_order, sigma=sigma)
+        given = topo if snapshots is None else snapshots.topology  # walks as a Topology
+        return GossipSumSetup(resolved, given,  # type: ignore[arg-type]
+                              steps, values, plan=plan, matrix=sec.gossip_matrix,
+                              sources=sec.sources, rdp_order=sec.rdp_order, sigma=sigma,
+                              snapshots=snapshots)
 
     def trace(self, setup: GossipSumSetup, streams: Streams) -> Trace:
 
         cfg = setup.config
+        if setup.snapshots is not None:
+            from netdp.engine import time_varying_gossip
+
+            return time_varying_gossip.run(setup.snapshots, setup.steps)
         return engine.run(cfg.engine, setup.topology, setup.steps, parse_latency(cfg.latency),
                           streams.generator("latency"), fault_run(setup, streams, 1))
 
@@ -202,6 +225,10 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         width = sec.high - sec.low
         noise = streams.generator("noise").standard_normal(setup.topology.n)
         x0 = setup.data + setup.sigma * width * noise
+        if setup.snapshots is not None:
+            from netdp.engine import time_varying_gossip
+
+            return time_varying_gossip.states(setup.snapshots, x0, setup.steps)
         if trace.gossip is not None and trace.gossip.lost is not None:
             return averaging.faulty_gossip(plan.W, x0, trace.gossip)
         return averaging.gossip(plan.W, x0, setup.steps, accelerated=plan.accelerated,
@@ -218,7 +245,9 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
 
         sec, plan = _section(setup), setup.plan
         rounds = None if trace is None else trace.gossip
-        if rounds is not None and rounds.lost is not None:
+        if setup.snapshots is not None:
+            norms = _final_norms(setup)
+        elif rounds is not None and rounds.lost is not None:
             final = list(averaging.faulty_iterate(plan.W, np.eye(setup.topology.n),
                                                   rounds))[-1]
             norms = np.einsum("ij,ij->i", final, final)
@@ -239,10 +268,18 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
 
         sec, plan, sigma = _section(setup), setup.plan, setup.sigma
         width, n = sec.high - sec.low, setup.topology.n
-        norms = MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
-                             gamma=plan.gamma)[-1]  # ‖(A_T)_{v,:}‖² per node
-        bias = averaging.gossip(plan.W, setup.data, setup.steps, accelerated=plan.accelerated,
-                                gamma=plan.gamma)[-1] - setup.data.mean()
+        if setup.snapshots is not None:
+            from netdp.engine import time_varying_gossip
+
+            norms = _final_norms(setup)
+            bias = time_varying_gossip.states(setup.snapshots, setup.data,
+                                              setup.steps)[-1] - setup.data.mean()
+        else:
+            norms = MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
+                                 gamma=plan.gamma)[-1]  # ‖(A_T)_{v,:}‖² per node
+            bias = averaging.gossip(plan.W, setup.data, setup.steps,
+                                    accelerated=plan.accelerated,
+                                    gamma=plan.gamma)[-1] - setup.data.mean()
         rmse = math.sqrt(float(np.mean((sigma * width) ** 2 * norms + bias**2)))
         return GossipUtility(
             estimate=float(np.mean([o.final.mean() for o in outcomes])),
@@ -258,6 +295,10 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         return GossipTracker(setup, keep_pairs)
 
     def process_line(self, setup: GossipSumSetup) -> str:
+        if setup.snapshots is not None:
+            return (f"gossip  {setup.steps} synchronous steps of x <- W_t x, {setup.matrix} "
+                    f"weights of the snapshot in force; the union's spectral gap "
+                    f"{setup.plan.gap:.4g}")
         how = "Chebyshev-accelerated steps" if setup.plan.accelerated else "steps of x <- W x"
         return (f"gossip  {setup.steps} synchronous {how}, {setup.matrix} weights, "
                 f"spectral gap {setup.plan.gap:.4g}")
@@ -280,6 +321,12 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         with faults, those that arrived)."""
         assert trace.gossip is not None
         states = self.states(setup, trace, streams)
+        if setup.snapshots is not None:
+            from netdp.engine import time_varying_gossip
+
+            who, when, got_values = time_varying_gossip.received(
+                trace.gossip, states, observer)  # type: ignore[arg-type]
+            return View(observer, who, when, got_values, states[-1:])
         incoming = np.flatnonzero(trace.gossip.dst == observer)
         senders = trace.gossip.src[incoming]
         steps = np.repeat(np.arange(setup.steps + 1), senders.size)

@@ -11,6 +11,7 @@ from netdp.core.setup import Setup
 
 if TYPE_CHECKING:
     from netdp.graphs.gossip_matrix import GossipPlan
+    from netdp.graphs.gossip_snapshots import SnapshotGossip
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -28,12 +29,17 @@ class GossipSetup(Setup):
         (``None``: :data:`~netdp.tracking.gossip_sum_tracker.SAMPLED`).
     rdp_order
         Also report the Rényi divergences at this order (``None``: not).
+    snapshots
+        On a time-varying graph, the gossip matrix of every snapshot (round ``t`` averages
+        with the one in force at ``t``); ``plan`` is then the union graph's (its hop
+        distances and spectral gap: the default number of steps). ``None``: a fixed graph.
     """
 
     plan: GossipPlan
     matrix: str
     sources: int | None = None
     rdp_order: float | None = None
+    snapshots: SnapshotGossip | None = None
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

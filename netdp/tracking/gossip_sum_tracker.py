@@ -141,6 +141,12 @@ class GossipTracker(Tracker):
         members = draw_coalition(self.setup, run)
         if members is not None and self.tracking:
             plan = self.setup.plan
+            if self.setup.snapshots is not None:
+                from netdp.tracking import time_varying_gossip
+
+                self.coalitions.append(time_varying_gossip.coalition(
+                    self.setup.snapshots, self.setup.steps, members))
+                return
             self.coalitions.append(gossip.coalition(plan.W, plan.adj, self.setup.steps,
                                                     members))
 
@@ -243,6 +249,11 @@ class GossipTracker(Tracker):
             note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at "
                     "LDP; not an upper bound (messages share their noise), shown for "
                     "comparison")
+        elif setup.snapshots is not None:
+            theory, theory_rows = {}, {}
+            note = ("time-varying graph: each round's messages on the snapshot in force, "
+                    "the view's rows the realised products W_t ... W_0; distances: hops on "
+                    "the union of the snapshots; no per-message theory")
         else:  # faults: each run's own messages, pooled over the runs
             theory, theory_rows = {}, {}
             note = (f"faults: the exact loss of the messages each observer received in "
@@ -315,13 +326,18 @@ def coefficients(setup: GossipSetup, steps: int, dense: bool) -> tuple[Any, Any]
     from netdp.tracking import gossip
 
     plan, n, sources = setup.plan, setup.topology.n, setup.sources
-    transitive = plan.transitive and not dense
+    transitive = plan.transitive and not dense and setup.snapshots is None
     samples = None
     if not transitive and not dense and n > DENSE_NODES:
         samples = min(sources or SAMPLED, n)
     elif sources is not None and not dense and not transitive:
         samples = min(sources, n)
     rng = Streams(setup.seed, 0).generator("sources")
+    if setup.snapshots is not None:  # a time-varying graph: no per-message theory
+        from netdp.tracking import time_varying_gossip
+
+        return time_varying_gossip.joint(setup.snapshots, steps, samples=samples,
+                                         rng=rng), None
     joint = gossip.joint(plan.W, plan.adj, steps, samples=samples, rng=rng,
                          transitive=transitive)
     rng = Streams(setup.seed, 0).generator("sources")

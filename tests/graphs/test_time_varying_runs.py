@@ -173,3 +173,34 @@ def test_the_schedule_on_a_fixed_graph_is_refused(flag, value):
 def test_a_snapshot_list_with_other_nodes_is_refused():
     with pytest.raises(InputError, match="node set"):
         netdp.simulate({"topology": [nx.path_graph(4), nx.path_graph(5)]})
+
+
+def test_gossip_on_one_snapshot_is_gossip_on_the_fixed_graph():
+    g = nx.random_regular_graph(3, 14, seed=2)
+    base = {"protocol": "gossip", "seed": 4, "steps": 6}
+    fixed = netdp.simulate({**base, "topology": g})
+    timed = netdp.simulate({**base, "topology": [g]})
+    assert timed.utility.estimate == pytest.approx(fixed.utility.estimate, rel=1e-12)
+    assert timed.utility.theoretical_rmse == pytest.approx(fixed.utility.theoretical_rmse,
+                                                           rel=1e-9)
+    a, b = fixed.privacy.empirical[0], timed.privacy.empirical[0]
+    assert b.mean == pytest.approx(a.mean, rel=1e-9)
+    assert b.max == pytest.approx(a.max, rel=1e-9)
+
+
+def test_gossip_on_a_contact_trace(contacts):
+    out = cli("simulate", "--protocol", "gossip", "--topology", str(contacts), "--format",
+              "contacts", "--steps", "8", "--seed", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    rdp = data["privacy"]["empirical"][0]
+    assert 0 < rdp["mean"] <= rdp["max"] <= data["privacy"]["ldp"]["max"] + 1e-12
+    assert "time-varying" in data["privacy"]["note"]
+
+
+@pytest.mark.parametrize("args, param", [(["--accelerated"], "--accelerated"),
+                                         (["--loss", "0.1"], "--loss")])
+def test_what_time_varying_gossip_does_not_run_is_refused(contacts, args, param):
+    out = cli("simulate", "--protocol", "gossip", "--topology", str(contacts), "--format",
+              "contacts", "--steps", "5", *args)
+    assert out.returncode == 2 and param in out.stderr and out.stderr.count("\n") == 1
