@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from netdp.graphs.topologies import Topology
 
 SCHEMA = 2  # 1: wave 1 (unversioned); 2: typed reports, config of the task's parameters
-TIMING_FIELDS = ("runtime_s",)  # the only figures that differ between two runs of a seed
+#: The only figures that differ between two runs of a seed.
+TIMING_FIELDS = ("runtime_s", "timing")
 
 
 class Part(ABC):
@@ -138,6 +139,43 @@ class FaultsReport(Part):
 
 
 @dataclass(frozen=True)
+class Timing:
+    """Where a simulation's wall time went, in seconds (the ``timing`` object).
+
+    Attributes
+    ----------
+    setup_s
+        The config checked and the run prepared: graph, gossip matrix, data.
+    engine_s
+        The protocol itself: the engine's walk or gossip rounds and each run's
+        computation along them (the noisy estimate, sgd's gradient steps).
+    accounting_s
+        The privacy tracker: every observer's losses, their conversion and summary.
+    report_s
+        The utility, the report's sections and, with faults, the fault-free runs beside.
+    total_s
+        From the call to the report; the parts add up to at most this.
+    """
+
+    setup_s: float = 0.0
+    engine_s: float = 0.0
+    accounting_s: float = 0.0
+    report_s: float = 0.0
+    total_s: float = 0.0
+
+    def to_dict(self) -> dict[str, float]:
+        """The five figures, by name."""
+        return dict(self.__dict__)
+
+    def line(self, engine: str = "walk") -> str:
+        """``time: setup 0.1 s, walk 2 s, accounting 30 s, report 0.01 s`` (``engine``:
+        what the engine did, ``walk`` or ``gossip``)."""
+        parts = (("setup", self.setup_s), (engine, self.engine_s),
+                 ("accounting", self.accounting_s), ("report", self.report_s))
+        return "time: " + ", ".join(f"{name} {seconds:.3g} s" for name, seconds in parts)
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One run: its index, the task's per-run figures, hops and wall time; a run whose
     token was lost has no figures and ``completed`` false."""
@@ -191,6 +229,8 @@ class Report:
     attack
         The malicious holders' effect (an :class:`~netdp.adversary.network.AttackReport`;
         runs with ``--attack``).
+    timing
+        Where the wall time went (:class:`Timing`; ``None`` for a report built by hand).
     """
 
     config: SimulationConfig
@@ -208,6 +248,7 @@ class Report:
     faults: FaultsReport | None = None
     attack: AttackReport | None = None
     schema: int = SCHEMA
+    timing: Timing | None = None
 
     @property
     def seed(self) -> int | None:
@@ -248,6 +289,8 @@ class Report:
             out["faults"] = self.faults.to_dict()
         if self.attack is not None:
             out["attack"] = self.attack.to_dict()
+        if self.timing is not None:
+            out["timing"] = self.timing.to_dict()
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -265,9 +308,13 @@ class Report:
             lines += self.faults.lines(self)
         if self.attack is not None:
             lines += self.attack.lines()
-        moves = "messages" if cfg.protocol == "gossip" else "hops"
-        lines += ["", f"  {self.hops:,} {moves} in {self.runtime_s:.3g} s; seed {self.seed} "
+        gossip = cfg.protocol == "gossip"
+        moves = "messages" if gossip else "hops"
+        seconds = self.runtime_s if self.timing is None else self.timing.total_s
+        lines += ["", f"  {self.hops:,} {moves} in {seconds:.3g} s; seed {self.seed} "
                       f"(rerun with --seed {self.seed})"]
+        if self.timing is not None:
+            lines.append("  " + self.timing.line("gossip" if gossip else "walk"))
         return "\n".join(lines)
 
     def walk_line(self) -> str:
