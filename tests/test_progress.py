@@ -136,3 +136,18 @@ def test_a_sweep_fills_its_bar_by_cost(tmp_path, monkeypatch, capsys):
     assert report.done == 4
     ((n, total, done),) = seen
     assert n == pytest.approx(total) and done == 4
+
+
+def test_a_step_that_cannot_count_says_what_it_does_and_how_long(monkeypatch):
+    terminal = as_terminal(monkeypatch)
+    with progress.step("spectral gap", now=True):
+        pass
+    assert "spectral gap: 00:00" in terminal.getvalue()
+    terminal.seek(0)
+    terminal.truncate()
+    with progress.quiet(), progress.step("spectral gap", now=True):
+        pass
+    monkeypatch.setattr(progress, "DELAY", 60.0)
+    with progress.step("short"):  # over before the delay: nothing drawn
+        pass
+    assert terminal.getvalue() == ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -95,24 +96,37 @@ class Silent:
 
 
 @contextmanager
-def step(desc: str, interval: float = 1.0) -> Iterator[None]:
-    """Around one long call that cannot report progress: after :data:`DELAY` seconds, a
-    line ``desc: elapsed`` on stderr, refreshed every ``interval`` seconds until the
-    call returns (a terminal only, not when quiet)."""
+def step(desc: str, interval: float = 1.0, now: bool = False) -> Iterator[None]:
+    """Around one long call that cannot report progress: a line ``desc: elapsed`` on
+    stderr, from :data:`DELAY` seconds in (or at once, ``now``: for a call known to be
+    long that may hold the GIL, such as scipy's LAPACK wrappers, during which no other
+    thread can draw), refreshed every ``interval`` seconds until the call returns (a
+    terminal only, not when quiet)."""
     if not shown():
         yield
         return
     from tqdm.auto import tqdm
 
+    begin = time.time()
     done = threading.Event()
 
+    def draw() -> Any:
+        line = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False,
+                    file=sys.stderr, delay=float("inf"))  # drawn below, with its start
+        line.start_t = begin  # elapsed since the call began, not since the line appeared
+        line.refresh()
+        return line
+
+    shown_now = draw() if now else None
+
     def tick() -> None:
-        if done.wait(DELAY):
+        if shown_now is None and done.wait(DELAY):
             return
-        with tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False,
-                  file=sys.stderr) as line:
-            while not done.wait(interval):
-                line.refresh()
+        line = draw() if shown_now is None else shown_now
+        while not done.wait(interval):
+            line.refresh()
+        if line is not shown_now:
+            line.close()
 
     thread = threading.Thread(target=tick, name="netdp-progress", daemon=True)
     thread.start()
@@ -121,3 +135,5 @@ def step(desc: str, interval: float = 1.0) -> Iterator[None]:
     finally:
         done.set()
         thread.join()
+        if shown_now is not None:
+            shown_now.close()
