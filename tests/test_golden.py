@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).parent / "golden"
 sys.path.insert(0, str(GOLDEN))
 from record import commands, run  # noqa: E402
 
-IGNORED = {"runtime_s", "version"}
+IGNORED = {"runtime_s", "timing", "version"}
 RTOL = 1e-12
 # Walk sums and histograms on other graphs gained a pairwise tracker after the recording
 # (the graph-walk tracker and the graph shuffle-window tracker, docs/cli.md "JSON output"):

@@ -7,6 +7,8 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from netdp.core import progress
+
 _Scalar = TypeVar("_Scalar", bound=np.generic)
 
 
@@ -39,10 +41,6 @@ def geometric_bins(values: np.ndarray, exact: int, ratio: float) -> np.ndarray:
 
 
 def observer_bar(nodes: Any, desc: str) -> Any:
-    """The observers, with a progress bar on a terminal when there are many (tqdm shows
-    nothing when the output is not a terminal)."""
-    if len(nodes) < 16:
-        return nodes
-    from tqdm.auto import tqdm
-
-    return tqdm(nodes, desc=desc, unit="observer", disable=None, leave=False)
+    """The observers, with a progress bar when the loop runs long
+    (:func:`netdp.core.progress.bar`: a terminal, not quiet, after 2 s)."""
+    return progress.bar(nodes, total=len(nodes), desc=desc, unit="observer")

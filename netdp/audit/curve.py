@@ -16,6 +16,7 @@ import numpy as np
 
 from netdp.audit.auditor import Auditor, SplitThreshold, cell_scores
 from netdp.audit.lower_bounds import epsilon_ceiling
+from netdp.core import progress
 from netdp.core.errors import check
 from netdp.mechanisms.noise import Gaussian
 
@@ -89,7 +90,7 @@ def audit_curve(mechanism: Any, trials: int, seed: int, points: int = 12,
     delta = float(getattr(mechanism, "delta", 0.0) or 0.0)
     f0, f1 = mechanism_audit.scores(mechanism, trials, seed, pair)
     out = []
-    for runs in ladder(trials, points, start):
+    for runs in progress.bar(ladder(trials, points, start), desc="audit curve", unit="rung"):
         s0, s1 = f0[:runs], f1[:runs]
         if s0.ndim == 2:  # supports: the cells' ratios where few, else the difference
             cells = cell_scores(s0, s1, strategy.fit_size(runs))
@@ -107,8 +108,9 @@ def curve_figure(points: Sequence[CurvePoint], claim: float, title: str = "", *,
     the Clopper-Pearson ceiling (dashed, the region above it shaded: no audit with that
     many trials can prove more) and the claim (a horizontal line). Given the audit's
     ``delta`` and ``confidence``, the ceiling is drawn at every trial count between the
-    rungs, else through the rungs. The y axis is linear up to just above the claim and the
-    bounds, logarithmic above (asinh). Built without pyplot; write it with
+    rungs, else through the rungs. The y axis is linear up to a round number just above
+    the claim and the bounds, logarithmic above (symlog), as its label says, with a faint
+    line at the switch. Built without pyplot; write it with
     :func:`netdp.report.figures.save`."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import FixedLocator, FormatStrFormatter, MaxNLocator, NullLocator
@@ -118,9 +120,9 @@ def curve_figure(points: Sequence[CurvePoint], claim: float, title: str = "", *,
     lower = np.array([p.epsilon_lower for p in points])
     ceiling = np.array([p.ceiling for p in points])
     gdp = [p.gdp_epsilon for p in points]
-    # about linear up to just above the claim and the bounds, logarithmic above
-    knee = 1.25 * max(claim, float(lower.max()),
-                      max((g for g in gdp if g is not None), default=0.0), 0.1)
+    # linear up to a round number just above the claim and the bounds, logarithmic above
+    knee = _round_up(1.25 * max(claim, float(lower.max()),
+                                max((g for g in gdp if g is not None), default=0.0), 0.1))
     top = max(1.3 * float(ceiling.max()), 2 * knee)
     fig = Figure(figsize=(6.4, 4.8), layout="constrained")
     ax = fig.subplots()
@@ -142,18 +144,27 @@ def curve_figure(points: Sequence[CurvePoint], claim: float, title: str = "", *,
                 markersize=4, linestyle=(0, (5, 1, 1, 1)), linewidth=1.5,
                 label="ε of the Gaussian-DP fit")
     ax.set_xscale("log")
-    ax.set_yscale("asinh", linear_width=knee)
+    ax.set_yscale("symlog", linthresh=knee, linscale=1.0)
     ax.set_xlim(float(span[0]), float(span[-1]))
     ax.set_ylim(0, top)
     linear = np.asarray(MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]).tick_values(0, knee))
     above = [v for k in range(-2, 4) for v in (10.0**k, 2 * 10.0**k, 5 * 10.0**k)
              if 1.2 * knee < v <= top]
-    ax.yaxis.set_major_locator(FixedLocator([*linear[linear < knee], *above]))
+    ax.yaxis.set_major_locator(FixedLocator([*linear[linear <= knee], *above]))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("R (held-out trials per input)")
-    ax.set_ylabel("ε")
+    ax.set_ylabel(f"ε (linear scale up to {knee:g}, logarithmic above)")
+    ax.axhline(knee, color="0.6", linewidth=0.6, linestyle=(0, (1, 3)))
     ax.grid(True, which="major", color="#DDDDDD", linewidth=0.6)
     fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     ax.set_title(title or "audit: ε_lb against trials", fontsize="medium")
     return fig
+
+
+def _round_up(value: float) -> float:
+    """The smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (times a power of 10) at least
+    ``value`` (> 0): a threshold that reads in an axis label."""
+    power = 10.0 ** np.floor(np.log10(value))
+    return float(next(m * power for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
+                      if m * power >= value * (1 - 1e-12)))

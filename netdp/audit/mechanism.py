@@ -30,6 +30,7 @@ import numpy as np
 
 from netdp import mechanisms
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold, cell_scores
+from netdp.core import progress
 from netdp.core.documented import Documented
 from netdp.core.errors import check
 from netdp.mechanisms.base import FrequencyOracle
@@ -110,10 +111,13 @@ def scores(mechanism: Any, trials: int, seed: int,
     shape = (trials, columns) if columns > 1 else (trials,)
     out0, out1 = np.empty(shape), np.empty(shape)
     rng0, rng1 = np.random.default_rng(seed), np.random.default_rng(seed)
-    for lo in range(0, trials, CHUNK):
-        size = min(CHUNK, trials - lo)
-        for x, rng, out in ((x0, rng0, out0), (x1, rng1, out1)):
-            out[lo:lo + size] = score(mechanism.perturb(np.full(size, x, dtype=kind), rng))
+    with progress.bar(total=trials, desc="audit: drawing both worlds", unit="trial") as shown:
+        for lo in range(0, trials, CHUNK):
+            size = min(CHUNK, trials - lo)
+            for x, rng, out in ((x0, rng0, out0), (x1, rng1, out1)):
+                out[lo:lo + size] = score(mechanism.perturb(np.full(size, x, dtype=kind),
+                                                            rng))
+            shown.update(size)
     return out0, out1
 
 

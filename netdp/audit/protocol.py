@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from netdp.audit.auditor import Auditor, AuditResult, SplitThreshold
+from netdp.core import progress
 from netdp.core.documented import Documented
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Streams
@@ -167,7 +168,15 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
         return np.concatenate([_flat(task.view(world, walk, Streams(setup.seed, 1 + r), v))
                                for v in members])
 
-    views = [np.stack([replay(world, r) for r in range(trials)]) for world in worlds]
+    with progress.bar(total=trials * len(worlds), desc="audit: replaying the views",
+                      unit="trial") as shown:
+        views = []
+        for world in worlds:
+            rows = []
+            for r in range(trials):
+                rows.append(replay(world, r))
+                shown.update(1)
+            views.append(np.stack(rows))
     s0, s1 = linear_scores(views[0], views[1], strategy.fit_size(trials))
     # resampled paths make the view a mixture over paths: no longer a Gaussian shift
     gaussian = task.gaussian_view(setup) and walks is None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import sparse
 
+from netdp.core import progress
 from netdp.core.errors import InputError, check, one_line, shorten
 
 if TYPE_CHECKING:
@@ -296,7 +297,10 @@ def spectral_gap(W: Any, dense_limit: int = DENSE_EIGEN_NODES) -> float:
         from scipy.linalg import eigvalsh
 
         dense = W.toarray() if sparse.issparse(W) else np.asarray(W, dtype=np.float64)
-        lam = eigvalsh(dense, subset_by_index=[n - 2, n - 1])
+        # scipy's LAPACK call holds the GIL: announce it at once where it takes seconds
+        with progress.step(f"spectral gap of the gossip matrix (dense, n = {n:,})",
+                           now=n >= 1000):
+            lam = eigvalsh(dense, subset_by_index=[n - 2, n - 1])
         return float(1.0 - lam[0])
     from scipy.sparse.linalg import eigsh
 

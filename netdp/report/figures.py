@@ -95,14 +95,31 @@ def style_axes(ax, xlabel: str, ylabel: str, logx: bool, logy: bool, title: str)
     ax.set_axisbelow(True)
 
 
-def place_legend(fig: Figure, ax) -> None:
-    """One legend: inside the axes when short, else in a column on the right."""
-    handles, labels = ax.get_legend_handles_labels()
+def legend_columns(fig: Figure, labels: list[str]) -> int:
+    """How many columns of ``labels`` fit side by side across the figure."""
+    width = 0.055 * max(map(len, labels)) + 0.6  # inches: a small-font label and its key
+    return max(1, min(len(labels), int(fig.get_figwidth() // width)))
+
+
+def place_legend(fig: Figure, ax, handles: list | None = None,
+                 labels: list[str] | None = None) -> None:
+    """One legend: inside the axes when short, else below them, in as many columns as
+    fit (never a column beside the axes that takes their width)."""
+    if handles is None or labels is None:
+        handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return
     if len(handles) <= 5 and max(map(len, labels)) <= 40:
-        ax.legend(fontsize="small", framealpha=0.9)
+        ax.legend(handles, labels, fontsize="small", framealpha=0.9)
     else:
-        fig.set_figwidth(fig.get_figwidth() + min(0.07 * max(map(len, labels)) + 0.8, 6.0))
-        fig.legend(handles, labels, fontsize="small", loc="outside right upper",
-                   frameon=False)
+        columns = legend_columns(fig, labels)
+        fig.set_figheight(fig.get_figheight() + 0.2 * -(-len(labels) // columns))
+        fig.legend(handles, labels, fontsize="small", loc="outside lower center",
+                   ncols=columns, frameon=False)
+
+
+def band_handle(color: str = "0.55", alpha: float = 0.3):
+    """The legend key of a shaded band."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor=color, alpha=alpha, linewidth=0)

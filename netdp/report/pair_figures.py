@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib.ticker as mticker
 import numpy as np
 from matplotlib.figure import Figure
 
 from netdp.core.errors import InputError
+from netdp.report import run_marks
 from netdp.report.figures import (
     COLORS,
     LDP_STYLE,
@@ -22,11 +24,16 @@ from netdp.report.figures import (
     MARKERS,
     MAX_BINS,
     THEORY_STYLE,
+    band_handle,
     fmt_value,
     place_legend,
     style_axes,
     wrap_title,
 )
+
+#: A matrix whose entries span less than this (relative to its largest, or absolute
+#: below 1) is drawn as constant: one colour and its value in the title, no colour bar.
+CONSTANT_SPAN = 1e-9
 
 #: What ``by_distance_figure`` can draw from a result: the converted (ε, δ) losses, or the
 #: Rényi divergences at the run's ``--rdp-order`` (gossip).
@@ -53,14 +60,27 @@ def _refs(ax, refs: dict[str, float], vertical: bool) -> None:
              label=f"{label}: {value:.3g}")
 
 
-def pairs_figure(matrix: np.ndarray, *, refs: dict[str, float] | None = None,
-                 xlabel: str = "ε(u → v) (pairwise)", title: str = "",
-                 bins: int = 40) -> Figure:
+def pairs_figure(matrix: np.ndarray, *, result: Any = None,
+                 refs: dict[str, float] | None = None, xlabel: str | None = None,
+                 title: str | None = None, bins: int = 40, theory: list[str] | None = None,
+                 what: str = "one run") -> Figure:
     """Distribution of the pairwise losses of one run: histogram and ECDF of the
-    off-diagonal entries, with reference values (``{"LDP": ..., "theory ...": ...}``)
-    as vertical lines; infinite losses (exposed pairs) are counted in the title."""
+    off-diagonal entries, with reference values as vertical lines; infinite losses
+    (exposed pairs) are counted in the title.
+
+    Given the run's ``result`` (the :class:`~netdp.report.types.Report` of
+    :func:`netdp.simulate`, or its JSON dict), the figure is the one ``netdp plot
+    --preset pairs`` draws: the title says what ran (:func:`run_marks.describe`), the x
+    label the accountant and the δ of the plotted ε, and the LDP level and the theory
+    (``theory``: curve names; default the first that applies) are marked. ``refs``
+    (``{"LDP": ...}``) adds or replaces marks; ``xlabel`` and ``title`` replace the text.
+    """
     if not (isinstance(bins, int | np.integer) and 1 <= bins <= MAX_BINS):
         raise InputError("bins", f"must be an integer in 1..{MAX_BINS} (got {bins!r})")
+    found = run_marks.as_result(result)
+    refs = {**run_marks.reference_values(found, theory), **(refs or {})}
+    xlabel = xlabel or f"ε(u → v) ({run_marks.accountant_text(found)})"
+    title = title or run_marks.titled(f"Pairwise privacy losses of {what}", found)
     values = off_diagonal(matrix)
     values = values[~np.isnan(values)]
     exposed = int(np.isinf(values).sum())
@@ -99,8 +119,7 @@ def pairs_figure(matrix: np.ndarray, *, refs: dict[str, float] | None = None,
     for ax in (left, right):
         ax.legend(fontsize="small", framealpha=0.9, loc="best")
     note = f"; {exposed} exposed pair(s) (ε = ∞) not drawn" if exposed else ""
-    fig.suptitle(wrap_title((title or "Pairwise privacy losses of one run") + note, 110),
-                 fontsize="medium")
+    fig.suptitle(wrap_title(title + note, 110), fontsize="medium")
     return fig
 
 
@@ -284,8 +303,6 @@ def by_distance_figure(series: Sequence[DistanceSeries], *, logy: bool = False,
     Linear x over the integer distances; ``logy`` for a log y axis (zeros clipped)."""
     if not series:
         raise InputError("result", "nothing to plot (no series)")
-    from matplotlib.patches import Patch
-
     fig = Figure(figsize=(7.2, 4.6), layout="constrained")
     ax = fig.subplots()
     drawn_ldp: dict[float, int] = {}
@@ -301,7 +318,7 @@ def by_distance_figure(series: Sequence[DistanceSeries], *, logy: bool = False,
             spread = (s.hi - s.lo) > 1e-9 * np.maximum(1.0, np.abs(s.mean))
             if spread.any():
                 ax.fill_between(s.distance, s.lo, s.hi, color=color, alpha=0.15, linewidth=0)
-                handles.append((Patch(color=color, alpha=0.15, linewidth=0), line))
+                handles.append((band_handle(color, 0.15), line))
                 labels.append(f"{s.label} (mean, min–max band)")
             else:
                 handles.append(line)
@@ -335,12 +352,7 @@ def by_distance_figure(series: Sequence[DistanceSeries], *, logy: bool = False,
     else:
         ax.xaxis.set_major_locator(mticker.MaxNLocator(nbins=12, integer=True))
     ax.set_xlim(levels.min() - 0.5, levels.max() + 0.5)
-    if len(handles) <= 4 and max(map(len, labels)) <= 45:
-        ax.legend(handles, labels, fontsize="small", framealpha=0.9)
-    else:
-        fig.set_figwidth(fig.get_figwidth() + min(0.065 * max(map(len, labels)) + 0.8, 6.0))
-        fig.legend(handles, labels, fontsize="small", loc="outside right upper",
-                   frameon=False)
+    place_legend(fig, ax, handles, labels)
     return fig
 
 
@@ -376,14 +388,16 @@ def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
     fig = Figure(figsize=(7.0, 6.0), layout="constrained")
     ax = fig.subplots()
     vmin, vmax = float(finite.min()), float(finite.max())
-    if vmax <= vmin:
+    constant = vmax - vmin <= CONSTANT_SPAN * max(1.0, abs(vmax))
+    if constant:  # one colour says it all: no colour bar, the value in the title
         vmin, vmax = vmin - 0.5, vmax + 0.5
     over = vmax + 1.0 + abs(vmax)  # any value above vmax: drawn in the "over" colour
     data = np.ma.masked_invalid(np.where(np.isposinf(shown), over, shown))
     image = ax.imshow(data, cmap=colormap, vmin=vmin, vmax=vmax, interpolation="nearest",
                       aspect="equal", origin="upper")
-    bar = fig.colorbar(image, ax=ax, shrink=0.85, extend="max" if exposed else "neither")
-    bar.set_label(label)
+    if not constant:
+        bar = fig.colorbar(image, ax=ax, shrink=0.85, extend="max" if exposed else "neither")
+        bar.set_label(label)
     sorted_d = key[order]
     levels, starts = np.unique(sorted_d, return_index=True)
     if levels.size <= 60:
@@ -392,16 +406,7 @@ def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
                 line(b - 0.5, color="white", linewidth=0.8)
                 line(b - 0.5, color="black", linewidth=0.3)
     if levels.size <= 25:
-        ends = np.r_[starts[1:], n]
-        centres = (starts + ends - 1) / 2.0
-        keep, last = [], -np.inf
-        for j, c in enumerate(centres):  # labels at least n/30 apart (small blocks crowd)
-            if c - last >= n / 30 or j == 0:
-                keep.append(j)
-                last = c
-        names = [("∞" if not np.isfinite(d) else str(int(d))) for d in levels[keep]]
-        ax.set_xticks(centres[keep], names)
-        ax.set_yticks(centres[keep], names)
+        _block_ticks(ax, levels, starts, n)
     else:
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_major_locator(mticker.MaxNLocator(nbins=10, integer=True))
@@ -409,6 +414,27 @@ def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
     ax.set_xlabel(f"observer v (ordered by {how}; block = one distance)")
     ax.set_ylabel(f"source u (ordered by {how})")
     note = "; ε = ∞ (exposed) in orange" if exposed else ""
+    if constant:
+        note += f"\nconstant: {label} = {float(finite[0]):.4g} for every pair"
     ax.set_title(wrap_title((title or f"Pairwise losses, nodes ordered by distance to node {node}")
                        + note, 85), fontsize="medium")
     return fig
+
+
+def _block_ticks(ax, levels: np.ndarray, starts: np.ndarray, n: int) -> None:
+    """A labelled tick at the middle of every distance block, on both axes; where blocks
+    are too narrow for their labels side by side, every other label steps out (a second
+    row on x, a second column on y) instead of being dropped."""
+    ends = np.r_[starts[1:], n]
+    centres = (starts + ends - 1) / 2.0
+    names = [("∞" if not np.isfinite(d) else str(int(d))) for d in levels]
+    ax.set_xticks(centres, names)
+    ax.set_yticks(centres, names)
+    stepped = False
+    for i in range(1, centres.size):
+        stepped = not stepped and centres[i] - centres[i - 1] < n / 20
+        if stepped:
+            for axis, pad in ((ax.xaxis, 11.0), (ax.yaxis, 14.0)):
+                tick = axis.get_major_ticks()[i]
+                tick.set_pad(pad)
+                tick.tick1line.set_markersize(pad)

@@ -23,6 +23,7 @@ from netdp.core.table_rows import frame, headline, pairs_frame, table_row
 from netdp.graphs.graph_record import graph_record
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.config_hash import config_hash
+from netdp.report.timing import Timing
 
 #: The quantiles of the pairwise losses every privacy summary reports.
 QUANTILES = (0.5, 0.9, 0.99)
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
     from netdp.graphs.topologies import Topology
 
 SCHEMA = 2  # 1: wave 1 (unversioned); 2: typed reports, config of the task's parameters
-TIMING_FIELDS = ("runtime_s",)  # the only figures that differ between two runs of a seed
+#: The only figures that differ between two runs of a seed.
+TIMING_FIELDS = ("runtime_s", "timing")
 
 
 class Part(ABC):
@@ -194,6 +196,8 @@ class Report:
     attack
         The malicious holders' effect (an :class:`~netdp.adversary.network.AttackReport`;
         runs with ``--attack``).
+    timing
+        Where the wall time went (:class:`Timing`; ``None`` for a report built by hand).
     """
 
     config: SimulationConfig
@@ -211,6 +215,7 @@ class Report:
     faults: FaultsReport | None = None
     attack: AttackReport | None = None
     schema: int = SCHEMA
+    timing: Timing | None = None
 
     @property
     def seed(self) -> int | None:
@@ -252,6 +257,8 @@ class Report:
         if self.attack is not None:
             out["attack"] = self.attack.to_dict()
         out["provenance"] = provenance()
+        if self.timing is not None:
+            out["timing"] = self.timing.to_dict()
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -305,9 +312,13 @@ class Report:
             lines += self.faults.lines(self)
         if self.attack is not None:
             lines += self.attack.lines()
-        moves = "messages" if cfg.protocol == "gossip" else "hops"
-        lines += ["", f"  {self.hops:,} {moves} in {self.runtime_s:.3g} s; seed {self.seed} "
+        gossip = cfg.protocol == "gossip"
+        moves = "messages" if gossip else "hops"
+        seconds = self.runtime_s if self.timing is None else self.timing.total_s
+        lines += ["", f"  {self.hops:,} {moves} in {seconds:.3g} s; seed {self.seed} "
                       f"(rerun with --seed {self.seed})"]
+        if self.timing is not None:
+            lines.append("  " + self.timing.line("gossip" if gossip else "walk"))
         return "\n".join(lines)
 
     def walk_line(self) -> str:

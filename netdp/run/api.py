@@ -10,16 +10,18 @@ The loop knows nothing of any task: everything task-specific is a method of the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from netdp import __version__
 from netdp.adversary.network import AttackReport, adversary_of
+from netdp.core import progress as bars
 from netdp.core.setup import Setup, Streams
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.report.types import FaultsReport, NotCompleted, Report, RunRecord
+from netdp.report.types import FaultsReport, NotCompleted, Report, RunRecord, Timing
 from netdp.run.account import trace_writer
 from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, task_of
@@ -56,29 +58,36 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
         On a parameter out of range, or a run too large for this machine (checked before
         anything is built).
     """
+    started = time.perf_counter()
     config = with_seed(make_config(config))
     task = task_of(config)
     check_footprint(task, config)
     setup = task.prepare(config)
     if trace_out is None:
-        return run(setup, progress, keep_pairs)
+        return run(setup, progress, keep_pairs, started=started)
     with trace_writer(trace_out, setup) as write:
-        return run(setup, progress, keep_pairs, on_trace=write)
+        return run(setup, progress, keep_pairs, on_trace=write, started=started)
 
 
 def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
-        on_trace: Callable[[int, Trace], None] | None = None) -> Report:
+        on_trace: Callable[[int, Trace], None] | None = None,
+        started: float | None = None) -> Report:
     """The run loop over a prepared setup (see :func:`simulate`); ``on_trace(run, trace)``
-    sees each run's trace as the engine made it."""
+    sees each run's trace as the engine made it. ``started``: the ``time.perf_counter()``
+    at which the setup began (its time is the report's ``timing.setup_s``)."""
+    begin = time.perf_counter()
+    clock = Clock(setup_s=0.0 if started is None else begin - started)
     config, topo = setup.config, setup.topology
     task = task_of(config)
-    tracker = task.tracker(setup, keep_pairs)
+    with clock("accounting_s"):
+        tracker = task.tracker(setup, keep_pairs)
     adversary = adversary_of(config, attacks_of(task), task.label)
     outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
     for r in _progress(config.runs, progress):
         start = time.perf_counter()
         streams = Streams(setup.seed, r)
-        trace = task.trace(setup, streams)
+        with clock("engine_s"):
+            trace = task.trace(setup, streams)
         if on_trace is not None:
             on_trace(r, trace)
         if trace.faults is not None:
@@ -89,13 +98,16 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
             records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
                                      time.perf_counter() - start, completed=False))
             continue
-        if adversary is None:
-            outcome = task.run(setup, trace.finished(), streams)
-        else:  # adversary_of refused an attack the task does not offer
-            assert isinstance(task, Attackable)
-            outcome, attack_run = task.attacked(setup, trace.finished(), streams, adversary)
-            attacked.append(attack_run)
-        tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
+        with clock("engine_s"):
+            if adversary is None:
+                outcome = task.run(setup, trace.finished(), streams)
+            else:  # adversary_of refused an attack the task does not offer
+                assert isinstance(task, Attackable)
+                outcome, attack_run = task.attacked(setup, trace.finished(), streams,
+                                                    adversary)
+                attacked.append(attack_run)
+        with clock("accounting_s"):
+            tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
         if trace.faults is not None:
             noise.append(output_noise(task, setup, trace.finished(), outcome))
         outcomes.append(outcome)
@@ -103,29 +115,36 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
                                  time.perf_counter() - start))
     faults = None
     if logs:
-        free_setup = task.prepare(config.replace(**FAULT_FREE))
-        free = run(free_setup, False, False)
-        free_noise = [output_noise(task, free_setup, None, o) for o in free.outcomes]
-        faults = FaultsReport(tuple(logs), tuple(lost), {"utility": free.utility.to_dict(),
-                                                         "privacy": free.privacy.to_dict(),
-                                                         "noise_std": _mean(free_noise)},
-                              _mean(noise))
-    mechanism, process, sections = report_parts(task, setup, outcomes)
+        with clock("report_s"):  # the fault-free runs beside: part of the report
+            free_setup = task.prepare(config.replace(**FAULT_FREE))
+            free = run(free_setup, False, False)
+            free_noise = [output_noise(task, free_setup, None, o) for o in free.outcomes]
+            faults = FaultsReport(tuple(logs), tuple(lost),
+                                  {"utility": free.utility.to_dict(),
+                                   "privacy": free.privacy.to_dict(),
+                                   "noise_std": _mean(free_noise)}, _mean(noise))
+    with clock("report_s"):
+        mechanism, process, sections = report_parts(task, setup, outcomes)
     if not outcomes:
         gone = NotCompleted(f"every run lost a token ({lost[0]})")
         return Report(config=config, version=__version__, engine=config.engine,
                       topology=topo, mechanism=mechanism, runs=tuple(records), utility=gone,
-                      privacy=gone, faults=faults, process=process)
+                      privacy=gone, faults=faults, process=process,
+                      timing=clock.timing(begin))
     attack = None
-    if adversary is not None:
-        honest = task.utility(setup, [a.honest for a in attacked]).to_dict()
-        attack = AttackReport(str(adversary.attack), adversary.malicious_text,
-                              tuple(attacked), attack_targets(task, setup), honest)
+    with clock("report_s"):
+        if adversary is not None:
+            honest = task.utility(setup, [a.honest for a in attacked]).to_dict()
+            attack = AttackReport(str(adversary.attack), adversary.malicious_text,
+                                  tuple(attacked), attack_targets(task, setup), honest)
+        utility = task.utility(setup, outcomes)
+    with clock("accounting_s"):
+        privacy, pairs = tracker.report(), tracker.matrix()
     return Report(config=config, version=__version__, engine=config.engine,
                   topology=topo, mechanism=mechanism, runs=tuple(records),
-                  utility=task.utility(setup, outcomes), privacy=tracker.report(),
-                  sections=sections, pairs=tracker.matrix(), outcomes=tuple(outcomes),
-                  process=process, faults=faults, attack=attack)
+                  utility=utility, privacy=privacy,
+                  sections=sections, pairs=pairs, outcomes=tuple(outcomes),
+                  process=process, faults=faults, attack=attack, timing=clock.timing(begin))
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -136,10 +155,29 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def _progress(runs: int, progress: bool | None) -> Any:
-    """``range(runs)``, with a bar on a terminal for several runs (or as asked)."""
-    disable = (None if runs > 1 else True) if progress is None else not progress
-    if disable is True:
+    """``range(runs)``, with a bar for several runs on a terminal (or as asked)."""
+    if progress is None and runs <= 1:
         return range(runs)
-    from tqdm.auto import tqdm
+    return bars.bar(range(runs), desc="runs", unit="run", show=progress)
 
-    return tqdm(range(runs), desc="runs", unit="run", disable=disable)
+
+class Clock:
+    """Seconds spent in each part of a run (the fields of :class:`Timing`):
+    ``with clock("engine_s"): ...`` adds the block's wall time to that part."""
+
+    def __init__(self, **spent: float) -> None:
+        self.spent = dict.fromkeys(("setup_s", "engine_s", "accounting_s", "report_s"), 0.0)
+        self.spent.update(spent)
+
+    @contextmanager
+    def __call__(self, part: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spent[part] += time.perf_counter() - start
+
+    def timing(self, begin: float) -> Timing:
+        """The parts so far, and the total from ``begin`` (plus the setup before it)."""
+        total = self.spent["setup_s"] + time.perf_counter() - begin
+        return Timing(**self.spent, total_s=total)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from netdp.core import progress
 from netdp.core.errors import check
 from netdp.engine.averaging import iterate, resolve_gamma
 from netdp.tracking.gossip import (
@@ -100,7 +101,8 @@ def row_norms(W: Any, steps: int, accelerated: bool = False, gamma: float | None
     n = check_inputs(W, None, steps)
     g = resolve_gamma(W, accelerated, gamma)
     out = np.empty((steps + 1, n))
-    for start in range(0, n, block):
+    for start in progress.bar(range(0, n, block), desc="message sum: row norms",
+                              unit="block"):
         cols = np.arange(start, min(n, start + block))
         for t, Y in enumerate(iterate(W, unit_columns(n, cols), steps, g)):
             out[t, cols] = np.einsum("ij,ij->j", Y, Y)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from netdp.accounting._arrays import observer_bar
 from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
 from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
 from netdp.core.errors import InputError, check
@@ -351,7 +352,7 @@ def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):
     base = np.zeros(observers.size)
     values = np.empty_like(mu2)
     out = 0
-    for o in range(observers.size):
+    for o in observer_bar(range(observers.size), "pld accounting"):
         sl = slice(edges[0, o], edges[1, o])
         dt = min(2.0 * k[o] * delta, 1.0)
         pairs = slice(out, out + counts[o])

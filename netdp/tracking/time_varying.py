@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
@@ -186,7 +187,7 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
     nnz = max(max(sparse.csr_array(P).nnz for P in distinct), n)
     losses, nodes, counts, entries = [], [], [], []
     unamplified = 0
-    for v in obs_ids.tolist():
+    for v in observer_bar(obs_ids.tolist(), "time-varying tracker"):
         blocked = members.copy() if coalition is not None else np.zeros(n, bool)
         if coalition is None:
             blocked[v] = True

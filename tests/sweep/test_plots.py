@@ -91,7 +91,7 @@ def test_privacy_vs_n_from_a_sweep_folder(capsys, tmp_path, captured):
     assert "<svg" in (tmp_path / "fig.svg").read_text()[:2000]
     assert (tmp_path / "fig.pdf").read_bytes()[:5] == b"%PDF-"
     labels = [t.get_text() for leg in captured[-1].legends for t in leg.get_texts()]
-    assert "LDP" in labels and "theory complete-ndp-chernoff" in labels
+    assert "LDP" in labels and "theory complete-ndp-chernoff (δ = 1e-06)" in labels
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.pdf", "fig.png", "fig.svg",
                                                          "spec.toml", "sweep"]
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from netdp import __version__
+from netdp.core import progress
 from netdp.core.errors import InputError
 
 #: name -> (one-line help, module that adds the command's arguments with ``register``)
@@ -112,6 +113,10 @@ def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
         else ([COMMANDS[only][1]] if only in COMMANDS else [])
     for module in modules:  # each module adds its command(s) with its `register`
         importlib.import_module(module).register(sub)
+    for command in sub.choices.values():  # every command: one switch for progress bars
+        command.add_argument("--quiet", "-q", action="store_true", default=False,
+                             help="no progress bars (they are shown only on a terminal, "
+                             "for steps that last over 2 s)")
     for name, (summary, _) in COMMANDS.items():  # the others: a line in the top-level help
         if name not in sub.choices:
             sub.add_parser(name, help=summary)
@@ -140,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        status = int(handler(args))
+        with progress.quiet(bool(getattr(args, "quiet", False))):
+            status = int(handler(args))
         if sys.stdout is not None:
             sys.stdout.flush()  # a full device fails here, not at exit
         return status

@@ -74,7 +74,7 @@ HELP = {"task": "the task whose tracker accounts the log: sum (default), histogr
         "seed": "seed of what the accounting draws (a random topology, sampled observers, a "
         "random coalition); default: the header's, else fresh"}
 NOT_PARAMS = ("command", "handler", "log", "repair", "json", "out", "pairs_out", "plot",
-              "set", "observer")
+              "set", "observer", "quiet")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -45,7 +45,8 @@ the same walk and writes the learning curves (CSV and PNG).
 A flag that the chosen task or topology does not use is refused, not ignored.
 Bad input exits with status 2 and writes nothing.
 """
-NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out")
+NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out",
+              "quiet")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

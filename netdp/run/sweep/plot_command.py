@@ -12,7 +12,7 @@ from typing import Any
 from netdp.core.config import read_config
 from netdp.core.errors import InputError
 from netdp.core.reading import read_json
-from netdp.report import figures
+from netdp.report import figures, run_marks
 from netdp.run.api import run
 from netdp.run.cli import parse_sets
 from netdp.run.resources import check_footprint
@@ -330,54 +330,6 @@ def _load_pairs(args: argparse.Namespace):
     return matrix, result
 
 
-def _refs(result: dict | None, wanted: list[str] | None) -> dict[str, float]:
-    """LDP, theory and target values of a result dict, as reference lines."""
-    from netdp.run.sweep.plots import DEFAULT_THEORY
-
-    if not result or not result.get("privacy"):
-        if wanted:
-            raise InputError("theory", "needs the run's result: give --result FILE.json")
-        return {}
-    priv = result["privacy"]
-    empirical = priv.get("empirical") or [{}]
-    ldp = (priv.get("ldp") or empirical[0].get("ldp") or {}).get("mean")
-    out = {} if ldp is None else {"LDP (mean over nodes)": float(ldp)}
-    if priv.get("target_epsilon") is not None:  # sgd: the calibration's target
-        out["target ε (calibration)"] = float(priv["target_epsilon"])
-    theory = priv.get("theory") or {}
-    if wanted:
-        bad = [t for t in wanted if t not in theory]
-        if bad:
-            raise InputError("theory", f"{bad[0]!r} does not apply to this run; it has "
-                             f"{', '.join(theory) or 'no theoretical curve'}")
-        names = wanted
-    else:
-        names = [t for t in DEFAULT_THEORY if t in theory][:1]
-    out.update({f"theory {t}": float(theory[t]) for t in names})
-    return out
-
-
-def _describe(result: dict | None, sep: str = ", ") -> str:
-    """What ran (task, topology) and its parameters, joined by ``sep``."""
-    if not result:
-        return ""
-    cfg = result["config"]
-    walk = (f"K = {cfg['rounds']}" if cfg.get("steps") is None
-            else f"T = {cfg['steps']:,}")
-    priv = result.get("privacy") or {}
-    eps = (f"target ε = {float(priv['target_epsilon']):g}" if "target_epsilon" in priv
-           else f"ε0 = {float(priv.get('epsilon0', cfg['epsilon'])):g}")
-    return (f"{cfg['task']} on {result['topology']}{sep}{walk}, {eps}, "
-            f"δ = {cfg['delta']:g}, seed {result['seed']}")
-
-
-def _accountant(result: dict | None) -> str:
-    if result and result.get("privacy", {}).get("empirical"):
-        emp = result["privacy"]["empirical"][0]
-        return f"{emp['accountant']}, δ = {float(emp['delta']):.2g}"
-    return "pairwise"
-
-
 def _pairs(args: argparse.Namespace):
     if args.pairs:
         if args.config or args.set:
@@ -392,14 +344,12 @@ def _pairs(args: argparse.Namespace):
 def pairs_plot(matrix: Any, result: dict | None, *, bins: int = 40,
                theory: list[str] | None = None, title: str | None = None,
                what: str = "one run") -> Any:
-    """The ``pairs`` figure of a matrix, marked with the LDP and theory of its result."""
+    """The ``pairs`` figure of a matrix, marked with the LDP and theory of its result
+    (:func:`netdp.report.pair_figures.pairs_figure`, as from Python)."""
     from netdp.report import pair_figures
 
-    desc = _describe(result)
-    return pair_figures.pairs_figure(matrix, refs=_refs(result, theory), bins=bins,
-                                     xlabel=f"ε(u → v) ({_accountant(result)})",
-                                     title=title or f"Pairwise privacy losses of {what}"
-                                     + (f"\n{desc}" if desc else ""))
+    return pair_figures.pairs_figure(matrix, result=result, bins=bins, theory=theory,
+                                     title=title, what=what)
 
 
 def _one_run(args: argparse.Namespace):
@@ -428,13 +378,15 @@ def _distance(args: argparse.Namespace):
     losses = (matrix[:, args.node] if args.role == "observer" else matrix[args.node, :])
     losses = np.array(losses, dtype=float)
     losses[args.node] = np.nan
-    desc = _describe(result, sep="\n")
+    desc = run_marks.describe(result, sep="\n")
     what = (f"Loss of each node towards observer {args.node}" if args.role == "observer"
             else f"Loss of node {args.node} towards each observer")
     return pair_figures.distance_figure(losses, dist, node=args.node, role=args.role,
-                                 refs=_refs(result, args.theory),
-                                 ylabel=f"ε (pairwise; {_accountant(result)})",
-                                 title=args.title or what + (f"\n{desc}" if desc else ""))
+                                        refs=run_marks.reference_values(result, args.theory),
+                                        ylabel=f"ε (pairwise; "
+                                        f"{run_marks.accountant_text(result)})",
+                                        title=args.title or what + (f"\n{desc}" if desc
+                                                                    else ""))
 
 
 def _heatmap(args: argparse.Namespace):
@@ -445,12 +397,12 @@ def _heatmap(args: argparse.Namespace):
         raise InputError("theory", "the heatmap draws no theory; drop --theory")
     matrix, result, topo = _one_run(args)
     dist = pair_figures.graph_distances(topo, args.node, args.role)
-    desc = _describe(result)
-    title = args.title or (f"Pairwise losses ε(u → v), ordered by hops "
-                           f"{'to' if args.role == 'observer' else 'from'} node {args.node}"
-                           + (f"\n{desc}" if desc else ""))
+    title = args.title or run_marks.titled(
+        f"Pairwise losses ε(u → v), ordered by hops "
+        f"{'to' if args.role == 'observer' else 'from'} node {args.node}", result)
     return pair_figures.heatmap_figure(matrix, dist, node=args.node, role=args.role,
-                                label=f"ε(u → v) ({_accountant(result)})", title=title)
+                                       label=f"ε(u → v) ({run_marks.accountant_text(result)})",
+                                       title=title)
 
 
 def _by_distance(args: argparse.Namespace):

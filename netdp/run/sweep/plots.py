@@ -34,12 +34,15 @@ from netdp.report.figures import (  # noqa: F401 (re-exported)
     MARKERS,
     MAX_BINS,
     THEORY_STYLE,
+    band_handle,
     fmt_value,
     place_legend,
     save,
     style_axes,
     wrap_title,
 )
+from netdp.report.pair_figures import pairs_figure  # noqa: F401 (re-exported)
+from netdp.report.run_marks import DEFAULT_THEORY
 from netdp.run.sweep import table
 from netdp.tasks import TASKS, param_specs
 
@@ -75,8 +78,6 @@ LABELS = {
     "ldp_mean": "LDP loss of a node (ε)",
 }
 
-#: Theoretical network-DP curves drawn by default, when the table has them.
-DEFAULT_THEORY = ("complete-ndp-chernoff", "ring-ndp", "histogram-ring")
 
 
 def utility_columns(task: str) -> tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]] | None:
@@ -200,13 +201,17 @@ def _numeric(df: pd.DataFrame, col: str, param: str) -> pd.Series:
     return values.astype(float).replace([np.inf, -np.inf], np.nan)
 
 
-def _delta_text(df: pd.DataFrame) -> str:
-    if "delta" not in df:
+def _delta_text(df: pd.DataFrame, columns: Sequence[str]) -> str:
+    """``δ = 1e-07`` (one value in ``columns``), ``δ from 2e-05 to 2.8e-05`` (several),
+    or ``""`` (none)."""
+    values = [pd.to_numeric(df[c], errors="coerce") for c in columns if c in df]
+    found = pd.concat(values).dropna() if values else pd.Series(dtype=float)
+    if found.empty:
         return ""
-    deltas = sorted(pd.to_numeric(df["delta"], errors="coerce").dropna().unique())
-    if len(deltas) == 1:
-        return f", δ = {deltas[0]:g}"
-    return ", δ varies" if deltas else ""
+    lo, hi = float(found.min()), float(found.max())
+    if f"{lo:.2g}" == f"{hi:.2g}":
+        return f"δ = {hi:.2g}"
+    return f"δ from {lo:.2g} to {hi:.2g}"
 
 
 # --------------------------------------------------------------------------- the engine
@@ -217,8 +222,9 @@ class Series:
     """One quantity drawn for every group of runs.
 
     ``y`` is averaged over the seeds at each ``x``; the band spans the minimum of ``lo``
-    and the maximum of ``hi`` (default: ``y`` itself). ``role`` ``"data"`` draws markers
-    and the band; ``"ldp"`` and ``"theory"`` draw reference lines (no band).
+    and the maximum of ``hi`` (default: ``y`` itself), and ``band`` says so in the
+    legend. ``role`` ``"data"`` draws markers and the band; ``"ldp"`` and ``"theory"``
+    draw reference lines (no band).
     """
 
     label: str
@@ -226,6 +232,7 @@ class Series:
     lo: str | None = None
     hi: str | None = None
     role: str = "data"
+    band: str = "min–max over seeds"
 
 
 def aggregate(df: pd.DataFrame, x: str, series: Series) -> pd.DataFrame:
@@ -305,6 +312,7 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     split = len(groups) > 1 and len(series) > 1
     drawn_groups: list[tuple[int, tuple]] = []
     drawn_series: list[Series] = []
+    bands: list[str] = []
     for i, (values, sub) in enumerate(groups):
         color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
         glabel = _group_label(keys, values) if keys else ""
@@ -334,6 +342,8 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
                         and ((agg["runs"] > 1).any() or (agg["max"] > agg["min"]).any())):
                     ax.fill_between(xs, agg["min"], agg["max"], color=color, alpha=0.15,
                                     linewidth=0)
+                    if s.band not in bands:
+                        bands.append(s.band)
             if i not in [g[0] for g in drawn_groups]:
                 drawn_groups.append((i, values))
             if s not in drawn_series:
@@ -346,27 +356,28 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     style_axes(ax, xlabel or LABELS.get(x, x), ylabel, logx and not categorical, logy,
                 title)
     if split:
-        _two_legends(fig, keys, drawn_groups, series, drawn_series)
+        handles, labels = _split_entries(keys, drawn_groups, series, drawn_series)
     else:
-        place_legend(fig, ax)
+        handles, labels = ax.get_legend_handles_labels()
+    handles += [band_handle() for _ in bands]
+    labels += [f"shaded: {text}" for text in bands]
+    place_legend(fig, ax, handles, labels)
     return fig
 
 
-def _two_legends(fig: Figure, keys: Sequence[str], groups: list, series: Sequence[Series],
-                 drawn: list[Series]) -> None:
+def _split_entries(keys: Sequence[str], groups: list, series: Sequence[Series],
+                   drawn: list[Series]) -> tuple[list, list[str]]:
+    """The legend of several groups and several series, in one legend: each group
+    (colour and marker, named ``ε0 = 0.1``), then each series (line style)."""
     from matplotlib.lines import Line2D
 
-    named = len(keys) > 1
-    ghandles = [Line2D([], [], color=COLORS[i % len(COLORS)], marker=MARKERS[i % len(MARKERS)],
-                       markersize=5, linewidth=1.6) for i, _ in groups]
-    glabels = [_group_label(keys, values, named) for _, values in groups]
-    shandles = [Line2D([], [], color="0.25", linewidth=1.6, **_style(series, s)) for s in drawn]
-    fig.legend(ghandles, glabels, title=None if named else _short(keys[0]),
-               fontsize="small", loc="outside right upper", frameon=False, alignment="left")
-    fig.legend(shandles, [s.label for s in drawn], fontsize="small",
-               loc="outside right lower", frameon=False, handlelength=3.0)
-    width = max(map(len, glabels + [s.label for s in drawn]))
-    fig.set_figwidth(fig.get_figwidth() + min(0.07 * width + 0.8, 6.0))
+    handles: list = [Line2D([], [], color=COLORS[i % len(COLORS)],
+                            marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.6)
+                     for i, _ in groups]
+    labels = [_group_label(keys, values) for _, values in groups]
+    handles += [Line2D([], [], color="0.25", linewidth=1.6, **_style(series, s))
+                for s in drawn]
+    return handles, labels + [s.label for s in drawn]
 
 
 # --------------------------------------------------------------------------- table figures
@@ -386,11 +397,23 @@ def privacy_series(df: pd.DataFrame, names: Sequence[str] | None = None, ldp: bo
     if not found:
         raise InputError("y", "the table has no empirical privacy columns (A_mean, A_min, "
                          "A_max); was pairwise tracking on?")
-    out = [Series(f"{a} (empirical)", f"{a}_mean", f"{a}_min", f"{a}_max") for a in found]
+    out = [Series(f"{a} (empirical)", f"{a}_mean", f"{a}_min", f"{a}_max",
+                  band="min–max over pairs and seeds") for a in found]
     if ldp and "ldp_mean" in df:
         out.append(Series("LDP", "ldp_mean", role="ldp"))
-    out += [Series(f"theory {name}", f"theory_{name}", role="theory") for name in theory]
+    given = _delta_text(df, ["delta"])
+    out += [Series(f"theory {name}" + (f" ({given})" if given else ""), f"theory_{name}",
+                   role="theory") for name in theory]
     return out
+
+
+def privacy_label(df: pd.DataFrame, series: Sequence[Series]) -> str:
+    """The y label of the privacy group, naming the δ its empirical ε is at: each
+    accountant's ``A_delta`` column (the pair's δ, 2 k δ for k visits, the largest
+    over its pairs), not the config's per-contribution ``delta``."""
+    columns = [s.y.removesuffix("_mean") + "_delta" for s in series if s.role == "data"]
+    text = _delta_text(df, [c for c in columns if c in df])
+    return f"ε (pairwise, at {text})" if text else "ε (pairwise)"
 
 
 def theory_columns(df: pd.DataFrame, names: Sequence[str] | None = None) -> tuple[
@@ -467,7 +490,7 @@ def privacy_vs_n(df: pd.DataFrame, *, x: str = "nodes", hue: str | None = "eps0"
     series = privacy_series(df, names, ldp=ldp, theory=kept)
     title = title or _privacy_title(df)
     return line_figure(df, x, series, hue=hue, logx=logx, logy=logy,
-                       ylabel=f"ε (pairwise{_delta_text(df)})", title=title)
+                       ylabel=privacy_label(df, series), title=title)
 
 
 def _privacy_title(df: pd.DataFrame) -> str:
@@ -554,7 +577,7 @@ def table_figure(df: pd.DataFrame, x: str, y: Sequence[str], *, hue: str | None 
         if theory:
             df, theory = theory_columns(df, theory)
         series = privacy_series(df, names, ldp=ldp, theory=theory)
-        ylabel = f"ε (pairwise{_delta_text(df)})"
+        ylabel = privacy_label(df, series)
         what = "Privacy"
     elif y == ["utility"]:
         series, ylabel = utility_series(df)
@@ -569,11 +592,3 @@ def table_figure(df: pd.DataFrame, x: str, y: Sequence[str], *, hue: str | None 
     return line_figure(df, x, series, hue=hue, logx=logx, logy=logy, ylabel=ylabel,
                        title=title or f"{what} vs {_short(x)}")
 
-
-# --------------------------------------------------------------------------- one run
-
-
-# --------------------------------------------------------------------------- by distance
-
-
-# --------------------------------------------------------------------------- saving

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from netdp.core import progress as bars
 from netdp.core.errors import InputError, check
 from netdp.core.table_rows import error_row
 from netdp.graphs.walk_kind import kind_of
@@ -147,10 +148,11 @@ def plan_batches(runs: Sequence[Run], workers: int, batch_size: int | None = Non
 
 
 def run_batch(batch: Sequence[Run], numba_threads: int | None = None,
-              on_run: Callable[[], None] | None = None) -> list[dict]:
-    """Run a batch and return its rows (also the dask task). A run that raises an
-    :class:`Exception` (an :class:`InputError`, a bug, ``MemoryError``) gives a row of
-    status ``"error"``; ``KeyboardInterrupt`` and ``SystemExit`` go through."""
+              on_run: Callable[[Run], None] | None = None) -> list[dict]:
+    """Run a batch and return its rows (also the dask task); ``on_run(run)`` after each
+    run. A run that raises an :class:`Exception` (an :class:`InputError`, a bug,
+    ``MemoryError``) gives a row of status ``"error"``; ``KeyboardInterrupt`` and
+    ``SystemExit`` go through. The runs draw no bar of their own (the sweep has one)."""
 
     if numba_threads is not None:
         import numba
@@ -162,7 +164,8 @@ def run_batch(batch: Sequence[Run], numba_threads: int | None = None,
         config = run.config
         try:
             config = run.config.replace(seed=run.seed, runs=1)
-            result = simulate(config, progress=False)
+            with bars.quiet():
+                result = simulate(config, progress=False)
             row = flatten(result.to_dict(), config_hash=run.config_hash)
         except Exception as exc:  # a failed run is a result, not a crash
             rows.append(error_row(_config_dict(config, run), run.seed, run.config_hash,
@@ -171,7 +174,7 @@ def run_batch(batch: Sequence[Run], numba_threads: int | None = None,
             row["runtime_s"] = time.perf_counter() - start
             rows.append(row)
         if on_run is not None:
-            on_run()
+            on_run(run)
     return rows
 
 
@@ -277,14 +280,14 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "dask",
     if backend == "serial":
         n_workers = 1
         batches = plan_batches(todo, 1, batch_size, BATCHES_PER_WORKER["serial"])
-        with ResultTable.open(out, spec) as table, _bar(spec, skipped, progress) as bar:
+        with ResultTable.open(out, spec) as table, CostBar(spec, todo, progress) as bar:
             for batch in batches:
-                table.write_batch(run_batch(batch, on_run=lambda: bar.update(1)))
+                table.write_batch(run_batch(batch, on_run=lambda run: bar.advance([run])))
     else:
         with _dask_client(scheduler, workers, client, numba_threads) as dask_client:
             n_workers = max(1, len(dask_client.scheduler_info(n_workers=-1)["workers"]))
             batches = plan_batches(todo, n_workers, batch_size, BATCHES_PER_WORKER["dask"])
-            with ResultTable.open(out, spec) as table, _bar(spec, skipped, progress) as bar:
+            with ResultTable.open(out, spec) as table, CostBar(spec, todo, progress) as bar:
                 _run_dask(dask_client, batches, table, bar, numba_threads)
     errors, first = _errors(out)
     return SweepReport(out, spec.n_runs, skipped, len(todo), errors, len(batches), backend,
@@ -297,7 +300,7 @@ def _errors(out: Path) -> tuple[int, str]:
     return len(bad), str(bad[0].get("error", "")) if bad else ""
 
 
-def _run_dask(client, batches: list[list[Run]], table: ResultTable, bar,
+def _run_dask(client, batches: list[list[Run]], table: ResultTable, bar: CostBar,
               numba_threads: int | None) -> None:
     """Submit every batch, write each as it completes. A batch whose worker process died
     (``KilledWorker``: every task on a dying worker is blamed, the innocent ones too) is
@@ -323,7 +326,7 @@ def _run_dask(client, batches: list[list[Run]], table: ResultTable, bar,
         else:
             rows = future.result()  # raises what failed outside the runs
             table.write_batch(rows)
-            bar.update(len(rows))
+            bar.advance(batch)
         future.release()
 
     try:
@@ -338,7 +341,7 @@ def _run_dask(client, batches: list[list[Run]], table: ResultTable, bar,
                 table.write_batch(failed_rows([run], "KilledWorker: the dask worker process "
                                               "died running this run (a crash, or killed "
                                               "for memory)"))
-                bar.update(1)
+                bar.advance([run])
             else:
                 finish(future)
     except BaseException:
@@ -408,10 +411,37 @@ class _dask_client:
             self.cluster.close()
 
 
-def _bar(spec: SweepSpec, skipped: int, progress: bool | None):
-    from tqdm.auto import tqdm
+class CostBar:
+    """The sweep's progress bar, on stderr: it advances by each run's estimated cost
+    (:func:`estimate_cost`: steps x accountant weight, plus a fixed overhead), not by one
+    per run, so that its rate and time left hold when the runs differ in size (the
+    largest run first). The runs done are counted in its label, ``k/N runs``.
 
-    return tqdm(total=spec.n_runs, initial=skipped, unit="run", desc="sweep",
-                disable=None if progress is None else not progress, smoothing=0.1,
-                dynamic_ncols=True)
+    ``progress``: ``None`` draws it on a terminal, ``True`` always, ``False`` never
+    (:func:`netdp.core.progress.bar`; never under ``--quiet``).
+    """
 
+    def __init__(self, spec: SweepSpec, todo: Sequence[Run], progress: bool | None) -> None:
+        self.cost = {r.key: estimate_cost(r.config) for r in spec.runs}
+        self.total = float(sum(self.cost.values()))
+        self.runs, self.done = spec.n_runs, spec.n_runs - len(todo)
+        done_cost = self.total - sum(self.cost[r.key] for r in todo)
+        self.bar = bars.bar(total=self.total, initial=done_cost, desc=self._desc(),
+                            show=progress, delay=0.0, smoothing=0.1, leave=True,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| "
+                                       "[{elapsed}<{remaining}]")
+
+    def _desc(self) -> str:
+        return f"sweep, {self.done}/{self.runs} runs"
+
+    def advance(self, runs: Sequence[Run]) -> None:
+        """These runs are done: move the bar by their costs."""
+        self.done += len(runs)
+        self.bar.set_description_str(self._desc(), refresh=False)
+        self.bar.update(sum(self.cost[r.key] for r in runs))
+
+    def __enter__(self) -> CostBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()
