@@ -1,6 +1,6 @@
 """The sound pairwise tracker of a walk summation on a time-varying graph (exact laws).
 
-The derivation (docs/time-varying-status.md has it at length). The walk is a
+The derivation (docs/time-varying.md has it at length). The walk is a
 time-inhomogeneous Markov chain: the holder at step ``t`` moves with ``P_t``. Observer
 set ``W`` sees the token at its own holds, with their times, and the node before and after
 each. Between two holds at steps ``j`` and ``i = j + m`` (a *cycle*) the hidden holders
