@@ -72,6 +72,40 @@ class NotCompleted(Utility, PrivacyReport):
 
 
 @dataclass(frozen=True)
+class ObserversRecord:
+    """Which observers the pairwise tracker accounted, and where: ``accounted`` of ``of``
+    nodes per run, in this process (``workers`` 0) or on a dask cluster's ``workers`` in
+    ``batches`` batches, the trace ``shared`` by ``scatter`` or ``memmap``."""
+
+    accounted: int
+    of: int
+    workers: int = 0
+    batches: int = 0
+    shared: str | None = None
+
+    @property
+    def mode(self) -> str:
+        """``all`` or ``sampled``."""
+        return "all" if self.accounted >= self.of else "sampled"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "accounted": self.accounted, "of": self.of,
+                               "workers": self.workers}
+        if self.workers:
+            out.update({"batches": self.batches, "shared": self.shared})
+        return out
+
+    def line(self) -> str:
+        """``observers: all (8192) on 2 workers`` or ``observers: sampled 32 of 8192``."""
+        what = (f"all ({self.of:,})" if self.mode == "all"
+                else f"sampled {self.accounted:,} of {self.of:,}")
+        where = (f" on {self.workers} worker{'s' if self.workers != 1 else ''} "
+                 f"({self.batches} batches; trace by {self.shared})" if self.workers
+                 else " in this process")
+        return f"  observers: {what}{where}"
+
+
+@dataclass(frozen=True)
 class FaultsReport(Part):
     """What went wrong over the runs (the ``faults`` object), beside the fault-free run of
     the same configuration and seed.
@@ -191,6 +225,9 @@ class Report:
     attack
         The malicious holders' effect (an :class:`~netdp.adversary.network.AttackReport`;
         runs with ``--attack``).
+    observers
+        Which observers the pairwise tracker accounted, and where (trackers that account
+        observers one by one: walks on a graph, gossip).
     """
 
     config: SimulationConfig
@@ -207,6 +244,7 @@ class Report:
     process: str | None = None
     faults: FaultsReport | None = None
     attack: AttackReport | None = None
+    observers: ObserversRecord | None = None
     schema: int = SCHEMA
 
     @property
@@ -248,6 +286,8 @@ class Report:
             out["faults"] = self.faults.to_dict()
         if self.attack is not None:
             out["attack"] = self.attack.to_dict()
+        if self.observers is not None:
+            out["observers"] = self.observers.to_dict()
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -260,6 +300,8 @@ class Report:
         observer = f"; observer: the coalition {cfg.coalition}" if cfg.coalition else ""
         lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}{observer}",
                  self.walk_line()]
+        if self.observers is not None:
+            lines.append(self.observers.line())
         lines += self.utility.lines(self) + self.privacy.lines(self)
         if self.faults is not None:
             lines += self.faults.lines(self)

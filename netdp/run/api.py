@@ -19,19 +19,22 @@ from netdp.adversary.network import AttackReport, adversary_of
 from netdp.core.setup import Setup, Streams
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.report.types import FaultsReport, NotCompleted, Report, RunRecord
+from netdp.report.types import FaultsReport, NotCompleted, ObserversRecord, Report, RunRecord
 from netdp.run.account import trace_writer
 from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, task_of
 from netdp.tasks.base import Attackable, attack_targets, attacks_of, output_noise, report_parts
 from netdp.tasks.preparation import with_seed
+from netdp.tracking.observer_map import Accounted, observer_log
 
 # the fault parameters at their fault-free values: the baseline beside a faulty run
 FAULT_FREE = {"loss": "0", "churn": "none", "crash": None, "slow": None}
 
 
 def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None = None,
-             keep_pairs: bool = False, trace_out: str | Path | None = None) -> Report:
+             keep_pairs: bool = False, trace_out: str | Path | None = None, *,
+             client: Any = None, workers: int | None = None,
+             scheduler: str | None = None) -> Report:
     """Run ``config.runs`` independent runs of one configuration and report them.
 
     Parameters
@@ -49,6 +52,12 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
         Also write the runs' traces to this file as a deployment's log (one line per hop,
         or per gossip message: :mod:`netdp.engine.trace_log`), which
         :func:`netdp.run.account.account` reads back; atomically, once every run is done.
+    client, workers, scheduler
+        Account the observers on a dask cluster (:mod:`netdp.run.observer_cluster`): a
+        ``distributed.Client``, a local cluster of ``workers`` single-threaded processes,
+        or the running scheduler at ``scheduler`` (at most one of them). Every observer
+        is then accounted unless ``sources`` is given, and the numbers are those of the
+        run here with ``sources = n``, bit for bit.
 
     Raises
     ------
@@ -59,7 +68,18 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
     config = with_seed(make_config(config))
     task = task_of(config)
     check_footprint(task, config)
-    setup = task.prepare(config)
+    if client is not None or workers is not None or scheduler is not None:
+        from netdp.run.observer_cluster import on_cluster
+
+        with on_cluster(task, config, client=client, workers=workers,
+                        scheduler=scheduler) as setup:
+            return _run_writing(setup, progress, keep_pairs, trace_out)
+    return _run_writing(task.prepare(config), progress, keep_pairs, trace_out)
+
+
+def _run_writing(setup: Setup, progress: bool | None, keep_pairs: bool,
+                 trace_out: str | Path | None) -> Report:
+    """:func:`run`, writing the traces to ``trace_out`` where given."""
     if trace_out is None:
         return run(setup, progress, keep_pairs)
     with trace_writer(trace_out, setup) as write:
@@ -72,35 +92,36 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
     sees each run's trace as the engine made it."""
     config, topo = setup.config, setup.topology
     task = task_of(config)
-    tracker = task.tracker(setup, keep_pairs)
-    adversary = adversary_of(config, attacks_of(task), task.label)
-    outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
-    for r in _progress(config.runs, progress):
-        start = time.perf_counter()
-        streams = Streams(setup.seed, r)
-        trace = task.trace(setup, streams)
-        if on_trace is not None:
-            on_trace(r, trace)
-        if trace.faults is not None:
-            logs.append(trace.faults.to_dict())
-            lost += [f"run {r}, token {k} at step {i} (t = {t:.4g}): {why}"
-                     for k, i, t, why in trace.faults.lost_tokens]
-        if not trace.completed:  # a token was lost: a result, with no estimate
-            records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
-                                     time.perf_counter() - start, completed=False))
-            continue
-        if adversary is None:
-            outcome = task.run(setup, trace.finished(), streams)
-        else:  # adversary_of refused an attack the task does not offer
-            assert isinstance(task, Attackable)
-            outcome, attack_run = task.attacked(setup, trace.finished(), streams, adversary)
-            attacked.append(attack_run)
-        tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
-        if trace.faults is not None:
-            noise.append(output_noise(task, setup, trace.finished(), outcome))
-        outcomes.append(outcome)
-        records.append(RunRecord(r, task.record(outcome), trace.hops,
-                                 time.perf_counter() - start))
+    with observer_log() as accounted:
+        tracker = task.tracker(setup, keep_pairs)
+        adversary = adversary_of(config, attacks_of(task), task.label)
+        outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
+        for r in _progress(config.runs, progress):
+            start = time.perf_counter()
+            streams = Streams(setup.seed, r)
+            trace = task.trace(setup, streams)
+            if on_trace is not None:
+                on_trace(r, trace)
+            if trace.faults is not None:
+                logs.append(trace.faults.to_dict())
+                lost += [f"run {r}, token {k} at step {i} (t = {t:.4g}): {why}"
+                         for k, i, t, why in trace.faults.lost_tokens]
+            if not trace.completed:  # a token was lost: a result, with no estimate
+                records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
+                                         time.perf_counter() - start, completed=False))
+                continue
+            if adversary is None:
+                outcome = task.run(setup, trace.finished(), streams)
+            else:  # adversary_of refused an attack the task does not offer
+                assert isinstance(task, Attackable)
+                outcome, attack_run = task.attacked(setup, trace.finished(), streams, adversary)
+                attacked.append(attack_run)
+            tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
+            if trace.faults is not None:
+                noise.append(output_noise(task, setup, trace.finished(), outcome))
+            outcomes.append(outcome)
+            records.append(RunRecord(r, task.record(outcome), trace.hops,
+                                     time.perf_counter() - start))
     faults = None
     if logs:
         free_setup = task.prepare(config.replace(**FAULT_FREE))
@@ -125,7 +146,17 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
                   topology=topo, mechanism=mechanism, runs=tuple(records),
                   utility=task.utility(setup, outcomes), privacy=tracker.report(),
                   sections=sections, pairs=tracker.matrix(), outcomes=tuple(outcomes),
-                  process=process, faults=faults, attack=attack)
+                  process=process, faults=faults, attack=attack,
+                  observers=_observers(accounted, topo.n) if config.coalition is None
+                  else None)
+
+
+def _observers(accounted: list[Accounted], n: int) -> ObserversRecord | None:
+    """What the tracker's first per-observer map of the run did (``None``: it made none)."""
+    if not accounted:
+        return None
+    first = accounted[0]
+    return ObserversRecord(first.observers, n, first.workers, first.batches, first.shared)
 
 
 def _mean(values: list[float | None]) -> float | None:

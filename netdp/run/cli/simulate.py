@@ -45,7 +45,8 @@ the same walk and writes the learning curves (CSV and PNG).
 A flag that the chosen task or topology does not use is refused, not ignored.
 Bad input exits with status 2 and writes nothing.
 """
-NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out")
+NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out",
+              "workers", "scheduler")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,6 +93,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "deployment's log, one line per hop (t,token,sender,receiver) or gossip "
                      "message (t,sender,receiver), a run column for several runs, under a "
                      "'# key = value' header: `netdp account FILE` reports its privacy")
+    cluster = sim.add_argument_group("cluster (the observers on dask workers: "
+                                     "docs/cluster.md)")
+    where = cluster.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=integer, metavar="K", help="account the observers "
+                       "on a local dask cluster of K single-threaded worker processes: every "
+                       "observer unless --sources is given, the same numbers as one process "
+                       "with --sources n (walks on a graph, gossip)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="as --workers, on the running "
+                       "dask scheduler at ADDRESS (tcp://HOST:PORT; netdp installed on its "
+                       "workers, NETDP_SHARED_DIR a folder they share for large traces)")
     flags: dict[str, tuple[Any, list[str]]] = {}
     for task in TASKS.values():
         for output in task.outputs:
@@ -218,7 +229,9 @@ def run(args: argparse.Namespace) -> int:
                        *((p, o.flag) for o, paths in outputs for p in paths)):
         if path is not None:
             check_writable(path, name)
-    report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out)
+    report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out,
+                      workers=getattr(args, "workers", None),
+                      scheduler=getattr(args, "scheduler", None))
     for output, paths in outputs:
         output.write(report, paths)
     if pairs_out is not None:
