@@ -33,7 +33,6 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +68,9 @@ class MappedArray:
         self.path = path
 
     def load(self) -> np.ndarray:
-        """The array, memory-mapped (once per process and file)."""
-        return _load(self.path)
-
-
-@lru_cache(maxsize=32)
-def _load(path: str) -> np.ndarray:
-    return np.load(path, mmap_mode="r")
+        """The array, memory-mapped (a batch maps it again: cheap, and no handle
+        outlives the run's files)."""
+        return np.load(self.path, mmap_mode="r")
 
 
 def account_batch(work: Work, shared: Mapping[str, Any], observers: np.ndarray,
@@ -124,7 +119,7 @@ class ClusterMap:
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
-        data = self._share(shared)
+        data, files = self._share(shared)
         parts = max(1, min(observers.size, self.workers * BATCHES_PER_WORKER))
         if self.batch_size is not None:
             parts = max(parts, -(-observers.size // self.batch_size))
@@ -149,14 +144,18 @@ class ClusterMap:
         except BaseException:
             self.client.cancel(list(index))
             raise
+        finally:
+            for path in files:  # this map's files: the next run shares its own
+                path.unlink(missing_ok=True)
         return [r for part in results if part is not None for r in part]
 
-    def _share(self, shared: Mapping[str, Any]) -> Any:
-        """``shared`` on every worker: scattered, its large arrays as mapped files when
-        the whole is above :attr:`mmap_bytes`."""
+    def _share(self, shared: Mapping[str, Any]) -> tuple[Any, list[Path]]:
+        """``shared`` on every worker (a future), scattered, its large arrays as mapped
+        files when the whole is above :attr:`mmap_bytes`; and the files written."""
         arrays = {k: v for k, v in shared.items() if isinstance(v, np.ndarray)}
         total = sum(v.nbytes for v in arrays.values())
         data = dict(shared)
+        files: list[Path] = []
         self.shared = "scatter"
         if total > self.mmap_bytes:
             folder = self._folder()
@@ -165,10 +164,11 @@ class ClusterMap:
                 if value.nbytes >= min(MAPPED_ARRAY, self.mmap_bytes + 1):
                     path = folder / f"{step}-{key}.npy"
                     np.save(path, np.ascontiguousarray(value))
+                    files.append(path)
                     data[key] = MappedArray(str(path))
             self.shared = "memmap"
         [future] = self.client.scatter([data], broadcast=True, hash=False)
-        return future
+        return future, files
 
     def _folder(self) -> Path:
         """The temporary folder of the mapped files, checked readable by every worker."""
@@ -193,10 +193,9 @@ class ClusterMap:
 # --------------------------------------------------------------------------- what runs
 
 
-def check_distributable(config: SimulationConfig) -> None:
+def check_distributable(config: SimulationConfig, param: str = "workers") -> None:
     """Refuse (:class:`InputError`) a run whose tracker has no per-observer work to share
-    out: the cluster flags are refused, not ignored."""
-    param = "workers"
+    out: the cluster flags (``param``) are refused, not ignored."""
     check(config.task == "sum", param, "the observers are accounted on a cluster for "
           "--task sum (walks on a graph, and --protocol gossip)")
     check(config.accountants != (), param, "--no-tracking leaves no observer to account")
@@ -313,7 +312,7 @@ def on_cluster(task: Task[Any], config: SimulationConfig, *, client: Any,
         check(isinstance(workers, int) and not isinstance(workers, bool)
               and 1 <= workers <= max_workers(), "workers",
               f"must be an integer in 1..{max_workers()} (4 per core here; got {workers!r})")
-    check_distributable(config)
+    check_distributable(config, param)
     config = every_observer(task, config)
     setup = task.prepare(config)
     here = sum(size for size, _ in footprint(task, config, setup.topology.n,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -229,9 +230,19 @@ def run(args: argparse.Namespace) -> int:
                        *((p, o.flag) for o, paths in outputs for p in paths)):
         if path is not None:
             check_writable(path, name)
-    report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out,
-                      workers=getattr(args, "workers", None),
-                      scheduler=getattr(args, "scheduler", None))
+    cluster = {"workers": getattr(args, "workers", None),
+               "scheduler": getattr(args, "scheduler", None)}
+    if cluster["workers"] is None and cluster["scheduler"] is None:
+        report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out)
+    else:
+        from netdp.run.observer_cluster import ClusterFailed
+
+        try:
+            report = simulate(config, keep_pairs=pairs_out is not None,
+                              trace_out=trace_out, **cluster)
+        except ClusterFailed as exc:
+            print(f"netdp simulate: error: {exc}", file=sys.stderr)
+            return 1
     for output, paths in outputs:
         output.write(report, paths)
     if pairs_out is not None:
