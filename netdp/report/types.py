@@ -23,6 +23,14 @@ from netdp.core.table_rows import frame, headline, pairs_frame, table_row
 from netdp.graphs.graph_record import graph_record
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.config_hash import config_hash
+from netdp.report.text_rows import (  # noqa: F401  (re-exported: the report's rows)
+    DistanceRow,
+    by_distance,
+    distance_lines,
+    fmt,
+    quantiles_of,
+    row,
+)
 from netdp.report.timing import Timing
 
 #: The quantiles of the pairwise losses every privacy summary reports.
@@ -74,6 +82,40 @@ class NotCompleted(Utility, PrivacyReport):
 
     def lines(self, report: Report) -> list[str]:
         return []  # the faults section says why
+
+
+@dataclass(frozen=True)
+class ObserversRecord:
+    """Which observers the pairwise tracker accounted, and where: ``accounted`` of ``of``
+    nodes per run, in this process (``workers`` 0) or on a dask cluster's ``workers`` in
+    ``batches`` batches, the trace ``shared`` by ``scatter`` or ``memmap``."""
+
+    accounted: int
+    of: int
+    workers: int = 0
+    batches: int = 0
+    shared: str | None = None
+
+    @property
+    def mode(self) -> str:
+        """``all`` or ``sampled``."""
+        return "all" if self.accounted >= self.of else "sampled"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "accounted": self.accounted, "of": self.of,
+                               "workers": self.workers}
+        if self.workers:
+            out.update({"batches": self.batches, "shared": self.shared})
+        return out
+
+    def line(self) -> str:
+        """``observers: all (8192) on 2 workers`` or ``observers: sampled 32 of 8192``."""
+        what = (f"all ({self.of:,})" if self.mode == "all"
+                else f"sampled {self.accounted:,} of {self.of:,}")
+        where = (f" on {self.workers} worker{'s' if self.workers != 1 else ''} "
+                 f"({self.batches} batches; trace by {self.shared})" if self.workers
+                 else " in this process")
+        return f"  observers: {what}{where}"
 
 
 @dataclass(frozen=True)
@@ -198,6 +240,9 @@ class Report:
         runs with ``--attack``).
     timing
         Where the wall time went (:class:`Timing`; ``None`` for a report built by hand).
+    observers
+        Which observers the pairwise tracker accounted, and where (trackers that account
+        observers one by one: walks on a graph, gossip).
     """
 
     config: SimulationConfig
@@ -214,6 +259,7 @@ class Report:
     process: str | None = None
     faults: FaultsReport | None = None
     attack: AttackReport | None = None
+    observers: ObserversRecord | None = None
     schema: int = SCHEMA
     timing: Timing | None = None
 
@@ -259,6 +305,8 @@ class Report:
         out["provenance"] = provenance()
         if self.timing is not None:
             out["timing"] = self.timing.to_dict()
+        if self.observers is not None:
+            out["observers"] = self.observers.to_dict()
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -307,6 +355,8 @@ class Report:
         observer = f"; observer: the coalition {cfg.coalition}" if cfg.coalition else ""
         lines = [f"netdp {self.version}: {cfg.task} on {self.topology.describe()}{observer}",
                  self.walk_line()]
+        if self.observers is not None:
+            lines.append(self.observers.line())
         lines += self.utility.lines(self) + self.privacy.lines(self)
         if self.faults is not None:
             lines += self.faults.lines(self)
@@ -467,80 +517,6 @@ class PairwisePrivacy(PrivacyReport):
             lines += distance_lines(first.by_distance, f"{first.accountant}, by hop distance "
                                     "from u to v")
         return lines
-
-
-@dataclass(frozen=True)
-class DistanceRow:
-    """The losses of the ordered pairs at one hop distance from ``u`` to ``v``."""
-
-    distance: int
-    pairs: int
-    mean: float
-    min: float
-    max: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{distance, pairs, mean, min, max}``."""
-        return {"distance": self.distance, "pairs": self.pairs, "mean": self.mean,
-                "min": self.min, "max": self.max}
-
-
-def by_distance(values: np.ndarray, distances: np.ndarray,
-                weight: float = 1.0) -> tuple[DistanceRow, ...]:
-    """Summaries of ``values`` grouped by ``distances`` (same shape; the pairs to count,
-    the diagonal left out by the caller). ``weight``: pairs each value stands for
-    (sampled sources)."""
-    values, distances = np.asarray(values).ravel(), np.asarray(distances).ravel()
-    order = np.argsort(distances, kind="stable")
-    values, distances = values[order], distances[order]
-    keys, start = np.unique(distances, return_index=True)
-    stop = np.append(start[1:], distances.size)
-    return tuple(DistanceRow(int(d), int(round((b - a) * weight)),
-                             float(values[a:b].mean()), float(values[a:b].min()),
-                             float(values[a:b].max()))
-                 for d, a, b in zip(keys, start, stop, strict=True))
-
-
-def quantiles_of(values: np.ndarray, quantiles: Sequence[float]) -> dict[str, float]:
-    """``{"q50": ..., "q90": ...}``: the quantiles of ``values`` at the levels given."""
-    return {f"q{round(q * 100):d}": float(np.quantile(values, q)) for q in quantiles}
-
-
-def distance_lines(rows: Sequence[DistanceRow], label: str, shown: int = 12) -> list[str]:
-    """The text table of a pairwise summary by distance: a header naming ``label``, the
-    first ``shown`` rows, and how many more ``--json`` holds."""
-    if not rows:
-        return []
-    lines = ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"
-                 f"  ({label})"]
-    lines += [f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9} {fmt(r.min):>9} "
-              f"{fmt(r.max):>9}" for r in rows[:shown]]
-    if len(rows) > shown:
-        lines.append(f"  {'...':>10}  ({len(rows) - shown} more in --json)")
-    return lines
-
-
-# --------------------------------------------------------------------------- text
-
-def fmt(x: Any, digits: int = 4) -> str:
-    """A number for a text table: fixed point where readable, else scientific."""
-    if x is None:
-        return "-"
-    if isinstance(x, float | np.floating):
-        x = float(x)
-        if x != x or x in (float("inf"), float("-inf")):
-            return str(x)
-        return f"{x:.{digits}g}" if abs(x) < 1e-3 or abs(x) >= 1e5 else f"{x:.{digits}f}"
-    return str(x)
-
-
-def row(cells: Sequence[str], widths: Sequence[int]) -> str:
-    """Cells right-aligned in their widths (the first left-aligned), always at least one
-    space apart, however long a cell is."""
-    out = "  " + f"{cells[0]:{widths[0]}}"
-    for cell, width in zip(cells[1:], widths[1:], strict=False):
-        out += " " + f"{cell:>{width - 1}}"
-    return out
 
 
 @dataclass(frozen=True)

@@ -21,19 +21,29 @@ from netdp.core import progress as bars
 from netdp.core.setup import Setup, Streams
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
-from netdp.report.types import FaultsReport, NotCompleted, Report, RunRecord, Timing
+from netdp.report.types import (
+    FaultsReport,
+    NotCompleted,
+    ObserversRecord,
+    Report,
+    RunRecord,
+    Timing,
+)
 from netdp.run.account import trace_writer
 from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, task_of
 from netdp.tasks.base import Attackable, attack_targets, attacks_of, output_noise, report_parts
 from netdp.tasks.preparation import with_seed
+from netdp.tracking.observer_map import Accounted, observer_log
 
 # the fault parameters at their fault-free values: the baseline beside a faulty run
 FAULT_FREE = {"loss": "0", "churn": "none", "crash": None, "slow": None}
 
 
 def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None = None,
-             keep_pairs: bool = False, trace_out: str | Path | None = None) -> Report:
+             keep_pairs: bool = False, trace_out: str | Path | None = None, *,
+             client: Any = None, workers: int | None = None,
+             scheduler: str | None = None) -> Report:
     """Run ``config.runs`` independent runs of one configuration and report them.
 
     Parameters
@@ -51,6 +61,12 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
         Also write the runs' traces to this file as a deployment's log (one line per hop,
         or per gossip message: :mod:`netdp.engine.trace_log`), which
         :func:`netdp.run.account.account` reads back; atomically, once every run is done.
+    client, workers, scheduler
+        Account the observers on a dask cluster (:mod:`netdp.run.observer_cluster`): a
+        ``distributed.Client``, a local cluster of ``workers`` single-threaded processes,
+        or the running scheduler at ``scheduler`` (at most one of them). Every observer
+        is then accounted unless ``sources`` is given, and the numbers are those of the
+        run here with ``sources = n``, bit for bit.
 
     Raises
     ------
@@ -62,7 +78,19 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
     config = with_seed(make_config(config))
     task = task_of(config)
     check_footprint(task, config)
-    setup = task.prepare(config)
+    if client is not None or workers is not None or scheduler is not None:
+        from netdp.run.observer_cluster import on_cluster
+
+        with on_cluster(task, config, client=client, workers=workers,
+                        scheduler=scheduler) as setup:
+            return _run_writing(setup, progress, keep_pairs, trace_out, started)
+    return _run_writing(task.prepare(config), progress, keep_pairs, trace_out, started)
+
+
+def _run_writing(setup: Setup, progress: bool | None, keep_pairs: bool,
+                 trace_out: str | Path | None, started: float) -> Report:
+    """:func:`run`, writing the traces to ``trace_out`` where given (``started``: when the
+    setup began)."""
     if trace_out is None:
         return run(setup, progress, keep_pairs, started=started)
     with trace_writer(trace_out, setup) as write:
@@ -79,40 +107,41 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
     clock = Clock(setup_s=0.0 if started is None else begin - started)
     config, topo = setup.config, setup.topology
     task = task_of(config)
-    with clock("accounting_s"):
-        tracker = task.tracker(setup, keep_pairs)
-    adversary = adversary_of(config, attacks_of(task), task.label)
-    outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
-    for r in _progress(config.runs, progress):
-        start = time.perf_counter()
-        streams = Streams(setup.seed, r)
-        with clock("engine_s"):
-            trace = task.trace(setup, streams)
-        if on_trace is not None:
-            on_trace(r, trace)
-        if trace.faults is not None:
-            logs.append(trace.faults.to_dict())
-            lost += [f"run {r}, token {k} at step {i} (t = {t:.4g}): {why}"
-                     for k, i, t, why in trace.faults.lost_tokens]
-        if not trace.completed:  # a token was lost: a result, with no estimate
-            records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
-                                     time.perf_counter() - start, completed=False))
-            continue
-        with clock("engine_s"):
-            if adversary is None:
-                outcome = task.run(setup, trace.finished(), streams)
-            else:  # adversary_of refused an attack the task does not offer
-                assert isinstance(task, Attackable)
-                outcome, attack_run = task.attacked(setup, trace.finished(), streams,
-                                                    adversary)
-                attacked.append(attack_run)
+    with observer_log() as accounted:
         with clock("accounting_s"):
-            tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
-        if trace.faults is not None:
-            noise.append(output_noise(task, setup, trace.finished(), outcome))
-        outcomes.append(outcome)
-        records.append(RunRecord(r, task.record(outcome), trace.hops,
-                                 time.perf_counter() - start))
+            tracker = task.tracker(setup, keep_pairs)
+        adversary = adversary_of(config, attacks_of(task), task.label)
+        outcomes, records, logs, lost, noise, attacked = [], [], [], [], [], []
+        for r in _progress(config.runs, progress):
+            start = time.perf_counter()
+            streams = Streams(setup.seed, r)
+            with clock("engine_s"):
+                trace = task.trace(setup, streams)
+            if on_trace is not None:
+                on_trace(r, trace)
+            if trace.faults is not None:
+                logs.append(trace.faults.to_dict())
+                lost += [f"run {r}, token {k} at step {i} (t = {t:.4g}): {why}"
+                         for k, i, t, why in trace.faults.lost_tokens]
+            if not trace.completed:  # a token was lost: a result, with no estimate
+                records.append(RunRecord(r, {}, int((trace.holders >= 0).sum()),
+                                         time.perf_counter() - start, completed=False))
+                continue
+            with clock("engine_s"):
+                if adversary is None:
+                    outcome = task.run(setup, trace.finished(), streams)
+                else:  # adversary_of refused an attack the task does not offer
+                    assert isinstance(task, Attackable)
+                    outcome, attack_run = task.attacked(setup, trace.finished(), streams,
+                                                        adversary)
+                    attacked.append(attack_run)
+            with clock("accounting_s"):
+                tracker.add(r, trace, outcome)  # every token walked: lost ones' exposures stay
+            if trace.faults is not None:
+                noise.append(output_noise(task, setup, trace.finished(), outcome))
+            outcomes.append(outcome)
+            records.append(RunRecord(r, task.record(outcome), trace.hops,
+                                     time.perf_counter() - start))
     faults = None
     if logs:
         with clock("report_s"):  # the fault-free runs beside: part of the report
@@ -144,7 +173,17 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
                   topology=topo, mechanism=mechanism, runs=tuple(records),
                   utility=utility, privacy=privacy,
                   sections=sections, pairs=pairs, outcomes=tuple(outcomes),
-                  process=process, faults=faults, attack=attack, timing=clock.timing(begin))
+                  process=process, faults=faults, attack=attack, timing=clock.timing(begin),
+                  observers=_observers(accounted, topo.n) if config.coalition is None
+                  else None)
+
+
+def _observers(accounted: list[Accounted], n: int) -> ObserversRecord | None:
+    """What the tracker's first per-observer map of the run did (``None``: it made none)."""
+    if not accounted:
+        return None
+    first = accounted[0]
+    return ObserversRecord(first.observers, n, first.workers, first.batches, first.shared)
 
 
 def _mean(values: list[float | None]) -> float | None:

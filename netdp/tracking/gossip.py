@@ -50,10 +50,10 @@ from typing import Any, Literal
 import numpy as np
 from scipy import sparse
 
-from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.averaging import check_steps, faulty_iterate
 from netdp.tracking._modular_rank import full_rank_mod_p, rational_weights
+from netdp.tracking.observer_map import map_observers
 
 Role = Literal["source", "observer"]
 Bound = Literal["message-sum", "joint"]
@@ -288,12 +288,14 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
         nodes_run = np.array([int(nodes[0]), other])
     else:
         nodes_run = nodes
+    shared = {"W": W, "adj": adj, "steps": steps, "tol": tol, "exact": rational_weights(W)}
+    pieces = map_observers(joint_observer, shared, nodes_run, "exact gossip loss",
+                           record=method != "transitive")
     values = np.empty((len(nodes_run), n))
     kept, dropped = math.inf, 0.0
     status: list[str] = []
-    exact = rational_weights(W)
-    for i, v in enumerate(observer_bar(nodes_run, "exact gossip loss")):
-        values[i], lo, hi, how = _krylov_diag(W, adj, int(v), steps, tol, exact)
+    for i, (row, lo, hi, how) in enumerate(pieces):
+        values[i] = row
         kept, dropped = min(kept, lo), max(dropped, hi)
         status.append(how)
     if method == "transitive":
@@ -303,6 +305,13 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
     return GossipLosses(values, nodes, "observer", "joint", method, steps, None,
                         (kept, dropped), status.count("uncertified"),
                         status.count("full-rank"))
+
+
+def joint_observer(shared: Any, v: int) -> tuple[np.ndarray, float, float, str]:
+    """One observer's row of :func:`joint` and its rank cut (a function of ``shared`` and
+    ``v`` alone, :mod:`netdp.tracking.observer_map`)."""
+    return _krylov_diag(shared["W"], shared["adj"], int(v), shared["steps"], shared["tol"],
+                        shared["exact"])
 
 
 def realised_joint(W: Any, rounds: Any, observers: np.ndarray, method: Method = "dense",

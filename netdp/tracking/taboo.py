@@ -33,18 +33,18 @@ sound, and is counted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
 
-from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking._kernels import taboo as kernels
 from netdp.tracking.loss_table import RDP_ORDERS, PairLosses
-from netdp.tracking.walk_views import observer_setup
+from netdp.tracking.walk_views import account_observers, observer_blocked, observer_setup
 
 ACCOUNTANTS = ("kov", "rdp")
 MEMORY = 1 << 30  # bytes of taboo-chain rows kept per observer (both directions)
@@ -186,31 +186,29 @@ def graph_walk_losses(trace: Trace, P, eps0: float, delta: float, noise_multipli
     pi = reversible_measure(P)
     scale = np.ones(n) if pi is None else 1.0 / pi
     mode = kernels.KOV if accountant == "kov" else kernels.RDP
-    losses, nodes, counts, entries = [], [], [], []
-    unamplified = 0
-    for v in observer_bar(obs_ids, "graph-walk tracker"):
-        blocked = members.copy() if coalition is not None else np.zeros(n, bool)
-        if coalition is None:
-            blocked[v] = True
-        cyc = observer_cycles(holders, trace.steps, start, pos, int(v))
-        rows = cycle_rows(P, pi, blocked, cyc)
-        unamplified += rows.cut
-        eps = kernels.observer_losses(cyc.m, rows.ia, rows.ib, cyc.a, cyc.b, *rows.arrays,
-                                      scale, rows.factors, blocked, mode, float(eps0),
-                                      float(delta), float(noise_multiplier), RDP_ORDERS,
-                                      numba.get_num_threads())
-        keep = np.flatnonzero(~blocked)
-        losses.append(eps[keep])
-        nodes.append(keep)
-        counts.append(keep.size)
-        entries.append(cyc.m.size)
-    k = np.array(entries, dtype=np.int64)
-    observers_out = np.array([-1]) if coalition is not None else obs_ids
-    k_max = int(k.max()) if k.size else 0
-    return PairLosses(accountant, n, observers_out, np.zeros(k.size),
-                      np.zeros(k.size, np.int64), k, np.concatenate(losses),
-                      np.array(counts, dtype=np.int64), np.concatenate(nodes),
-                      2 * k_max * delta, unamplified=unamplified)
+    shared = {"holders": holders, "steps": trace.steps, "start": start, "pos": pos,
+              "members": members, "coalition": coalition is not None, "P": P, "pi": pi,
+              "scale": scale, "mode": mode, "eps0": float(eps0), "delta": float(delta),
+              "z": float(noise_multiplier)}
+    return account_observers(taboo_observer, shared, obs_ids, accountant, coalition, delta)
+
+
+def taboo_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.ndarray,
+                                                                 int, int]:
+    """One observer's part of :func:`graph_walk_losses` (a function of ``shared`` and
+    ``v`` alone, :mod:`netdp.tracking.observer_map`): the kept nodes' losses, the kept
+    nodes, its cycles and how many of them outlasted the rows kept."""
+    P = shared["P"]
+    blocked = observer_blocked(shared, v)
+    cyc = observer_cycles(shared["holders"], shared["steps"], shared["start"], shared["pos"],
+                          int(v))
+    rows = cycle_rows(P, shared["pi"], blocked, cyc)
+    eps = kernels.observer_losses(cyc.m, rows.ia, rows.ib, cyc.a, cyc.b, *rows.arrays,
+                                  shared["scale"], rows.factors, blocked, shared["mode"],
+                                  shared["eps0"], shared["delta"], shared["z"], RDP_ORDERS,
+                                  numba.get_num_threads())
+    keep = np.flatnonzero(~blocked)
+    return eps[keep], keep, cyc.m.size, rows.cut
 
 
 def _covered(index: np.ndarray, L: np.ndarray, settled: np.ndarray, limit: int) -> np.ndarray:

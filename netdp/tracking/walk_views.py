@@ -18,19 +18,19 @@ bound), or its exact PLD (``pld``, ``exact``: :mod:`netdp.accounting.mixture_pld
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from netdp.accounting import loss_pmf
-from netdp.accounting._arrays import observer_bar
 from netdp.accounting._compiled import kov_epsilon, rdp_epsilon
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking._kernels.walk import group_by_holder
 from netdp.tracking.cycle_entries import Views, observer_views
+from netdp.tracking.observer_map import map_observers
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
@@ -143,34 +143,61 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
     holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
-    losses, nodes, counts, entries = [], [], [], []
-    budget = 0
-    unamplified = 0
-    for v in observer_bar(obs_ids, "graph-walk tracker"):
-        blocked = members.copy() if coalition is not None else np.zeros(n, bool)
-        if coalition is None:
-            blocked[v] = True
-        views = observer_views(holders, trace.steps, pos[start[v]:start[v + 1]])
-        keep = np.flatnonzero(~blocked)
-        if accountant in ("pld", "exact"):
-            budget += views.size * keep.size
+    if accountant in ("pld", "exact"):
+        others = n - (members.sum() if coalition is not None else 1)
+        budget = 0
+        for v in obs_ids:
+            budget += observer_views(holders, trace.steps, pos[start[v]:start[v + 1]]).size \
+                * others
             check(budget <= VIEW_PAIRS_LIMIT, "accountant",
                   f"{accountant} on a graph composes one PLD per view and node: at most "
                   f"{VIEW_PAIRS_LIMIT:,} of them (fewer steps, nodes or --sources); kov and "
                   "rdp scale further")
-        if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
-            eps = np.full(keep.size, np.inf)  # capped at the LDP loss by the caller
-            unamplified += views.size
-        else:
-            laws, tails = view_laws(P, blocked, pi0, views,
-                                    _slack(views, accountant, noise, delta))
-            eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
-        losses.append(eps)
-        nodes.append(keep)
-        counts.append(keep.size)
-        entries.append(views.size)
-    return pair_losses(accountant, n, coalition, obs_ids, losses, nodes, counts, entries,
-                       delta, unamplified)
+    shared = {"holders": holders, "steps": trace.steps, "start": start, "pos": pos,
+              "members": members, "coalition": coalition is not None, "P": P, "pi0": pi0,
+              "noise": noise, "accountant": accountant, "delta": float(delta)}
+    return account_observers(sound_observer, shared, obs_ids, accountant, coalition, delta)
+
+
+def account_observers(work: Any, shared: Mapping[str, Any], obs_ids: np.ndarray,
+                      accountant: str, coalition: Sequence[int] | None, delta: float) -> Any:
+    """The :class:`~netdp.tracking.loss_table.PairLosses` of a graph-walk tracker whose
+    observer ``v`` gives ``work(shared, v) = (losses, kept nodes, entries, unamplified)``
+    (mapped over the observers: :func:`~netdp.tracking.observer_map.map_observers`)."""
+    pieces = map_observers(work, shared, obs_ids, "graph-walk tracker",
+                           record=coalition is None)
+    return pair_losses(accountant, int(shared["P"].shape[0]), coalition, obs_ids,
+                       [p[0] for p in pieces], [p[1] for p in pieces],
+                       [p[1].size for p in pieces], [p[2] for p in pieces], delta,
+                       sum(p[3] for p in pieces))
+
+
+def observer_blocked(shared: Mapping[str, Any], v: int) -> np.ndarray:
+    """The nodes observer ``v`` stands for (itself, or the coalition's members)."""
+    if shared["coalition"]:
+        return shared["members"].copy()
+    blocked = np.zeros(shared["P"].shape[0], bool)
+    blocked[v] = True
+    return blocked
+
+
+def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.ndarray,
+                                                                int, int]:
+    """One observer's part of :func:`sound_graph_losses` (a function of ``shared`` and
+    ``v`` alone, :mod:`netdp.tracking.observer_map`): the kept nodes' losses, the kept
+    nodes, its views and how many of them were not amplified."""
+    holders, start, pos, P = shared["holders"], shared["start"], shared["pos"], shared["P"]
+    accountant, noise, delta = shared["accountant"], shared["noise"], shared["delta"]
+    n = P.shape[0]
+    blocked = observer_blocked(shared, v)
+    views = observer_views(holders, shared["steps"], pos[start[v]:start[v + 1]])
+    keep = np.flatnonzero(~blocked)
+    if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
+        return np.full(keep.size, np.inf), keep, views.size, views.size  # capped by the caller
+    laws, tails = view_laws(P, blocked, shared["pi0"], views,
+                            _slack(views, accountant, noise, delta))
+    eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
+    return eps, keep, views.size, 0
 
 
 def observer_setup(trace: Trace, coalition: Sequence[int] | None,

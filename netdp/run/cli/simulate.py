@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ A flag that the chosen task or topology does not use is refused, not ignored.
 Bad input exits with status 2 and writes nothing.
 """
 NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out",
-              "quiet")
+              "quiet", "workers", "scheduler")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,6 +94,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "deployment's log, one line per hop (t,token,sender,receiver) or gossip "
                      "message (t,sender,receiver), a run column for several runs, under a "
                      "'# key = value' header: `netdp account FILE` reports its privacy")
+    cluster = sim.add_argument_group("cluster (the observers on dask workers: "
+                                     "docs/cluster.md)")
+    where = cluster.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=integer, metavar="K", help="account the observers "
+                       "on a local dask cluster of K single-threaded worker processes: every "
+                       "observer unless --sources is given, the same numbers as one process "
+                       "with --sources n (walks on a graph, gossip)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="as --workers, on the running "
+                       "dask scheduler at ADDRESS (tcp://HOST:PORT; netdp installed on its "
+                       "workers, NETDP_SHARED_DIR a folder they share for large traces)")
     flags: dict[str, tuple[Any, list[str]]] = {}
     for task in TASKS.values():
         for output in task.outputs:
@@ -219,7 +230,19 @@ def run(args: argparse.Namespace) -> int:
                        *((p, o.flag) for o, paths in outputs for p in paths)):
         if path is not None:
             check_writable(path, name)
-    report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out)
+    cluster = {"workers": getattr(args, "workers", None),
+               "scheduler": getattr(args, "scheduler", None)}
+    if cluster["workers"] is None and cluster["scheduler"] is None:
+        report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out)
+    else:
+        from netdp.run.observer_cluster import ClusterFailed
+
+        try:
+            report = simulate(config, keep_pairs=pairs_out is not None,
+                              trace_out=trace_out, **cluster)
+        except ClusterFailed as exc:
+            print(f"netdp simulate: error: {exc}", file=sys.stderr)
+            return 1
     for output, paths in outputs:
         output.write(report, paths)
     if pairs_out is not None:

@@ -31,20 +31,23 @@ stops the sweep; what was written stays.
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from netdp.core import progress as bars
 from netdp.core.errors import InputError, check
 from netdp.core.table_rows import error_row
 from netdp.graphs.walk_kind import kind_of
 from netdp.run.api import simulate
+from netdp.run.dask_client import (  # noqa: F401  (default_workers: the sweep's API)
+    WORKERS_PER_CORE,
+    default_workers,
+    max_workers,
+)
+from netdp.run.dask_client import DaskClient as _dask_client
 from netdp.run.sweep.spec import BACKENDS, Run, SweepSpec
 from netdp.run.sweep.table import ResultTable, flatten
 from netdp.tasks import get_task
@@ -52,12 +55,9 @@ from netdp.tasks import get_task
 BATCHES_PER_WORKER = {"dask": 8, "serial": 32}
 ACCOUNTANT_WEIGHT = {"kov": 1.0, "rdp": 40.0, "pld": 300.0}
 RUN_OVERHEAD = 5e4  # fixed cost of one run, in kov-steps (about 25 ms here)
-BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                "GOTO_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 ERROR_CHARS = 1000  # longest error message kept in a row
-WORKERS_PER_CORE = 4  # most local dask workers per core (--workers)
 
 
 class RunFailed(RuntimeError):
@@ -90,19 +90,6 @@ class SweepReport:
                 f"{self.total} in the spec{errors}; {self.batches} batches on {self.backend} "
                 f"({self.workers} worker{'s' if self.workers != 1 else ''}) in "
                 f"{self.seconds:.1f} s -> {self.out}")
-
-
-def default_workers() -> int:
-    """Cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def max_workers() -> int:
-    """Most workers a local dask cluster may have here: :data:`WORKERS_PER_CORE` per core."""
-    return WORKERS_PER_CORE * default_workers()
 
 
 def estimate_cost(config) -> float:
@@ -359,56 +346,6 @@ def _killed(future) -> bool:
     if isinstance(exc, KilledWorker):
         return True
     raise RunFailed(f"a dask task failed outside its runs: {describe(exc)}") from exc
-
-
-class _dask_client:
-    """Context manager: the given client, one connected to ``scheduler``, or a local
-    cluster with one single-threaded worker process per core."""
-
-    def __init__(self, scheduler: str | None, workers: int | None, client,
-                 numba_threads: int | None = 1) -> None:
-        self.scheduler, self.workers, self.client = scheduler, workers, client
-        self.env = {} if numba_threads is None else {"NUMBA_NUM_THREADS": str(numba_threads)}
-        self.cluster: Any = None  # a distributed.LocalCluster once started
-        self.own = client is None
-
-    def __enter__(self):
-        if self.client is not None:
-            return self.client
-        from distributed import Client, LocalCluster
-
-        if self.scheduler is not None:
-            try:
-                self.client = Client(self.scheduler, timeout="10s")
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError("scheduler", f"cannot reach a dask scheduler at "
-                                 f"{self.scheduler!r} ({type(exc).__name__}: {exc})") from None
-            return self.client
-        import dask
-
-        # Workers keep this process's BLAS threading (dask would pin it to 1): a threaded
-        # BLAS dot sums in another order with another thread count, and the last bits of
-        # a result must not depend on the backend.
-        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
-                                                    {}).items() if k not in BLAS_THREADS}
-        with warnings.catch_warnings(), \
-                dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-            # the scheduler's health endpoint moves off a busy port: not worth a warning
-            warnings.filterwarnings("ignore", "Port .* is already in use")
-            self.cluster = LocalCluster(n_workers=self.workers or default_workers(),
-                                        threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR,
-                                        env=self.env)
-        self.client = Client(self.cluster)
-        return self.client
-
-    def __exit__(self, *exc) -> None:
-        if not self.own:
-            return
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
 
 
 class CostBar:

@@ -1,0 +1,84 @@
+"""The rows of the text report: numbers formatted to a width, and the pairwise losses
+summarised by hop distance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DistanceRow:
+    """The losses of the ordered pairs at one hop distance from ``u`` to ``v``."""
+
+    distance: int
+    pairs: int
+    mean: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{distance, pairs, mean, min, max}``."""
+        return {"distance": self.distance, "pairs": self.pairs, "mean": self.mean,
+                "min": self.min, "max": self.max}
+
+
+def by_distance(values: np.ndarray, distances: np.ndarray,
+                weight: float = 1.0) -> tuple[DistanceRow, ...]:
+    """Summaries of ``values`` grouped by ``distances`` (same shape; the pairs to count,
+    the diagonal left out by the caller). ``weight``: pairs each value stands for
+    (sampled sources)."""
+    values, distances = np.asarray(values).ravel(), np.asarray(distances).ravel()
+    order = np.argsort(distances, kind="stable")
+    values, distances = values[order], distances[order]
+    keys, start = np.unique(distances, return_index=True)
+    stop = np.append(start[1:], distances.size)
+    return tuple(DistanceRow(int(d), int(round((b - a) * weight)),
+                             float(values[a:b].mean()), float(values[a:b].min()),
+                             float(values[a:b].max()))
+                 for d, a, b in zip(keys, start, stop, strict=True))
+
+
+def quantiles_of(values: np.ndarray, quantiles: Sequence[float]) -> dict[str, float]:
+    """``{"q50": ..., "q90": ...}``: the quantiles of ``values`` at the levels given."""
+    return {f"q{round(q * 100):d}": float(np.quantile(values, q)) for q in quantiles}
+
+
+def distance_lines(rows: Sequence[DistanceRow], label: str, shown: int = 12) -> list[str]:
+    """The text table of a pairwise summary by distance: a header naming ``label``, the
+    first ``shown`` rows, and how many more ``--json`` holds."""
+    if not rows:
+        return []
+    lines = ["", f"  {'distance':>10} {'pairs':>9} {'mean':>9} {'min':>9} {'max':>9}"
+                 f"  ({label})"]
+    lines += [f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9} {fmt(r.min):>9} "
+              f"{fmt(r.max):>9}" for r in rows[:shown]]
+    if len(rows) > shown:
+        lines.append(f"  {'...':>10}  ({len(rows) - shown} more in --json)")
+    return lines
+
+
+# --------------------------------------------------------------------------- text
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """A number for a text table: fixed point where readable, else scientific."""
+    if x is None:
+        return "-"
+    if isinstance(x, float | np.floating):
+        x = float(x)
+        if x != x or x in (float("inf"), float("-inf")):
+            return str(x)
+        return f"{x:.{digits}g}" if abs(x) < 1e-3 or abs(x) >= 1e5 else f"{x:.{digits}f}"
+    return str(x)
+
+
+def row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """Cells right-aligned in their widths (the first left-aligned), always at least one
+    space apart, however long a cell is."""
+    out = "  " + f"{cells[0]:{widths[0]}}"
+    for cell, width in zip(cells[1:], widths[1:], strict=False):
+        out += " " + f"{cell:>{width - 1}}"
+    return out

@@ -1,0 +1,86 @@
+"""A dask client for netdp's work: a notebook's, one connected to a running scheduler, or
+a local cluster of single-threaded worker processes (sweeps and one simulation's
+observers alike).
+
+Numba runs one thread per task in the local workers (``NUMBA_NUM_THREADS=1`` in their
+environment), so workers do not compete for cores; the workers keep this process's BLAS
+threading (dask would pin it to 1): a threaded BLAS sums in another order with another
+thread count, and the last bits of a result must not depend on where it ran.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from typing import Any
+
+from netdp.core.errors import InputError
+
+BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "GOTO_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+WORKERS_PER_CORE = 4  # most local dask workers per core (--workers)
+
+
+def default_workers() -> int:
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """Most workers a local dask cluster may have here: :data:`WORKERS_PER_CORE` per core."""
+    return WORKERS_PER_CORE * default_workers()
+
+
+class DaskClient:
+    """Context manager: the given client, one connected to ``scheduler``, or a local
+    cluster with ``workers`` single-threaded worker processes (default one per core),
+    each of ``memory_limit`` bytes (default dask's: the machine's memory shared out)."""
+
+    def __init__(self, scheduler: str | None, workers: int | None, client: Any,
+                 numba_threads: int | None = 1, memory_limit: int | None = None) -> None:
+        self.scheduler, self.workers, self.client = scheduler, workers, client
+        self.env = {} if numba_threads is None else {"NUMBA_NUM_THREADS": str(numba_threads)}
+        self.memory_limit = memory_limit
+        self.cluster: Any = None  # a distributed.LocalCluster once started
+        self.own = client is None
+
+    def __enter__(self) -> Any:
+        if self.client is not None:
+            return self.client
+        from distributed import Client, LocalCluster
+
+        if self.scheduler is not None:
+            try:
+                self.client = Client(self.scheduler, timeout="10s")
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise InputError("scheduler", f"cannot reach a dask scheduler at "
+                                 f"{self.scheduler!r} ({type(exc).__name__}: {exc})") from None
+            return self.client
+        import dask
+
+        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ",
+                                                    {}).items() if k not in BLAS_THREADS}
+        memory: dict[str, Any] = ({} if self.memory_limit is None
+                                  else {"memory_limit": self.memory_limit})
+        with warnings.catch_warnings(), \
+                dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            # the scheduler's health endpoint moves off a busy port: not worth a warning
+            warnings.filterwarnings("ignore", "Port .* is already in use")
+            self.cluster = LocalCluster(n_workers=self.workers or default_workers(),
+                                        threads_per_worker=1, processes=True,
+                                        dashboard_address=None, silence_logs=logging.ERROR,
+                                        env=self.env, **memory)
+        self.client = Client(self.cluster)
+        return self.client
+
+    def __exit__(self, *exc: Any) -> None:
+        if not self.own:
+            return
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
