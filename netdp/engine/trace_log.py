@@ -449,7 +449,20 @@ def walk_traces(log: LogLines, topology: Topology, walk: str, engine: str) -> li
     """Each run's :class:`Trace`, its hops checked against the moves of the ``walk`` rule
     on ``topology`` (a hop the walk cannot make is refused, naming its line)."""
     runs, tokens, steps = walk_shape(log)
-    can = possible_hops(topology, walk, log.sender, log.receiver)
+    if topology.time_varying:  # the hop at step t moves with the snapshot of t - 1
+        step = log.t.astype(np.int64)
+        bad = np.flatnonzero((step != log.t) | (step < 1))
+        if bad.size:
+            raise log.error("on a time-varying graph a hop's t is its step (1, 2, ...: the "
+                            "vector engine's clock)", int(log.line[int(bad[0])]))
+        can = np.zeros(log.size, dtype=bool)
+        snapshot = np.asarray(topology.snapshot_at(step - 1))  # type: ignore[attr-defined]
+        for k in np.unique(snapshot).tolist():
+            mine = snapshot == k
+            can[mine] = possible_hops(topology.snapshots[k],  # type: ignore[attr-defined]
+                                      walk, log.sender[mine], log.receiver[mine])
+    else:
+        can = possible_hops(topology, walk, log.sender, log.receiver)
     if not can.all():
         i = int(np.flatnonzero(~can)[0])
         raise log.error(f"hop {log.sender[i]} -> {log.receiver[i]} is not a move of the "
@@ -490,6 +503,8 @@ def gossip_traces(log: LogLines, topology: Topology, engine: str) -> list[Trace]
     message at every round ``0..T`` (a message on another pair, or a missing one, is
     refused)."""
     runs = count_runs(log)
+    if topology.time_varying:
+        return timed_gossip_traces(log, topology, runs)
     src, dst = edges(topology)
     n = topology.n
     links = np.sort(src.astype(np.int64) * n + dst)
@@ -514,6 +529,43 @@ def gossip_traces(log: LogLines, topology: Topology, engine: str) -> list[Trace]
                         "log)")
     return [Trace(n, np.empty((0, 0), dtype=np.int64), None, 1.0, engine,
                   gossip=GossipRounds(src, dst, steps)) for _ in range(runs)]
+
+
+def timed_gossip_traces(log: LogLines, topology: Any, runs: int) -> list[Trace]:
+    """:func:`gossip_traces` on a time-varying graph: round ``t``'s messages are the
+    directed edges of the snapshot in force at ``t``, each exactly once."""
+    from netdp.engine import time_varying_gossip
+    from netdp.graphs.gossip_snapshots import gossip_plan
+
+    step = log.t.astype(np.int64)
+    bad = np.flatnonzero(step != log.t)
+    if bad.size:
+        raise log.error("a gossip round's t is an integer", int(log.line[int(bad[0])]))
+    steps = int(step.max())
+    trace = time_varying_gossip.run(gossip_plan(topology), steps)
+    rounds = trace.gossip
+    assert rounds is not None
+    n = topology.n
+    keys = log.sender.astype(np.int64) * n + log.receiver
+    for r in range(runs):
+        for t in range(steps + 1):
+            src, dst = rounds.links(t)  # type: ignore[attr-defined]
+            want = np.sort(src.astype(np.int64) * n + dst)
+            here = np.flatnonzero((log.run == r) & (step == t))
+            got = np.sort(keys[here])
+            if np.array_equal(got, want):
+                continue
+            extra = np.setdiff1d(got, want)
+            if extra.size:
+                i = here[int(np.flatnonzero(keys[here] == extra[0])[0])]
+                raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an "
+                                f"edge of round {t}'s snapshot", int(log.line[i]))
+            gone = np.setdiff1d(want, got)
+            which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else \
+                "a message twice"
+            raise log.error(f"round {t} of run {r}: {which} (every edge of the snapshot in "
+                            "force carries a message at every round)")
+    return [trace] * runs  # the rounds are fixed: every run has the same
 
 
 def first_problem(log: LogLines, found: Sequence[Problem], repairing: bool) -> InputError:

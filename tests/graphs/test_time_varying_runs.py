@@ -204,3 +204,37 @@ def test_what_time_varying_gossip_does_not_run_is_refused(contacts, args, param)
     out = cli("simulate", "--protocol", "gossip", "--topology", str(contacts), "--format",
               "contacts", "--steps", "5", *args)
     assert out.returncode == 2 and param in out.stderr and out.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("protocol, steps", [("walk", "80"), ("gossip", "4")])
+def test_account_reproduces_a_time_varying_run(contacts, tmp_path, protocol, steps):
+    """``simulate --trace-out`` then ``account`` gives the run's pairwise figures."""
+    log = tmp_path / "run.log"
+    ran = cli("simulate", "--protocol", protocol, "--topology", str(contacts), "--format",
+              "contacts", "--steps", steps, "--seed", "3", "--trace-out", str(log), "--json")
+    assert ran.returncode == 0, ran.stderr
+    again = cli("account", str(log), "--json")
+    assert again.returncode == 0, again.stderr
+    a = json.loads(ran.stdout)["privacy"]["empirical"][0]
+    b = json.loads(again.stdout)["privacy"]["empirical"][0]
+    for key in ("mean", "max", "min"):
+        assert b[key] == pytest.approx(a[key], rel=1e-12, abs=1e-12)
+
+
+def test_account_refuses_a_hop_off_its_snapshot(contacts, tmp_path):
+    log = tmp_path / "run.log"
+    ran = cli("simulate", "--topology", str(contacts), "--format", "contacts", "--steps",
+              "30", "--seed", "3", "--trace-out", str(log))
+    assert ran.returncode == 0, ran.stderr
+    lines = log.read_text().splitlines()
+    last = max(i for i, line in enumerate(lines) if line[:1].isdigit())
+    cells = lines[last].split(",")  # t, token, sender, receiver: the token's last hop
+    tick = f"{(int(cells[0]) - 1) % 6},"  # the move from step t - 1: that snapshot
+    met = {tuple(r.split(",")[1:3]) for r in contacts.read_text().splitlines()
+           if r.startswith(tick)}
+    cells[-1] = next(str(v) for v in range(10) if str(v) != cells[-2]
+                     and (cells[-2], str(v)) not in met and (str(v), cells[-2]) not in met)
+    lines[last] = ",".join(cells)
+    log.write_text("\n".join(lines) + "\n")
+    out = cli("account", str(log))
+    assert out.returncode == 2 and "is not a move" in out.stderr, out.stderr
