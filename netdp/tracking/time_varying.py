@@ -65,19 +65,23 @@ def view_law(transitions: Sequence[Any], blocked: np.ndarray, start_law: np.ndar
     view's interior positions, :func:`~netdp.tracking.cycle_entries.interior`).
 
     The forward pass carries, for each node ``u``, the weight of the hidden paths so far
-    by the visits of ``u`` among their interior positions and by their end ``x``
-    (``(u, count, x)``); step ``s`` multiplies by the taboo chain ``Q_{t0+s-1}``, one
-    matrix product for every ``u`` at once. Cost: ``O(L · n · width · nnz(Q))``.
+    by their end ``x`` and the visits of ``u`` among their interior positions
+    (``g[x, u, count]``); step ``s`` multiplies by the taboo chain ``Q_{t0+s-1}``
+    (``g <- Qᵀ g``), one matrix product for every ``u`` at once. Cost:
+    ``O(L · n · width · nnz(Q))``.
     """
     n = blocked.size
     cache = {} if cache is None else cache
 
-    def Q(t: int) -> Any:
+    def QT(t: int) -> Any:
+        """``Q_tᵀ`` (CSR, or dense), built once per snapshot."""
         key = id(transitions[t])
         if key not in cache:
             if len(cache) >= CACHED:  # many snapshots: keep the memory bounded
                 cache.clear()
-            cache[key] = _taboo(transitions[t], blocked)
+            Q = _taboo(transitions[t], blocked)
+            cache[key] = np.ascontiguousarray(Q.T) if isinstance(Q, np.ndarray) else \
+                type(Q)(Q.T.tocsr())
         return cache[key]
 
     laws = np.zeros((n, width))
@@ -88,33 +92,33 @@ def view_law(transitions: Sequence[Any], blocked: np.ndarray, start_law: np.ndar
           f"(got {width})")
     u = np.arange(n)
 
-    def visit(f: np.ndarray) -> None:
+    def visit(g: np.ndarray) -> None:
         """The end ``x = u`` is an interior position: ``u``'s count goes up by one (the
         last column keeps every count at or beyond ``width - 1``)."""
-        seen = f[u, :, u]
-        f[u, 1:, u] = seen[:, :-1]
-        f[u, -1, u] += seen[:, -1]
-        f[u, 0, u] = 0.0
+        seen = g[u, u, :]
+        g[u, u, 1:] = seen[:, :-1]
+        g[u, u, -1] += seen[:, -1]
+        g[u, u, 0] = 0.0
 
-    f = np.zeros((n, width, n))  # [u, count of u, x]
+    g = np.zeros((n, n, width))  # [x, u, count of u]
     if kind == ce.FIRST:
-        f[:, 0, :] = np.where(blocked, 0.0, start_law)[None, :]
-        visit(f)  # position 0 is interior
+        g[:, :, 0] = np.where(blocked, 0.0, start_law)[:, None]
+        visit(g)  # position 0 is interior
         moves = range(0, length - 2)  # positions 1..i0-2 are interior too
         last = length - 2
     else:
-        f[:, 0, a] = 1.0
+        g[a, :, 0] = 1.0
         moves = range(t0, t0 + length - 3)  # to positions t0+1..t0+L-1 (interior)
         last = t0 + length - 3
     for t in moves:
-        f = np.asarray(f.reshape(n * width, n) @ Q(t)).reshape(n, width, n)
-        visit(f)
-        total = f[0].sum()
+        g = np.asarray(QT(t) @ g.reshape(n, n * width)).reshape(n, n, width)
+        visit(g)
+        total = g[:, 0].sum()
         check(total > 0, "trace", "a view's hidden path is impossible under the snapshots")
-        f /= total
-    column = Q(last)[:, [b]]
-    dense = column.toarray() if hasattr(column, "toarray") else np.asarray(column)
-    end = (f.reshape(n * width, n) @ dense.ravel()).reshape(n, width)
+        g /= total
+    row = QT(last)[[b], :]
+    dense = row.toarray() if hasattr(row, "toarray") else np.asarray(row)
+    end = (dense.ravel() @ g.reshape(n, n * width)).reshape(n, width)
     z = end[0].sum()
     check(z > 0, "trace", "a view's hidden path is impossible under the snapshots")
     return end / z
