@@ -6,6 +6,7 @@ input exits 2 with one line and writes nothing; ``--html`` leaves the numbers al
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -121,6 +122,7 @@ def test_report_command_with_the_matrix_draws_the_run_figures(tmp_path, capsys):
     (["report", "missing.json"], "PATH"),
     (["report", "bad.json"], "PATH"),
     (["report", "list.json"], "PATH"),
+    (["report", "."], "PATH"),  # a folder, but no sweep's
     (["report", "good.json", "--pairs", "wrong.npy"], "pairs"),
     (["report", "good.json", "--pairs", "missing.npy"], "pairs"),
     (["report", ".", "--pairs", "wrong.npy"], "pairs"),
@@ -219,3 +221,18 @@ def test_repr_html_shows_the_pages_summary_without_figures_or_script(default_run
         (t.caption, t.rows, t.col_headers) for t in page.tables]
     assert rich.svgs == 0 and "<script" not in report._repr_html_()
     assert summary_html(report.to_json()) == report._repr_html_()
+
+
+def test_a_sweep_with_a_failed_run_lists_it(tiny_sweep, tmp_path):
+    folder = tmp_path / "out"
+    shutil.copytree(tiny_sweep["out"], folder)
+    part = folder / "rows" / "part-99999999999999999999-1-1.jsonl"
+    part.write_text(json.dumps({"config_hash": "deadbeef", "seed": 7, "status": "error",
+                                "error": "InputError: planted"}) + "\n")
+    html = tmp_path / "f.html"
+    assert main(["report", str(folder), "--html", str(html)]) == 0
+    page = _page(html)
+    assert page.sections[-1] == "failures"
+    assert page.table("Runs that ended with an error").rows == 1
+    assert "InputError: planted" in page.text and "12 ok, 1 error" in page.text
+    assert page.table("Mean over seeds of each grid point").rows == 6  # no error averaged in
