@@ -114,9 +114,10 @@ def check_page(browser: str, html: Path, shot: Path, sections: list[str],
         assert not blank(region), (key, region.std(), (region < 200).mean())
 
 
-RUN_TABLES = ["Resolved configuration", "Mechanism", "Version and seed", "Utility over the runs",
-              "Each run", "Empirical pairwise losses", "LDP baseline", "Theoretical lines"]
-SWEEP_TABLES = ["Grid axes", "Fixed parameters", "Version and seed",
+RUN_TABLES = ["Resolved configuration", "Mechanism", "Provenance of this result",
+              "Utility over the runs", "Each run", "Empirical pairwise losses", "LDP baseline",
+              "Theoretical lines"]
+SWEEP_TABLES = ["Grid axes", "Fixed parameters", "Provenance of this sweep",
                 "Mean over seeds of each grid point", "Theoretical lines at each grid point"]
 
 

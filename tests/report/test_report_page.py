@@ -14,7 +14,7 @@ import pytest
 from page_checks import Page, check_accessible, remote
 
 import netdp
-from netdp.report.html import inline_svg, number
+from netdp.report.html import flatten, inline_svg, number
 from netdp.report.sections import summary_html
 from netdp.run.cli import main
 from netdp.run.page import run_page
@@ -55,6 +55,9 @@ def test_run_page_has_its_sections_tables_and_figures(default_run):
     config = page.table("Resolved configuration")
     assert config.rows == sum(v is not None for v in result["config"].values())
     assert page.table("Each run").rows == 1
+    provenance = page.table("Provenance of this result")  # what netdp.core.provenance records
+    assert provenance.rows == len(flatten(result["provenance"])) >= 5
+    assert result["provenance"]["python"] in page.text
     assert number(result["utility"]["abs_error"]) in page.text
 
 
@@ -190,6 +193,7 @@ def test_sweep_page_has_spec_results_theory_and_preset_figures(tiny_sweep):
     assert {"kov_mean", "rdp_mean", "ldp_mean"} <= set(means.col_headers)
     assert page.table("Theoretical lines at each grid point").rows == 6
     assert page.table("Grid axes").rows == 2
+    assert page.table("Provenance of this sweep").rows >= 5  # the manifest's
     assert "netdp sweep" in page.text and "Runs by status: 12 ok." in page.text
 
 
