@@ -24,7 +24,7 @@ from netdp.report.html import (
 
 #: Top-level keys a section of its own presents (every other object gets a generic one).
 SHOWN = ("schema", "version", "seed", "config", "provenance", "command", "utility", "privacy",
-         "runs", "faults", "attack", "audit")
+         "runs", "faults", "attack", "audit", "timing")
 #: Columns of the table of empirical pairwise losses, in this order when present.
 PAIR_COLUMNS = ("accountant", "regime", "delta", "pairs", "unprotected", "mean", "min", "max",
                 "q50", "q90", "q99", "above_target")
@@ -162,7 +162,8 @@ def result_sections(result: Mapping[str, Any], command: str | None = None) -> li
     """Every section of a result's page but the figures, in reading order."""
     out = [command_section(result, command), provenance_section(result)]
     out += [s for s in (utility_section(result), privacy_section(result)) if s is not None]
-    for key, name in (("faults", "Faults"), ("attack", "Attack"), ("audit", "Audit")):
+    for key, name in (("faults", "Faults"), ("attack", "Attack"), ("audit", "Audit"),
+                      ("timing", "Time")):
         value = result.get(key)
         if isinstance(value, Mapping | list):
             out.append(Section(key, name, generic(name, value)))

@@ -123,7 +123,7 @@ SWEEP_TABLES = ["Grid axes", "Fixed parameters", "Provenance of this sweep",
 
 def test_the_default_runs_page_in_chromium(browser, artifacts, default_run):
     check_page(browser, default_run["html"], artifacts / "report-run.png",
-               ["command", "provenance", "utility", "privacy", "figures"],
+               ["command", "provenance", "utility", "privacy", "figures", "timing"],
                ["fig-pairs", "fig-heatmap"], RUN_TABLES)
 
 

@@ -29,6 +29,7 @@ def _page(path: Path) -> Page:
 def _strip_times(result: dict) -> dict:
     result = dict(result)
     result.pop("runtime_s")
+    result.pop("timing", None)  # wall times
     result["runs"] = [{k: v for k, v in r.items() if k != "runtime_s"} for r in result["runs"]]
     return result
 
@@ -39,7 +40,7 @@ def test_html_flag_leaves_every_number_as_it_is(default_run):
 
 def test_run_page_has_its_sections_tables_and_figures(default_run):
     page = _page(default_run["html"])
-    assert page.sections == ["command", "provenance", "utility", "privacy", "figures"]
+    assert page.sections == ["command", "provenance", "utility", "privacy", "figures", "timing"]
     check_accessible(page)
     assert [f.key for f in page.figures] == ["fig-pairs", "fig-heatmap"]
     assert page.svgs == 2
@@ -93,6 +94,7 @@ def test_a_result_without_provenance_renders_with_its_version_and_seed(default_r
     rows = page.table("Version and seed")
     assert rows.rows == 3  # schema, version, seed
     assert "figures" not in page.sections  # no matrix, no by-distance summary
+    assert page.table("Time").rows == len(result["timing"])
     check_accessible(page)
 
 
