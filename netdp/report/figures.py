@@ -4,6 +4,7 @@ netdp makes (plots, learning curves, pair maps)."""
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,12 +34,27 @@ def save(fig: Figure, path: str | Path, dpi: int = 150, param: str = "out") -> P
     if fmt not in FORMATS:
         raise InputError(param, f"unknown image format {path.suffix or '(none)'!r}; "
                          f"allowed: {', '.join(FORMATS)}")
-    meta = {".png": {"Software": f"netdp {__version__}"},
-            ".pdf": {"Creator": f"netdp {__version__}", "CreationDate": None},
-            ".svg": {"Creator": f"netdp {__version__}", "Date": None}}[fmt]
     with atomic(path, param=param) as fh, matplotlib.rc_context({"svg.hashsalt": "netdp"}):
-        fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=meta)
+        fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=METADATA[fmt])
     return path
+
+
+#: What each format records of the writer (no date: same input, same bytes).
+METADATA = {".png": {"Software": f"netdp {__version__}"},
+            ".pdf": {"Creator": f"netdp {__version__}", "CreationDate": None},
+            ".svg": {"Creator": f"netdp {__version__}", "Date": None}}
+
+
+def svg_text(fig: Figure) -> str:
+    """``fig`` as an SVG document, the text drawn as paths (no font needed to show it);
+    same input, same text."""
+
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "netdp", "svg.fonttype": "path"}):
+        fig.savefig(buffer, format="svg", metadata=METADATA[".svg"])
+    return buffer.getvalue()
 
 
 #: Okabe-Ito, colour-blind safe (its pale yellow replaced by wine, visible on white).

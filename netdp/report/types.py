@@ -23,6 +23,7 @@ from netdp.core.table_rows import frame, headline, pairs_frame, table_row
 from netdp.graphs.graph_record import graph_record
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.config_hash import config_hash
+from netdp.report.sections import summary_html
 from netdp.report.text_rows import (  # noqa: F401  (re-exported: the report's rows)
     DistanceRow,
     by_distance,
@@ -348,6 +349,12 @@ class Report:
         where = where if len(where) <= 80 else where[:77] + "..."
         return (f"<Report {self.config.task} on {where}: {len(self.runs)} run(s), seed "
                 f"{self.seed}; {headline(self.utility.to_dict(), self.privacy.to_dict())}>")
+
+    def _repr_html_(self) -> str:
+        """A notebook's rich display: the report page's sections (command and config,
+        provenance, utility, privacy with its theoretical lines, faults, attack) as tables,
+        without the figures."""
+        return summary_html(self.to_json())
 
     def text(self) -> str:
         """The short report ``netdp simulate`` prints."""

@@ -41,7 +41,8 @@ FAULT_FREE = {"loss": "0", "churn": "none", "crash": None, "slow": None}
 
 
 def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None = None,
-             keep_pairs: bool = False, trace_out: str | Path | None = None, *,
+             keep_pairs: bool | Callable[[Setup], bool] = False,
+             trace_out: str | Path | None = None, *,
              client: Any = None, workers: int | None = None,
              scheduler: str | None = None) -> Report:
     """Run ``config.runs`` independent runs of one configuration and report them.
@@ -56,7 +57,8 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
         Show a progress bar over runs (``None``: on a terminal, for several runs).
     keep_pairs
         Also return the ``n x n`` matrix of pairwise losses (first accountant, mean over
-        runs) in :attr:`Report.pairs`; up to n = 10 000.
+        runs) in :attr:`Report.pairs`; up to n = 10 000. A function of the prepared setup
+        decides once the setup is resolved (its nodes, its accountants).
     trace_out
         Also write the runs' traces to this file as a deployment's log (one line per hop,
         or per gossip message: :mod:`netdp.engine.trace_log`), which
@@ -87,10 +89,13 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
     return _run_writing(task.prepare(config), progress, keep_pairs, trace_out, started)
 
 
-def _run_writing(setup: Setup, progress: bool | None, keep_pairs: bool,
+def _run_writing(setup: Setup, progress: bool | None,
+                 keep_pairs: bool | Callable[[Setup], bool],
                  trace_out: str | Path | None, started: float) -> Report:
     """:func:`run`, writing the traces to ``trace_out`` where given (``started``: when the
-    setup began)."""
+    setup began); ``keep_pairs`` as a function is asked of the prepared setup."""
+    if callable(keep_pairs):
+        keep_pairs = keep_pairs(setup)
     if trace_out is None:
         return run(setup, progress, keep_pairs, started=started)
     with trace_writer(trace_out, setup) as write:

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "results": ("summarise or export a sweep's result table", "netdp.run.sweep.commands"),
     "plot": ("plot a sweep's results or one run's pairwise losses",
              "netdp.run.sweep.plot_command"),
+    "report": ("an HTML page of a run's JSON or a sweep's folder", "netdp.run.cli.report"),
 }
 DESCRIPTION = ("Simulate network differential privacy: a token walks a graph, every node "
                "perturbs its own data, and netdp reports the utility of the result and how "
@@ -141,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a one-line usage error
         return int(exc.code or 0)
     handler = getattr(args, "handler", None)
+    args.argv = argv  # the command as typed, for the pages that show it
     if handler is None:
         parser.print_help()
         return 0

@@ -73,8 +73,8 @@ HELP = {"task": "the task whose tracker accounts the log: sum (default), histogr
         "nodes": "n: node ids are 0..n-1 (--trace-out writes it in the header)",
         "seed": "seed of what the accounting draws (a random topology, sampled observers, a "
         "random coalition); default: the header's, else fresh"}
-NOT_PARAMS = ("command", "handler", "log", "repair", "json", "out", "pairs_out", "plot",
-              "set", "observer", "quiet")
+NOT_PARAMS = ("command", "handler", "argv", "log", "repair", "json", "out", "pairs_out",
+              "plot", "set", "observer", "quiet")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from netdp.core.config import flat_params, read_config
 from netdp.core.errors import InputError
 from netdp.core.files import write_atomic
 from netdp.core.params import Param, params_of
+from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
 from netdp.graphs.graph_record import plain_labels
 from netdp.run.api import simulate
@@ -46,8 +48,10 @@ the same walk and writes the learning curves (CSV and PNG).
 A flag that the chosen task or topology does not use is refused, not ignored.
 Bad input exits with status 2 and writes nothing.
 """
+#: Most nodes for which ``--html`` keeps the pairwise matrix without ``--pairs-out``.
+PAGE_PAIRS_NODES = 200
 NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out",
-              "quiet", "workers", "scheduler")
+              "quiet", "workers", "scheduler", "html", "argv")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -90,6 +94,11 @@ def register(sub: argparse._SubParsersAction) -> None:
             add_flag(group, name, spec, _help(name, owners), choices=union or None)
     out = report_outputs(sim, "; on a graph whose nodes have names of their own (a file's "
                          "labels), also FILE.labels.json: the name of each row and column")
+    out.add_argument("--html", metavar="FILE.html", help="also write the run's report page: "
+                     "one self-contained HTML file (tables, figures inline as SVG; see "
+                     "`netdp report`); with --pairs-out, or a token walk on at most "
+                     f"{PAGE_PAIRS_NODES} nodes (the matrix kept, the numbers unchanged), it "
+                     "has the pairs and heatmap figures")
     out.add_argument("--trace-out", metavar="FILE.csv", help="write the runs' traces as a "
                      "deployment's log, one line per hop (t,token,sender,receiver) or gossip "
                      "message (t,sender,receiver), a run column for several runs, under a "
@@ -224,21 +233,23 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if "out" in args else None
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
     trace_out = Path(args.trace_out) if "trace_out" in args else None
+    html = Path(args.html) if "html" in args else None
     labels_out = None if pairs_out is None else labels_path(pairs_out)
     for path, name in ((out, "out"), (pairs_out, "pairs-out"), (labels_out, "pairs-out"),
-                       (trace_out, "trace-out"),
+                       (trace_out, "trace-out"), (html, "html"),
                        *((p, o.flag) for o, paths in outputs for p in paths)):
         if path is not None:
             check_writable(path, name)
+    keep = True if pairs_out is not None else (page_keeps_pairs if html is not None else False)
     cluster = {"workers": getattr(args, "workers", None),
                "scheduler": getattr(args, "scheduler", None)}
     if cluster["workers"] is None and cluster["scheduler"] is None:
-        report = simulate(config, keep_pairs=pairs_out is not None, trace_out=trace_out)
+        report = simulate(config, keep_pairs=keep, trace_out=trace_out)
     else:
         from netdp.run.observer_cluster import ClusterFailed
 
         try:
-            report = simulate(config, keep_pairs=pairs_out is not None,
+            report = simulate(config, keep_pairs=keep,
                               trace_out=trace_out, **cluster)
         except ClusterFailed as exc:
             print(f"netdp simulate: error: {exc}", file=sys.stderr)
@@ -250,20 +261,44 @@ def run(args: argparse.Namespace) -> int:
         labels = plain_labels(report.topology)
         if labels is not None and labels_out is not None:
             write_atomic(labels_out, json.dumps(labels) + "\n", param="pairs-out")
-    if out is not None or "json" in args:  # the JSON text only where it is asked for
+    if out is not None or "json" in args or html is not None:
         result = report.to_json()
         for output, paths in outputs:
             result[f"{output.flag}_files"] = [str(p) for p in paths]
         text = json.dumps(result, indent=2, allow_nan=False)
         if out is not None:
             write_atomic(out, text + "\n", param="out")
+        if html is not None:
+            from netdp.run.page import run_page, write_page
+
+            write_page(html, run_page(result, pairs=report.pairs, topology=report.topology,
+                                      command=command_line(args)))
     if "json" in args:
         print(text)
     else:
         print(report.text())
         for output, paths in outputs:
             print(f"  {output.flag} written to {', '.join(map(str, paths))}")
+        if html is not None:
+            print(f"  report page written to {html}")
     return 0
+
+
+def page_keeps_pairs(setup: Setup) -> bool:
+    """Whether ``--html`` keeps the matrix on its own for the pairs and heatmap figures: a
+    token walk on at most :data:`PAGE_PAIRS_NODES` nodes, every observer tracked, no
+    coalition (there, keeping the matrix leaves every reported number as it is)."""
+    config = setup.config
+    return (config.protocol == "walk" and setup.topology.n <= PAGE_PAIRS_NODES
+            and config.coalition is None and bool(config.accountants)
+            and config.get("sources") is None)
+
+
+def command_line(args: argparse.Namespace) -> str | None:
+    """The command as it was typed (``netdp`` and its arguments, quoted for a shell), when
+    the command line ran it."""
+    argv = getattr(args, "argv", None)
+    return None if argv is None else shlex.join(["netdp", *argv])
 
 
 def labels_path(pairs: Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from netdp.run.sweep.runner import (
     run_sweep,
 )
 from netdp.run.sweep.spec import load_spec
+from netdp.run.sweep.summary import grid_means
 from netdp.run.sweep.table import ResultTable, export_csv, export_parquet, parquet_available
 
 EPILOG_SWEEP = """\
@@ -89,6 +91,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "number of runs and how many are done, run and write nothing")
     sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
+    sw.add_argument("--html", metavar="FILE.html", help="also write the sweep's report page "
+                    "(one self-contained HTML file: spec, provenance, the mean per grid point, "
+                    "the table presets' figures; see `netdp report`)")
     sw.set_defaults(handler=_sweep)
 
     res = sub.add_parser("results", help="summarise or export a sweep's result table",
@@ -123,6 +128,8 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers > max_workers():
         raise InputError("workers", f"at most {max_workers()} on this machine "
                          f"({WORKERS_PER_CORE} per core; got {args.workers})")
+    if args.html is not None:
+        _check_writable(Path(args.html), "html")
     todo, skipped = pending_runs(spec, args.out)
     if args.dry_run:
         axes = ", ".join(f"{k} ({len(v)})" for k, v in spec.grid.items()) or "none"
@@ -138,6 +145,13 @@ def _sweep(args: argparse.Namespace) -> int:
               "the command to resume)", file=sys.stderr)
         return 1
     print(report.line())
+    if args.html is not None:
+        from netdp.run.page import sweep_page, write_page
+
+        argv = getattr(args, "argv", None)
+        command = None if argv is None else shlex.join(["netdp", *argv])
+        write_page(args.html, sweep_page(args.out, command))
+        print(f"report page written to {args.html}")
     if report.errors:  # a failed run is a result: reported, exit status 0
         print(f"netdp sweep: {report.errors} run{'s' if report.errors != 1 else ''} ended "
               f"with an error (status 'error' in the table), e.g. {report.first_error}; "
@@ -192,26 +206,15 @@ def summary(frame, manifest: dict | None) -> str:
         lines.append(manifest["description"])
     if frame.empty:
         return "\n".join(lines)
-    ok = frame[frame["status"] == "ok"]
-    axes = [a for a in manifest.get("grid", {}) if a in frame.columns]
-    if "range" in manifest.get("grid", {}):
-        axes += ["low", "high"]
-    metrics = [c for c in ("abs_error", "mse", "ldp_mean") if c in ok.columns]
-    metrics += [c for c in ok.columns if c.endswith("_mean") and c not in metrics
-                and c not in ("ldp_mean",) and not c.startswith("theory")][:3]
-    metrics.append("runtime_s")
     errors = frame[frame["status"] != "ok"]
     if not errors.empty and "error" in errors.columns:
         note = (f"{len(errors)} run{'s' if len(errors) != 1 else ''} ended with an error, "
                 f"e.g. {errors['error'].iloc[0]}")
     else:
         note = ""
-    if ok.empty:
+    table = grid_means(frame, manifest)
+    if table is None:
         return "\n".join(lines + ([note] if note else []))
-    keys = axes or ["config_hash"]
-    grouped = ok.groupby(keys, sort=True, dropna=False)
-    table = grouped[metrics].mean()
-    table.insert(0, "seeds", grouped.size())
     text = table.head(SUMMARY_ROWS).to_string(float_format=lambda x: f"{x:.4g}")
     lines.append(f"mean over seeds of each grid point ({len(table)} points):")
     lines.append(text)

@@ -216,24 +216,42 @@ def _no_run_flags(args: argparse.Namespace) -> None:
 def _table(args: argparse.Namespace, df):
     from netdp.run.sweep import plots
 
-    preset, logx, logy = args.preset, args.logx, args.logy
-    if preset == "privacy-vs-n":
-        return plots.privacy_vs_n(df, x=args.x or "nodes", hue=_hue(args, df, "eps0"),
-                                  names=args.accountant, theory=args.theory,
-                                  ldp=args.ldp is not False, logx=logx is not False,
-                                  logy=logy is not False, title=args.title)
-    if preset == "utility-vs-eps":
-        return plots.utility_vs_eps(df, x=args.x or "eps0", hue=_hue(args, df, "mechanism"),
-                                    logx=logx is not False, logy=logy is not False,
-                                    title=args.title)
+    if args.preset in TABLE_PRESETS:
+        return table_preset(df, args.preset, x=args.x, hue=_hue(args, df, DEFAULT_HUE[
+            args.preset]), names=args.accountant, theory=args.theory, ldp=args.ldp,
+            logx=args.logx, logy=args.logy, title=args.title)
     if args.x is None:
         raise InputError("x", "give the x column (e.g. --x n), or a --preset: "
                          f"{', '.join(PRESETS)}")
     if not args.y:
         raise InputError("y", "give privacy, utility or a column name (e.g. --y privacy)")
-    return plots.table_figure(df, args.x, args.y, hue=args.hue, logx=bool(logx),
-                              logy=bool(logy), names=args.accountant, ldp=bool(args.ldp),
+    return plots.table_figure(df, args.x, args.y, hue=args.hue, logx=bool(args.logx),
+                              logy=bool(args.logy), names=args.accountant, ldp=bool(args.ldp),
                               theory=args.theory or (), title=args.title)
+
+
+#: The --hue of each table preset when none is given (and the table has that column).
+DEFAULT_HUE = {"privacy-vs-n": "eps0", "utility-vs-eps": "mechanism"}
+
+
+def table_preset(df, preset: str, *, x: str | None = None, hue: str | None = None,
+                 names: list[str] | None = None, theory: list[str] | None = None,
+                 ldp: bool | None = None, logx: bool | None = None, logy: bool | None = None,
+                 title: str | None = None) -> Any:
+    """The figure of a table preset (``privacy-vs-n``, ``utility-vs-eps``) of a result
+    table, as ``netdp plot DIR --preset PRESET`` draws it (``None``: the preset's
+    default)."""
+    from netdp.run.sweep import plots
+
+    if preset == "privacy-vs-n":
+        return plots.privacy_vs_n(df, x=x or "nodes", hue=hue, names=names, theory=theory,
+                                  ldp=ldp is not False, logx=logx is not False,
+                                  logy=logy is not False, title=title)
+    if preset == "utility-vs-eps":
+        return plots.utility_vs_eps(df, x=x or "eps0", hue=hue, logx=logx is not False,
+                                    logy=logy is not False, title=title)
+    raise InputError("preset", f"{preset!r} is not a table preset; choose from "
+                     f"{', '.join(TABLE_PRESETS)}")
 
 
 def _hue(args: argparse.Namespace, df, default: str) -> str | None:
@@ -390,17 +408,23 @@ def _distance(args: argparse.Namespace):
 
 
 def _heatmap(args: argparse.Namespace):
-
-    from netdp.report import pair_figures
-
     if args.theory:
         raise InputError("theory", "the heatmap draws no theory; drop --theory")
     matrix, result, topo = _one_run(args)
-    dist = pair_figures.graph_distances(topo, args.node, args.role)
-    title = args.title or run_marks.titled(
+    return heatmap_plot(matrix, result, topo, node=args.node, role=args.role,
+                        title=args.title)
+
+
+def heatmap_plot(matrix: Any, result: dict | None, topo: Any, *, node: int = 0,
+                 role: str = "observer", title: str | None = None) -> Any:
+    """The ``heatmap`` figure of a matrix on its graph, titled with its result."""
+    from netdp.report import pair_figures
+
+    dist = pair_figures.graph_distances(topo, node, role)
+    title = title or run_marks.titled(
         f"Pairwise losses ε(u → v), ordered by hops "
-        f"{'to' if args.role == 'observer' else 'from'} node {args.node}", result)
-    return pair_figures.heatmap_figure(matrix, dist, node=args.node, role=args.role,
+        f"{'to' if role == 'observer' else 'from'} node {node}", result)
+    return pair_figures.heatmap_figure(matrix, dist, node=node, role=role,
                                        label=f"ε(u → v) ({run_marks.accountant_text(result)})",
                                        title=title)
 
@@ -425,30 +449,38 @@ def _by_distance(args: argparse.Namespace):
     if len(ys) > 1 or ys[0] not in pair_figures.MEASURES:
         raise InputError("y", f"by-distance plots one of {', '.join(pair_figures.MEASURES)} (got "
                          f"{', '.join(ys)})")
-    found = []
+    found = [(path, _read_result(path)) for path in args.result]
+    return by_distance_plot(found, y=ys[0], logy=bool(args.logy), theory=args.theory,
+                            title=args.title)
+
+
+def by_distance_plot(found: list[tuple[str, dict]], *, y: str = "epsilon", logy: bool = False,
+                     theory: list[str] | None = None, title: str | None = None) -> Any:
+    """The ``by-distance`` figure of ``(source name, result dict)`` pairs."""
+    from netdp.report import pair_figures
+
+    series = []
     deltas = set()
     orders = set()
-    for path in args.result:
-        result = _read_result(path)
-        found.append((path, pair_figures.distance_series(result, y=ys[0], source=path,
-                                                  theory=args.theory)))
+    for path, result in found:
+        series.append((path, pair_figures.distance_series(result, y=y, source=path,
+                                                          theory=theory)))
         priv = result.get("privacy") or {}
         for row in priv.get("empirical") or []:
             if isinstance(row, dict) and row.get("delta") is not None:
                 deltas.add(float(row["delta"]))
             if isinstance(row, dict) and isinstance(row.get("renyi"), dict):
                 orders.add(row["renyi"].get("order"))
-    series = _unique_labels(found)
-    if ys[0] == "renyi":
+    if y == "renyi":
         alpha = f"α = {orders.pop():g}" if len(orders) == 1 else "α as labelled"
         ylabel = f"Rényi divergence D_α(u → v) (nats, {alpha})"
-        title = "Pairwise Rényi divergence against hop distance"
+        default = "Pairwise Rényi divergence against hop distance"
     else:
         delta = f", δ = {deltas.pop():g}" if len(deltas) == 1 else ""
         ylabel = f"ε(u → v) (pairwise{delta})"
-        title = "Pairwise privacy loss against hop distance"
-    return pair_figures.by_distance_figure(series, logy=bool(args.logy), ylabel=ylabel,
-                                    title=args.title or title)
+        default = "Pairwise privacy loss against hop distance"
+    return pair_figures.by_distance_figure(_unique_labels(series), logy=logy, ylabel=ylabel,
+                                           title=title or default)
 
 
 def _read_result(path: str) -> dict:

@@ -1,0 +1,52 @@
+"""``netdp report``: the HTML page of a run's JSON or a sweep's folder."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from netdp.run.cli.simulate import check_writable
+
+EPILOG = """\
+examples:
+  netdp simulate --json > run.json && netdp report run.json --html run.html
+  netdp simulate -n 100 --seed 1 --pairs-out p.npy --out r.json
+  netdp report r.json --pairs p.npy --html r.html   # with the pairs and heatmap figures
+  netdp sweep experiments/sweeps/figure1b_quick.toml --out out/fig1b
+  netdp report out/fig1b --html fig1b.html
+
+One self-contained file: tables, and the figures inline as SVG (the pairs and heatmap
+figures of a run whose matrix is given, its loss by hop distance where the result has
+it; a sweep's privacy-vs-n and utility-vs-eps presets where their x axis varies). It
+needs no network to open and reads without JavaScript. `netdp simulate --html FILE` and
+`netdp sweep --html FILE` write the same page beside their outputs.
+Bad input exits with status 2 and writes nothing.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``report``."""
+    rep = sub.add_parser("report", help="an HTML page of a run's JSON or a sweep's folder",
+                         description="Write one self-contained HTML page of a result: the "
+                         "command and configuration, provenance, utility, privacy with its "
+                         "theoretical lines, the figures that apply, faults, attacks and "
+                         "audits.", epilog=EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    rep.add_argument("path", metavar="PATH", help="a run's JSON (simulate, account, attack or "
+                     "audit --json / --out) or a folder written by `netdp sweep`")
+    rep.add_argument("--html", required=True, metavar="OUT.html", help="the page to write "
+                     "(atomically)")
+    rep.add_argument("--pairs", metavar="FILE.npy", help="the run's n x n matrix (`netdp "
+                     "simulate --pairs-out`): adds the pairs and heatmap figures")
+    rep.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read PATH, render, write OUT.html, say where."""
+    from netdp.run.page import page_of, write_page
+
+    out = Path(args.html)
+    check_writable(out, "html")
+    write_page(out, page_of(args.path, args.pairs))
+    print(f"wrote {out}")
+    return 0
