@@ -110,6 +110,32 @@ def binned(values: np.ndarray, counts: np.ndarray) -> list[tuple[int, float, flo
     return rows
 
 
+def plot(table: Path, figure: Path, what: str, delta: float) -> None:
+    """The figure of the table: mean loss per contact-count bin, walk and gossip."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    data = pd.read_csv(table, dtype={"contact_ticks": str}).dropna()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharex=True)
+    ylabels = {"walk": "mean ε(u → v), kov (δ = 2kδ0, k views)",
+               "gossip": f"mean ε(u → v), rdp (δ = {delta:g})"}
+    for ax, protocol in zip(axes, ("walk", "gossip"), strict=True):
+        for name, rows in data.groupby("run", sort=False):
+            if str(name).startswith(protocol):
+                ax.plot(rows["contact_ticks"], rows["mean_epsilon"], marker="o",
+                        ls="-" if "trace" in str(name) else "--", label=str(name))
+        ax.set_xlabel("ticks the pair was in contact")
+        ax.set_ylabel(ylabels[protocol])
+        ax.set_title(f"{protocol}: {what}", fontsize=10)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(figure, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
     import sys
 
@@ -129,7 +155,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--delta", type=float, default=1e-6)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("out/mobility"))
+    ap.add_argument("--plot-only", action="store_true",
+                    help="redraw the figure from OUT/mobility_privacy.csv")
     args = ap.parse_args(argv)
+    if args.plot_only:
+        plot(args.out / "mobility_privacy.csv", args.out / "mobility_privacy.png",
+             f"n = {args.nodes}, random waypoint, {args.ticks} ticks", args.delta)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     n = args.nodes
     contacts, _ = random_waypoint(n, args.ticks, args.radius, 0.005, 0.02, 5,
@@ -177,26 +209,8 @@ def main(argv: list[str] | None = None) -> None:
         cells = [f"{rows_[i][1]:10.3f} ({rows_[i][0]:>6})" for rows_ in series.values()]
         print(f"{label:>14} " + " ".join(f"{c:>22}" for c in cells))
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
-    for ax, protocol in zip(axes, ("walk", "gossip"), strict=True):
-        for name, rows_ in series.items():
-            if name.startswith(protocol):
-                ax.plot(labels, [r[1] for r in rows_], marker="o",
-                        ls="-" if "trace" in name else "--", label=name)
-        ax.set_xlabel("ticks the pair was in contact")
-        ax.set_ylabel("mean pairwise ε(u → v), " + (
-            "kov at δ = 2kδ0 (k views of the pair)" if protocol == "walk" else
-            f"rdp at δ = {args.delta:g}"))
-        ax.set_title(f"{protocol}: n = {n}, random waypoint, {args.ticks} ticks")
-        ax.legend()
-    fig.tight_layout()
     figure = args.out / "mobility_privacy.png"
-    fig.savefig(figure, dpi=110)
+    plot(table, figure, f"n = {n}, random waypoint, {args.ticks} ticks", args.delta)
     print(f"{table}, {figure}")
 
 
