@@ -45,6 +45,7 @@ from netdp.graphs.walk_kind import kind_of
 from netdp.run.dask_client import DaskClient, max_workers
 from netdp.run.resources import human, memory_limit, planned_size
 from netdp.tasks.base import Task, footprint
+from netdp.tracking.graph_observers import SOURCES
 from netdp.tracking.observer_map import Work, observers_on
 
 MMAP_BYTES = 256 * 2**20  # shared data above this goes by memory-mapped files
@@ -215,7 +216,7 @@ def check_distributable(config: SimulationConfig, param: str = "workers") -> Non
 def every_observer(task: Task[Any], config: SimulationConfig) -> SimulationConfig:
     """``config`` with every observer accounted (``sources = n``), unless ``sources``
     was given."""
-    if config.get("sources") is not None:
+    if config.get(SOURCES) is not None:
         return config
     n, _ = planned_size(task, config)
     return config.replace(sources=n)
@@ -288,7 +289,7 @@ def check_client_memory(setup: Setup, available: int, param: str) -> None:
     """Refuse a run whose pairs, assembled here (:data:`PAIR_BYTES` each, every
     observer's ``n - 1``), would not fit in ``available`` bytes."""
     n = setup.topology.n
-    observers = min(int(setup.config.get("sources") or n), n)
+    observers = min(int(setup.config.get(SOURCES) or n), n)
     need = PAIR_BYTES * n * observers
     if need <= available:
         return
@@ -320,7 +321,7 @@ def on_cluster(task: Task[Any], config: SimulationConfig, *, client: Any,
     check_client_memory(setup, max(memory_limit() - int(here), 0), param)
     local_total = None
     if workers is not None:  # the machine's memory, less this process's run, shared out
-        here += PAIR_BYTES * setup.topology.n * min(int(config.get("sources")),
+        here += PAIR_BYTES * setup.topology.n * min(int(config.get(SOURCES)),
                                                     setup.topology.n)
         local_total = max(memory_limit() - int(here), 0)
         batch = check_worker_memory(setup, [local_total // workers], param, local_total)

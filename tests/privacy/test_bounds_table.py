@@ -98,8 +98,11 @@ def test_json_is_the_recorded_output(name, kwargs):
 def test_cli_prints_the_table_renderings(capsys):
     table = bounds_table(points=3, curves=["ring-ndp", "complete-ndp-fixed"])
     argv = ["bounds", "--points", "3", "--curve", "ring-ndp", "--curve", "complete-ndp-fixed"]
+    from netdp.core.provenance import provenance
+
+    with_provenance = {**table.to_json(), "provenance": provenance()}
     for extra, expected in [([], table.text()), (["--csv"], table.csv()),
-                            (["--json"], json.dumps(table.to_json(), indent=2))]:
+                            (["--json"], json.dumps(with_provenance, indent=2))]:
         assert main([*argv, *extra]) == 0
         assert capsys.readouterr().out == expected + "\n"
     assert len(table.rows()) == 2 * table.n.size

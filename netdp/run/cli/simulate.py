@@ -21,6 +21,7 @@ from netdp.graphs.graph_record import plain_labels
 from netdp.run.api import simulate
 from netdp.run.cli import integer, number
 from netdp.tasks import TASKS, make_config, names, task_of, tracking_table
+from netdp.tracking.graph_observers import SOURCES
 
 EXAMPLES = """\
 examples:
@@ -291,7 +292,7 @@ def page_keeps_pairs(setup: Setup) -> bool:
     config = setup.config
     return (config.protocol == "walk" and setup.topology.n <= PAGE_PAIRS_NODES
             and config.coalition is None and bool(config.accountants)
-            and config.get("sources") is None)
+            and config.get(SOURCES) is None)
 
 
 def command_line(args: argparse.Namespace) -> str | None:
