@@ -94,6 +94,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=attack)
 
 
+#: Seconds of one user's report in one trial beside the oracle's own work (drawing, the
+#: attack's crafting), halved as :data:`netdp.tasks.base.HOP_SECONDS` is.
+USER_SECONDS = 2e-7
+
+
 def attack(args: argparse.Namespace) -> int:
     """Run the attack; print the gain beside its closed form."""
 
@@ -109,6 +114,14 @@ def attack(args: argparse.Namespace) -> int:
     fake = int(round(args.beta * args.users))
     check(1 <= fake < args.users, "beta", f"gives {fake} fake users of {args.users}; needs "
           "at least one fake and one honest user")
+    from netdp.run.resources import check_seconds
+    from netdp.tasks.histogram import ORACLE_SECONDS
+
+    per_pair, per_item = ORACLE_SECONDS.get(args.mechanism, ORACLE_SECONDS["olh"])
+    reports = float(args.users) * args.trials
+    check_seconds({"the reports": (reports * (USER_SECONDS + per_pair * args.domain), "users"),
+                   "the estimates": (args.trials * per_item * args.domain, "domain")},
+                  f"; {args.users:,} users x {args.trials} trials")
     oracle = mechanisms.frequency_oracle(args.mechanism, args.epsilon, args.domain)
     values = categories(args.data, args.users - fake, args.domain,
                         seeding.generator(args.seed, "data"))

@@ -18,6 +18,7 @@ from netdp.graphs.graph_record import plain_labels
 from netdp.run.api import simulate
 from netdp.run.cli import integer, number
 from netdp.tasks import TASKS, make_config, names, task_of, tracking_table
+from netdp.tasks.readers import check_read
 
 EXAMPLES = """\
 examples:
@@ -104,6 +105,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 class _Accountant(argparse.Action):
     """``--accountant NAME``, repeatable; refused beside ``--no-tracking``."""
+
+    repeatable = True
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
@@ -194,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
     params = parameters(args)
     config = make_config(params)
+    check_read(config, params)  # a flag given that this run does not read
     task = task_of(config)
     own = {output.flag for output in task.outputs}
     for other in TASKS.values():
