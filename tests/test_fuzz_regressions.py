@@ -79,7 +79,6 @@ CASES: list[tuple[str, list[str]]] = [
     *[(f"spec-{name}-1e5", ["simulate", "--topology", f"{{{name}.toml}}", "-n", "100000",
                             "--no-tracking"]) for name in SPECS],
     ("audit-heavy-hitters", ["audit", "--trials", "200", "--task", "heavy-hitters"]),
-    ("audit-protocol-default", ["audit", "--trials", "200", "--node", "0"]),
     ("audit-empty-mechanism", ["audit", "--trials", "200", "--mechanism", ""]),
     ("account-nodes-1e6", ["account", "{log}", "-n", "1e6", "--epsilon", "11"]),
     # absurd values, flags given twice
@@ -90,6 +89,19 @@ CASES: list[tuple[str, list[str]]] = [
     ("nodes-twice", [*SIM, "-n", "7"]),
     ("nodes-and-n", ["simulate", "--nodes", "6", "-n", "7"]),
     ("trials-twice", ["audit", "--trials", "200", "--trials", "300"]),
+    # found by the long run (docs/fuzzing.md)
+    ("attack-trials-dashdash", ["attack", "--users", "2000", "--trials=--"]),
+    ("attack-users-3.4e7", ["attack", "--users", "33554433", "--trials", "2", "--domain",
+                            "16"]),
+    ("nodes-1.4e6", ["simulate", "-n", "1391287"]),
+    ("account-nodes-2.7e6", ["account", "{log}", "-n", "2680415"]),
+]
+
+#: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.
+RUNS: list[tuple[str, list[str]]] = [
+    ("audit-seed", ["audit", "--trials", "200", "--seed", "8"]),
+    ("audit-node-0", ["audit", "--trials", "200", "--node", "0"]),  # once over 30 s
+    ("audit-epsilon-16-json", ["audit", "--trials", "200", "--epsilon", "16", "--json"]),
 ]
 
 
@@ -115,3 +127,9 @@ def test_regression(label, argv, inputs):
     """Each case is a refusal: exit 2 and one line, within the fuzzer's limit (in a fresh
     folder, under the fuzzer's NETDP_TIME_LIMIT: see check_case)."""
     assert check_case(_argv(argv, inputs)) == 2
+
+
+@pytest.mark.parametrize(("label", "argv"), RUNS, ids=[c[0] for c in RUNS])
+def test_regression_runs(label, argv, inputs):
+    """Each case runs: exit 0 or 1 (a refuted claim), no traceback, within the limit."""
+    assert check_case(_argv(argv, inputs)) in (0, 1)

@@ -333,8 +333,15 @@ def walk_footprint(config: SimulationConfig, nodes: int,
 #: a hop seen by a pairwise tracker, an observer of it, a grid point of the ``pld``
 #: accountant's compositions (of step :data:`PLD_GRID_STEP`).
 HOP_SECONDS = {"vector": 3e-8, "event": 3e-6}
+RUN_SECONDS = 1e-2  # a run's set-up, data and report, whatever its size
 TRACKED_HOP_SECONDS, OBSERVER_SECONDS = 1e-5, 2e-5
 PLD_POINT_SECONDS, PLD_GRID_STEP = 1e-8, 1e-3
+
+
+def faulty(config: SimulationConfig) -> bool:
+    """Whether the config asks for faults (the ``auto`` engine then runs the event one)."""
+    return config.loss.strip() not in ("0", "0.0") or config.churn != "none" \
+        or config.crash is not None or config.slow is not None
 
 
 def sends_per_hop(config: SimulationConfig) -> tuple[float, str]:
@@ -344,9 +351,7 @@ def sends_per_hop(config: SimulationConfig) -> tuple[float, str]:
     from netdp.engine.clock import parse_latency
     from netdp.engine.faults import parse_loss
 
-    faulty = config.loss.strip() not in ("0", "0.0") or config.churn != "none" \
-        or config.crash is not None
-    if not faulty:
+    if not faulty(config):
         return 1.0, "steps"
     loss = 0.5 if config.loss.startswith("file:") else min(parse_loss(config.loss).mean, 1.0)
     cap = config.retries + 1.0
@@ -365,8 +370,9 @@ def walk_work(config: SimulationConfig, nodes: int,
     drive = "tokens" if config.tokens > steps else ("rounds" if kind_of(config.topology)
                                                     .public_schedule else "steps")
     sends, why = sends_per_hop(config)
-    engine = "event" if config.engine == "event" else "vector"
-    out = {"the walk": (hops * sends * HOP_SECONDS[engine], drive if sends < 10 else why)}
+    chosen = engine.choose(config.engine, config.tokens, config.service_time, faulty(config))
+    out = {"the walk": (hops * sends * HOP_SECONDS[chosen], drive if sends < 10 else why),
+           "each run's own work": (RUN_SECONDS, "runs")}
     if config.accountants != ():
         out["the tracking"] = (hops * TRACKED_HOP_SECONDS + nodes * OBSERVER_SECONDS,
                                drive if hops > nodes else "nodes")

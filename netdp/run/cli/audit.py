@@ -153,7 +153,7 @@ def audit(args: argparse.Namespace) -> int:
           f"must lie in (0, 1) (got {args.confidence})")
     check(args.claim_epsilon is None or 0 <= args.claim_epsilon <= MAX_EPSILON,
           "claim-epsilon", f"must be a number in the range [0, {MAX_EPSILON:g}] (got "
-                           f"{args.claim_epsilon:g})")
+                           f"{args.claim_epsilon})")
     check(0 <= args.seed < 2**63, "seed", f"must lie in 0..2^63-1 (got {args.seed})")
     if args.one_run:
         check(args.task is None, "one-run", "audits a mechanism (not with --task)")
