@@ -95,6 +95,8 @@ CASES: list[tuple[str, list[str]]] = [
                             "16"]),
     ("nodes-1.4e6", ["simulate", "-n", "1391287"]),
     ("account-nodes-2.7e6", ["account", "{log}", "-n", "2680415"]),
+    ("runs-321-of-6-nodes", ["simulate", "-n", "6", "-r", "321"]),
+    ("tokens-400-digits", [*SIM, "--data-file", "{truncated.csv}", "--tokens", "9" * 400]),
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.

@@ -146,6 +146,8 @@ def check_footprint(task: Task, config: SimulationConfig, runs: int | None = Non
     longer than :func:`time_limit`."""
     n, steps = planned_size(task, config)
     steps = min(steps, 10**300)  # float-safe: beyond, every estimate is over any limit
+    if config.tokens > 10**300:
+        config = config.replace(tokens=10**300)
     once = extra(n, steps) if extra is not None else {}
     if not kind_of(config.topology).implicit:
 
