@@ -96,6 +96,8 @@ CASES: list[tuple[str, list[str]]] = [
     ("nodes-1.4e6", ["simulate", "-n", "1391287"]),
     ("account-nodes-2.7e6", ["account", "{log}", "-n", "2680415"]),
     ("runs-321-of-6-nodes", ["simulate", "-n", "6", "-r", "321"]),
+    ("audit-multidim-200-trials", ["audit", "--trials", "200", "--task", "multidim",
+                                   "--seed", "177580"]),
     ("tokens-400-digits", [*SIM, "--data-file", "{truncated.csv}", "--tokens", "9" * 400]),
 ]
 

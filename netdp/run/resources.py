@@ -163,7 +163,7 @@ def check_footprint(task: Task, config: SimulationConfig, runs: int | None = Non
     total = sum(size for size, _ in parts.values())
     limits = memory_limits()
     which, limit = min(limits.items(), key=lambda item: item[1])
-    tokens = f" x {config.tokens:,} tokens" if config.tokens > 1 else ""
+    tokens = f" x {shown(config.tokens)} tokens" if config.tokens > 1 else ""
     size_note = f"n = {shown(n)}, {shown(steps)} steps per token{tokens}"
     if total > limit:
         what, (size, param) = max(parts.items(), key=lambda item: item[1][0])
