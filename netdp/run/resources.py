@@ -181,7 +181,8 @@ def check_time(task: Task, config: SimulationConfig, n: int, steps: int, runs: i
                     else param) for what, (seconds, param) in work(task, config, n,
                                                                   steps).items()}
     parts.update(extra or {})
-    many = f" over {shown(runs)} runs" if runs > 1 else ""
+    largest = max(parts, key=lambda what: parts[what][0])
+    many = f" over {shown(runs)} runs" if runs > 1 and largest not in (extra or {}) else ""
     check_seconds({what: (seconds, _given(param, config)) for what, (seconds, param)
                    in parts.items()}, f"{many}; n = {shown(n)}, {shown(steps)} steps per token")
 
