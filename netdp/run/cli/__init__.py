@@ -77,8 +77,9 @@ class Parser(argparse.ArgumentParser):
 
     def _parse_optional(self, arg_string: str) -> Any:
         found = super()._parse_optional(arg_string)
-        if isinstance(found, tuple) and found and isinstance(found[0], argparse.Action):
-            getattr(self, "_seen", []).append(found[0])
+        first = found[0] if isinstance(found, list) and len(found) == 1 else found  # 3.12+
+        if isinstance(first, tuple) and first and isinstance(first[0], argparse.Action):
+            getattr(self, "_seen", []).append(first[0])
         return found
 
 
