@@ -98,6 +98,8 @@ CASES: list[tuple[str, list[str]]] = [
     ("runs-321-of-6-nodes", ["simulate", "-n", "6", "-r", "321"]),
     ("audit-multidim-200-trials", ["audit", "--trials", "200", "--task", "multidim",
                                    "--seed", "177580"]),
+    ("account-nodes-400-digits", ["account", "{log}", "-n", "9" * 400]),
+    ("account-sigma-3e-239", ["account", "{log}", "-n", "6", "--sigma", "2.98e-239"]),
     ("tokens-400-digits", [*SIM, "--data-file", "{truncated.csv}", "--tokens", "9" * 400]),
 ]
 

@@ -145,7 +145,8 @@ def check_footprint(task: Task, config: SimulationConfig, runs: int | None = Non
     work of a command around them (seconds by part, from n and the steps), would take
     longer than :func:`time_limit`."""
     n, steps = planned_size(task, config)
-    steps = min(steps, 10**300)  # float-safe: beyond, every estimate is over any limit
+    n, steps = min(n, 10**300), min(steps, 10**300)  # float-safe: beyond, any estimate
+    # is over any limit
     if config.tokens > 10**300:
         config = config.replace(tokens=10**300)
     once = extra(n, steps) if extra is not None else {}
