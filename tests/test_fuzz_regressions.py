@@ -100,6 +100,7 @@ CASES: list[tuple[str, list[str]]] = [
                                    "--seed", "177580"]),
     ("account-nodes-400-digits", ["account", "{log}", "-n", "9" * 400]),
     ("account-sigma-3e-239", ["account", "{log}", "-n", "6", "--sigma", "2.98e-239"]),
+    ("pairs-out-empty", [*SIM, "--pairs-out", "", "--json"]),
     ("tokens-400-digits", [*SIM, "--data-file", "{truncated.csv}", "--tokens", "9" * 400]),
 ]
 

@@ -216,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if "out" in args else None
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
     trace_out = Path(args.trace_out) if "trace_out" in args else None
+    if pairs_out is not None:
+        check_writable(pairs_out, "pairs-out")  # a name to derive the labels' file from
     labels_out = None if pairs_out is None else labels_path(pairs_out)
     for path, name in ((out, "out"), (pairs_out, "pairs-out"), (labels_out, "pairs-out"),
                        (trace_out, "trace-out"),
