@@ -10,7 +10,9 @@ shape, dtype or size). One or two flags are fuzzed at once, on top of a small va
 The property: exit status 0, 1 (a failed output or a claim refuted) or 2, never an
 uncaught exception; with 2 exactly one line on stderr; with ``--json`` and 0, strict JSON
 (no NaN / Infinity); and every case done within ``LIMIT_S`` seconds (a run that would be
-huge must be refused up front).
+huge must be refused up front: the cases run with ``NETDP_TIME_LIMIT`` at
+``TIME_LIMIT`` seconds of estimated work, so the estimates of netdp.run.resources are
+checked too).
 
 The default tier runs a seeded, bounded number of cases (``derandomize``); the slow tier
 (``-m slow``) runs many more. Failures found are kept in tests/test_fuzz_regressions.py.
@@ -36,6 +38,10 @@ from hypothesis import strategies as st
 from netdp.run.cli import COMMANDS, build_parser, integer, main, number
 
 LIMIT_S = 10.0  # one case's time limit (seconds)
+#: The estimated seconds of work a fuzzed run may have (``NETDP_TIME_LIMIT``; the
+#: estimates err towards the shorter run and leave out the start-up): beyond it a run is
+#: refused up front, so that every case ends within LIMIT_S.
+TIME_LIMIT = "3"
 DEFAULT_EXAMPLES = 12  # per subcommand in the default tier
 SLOW_EXAMPLES = 200  # per subcommand in the slow tier
 
@@ -50,12 +56,16 @@ BASE: dict[str, list[str]] = {
     "sweep": ["{spec}", "--out", "swept", "--backend", "serial", "--no-progress"],
     "results": ["{sweep}"],
     "plot": ["{sweep}", "--out", "fig.png"],
+    "report": ["{sweep}", "--html", "page.html"],
 }
+#: Flags not fuzzed here: they start a dask cluster (about 15 s), beyond a case's time
+#: limit; their refusals and runs are tests/test_observer_cluster.py's.
+NOT_FUZZED = {"workers", "scheduler"}
 #: Flags (or positionals, by dest) whose value names a file that is read.
 INPUT_FILES = {"config", "topology", "data_file", "gossip_matrix", "dataset", "log", "spec",
                "dir", "pairs", "result", "loss", "churn"}
 #: Flags whose value names a file that is written.
-OUTPUT_FILES = {"out", "pairs_out", "trace_out", "curves", "plot", "csv", "parquet"}
+OUTPUT_FILES = {"out", "pairs_out", "trace_out", "curves", "plot", "csv", "parquet", "html"}
 #: Flags whose value prefixes a file with ``file:``.
 PREFIXED = {"loss", "churn"}
 
@@ -147,7 +157,8 @@ def flags(command: str) -> list[argparse.Action]:
     parser = build_parser(command)
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return [a for a in sub.choices[command]._actions
-            if not isinstance(a, argparse._HelpAction | argparse._VersionAction)]
+            if not isinstance(a, argparse._HelpAction | argparse._VersionAction)
+            and a.dest not in NOT_FUZZED]
 
 
 def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[list[str]]:
@@ -179,7 +190,8 @@ def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[
 
 
 def argv_for(command: str, files: dict[str, str]) -> st.SearchStrategy[list[str]]:
-    """One or two fuzzed flags on top of the command's small valid run."""
+    """One or two fuzzed flags on top of the command's small valid run (replacing the
+    base's own value of a fuzzed flag)."""
     actions = flags(command)
     base = [w.format(**files) for w in BASE[command]]
 
@@ -194,6 +206,7 @@ def argv_for(command: str, files: dict[str, str]) -> st.SearchStrategy[list[str]
                 argv = [command, *words, *base[1:]] if base and not base[0].startswith(
                     "-") else [command, *words, *base]
                 continue
+            argv = _without(argv, action)  # a flag given twice is refused: fuzz this one
             flag = draw(st.sampled_from(action.option_strings))
             argv += [flag, *words] if all(not w.startswith("-") or _numberish(w)
                                           for w in words) else [f"{flag}={words[0]}"]
@@ -202,6 +215,20 @@ def argv_for(command: str, files: dict[str, str]) -> st.SearchStrategy[list[str]
         return argv
 
     return build()
+
+
+def _without(argv: list[str], action: argparse.Action) -> list[str]:
+    """``argv`` without the base's occurrence of ``action``'s flag and its values."""
+    width = action.nargs if isinstance(action.nargs, int) else (0 if action.nargs == 0 else 1)
+    out, skip = [], 0
+    for word in argv:
+        if skip:
+            skip -= 1
+        elif word in action.option_strings:
+            skip = width
+        else:
+            out.append(word)
+    return out
 
 
 def _numberish(word: str) -> bool:
@@ -224,12 +251,14 @@ def _strict(text: str):
     raise ValueError(f"non-standard JSON constant {text}")
 
 
-def check_case(argv: list[str]) -> None:
-    """Run ``netdp argv`` in a fresh folder and assert the property."""
+def check_case(argv: list[str]) -> int:
+    """Run ``netdp argv`` in a fresh folder, assert the property; the exit status."""
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
         (Path(tmp) / "a-folder").mkdir()
+        limit = os.environ.get("NETDP_TIME_LIMIT")
+        os.environ["NETDP_TIME_LIMIT"] = TIME_LIMIT
         old = signal.signal(signal.SIGALRM, _alarm)
         signal.setitimer(signal.ITIMER_REAL, 3 * LIMIT_S)
         start = time.perf_counter()
@@ -242,6 +271,10 @@ def check_case(argv: list[str]) -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
             os.chdir(cwd)
+            if limit is None:
+                os.environ.pop("NETDP_TIME_LIMIT", None)
+            else:
+                os.environ["NETDP_TIME_LIMIT"] = limit
         seconds = time.perf_counter() - start
     stderr, stdout = err.getvalue(), out.getvalue()
     case = f"netdp {' '.join(a if len(a) < 60 else a[:57] + '...' for a in argv)}"
@@ -252,6 +285,7 @@ def check_case(argv: list[str]) -> None:
     if code == 0 and "--json" in argv and stdout.strip():
         json.loads(stdout, parse_constant=_strict)
     assert seconds <= LIMIT_S, (case, f"{seconds:.1f} s")
+    return code
 
 
 FUZZ_COMMANDS = [c for c in COMMANDS if c != "topologies"]

@@ -7,15 +7,16 @@ import pytest
 
 from netdp import simulate
 from netdp.core.errors import InputError
-from netdp.run.resources import human, memory_limit, planned_size
+from netdp.run import resources
+from netdp.run.resources import human, memory_limit, memory_limits, planned_size, time_limit
 from netdp.tasks import get_task, make_config
 
 
 def test_memory_limit_from_the_environment(monkeypatch):
     monkeypatch.setenv("NETDP_MEMORY_LIMIT", "16G")
-    assert memory_limit() == 16 * 2**30
+    assert memory_limits()["NETDP_MEMORY_LIMIT"] == 16 * 2**30
     monkeypatch.setenv("NETDP_MEMORY_LIMIT", "1.5e9")
-    assert memory_limit() == 1_500_000_000
+    assert memory_limits()["NETDP_MEMORY_LIMIT"] == 1_500_000_000
     monkeypatch.setenv("NETDP_MEMORY_LIMIT", "lots")
     with pytest.raises(InputError, match="NETDP_MEMORY_LIMIT"):
         memory_limit()
@@ -40,6 +41,7 @@ def test_planned_size_follows_the_config():
 ])
 def test_a_run_over_the_limit_is_refused_up_front(params, param, monkeypatch):
     monkeypatch.setenv("NETDP_MEMORY_LIMIT", "2G")
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "inf")  # the memory's refusal, not the time's
     with pytest.raises(InputError) as err:
         simulate({**params, "seed": 1})
     assert err.value.param == param and "2 GiB" in err.value.message
@@ -49,3 +51,66 @@ def test_the_same_run_fits_under_a_larger_limit(monkeypatch):
     monkeypatch.setenv("NETDP_MEMORY_LIMIT", "2G")
     simulate({"nodes": 20, "steps": 200, "seed": 1})  # small: runs
     assert human(3 * 2**30) == "3 GiB" and human(512) == "512 B"
+
+
+def test_memory_limit_follows_the_cgroup_and_ulimit(monkeypatch, tmp_path):
+    """The smallest of the limits applies, and the message names it."""
+    monkeypatch.setenv("NETDP_MEMORY_LIMIT", "16G")
+    cgroup = tmp_path / "memory.max"
+    cgroup.write_text(f"{3 * 2**30}\n")
+    monkeypatch.setattr(resources, "CGROUP_FILES", (str(cgroup),))
+    monkeypatch.setattr(resources.resource, "getrlimit",
+                        lambda which: (resources.resource.RLIM_INFINITY,) * 2)
+    assert memory_limit() == 3 * 2**30
+    cgroup.write_text("max\n")  # no cgroup limit
+    assert memory_limit() == 16 * 2**30
+    monkeypatch.setattr(resources.resource, "getrlimit", lambda which: (2**30, 2**30))
+    assert memory_limits()["ulimit -v"] == 2**30 == memory_limit()
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "inf")
+    with pytest.raises(InputError, match=r"\(ulimit -v\)") as err:
+        simulate({"tokens": 10**5, "nodes": 10, "seed": 1})
+    assert err.value.param == "tokens"
+
+
+def test_time_limit_from_the_environment(monkeypatch):
+    monkeypatch.delenv("NETDP_TIME_LIMIT", raising=False)
+    assert time_limit() == 3600
+    for text, seconds in (("600", 600), ("10m", 600), ("2h", 7200), ("90s", 90),
+                          ("inf", float("inf"))):
+        monkeypatch.setenv("NETDP_TIME_LIMIT", text)
+        assert time_limit() == seconds
+    for bad in ("soon", "0", "-5", "nan"):
+        monkeypatch.setenv("NETDP_TIME_LIMIT", bad)
+        with pytest.raises(InputError, match="NETDP_TIME_LIMIT"):
+            time_limit()
+
+
+@pytest.mark.parametrize(("params", "param"), [
+    ({"runs": 100_000}, "runs"),
+    ({"nodes": 10**9}, "nodes"),
+    ({"task": "histogram", "mechanism": "olh", "domain": 10**8, "nodes": 20}, "domain"),
+    ({"engine": "event", "loss": "0.5", "timeout": 1e-300, "retries": 10**6}, "retries"),
+    ({"accountants": ("pld",), "nodes": 10_000}, "nodes"),
+    ({"accountants": ("pld",), "epsilon": 700.0, "nodes": 20}, "epsilon"),
+    ({"protocol": "gossip", "steps": 10**9}, "steps"),
+])
+def test_a_run_over_the_time_limit_is_refused_up_front(params, param, monkeypatch):
+    """Under a limit of 60 s (the fuzzer's idea of a run without end), each is refused
+    before anything is built, naming its parameter, the estimate and the limit."""
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "60")
+    with pytest.raises(InputError, match=r"would take about .* more than the 1 min") as err:
+        simulate({**params, "seed": 1})
+    assert err.value.param == param
+
+
+def test_the_time_estimate_lets_the_defaults_run(monkeypatch):
+    """Every task at its defaults fits the default hour, many times over."""
+    from netdp.tasks import names, task_of
+    from netdp.tasks.base import work
+
+    monkeypatch.delenv("NETDP_TIME_LIMIT", raising=False)
+    for name in names():
+        config = make_config(task=name)
+        task = task_of(config)
+        seconds = sum(s for s, _ in work(task, config, *planned_size(task, config)).values())
+        assert seconds < time_limit() / 10, (name, seconds)

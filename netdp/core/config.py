@@ -49,4 +49,16 @@ def flat_params(data: dict[str, Any], where: str = "") -> dict[str, Any]:
         if not (isinstance(rng, list | tuple) and len(rng) == 2):
             raise InputError("range", f"expects [LOW, HIGH]{where} (got {rng!r})")
         out["low"], out["high"] = rng
+    for flag, name, negate in (("no_tracking", "accountants", ()), ("no_self_moves",
+                                                                    "self_moves", False)):
+        if flag in out:  # the command line's switches, as config keys
+            value = out.pop(flag)
+            if not isinstance(value, bool):
+                raise InputError(flag.replace("_", "-"), f"must be true or false{where} "
+                                                         f"(got {value!r})")
+            if value and name in out:
+                raise InputError(flag.replace("_", "-"), f"and {name.replace('_', '-')} "
+                                                         f"both given{where}; give one")
+            if value:
+                out[name] = list(negate) if isinstance(negate, tuple) else negate
     return out

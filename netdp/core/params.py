@@ -35,6 +35,9 @@ MAX_VALUE = 1e15
 """Largest magnitude of a data value or range end: sums of a million stay exact-ish."""
 MAX_SCALE = 1e6
 """Largest clipping norm, step size or similar scale of a model."""
+MAX_TIME = 1e12
+"""Largest duration (service time, timeout, mean time to a crash), in hop-latency units:
+sums of a million of them stay finite and distinct."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def check_value(name: str, spec: Param, value: Any) -> Any:
     if not ok:
         what = f"a list of names ({', '.join(spec.choices or ())})" if kind is tuple \
             else spec.allowed()
-        raise InputError(flag, f"must be {what} (got {value!r})")
+        raise InputError(flag, f"must be {what} (got {_got(value)})")
     if spec.choices is not None:
         for item in (value if kind is tuple else (value,)):
             if item not in spec.choices:
@@ -168,7 +171,7 @@ def check_value(name: str, spec: Param, value: Any) -> Any:
         too_high = spec.high is not None and (value > spec.high
                                               or (spec.high_open and value == spec.high))
         if too_low or too_high:
-            raise InputError(flag, f"must be {spec.allowed()} (got {value!r})")
+            raise InputError(flag, f"must be {spec.allowed()} (got {_got(value)})")
     return value
 
 
@@ -204,11 +207,15 @@ def defaults_differ(record: object, name: str) -> bool:
 
 
 def coerce(spec: Param, value: Any) -> Any:
-    """TOML ``1`` for a float parameter becomes ``1.0``, a list (or comma-separated text)
+    """TOML ``1`` for a float parameter becomes ``1.0`` (and ``200.0`` for an integer one
+    ``200``), a list (or comma-separated text)
     a tuple: the forms the checks accept, so that equal configs hash alike. Anything else
     is left to the checks."""
     if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if spec.kind is int and isinstance(value, float) and value.is_integer() \
+            and abs(value) < 2.0**63:  # TOML's `steps = 200.0`
+        return int(value)
     if spec.kind is tuple and isinstance(value, list):
         return tuple(value)
     if spec.kind is tuple and isinstance(value, str):  # "local,network" from a flag
@@ -220,8 +227,18 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+def _got(value: Any) -> str:
+    """A value as a message quotes it: a huge integer as ``1e+30``, not in full."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        return f"{float(value):.3g}" if abs(value) < 10**308 else "a number beyond 1e308"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _num(x: float) -> str:
-    return f"{x:g}" if isinstance(x, float) else str(x)
+    if isinstance(x, int) and x >= 2**32 and (x + 1) & x == 0:
+        return f"2^{(x + 1).bit_length() - 1} - 1"
+    return f"{x:g}" if isinstance(x, float) or abs(x) >= 10**15 else str(x)
 
 
 Validator = Callable[[Any], None]

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from netdp.core.errors import InputError, check
-from netdp.core.params import MAX_EPSILON, MIN_EPSILON, Section, check_value, param, params_of
+from netdp.core.params import (
+    MAX_EPSILON,
+    MAX_TIME,
+    MIN_EPSILON,
+    Section,
+    check_value,
+    param,
+    params_of,
+)
 
 ENGINES = ("auto", "event", "vector")
 WALKS = ("auto", "simple", "lazy", "metropolis")
@@ -132,7 +140,7 @@ class SimulationConfig:
                          metavar="LAW", group=TIME)
     service_time: float = param(0.0, "time a node keeps a token; with several tokens, "
                                 "tokens queue at busy nodes (event engine)", low=0.0,
-                                metavar="S", group=TIME)
+                                high=MAX_TIME, metavar="S", group=TIME)
     loss: str = param("0", "message loss on every link: P (iid), ge:P_GB:P_BG[:BAD[:GOOD]] "
                       "(Gilbert-Elliott bursts) or file:LINKS.csv (src,dst,p)", metavar="LAW",
                       group=FAULTS)
@@ -141,7 +149,8 @@ class SimulationConfig:
                        metavar="LAW", group=FAULTS)
     crash: float | None = param(None, "mean time to a crash-stop failure of each node "
                                 "(exponential)", kind=float, low=0.0, low_open=True,
-                                metavar="MEAN", group=FAULTS, default_text="no crashes")
+                                high=MAX_TIME, metavar="MEAN", group=FAULTS,
+                                default_text="no crashes")
     slow: str | None = param(None, "stragglers: each node is slow with probability F and "
                              "serves and forwards X times slower", kind=str,
                              metavar="F:X", group=FAULTS, default_text="none")
@@ -151,7 +160,8 @@ class SimulationConfig:
                          "saw the next one crash, starts a new token; the lost one's "
                          "exposures stay)", choices=ON_LOSS, group=FAULTS)
     timeout: float = param(4.0, "time a sender waits for the ack before it sends again",
-                           low=0.0, low_open=True, metavar="S", group=FAULTS)
+                           low=0.0, low_open=True, high=MAX_TIME, metavar="S",
+                           group=FAULTS)
     retries: int = param(20, "sends after the first before the token counts as lost",
                          low=0, high=10**6, metavar="R", group=FAULTS)
     malicious: str | None = param(None, "malicious holders: node ids like 3,7,9, or K nodes "
@@ -163,7 +173,7 @@ class SimulationConfig:
                                "inflate:K); the report gives the gain and what honest nodes "
                                "detect", kind=str, metavar="NAME", group=ADVERSARY,
                                default_text="none")
-    seed: int | None = param(None, "seed of the run", kind=int, low=0, high=2**128 - 1,
+    seed: int | None = param(None, "seed of the run", kind=int, low=0, high=2**64 - 1,
                              metavar="INT", group=OUTPUT,
                              default_text="fresh from the OS, printed in the output")
     runs: int = param(1, "independent runs of the walk and noise on the same data", low=1,

@@ -236,6 +236,17 @@ def from_config(config: Any) -> Faults | None:
     return faults if faults.active else None
 
 
+def fault_flag(config: Any) -> str:
+    """The flag of the first fault a config asks for (``loss``, ``churn``, ``crash``,
+    ``slow``), for the messages that refuse faults; ``loss`` when it asks for none."""
+    faults = from_config(config)
+    if faults is None or faults.loss.active:
+        return "loss"
+    if faults.churn.active:
+        return "churn"
+    return "crash" if config.crash is not None else "slow"
+
+
 def parse_slow(text: str) -> tuple[float, float]:
     """``FRACTION:FACTOR`` with the fraction in [0, 1] and the factor >= 1."""
     bad = InputError("slow", f"expected FRACTION:FACTOR with FRACTION in [0, 1] and FACTOR "

@@ -159,6 +159,8 @@ def _expected_edges(gen: str, args: tuple, params: dict) -> int | None:
             return None
         (n,) = args
         pairs = n * (n - 1) // 2
+        if gen in _SIZED:
+            return _SIZED[gen](n, get)
         if gen == "complete_graph":
             return pairs
         if gen == "cycle_graph":
@@ -182,6 +184,31 @@ def _expected_edges(gen: str, args: tuple, params: dict) -> int | None:
     except (TypeError, ValueError, OverflowError):  # parameters _check_params refuses
         return None
     return None
+
+
+def _turan_edges(n: int, r: int) -> int:
+    """Edges of the complete r-partite graph on n nodes with parts as equal as they go."""
+    r = max(1, min(int(r), n))
+    big, small = n % r, r - n % r
+    size = n // r
+    return (n * n - big * (size + 1) ** 2 - small * size**2) // 2
+
+
+#: Edges of generators of one size argument ``n`` (the spec's ``size = "n"``) from ``n`` and
+#: the spec's keyword parameters (``get``); what the graph holds besides ``n`` nodes counts
+#: too (a lollipop's path, a barbell's bridge).
+_SIZED: dict[str, Callable[[int, Callable[..., Any]], int]] = {
+    "turan_graph": lambda n, get: _turan_edges(n, int(get("r"))),
+    "gnm_random_graph": lambda n, get: min(int(get("m")), n * (n - 1) // (
+        1 if get("directed") else 2)),
+    "dense_gnm_random_graph": lambda n, get: min(int(get("m")), n * (n - 1) // 2),
+    "lollipop_graph": lambda n, get: n * (n - 1) // 2 + int(get("n")),
+    "barbell_graph": lambda n, get: n * (n - 1) + int(get("m2", 0)) + 1,
+    "star_graph": lambda n, get: n,
+    "wheel_graph": lambda n, get: 2 * (n - 1),
+    "ladder_graph": lambda n, get: 3 * n - 2,
+    "circular_ladder_graph": lambda n, get: 3 * n,
+}
 
 
 def _close_pair_probability(r: float) -> float:

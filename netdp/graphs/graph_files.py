@@ -114,7 +114,8 @@ def _count_contacts(path: Path) -> tuple[int, int]:
     with path.open(encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
             cells = [c.strip() for c in line.split(",")]
-            if len(cells) < 3 or line.lstrip().startswith("#"):
+            if len(cells) < 3 or line.lstrip().startswith("#") or (
+                    lineno == 1 and not _INT.fullmatch(cells[0])):  # a header
                 continue
             labels.update(cells[1:3])
             rows += 1

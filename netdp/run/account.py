@@ -23,7 +23,7 @@ from netdp import __version__
 from netdp.core.config import flat_params
 from netdp.core.errors import InputError, check
 from netdp.core.files import atomic
-from netdp.core.params import params_of
+from netdp.core.params import MAX_SIGMA, MIN_SIGMA, params_of
 from netdp.core.sections import COLUMN, DATA_FILE
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
@@ -238,8 +238,9 @@ def _walk_epsilon(params: dict[str, Any]) -> float:
     sigma, delta = params.pop("sigma"), params.get("delta", 1e-6)
     check(params.get("mechanism", "gaussian") == "gaussian", "sigma",
           f"states Gaussian noise; the mechanism is {params.get('mechanism')} (give epsilon)")
-    check(isinstance(sigma, int | float) and not isinstance(sigma, bool) and sigma > 0,
-          "sigma", f"must be > 0 (got {sigma!r})")
+    check(isinstance(sigma, int | float) and not isinstance(sigma, bool)
+          and MIN_SIGMA <= sigma <= MAX_SIGMA, "sigma",
+          f"must be a finite number in the range [{MIN_SIGMA:g}, {MAX_SIGMA:g}] (got {sigma!r})")
     check(isinstance(delta, float) and 0 < delta < 1, "delta", f"must be in (0, 1) "
           f"(got {delta!r})")
     return float(gaussian_epsilon(1.0 / sigma, delta))

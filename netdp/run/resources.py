@@ -1,22 +1,32 @@
 """What a run will need, checked before anything is built.
 
-A task states its peak memory by part (:meth:`netdp.tasks.base.Task.footprint`); a run
-whose total exceeds this machine's memory limit is refused with one line naming the part
-and the parameter that drives it, instead of a ``MemoryError`` (or swapping) half-way.
-The limit is 80 % of the physical memory, or ``NETDP_MEMORY_LIMIT`` (bytes, or with a
-``K``/``M``/``G``/``T`` suffix).
+A task states its peak memory by part (:meth:`netdp.tasks.base.Sized.footprint`) and the
+seconds one run takes by part (:meth:`netdp.tasks.base.Timed.work`); a run whose total
+exceeds this machine's memory limit, or whose runs together exceed the time limit, is
+refused with one line naming the part, the parameter that drives it, the estimate and the
+limit, instead of a ``MemoryError`` (or swapping) half-way or a run without end.
+
+The memory limit is the smallest of 80 % of the physical memory (or ``NETDP_MEMORY_LIMIT``
+in its place: bytes, or with a ``K``/``M``/``G``/``T`` suffix), the cgroup's limit
+(``memory.max``, v1 ``memory.limit_in_bytes``) and the address space limit (``ulimit
+-v``). The time limit is ``NETDP_TIME_LIMIT`` (seconds, or with an ``s``/``m``/``h``
+suffix; ``inf`` for none), one hour by default. See docs/performance.md.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import resource
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from netdp.core.errors import InputError
 from netdp.graphs.time_varying import names_time_varying, snapshot_nodes
 from netdp.graphs.topologies import check_size, expected_size
 from netdp.graphs.walk_kind import kind_of
-from netdp.tasks.base import footprint
+from netdp.tasks.base import footprint, work
 from netdp.tasks.preparation import topology_source
 
 if TYPE_CHECKING:
@@ -24,10 +34,43 @@ if TYPE_CHECKING:
     from netdp.tasks.base import Task
 
 UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+SECONDS = {"S": 1, "M": 60, "H": 3600}
+DEFAULT_TIME_LIMIT = 3600.0
+#: Seconds networkx and the CSR conversion take per edge and per node of an explicit graph
+#: (halved, as :data:`netdp.tasks.base.HOP_SECONDS`).
+GRAPH_EDGE_SECONDS, GRAPH_NODE_SECONDS = 1e-6, 1e-6
+#: Where a cgroup states its memory limit (v2, then v1).
+CGROUP_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
 
 def memory_limit() -> int:
-    """Bytes a run may hold: ``NETDP_MEMORY_LIMIT`` or 80 % of the physical memory."""
+    """Bytes a run may hold: the smallest of :func:`memory_limits`."""
+    return min(memory_limits().values())
+
+
+def memory_limits() -> dict[str, int]:
+    """Each limit on the bytes a run may hold, by its name in the messages."""
+    out = {"NETDP_MEMORY_LIMIT" if os.environ.get("NETDP_MEMORY_LIMIT", "").strip()
+           else "80 % of the physical memory": _own_limit()}
+    for path in CGROUP_FILES:
+        try:
+            text = Path(path).read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text.isdigit() and int(text) < 2**62:
+            out["the cgroup's memory limit"] = int(text)
+        break
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ValueError, OSError):
+        soft = resource.RLIM_INFINITY
+    if soft != resource.RLIM_INFINITY and soft > 0:
+        out["ulimit -v"] = int(soft)
+    return out
+
+
+def _own_limit() -> int:
+    """``NETDP_MEMORY_LIMIT`` or 80 % of the physical memory."""
     text = os.environ.get("NETDP_MEMORY_LIMIT", "").strip().upper().removesuffix("B")
     if text:
         try:
@@ -45,6 +88,30 @@ def memory_limit() -> int:
     except (ValueError, OSError, AttributeError):  # not POSIX: assume 16 GiB
         total = 16 * 2**30
     return int(0.8 * total)
+
+
+def time_limit() -> float:
+    """Seconds a run may take: ``NETDP_TIME_LIMIT`` (``inf``: none) or an hour."""
+    raw = os.environ.get("NETDP_TIME_LIMIT", "").strip()
+    text = raw.upper()
+    if not text:
+        return DEFAULT_TIME_LIMIT
+    try:
+        limit = float(text[:-1]) * SECONDS[text[-1]] if text[-1] in SECONDS else float(text)
+        if not limit > 0 or math.isnan(limit):
+            raise ValueError(limit)
+        return limit
+    except ValueError:
+        raise InputError("NETDP_TIME_LIMIT", f"expected seconds like 600, 10m or 2h, above 0, "
+                                             f"or inf (got {raw!r})") from None
+
+
+def duration(seconds: float) -> str:
+    """``2.5 h``."""
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.2g} s"
 
 
 def human(nbytes: float) -> str:
@@ -71,23 +138,81 @@ def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
     return n, steps
 
 
-def check_footprint(task: Task, config: SimulationConfig) -> None:
-    """Raise :class:`InputError` when the run would not fit in :func:`memory_limit`."""
+Parts = dict[str, tuple[float, str]]
+
+
+def check_footprint(task: Task, config: SimulationConfig, runs: int | None = None,
+                    runs_flag: str = "runs",
+                    extra: Callable[[int, int], Parts] | None = None) -> None:
+    """Raise :class:`InputError` when the run would not fit in :func:`memory_limit`, or
+    its ``runs`` (default ``config.runs``; ``runs_flag`` names them), with the ``extra``
+    work of a command around them (seconds by part, from n and the steps), would take
+    longer than :func:`time_limit`."""
     n, steps = planned_size(task, config)
+    n, steps = min(n, 10**300), min(steps, 10**300)  # float-safe: beyond, any estimate
+    # is over any limit
+    if config.tokens > 10**300:
+        config = config.replace(tokens=10**300)
+    once = extra(n, steps) if extra is not None else {}
     if not kind_of(config.topology).implicit and not names_time_varying(
             topology_source(config), config.graph_format):
 
         check_size(topology_source(config), config.nodes, weight=None if config.graph
                    is not None else config.weight, fmt=config.graph_format,
                    directed=config.directed)  # the graph's own limits, named first
-    parts = footprint(task, config, n, steps)
+        edges = expected_size(topology_source(config), config.nodes,
+                              fmt=config.graph_format)[1] or 0
+        once["building the graph"] = (GRAPH_EDGE_SECONDS * edges + GRAPH_NODE_SECONDS * n,
+                                      "nodes")
+    check_time(task, config, n, steps, config.runs if runs is None else runs, runs_flag, once)
+    parts = footprint(task, config, n, steps)  # after the time: a footprint may take a while
     total = sum(size for size, _ in parts.values())
-    limit = memory_limit()
+    limits = memory_limits()
+    which, limit = min(limits.items(), key=lambda item: item[1])
+    tokens = f" x {shown(config.tokens)} tokens" if config.tokens > 1 else ""
+    size_note = f"n = {shown(n)}, {shown(steps)} steps per token{tokens}"
+    if total > limit:
+        what, (size, param) = max(parts.items(), key=lambda item: item[1][0])
+        raise InputError(_given(param, config),
+                         f"this run would hold about {human(total)} ({what}: {human(size)}; "
+                         f"{size_note}), more than the {human(limit)} this machine allows "
+                         f"({which})")
+
+
+def check_time(task: Task, config: SimulationConfig, n: int, steps: int, runs: int,
+               runs_flag: str = "runs", extra: Parts | None = None) -> None:
+    """Raise :class:`InputError` when ``runs`` runs (and the ``extra`` parts, seconds once)
+    would take longer than :func:`time_limit`."""
+    parts = {what: (runs * seconds, runs_flag if runs > 1 and seconds * 10 <= time_limit()
+                    else param) for what, (seconds, param) in work(task, config, n,
+                                                                  steps).items()}
+    parts.update(extra or {})
+    largest = max(parts, key=lambda what: parts[what][0])
+    many = f" over {shown(runs)} runs" if runs > 1 and largest not in (extra or {}) else ""
+    check_seconds({what: (seconds, _given(param, config)) for what, (seconds, param)
+                   in parts.items()}, f"{many}; n = {shown(n)}, {shown(steps)} steps per token")
+
+
+def check_seconds(parts: Parts, note: str = "") -> None:
+    """Raise :class:`InputError` when the ``parts`` (seconds, parameter) together exceed
+    :func:`time_limit`, naming the largest part's parameter (``note`` follows its time)."""
+    total = sum(seconds for seconds, _ in parts.values())
+    limit = time_limit()
     if total <= limit:
         return
-    what, (size, param) = max(parts.items(), key=lambda item: item[1][0])
-    tokens = f" x {config.tokens:,} tokens" if config.tokens > 1 else ""
-    raise InputError(param, f"this run would hold about {human(total)} ({what}: "
-                            f"{human(size)}; n = {n:,}, {steps:,} steps per token{tokens}), "
-                            f"more than the {human(limit)} this machine allows "
-                            f"(NETDP_MEMORY_LIMIT)")
+    what, (seconds, param) = max(parts.items(), key=lambda item: item[1][0])
+    raise InputError(param, f"this run would take about {duration(total)} ({what}: "
+                            f"{duration(seconds)}{note}), more than the {duration(limit)} "
+                            f"allowed (NETDP_TIME_LIMIT)")
+
+
+def _given(param: str, config: SimulationConfig) -> str:
+    """``param``, or ``nodes`` where it is the steps and they follow from the nodes (no
+    ``--steps`` given)."""
+    return "nodes" if param == "steps" and config.steps is None and config.nodes is not None \
+        else param
+
+
+def shown(x: float) -> str:
+    """``12,000`` below a billion, else ``1.2e+30``: a huge number stays short."""
+    return f"{x:,}" if isinstance(x, int) and abs(x) < 10**9 else f"{float(x):.3g}"

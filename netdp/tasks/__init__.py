@@ -121,7 +121,9 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
             continue
         owners = [t.label for t in TASKS.values() if key in section_fields(t)]
         if owners:
-            raise InputError(key, f"applies to --task {' or '.join(owners)} only (this run's "
+            declared = param_specs().get(key)
+            flag = (declared.pair or declared.flag or key) if declared is not None else key
+            raise InputError(flag, f"applies to --task {' or '.join(owners)} only (this run's "
                                   f"task is {task.label})")
         allowed = sorted(set(common) | set(own))
         raise InputError(key or "config", f"unknown parameter; allowed: {', '.join(allowed)}")

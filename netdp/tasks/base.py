@@ -23,6 +23,7 @@ and never branches on the task.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -226,6 +227,16 @@ class TimeVarying:
     engine routes by the snapshot in force and its tracker reads the snapshots."""
 
 
+class Timed(ABC):
+    """A task whose runs do work beyond the walk and its tracking (:func:`walk_work`)."""
+
+    @abstractmethod
+    def work(self, config: SimulationConfig, nodes: int,
+             steps: int) -> dict[str, tuple[float, str]]:
+        """Seconds one run takes, by part, with the parameter that drives each part
+        (:func:`walk_work` and the task's own)."""
+
+
 class Reported:
     """A task whose report says more than the walk's (a mechanism of its own, how the
     information moves, top-level sections)."""
@@ -343,10 +354,105 @@ def walk_footprint(config: SimulationConfig, nodes: int,
     return out
 
 
+#: Seconds of work per unit, measured on a shared 2-core machine (netdp 2026-11) and
+#: halved, so that an estimate errs towards the shorter run: a hop of the walk by engine,
+#: a hop seen by a pairwise tracker, an observer of it, a grid point of the ``pld``
+#: accountant's compositions (of step :data:`PLD_GRID_STEP`).
+HOP_SECONDS = {"vector": 3e-8, "event": 3e-6}
+RUN_SECONDS = 1e-2  # a run's set-up, data and report, whatever its size
+TRACKED_HOP_SECONDS, OBSERVER_SECONDS = 1e-5, 2e-5
+#: The time-varying walk tracker's laws (netdp.tracking.time_varying): seconds per
+#: ``step x node x count column x stored entry`` of a snapshot (measured: 3 s per observer
+#: of a 200-node contact trace, 400 steps, about 1,300 entries; halved), and
+#: the stored entries per node assumed (a contact graph of mean degree 8 and a self-loop).
+TIMED_LAW_SECONDS, TIMED_ENTRIES_PER_NODE = 2.5e-8, 9
+PLD_POINT_SECONDS, PLD_GRID_STEP = 1e-8, 1e-3
+
+
+def faulty(config: SimulationConfig) -> bool:
+    """Whether the config asks for faults (the ``auto`` engine then runs the event one)."""
+    return config.loss.strip() not in ("0", "0.0") or config.churn != "none" \
+        or config.crash is not None or config.slow is not None
+
+
+def sends_per_hop(config: SimulationConfig) -> tuple[float, str]:
+    """Messages one hand-off costs, at most ``retries + 1``, and the parameter that drives
+    them: a lossy link resends ``1 / (1 - loss)`` times, and a sender whose ``timeout``
+    is shorter than the ack's round trip resends every ``timeout`` until the ack comes."""
+    from netdp.engine.clock import parse_latency
+    from netdp.engine.faults import parse_loss
+
+    if not faulty(config):
+        return 1.0, "steps"
+    loss = 0.5 if config.loss.startswith("file:") else min(parse_loss(config.loss).mean, 1.0)
+    cap = config.retries + 1.0
+    lossy = cap if loss >= 1 else 1 / (1 - loss)
+    trip = 2 * parse_latency(config.latency).mean
+    early = trip / config.timeout if config.timeout > 0 else cap
+    sends = min(cap, lossy + (early if math.isfinite(early) else cap))
+    return sends, ("timeout" if early >= lossy else "loss") if sends < cap else "retries"
+
+
+def walk_work(config: SimulationConfig, nodes: int,
+              steps: int) -> dict[str, tuple[float, str]]:
+    """Seconds one run of a walk takes, by part: the hand-offs (with their resends) and
+    the pairwise tracking (:data:`HOP_SECONDS`)."""
+    hops = float(config.tokens) * steps
+    drive = "tokens" if config.tokens > steps else ("rounds" if kind_of(config.topology)
+                                                    .public_schedule else "steps")
+    sends, why = sends_per_hop(config)
+    chosen = engine.choose(config.engine, config.tokens, config.service_time, faulty(config))
+    out = {"the walk": (hops * sends * HOP_SECONDS[chosen], drive if sends < 10 else why),
+           "each run's own work": (RUN_SECONDS, "runs")}
+    if config.accountants != ():
+        out["the tracking"] = (hops * TRACKED_HOP_SECONDS + nodes * OBSERVER_SECONDS,
+                               drive if hops > nodes else "nodes")
+    if config.accountants != () and _time_varying(config):
+        from netdp.tracking.graph_observers import DENSE_NODES, SAMPLED, SOURCES
+
+        sources = config.get(SOURCES)
+        observers = min(nodes, sources or (nodes if nodes <= DENSE_NODES else SAMPLED))
+        per = hops * nodes * 10 * TIMED_ENTRIES_PER_NODE * nodes * TIMED_LAW_SECONDS
+        out["the time-varying tracker's laws"] = (observers * per, "steps" if sources is None
+                                                  else SOURCES)
+    if config.accountants is not None and "pld" in config.accountants:
+        out["the pld accountant"] = pld_work(config, nodes, hops)
+    return out
+
+
+def _time_varying(config: SimulationConfig) -> bool:
+    from netdp.graphs.time_varying import names_time_varying
+
+    return names_time_varying(config.topology if config.graph is None else config.graph,
+                              config.graph_format)
+
+
+def pld_work(config: SimulationConfig, nodes: int, hops: float) -> tuple[float, str]:
+    """Seconds of the ``pld`` accountant (:mod:`netdp.tracking.exact`) and the parameter
+    that drives them: each of the n observers composes its ``k = hops / n`` views, and
+    each attributable pair (at most ``min(n, k)``) its own, on a grid of step ``1e-3``
+    spanning a view's losses (``μ²/2 ± 8 μ`` for the Gaussian of the level ``ε``, cut to
+    ``[-40, 500]``): about ``n k (k + min(n, k)) span / 1e-3`` grid operations."""
+    from netdp.mechanisms.noise import analytic_sigma
+
+    mu = 1.0 / analytic_sigma(config.epsilon, config.delta)
+    span = min(mu * mu + 16 * mu, 540.0)
+    k = hops / nodes
+    points = nodes * k * (k + min(nodes, k)) * span / PLD_GRID_STEP
+    return PLD_POINT_SECONDS * points, ("epsilon" if span > 50 else "nodes")
+
+
+def work(task: Task[Any], config: SimulationConfig, nodes: int,
+         steps: int) -> dict[str, tuple[float, str]]:
+    """Seconds one run takes, by part (checked before anything is built; see
+    :mod:`netdp.run.resources`): the task's (:class:`Timed`), else the walk's."""
+    own = task.work if isinstance(task, Timed) else walk_work
+    return own(config, nodes, steps)
+
+
 def footprint(task: Task[Any], config: SimulationConfig, nodes: int,
               steps: int) -> dict[str, tuple[float, str]]:
     """Bytes the run will hold at its peak, by part (checked before anything is built; see
     :mod:`netdp.run.resources`): the task's (:class:`Sized`), else the walk's."""
-    if isinstance(task, Sized):
-        return task.footprint(config, nodes, steps)
-    return walk_footprint(config, nodes, steps)
+    own = task.footprint if isinstance(task, Sized) else walk_footprint
+    return own(config, nodes, steps)

@@ -40,13 +40,21 @@ from netdp.report.types import (
     fmt,
     row,
 )
-from netdp.tasks.base import Auditable, NoisyOutput, Reported, Sized, Task, TimeVarying
+from netdp.tasks.base import Auditable, NoisyOutput, Reported, Sized, Task, Timed, TimeVarying
 from netdp.tasks.preparation import range_worlds
 from netdp.tasks.sum import DATA, real_values
 from netdp.tracking.base import Tracker, Tracking
 from netdp.tracking.gossip_setup import GossipSumSetup
 
 GROUP = "gossip (--protocol gossip)"
+#: Seconds of one node's share of one gossip step (its exchange, its noise, its tracking),
+#: measured at 100 nodes and halved (see :data:`netdp.tasks.base.HOP_SECONDS`).
+NODE_STEP_SECONDS = 8e-6
+
+
+def gossip_work(nodes: int, steps: int) -> dict[str, tuple[float, str]]:
+    """Seconds one gossip run takes: ``steps`` steps of every node."""
+    return {"the gossip steps": (NODE_STEP_SECONDS * nodes * steps, "steps")}
 
 
 @dataclass(frozen=True)
@@ -159,7 +167,7 @@ def _final_norms(setup: GossipSumSetup) -> np.ndarray:
     return time_varying_gossip.final_row_norms(setup.snapshots, setup.steps)
 
 
-class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Sized,
+class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Sized, Timed,
                     TimeVarying):
     """Averaging by gossip: noise once per node, then ``T`` averaging steps."""
 
@@ -334,6 +342,10 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
             ~trace.gossip.lost[:, incoming].reshape(-1)
         return View(observer, np.tile(senders, setup.steps + 1)[got], steps[got],
                     states[:, senders].reshape(-1)[got], states[-1:])
+
+    def work(self, config: SimulationConfig, nodes: int,
+             steps: int) -> dict[str, tuple[float, str]]:
+        return gossip_work(nodes, steps)
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:

@@ -47,7 +47,9 @@ from netdp.tasks.base import (
     Reported,
     Sized,
     Task,
+    Timed,
     walk_footprint,
+    walk_work,
 )
 from netdp.tasks.prefix_extension import (
     MAX_BITS,
@@ -64,6 +66,9 @@ from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, so
 GROUP = "heavy hitters (--task heavy-hitters)"
 ORACLES = registry.names(family="local_hashing", first="olh")  # reports (a, b, y)
 MAX_SUPPORT = 10**7  # the Zipf weights and the ids drawn: about 24 bytes each
+#: Seconds of one report scored against one candidate prefix (hashing, support), measured
+#: at the defaults and halved (see :data:`netdp.tasks.base.HOP_SECONDS`).
+REPORT_CANDIDATE_SECONDS = 5e-8
 
 
 @dataclass(frozen=True)
@@ -201,7 +206,8 @@ class HeavyHittersSetup(Setup):
     oracles: tuple[Any, ...]
 
 
-class HeavyHittersTask(Task[HeavyHittersSetup], Auditable, Reported, PairwiseDetails, Sized):
+class HeavyHittersTask(Task[HeavyHittersSetup], Auditable, Reported, PairwiseDetails, Sized,
+                       Timed):
     """Top-K items of a large domain by PEM's prefix extension over walk-carried reports."""
 
     name = "heavy-hitters"
@@ -340,6 +346,15 @@ class HeavyHittersTask(Task[HeavyHittersSetup], Auditable, Reported, PairwiseDet
             data[node] = item
             worlds.append(data)
         return worlds[0], worlds[1]
+
+    def work(self, config: SimulationConfig, nodes: int,
+             steps: int) -> dict[str, tuple[float, str]]:
+        plan = config.section_as(HeavyHittersConfig).plan()
+        grown = [2 ** plan.lengths[0]] + [plan.keep * 2 ** (b - a) for a, b in
+                                          zip(plan.lengths, plan.lengths[1:], strict=False)]
+        pairs = float(config.tokens) * steps * sum(grown) / len(grown)
+        return {**walk_work(config, nodes, steps),
+                "the reports' candidates": (REPORT_CANDIDATE_SECONDS * pairs, "steps")}
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:

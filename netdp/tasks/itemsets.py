@@ -55,7 +55,7 @@ from netdp.mechanisms.set_valued import (
     top_k,
 )
 from netdp.report.types import Report, Utility, fmt
-from netdp.tasks.base import Auditable, Task
+from netdp.tasks.base import Auditable, Task, Timed, walk_work
 from netdp.tasks.histogram_walk import aggregate_reports, perturbed_reports
 from netdp.tasks.preparation import build_topology, resolve
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
@@ -64,6 +64,9 @@ GROUP = "itemsets (--task itemsets)"
 MAX_ITEMS = 100_000
 PERCENTILE = 0.9  # S&P 2018 §V-B: ℓ covers 90% of the sets
 MAX_CANDIDATES = 5000  # candidate itemsets of one SVSM round
+#: Seconds PSFO spends per (report, item) pair (as OLH's; see
+#: :data:`netdp.tasks.histogram.ORACLE_SECONDS`).
+REPORT_ITEM_SECONDS = 7e-9
 #: The rounds of each protocol, in walk order (each a block of consecutive steps).
 PHASES = {"one-round": ("items",), "svim": ("items", "size", "candidates"),
           "svsm": ("items", "size", "candidates", "size", "itemsets")}
@@ -359,7 +362,7 @@ class ItemsetsSetup(Setup):
     supports: tuple[np.ndarray, np.ndarray] | None = None
 
 
-class ItemsetsTask(Task[ItemsetsSetup], Auditable):
+class ItemsetsTask(Task[ItemsetsSetup], Auditable, Timed):
     """Frequent items of set-valued data, by PSFO reports aggregated in a walking token."""
 
     name = "itemsets"
@@ -414,6 +417,13 @@ class ItemsetsTask(Task[ItemsetsSetup], Auditable):
             return poisson_length(sec.mean_size, sec.domain), "90th percentile of the size law"
         q = np.quantile(sets.sizes, PERCENTILE, method="inverted_cdf") if sets.n else 1
         return max(1, int(q)), "90th percentile of the file's set sizes (not private)"
+
+    def work(self, config: SimulationConfig, nodes: int,
+             steps: int) -> dict[str, tuple[float, str]]:
+        reports = float(config.tokens) * steps
+        domain = config.section_as(ItemsetsConfig).domain
+        return {**walk_work(config, nodes, steps),
+                "the set-valued oracle": (REPORT_ITEM_SECONDS * reports * domain, "domain")}
 
     def run(self, setup: ItemsetsSetup, trace: Trace, streams: Streams) -> ItemsetsOutcome:
         """Each holder adds a fresh PSFO report to the token's aggregate; node 0 removes

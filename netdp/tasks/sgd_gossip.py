@@ -75,15 +75,15 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import choose
 from netdp.engine import gossip_rounds as engine
 from netdp.engine.clock import parse_latency
-from netdp.engine.faults import from_config
+from netdp.engine.faults import fault_flag, from_config
 from netdp.engine.trace import Trace
 from netdp.learning.curves import LearningCurve
 from netdp.learning.models import Model, clip, project, solve
 from netdp.learning.training_data import canary_worlds
 from netdp.report.types import Report, fmt
-from netdp.tasks.base import Auditable, Reported, Sized, Task
+from netdp.tasks.base import Auditable, Reported, Sized, Task, Timed
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
-from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip
+from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip, gossip_work
 from netdp.tasks.sgd import (
     CURVES,
     GROUP,
@@ -155,8 +155,8 @@ class GossipSgdConfig(Section):
         check(config.coalition is None, "coalition", "coalitions are not tracked for gossip "
               "GD yet (they are for --task sum --protocol gossip)")
 
-        check(from_config(config) is None, "loss", "gossip GD has no faults yet (they are "
-              "for walks, and for --task sum --protocol gossip)")
+        check(from_config(config) is None, fault_flag(config), "gossip GD has no faults yet "
+              "(they are for walks, and for --task sum --protocol gossip)")
         check(config.engine != "event", "engine", "gossip GD runs synchronous rounds on the "
               "vector engine (leave --engine out)")
 
@@ -319,7 +319,7 @@ def _section(setup: GossipSgdSetup) -> GossipSgdConfig:
     return setup.config.section_as(GossipSgdConfig)
 
 
-class GossipSgdTask(Task[GossipSgdSetup], Auditable, Reported, Sized):
+class GossipSgdTask(Task[GossipSgdSetup], Auditable, Reported, Sized, Timed):
     """Gradient descent by every node, averaged by gossip after each noisy step."""
 
     name = "sgd"
@@ -447,6 +447,10 @@ class GossipSgdTask(Task[GossipSgdSetup], Auditable, Reported, Sized):
         received = seen[:, :, :-1].reshape(-1, seen.shape[-1])
         return View(observer, np.tile(senders, rounds * states), step, received,
                     outcome.models[[observer]])
+
+    def work(self, config: SimulationConfig, nodes: int,
+             steps: int) -> dict[str, tuple[float, str]]:
+        return gossip_work(nodes, steps)
 
     def footprint(self, config: SimulationConfig, nodes: int,
                   steps: int) -> dict[str, tuple[float, str]]:

@@ -80,6 +80,18 @@ def resample(holders: np.ndarray, transition: np.ndarray, start: np.ndarray,
     return out
 
 
+#: Seconds of one multiply-add of the bridges' backward pass (dense ``P @ h``) and of one
+#: weight of the draws (a cumulative sum over n per trial and hidden step), halved as
+#: :data:`netdp.tasks.base.HOP_SECONDS` is.
+BRIDGE_SECONDS, DRAW_SECONDS = 1e-9, 5e-9
+
+
+def resample_seconds(n: int, steps: int, tokens: int, trials: int) -> float:
+    """Seconds :func:`resample` takes at most for ``tokens`` walks of ``steps`` steps on
+    ``n`` nodes (every step hidden)."""
+    return float(tokens) * steps * n * (BRIDGE_SECONDS * n + DRAW_SECONDS * trials)
+
+
 def _bridge(P: np.ndarray, start: np.ndarray, allowed: np.ndarray, a: int | None,
             b: int | None, length: int, rng: np.random.Generator, trials: int) -> np.ndarray:
     """``(trials, length)`` paths of the walk through allowed nodes only, from ``a`` (or

@@ -107,7 +107,8 @@ def test_a_folder_in_place_of_the_file(tmp_path):
 
 def test_sweep_into_a_full_disk_writes_nothing(tmp_path, capsys, monkeypatch, spec):
     _fail_replace(monkeypatch, errno.ENOSPC)
-    out = tmp_path / "new" / "out"
+    monkeypatch.chdir(tmp_path)  # missing parents are made only under the current folder
+    out = Path("new") / "out"
     assert main(["sweep", spec, "--out", str(out), "--backend", "serial"]) == 2
     line = _one_line(capsys, "sweep")
     assert line.startswith("netdp sweep: error: --out: cannot write ") and \

@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import io
 import math
 import os
 import re
 import sys
 import tomllib
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -54,6 +56,38 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, but a flag given twice is an error (argparse keeps the last
+        silently), except the flags meant to repeat (``--accountant``, ``--set``...)."""
+        self._seen: list[argparse.Action] = []
+        out = super().parse_known_args(args, namespace)
+        counts = Counter(self._seen)
+        for action, count in counts.items():
+            if count > 1 and not (isinstance(action, REPEATABLE)
+                                  or getattr(action, "repeatable", False)):
+                self.error(f"{max(action.option_strings, key=len)} given {count} times; give "
+                           f"it once (the last would win)")
+        return out
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        value = super()._get_values(action, arg_strings)
+        if action.nargs is None and action.option_strings and value == []:  # `--flag=--`
+            self.error(f"argument {max(action.option_strings, key=len)}: expected one value "
+                       f"(got '--')")
+        return value
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        found = super()._parse_optional(arg_string)
+        first = found[0] if isinstance(found, list) and len(found) == 1 else found  # 3.12+
+        if isinstance(first, tuple) and first and isinstance(first[0], argparse.Action):
+            getattr(self, "_seen", []).append(first[0])
+        return found
+
+
+#: Actions that a command line may give several times (and any with ``repeatable = True``).
+REPEATABLE = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction,
+              argparse._ExtendAction)
 
 
 def integer(text: str) -> int:
@@ -131,6 +165,17 @@ def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
 OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EBADF})
 
 
+class ClosedStdout(io.TextIOBase):
+    """``sys.stdout`` when the process started with descriptor 1 closed (Python then sets
+    it to ``None`` and every ``print`` is dropped): a write fails as a closed descriptor."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def fileno(self) -> int:
+        return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -146,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0
+    if sys.stdout is None:  # started with stdout closed: a print must fail, not vanish
+        sys.stdout = ClosedStdout()
     try:
         with progress.quiet(bool(getattr(args, "quiet", False))):
             status = int(handler(args))

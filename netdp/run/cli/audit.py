@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from netdp.core.errors import InputError, check
-from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
+from netdp.core.params import MAX_EPSILON, MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.core.setup import Streams
 from netdp.mechanisms import registry
 from netdp.report.figures import FORMATS, save
@@ -19,6 +18,7 @@ from netdp.run.cli import integer, number, parse_sets
 from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, names, task_of
 from netdp.tasks.preparation import with_seed
+from netdp.tracking.hidden_paths import resample_seconds
 
 if TYPE_CHECKING:
     from netdp.audit.curve import CurvePoint
@@ -152,9 +152,9 @@ def audit(args: argparse.Namespace) -> int:
     check(4 <= args.trials <= 10**8, "trials", f"must lie in 4..1e8 (got {args.trials})")
     check(0 < args.confidence < 1, "confidence",
           f"must lie in (0, 1) (got {args.confidence})")
-    check(args.claim_epsilon is None or (math.isfinite(args.claim_epsilon)
-                                         and args.claim_epsilon >= 0),
-          "claim-epsilon", f"must be a number >= 0 (got {args.claim_epsilon})")
+    check(args.claim_epsilon is None or 0 <= args.claim_epsilon <= MAX_EPSILON,
+          "claim-epsilon", f"must be a number in the range [0, {MAX_EPSILON:g}] (got "
+                           f"{args.claim_epsilon})")
     check(0 <= args.seed < 2**63, "seed", f"must lie in 0..2^63-1 (got {args.seed})")
     if args.one_run:
         check(args.task is None, "one-run", "audits a mechanism (not with --task)")
@@ -298,7 +298,15 @@ def protocol(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
     config = make_config(params)
-    check_footprint(task_of(config), config)
+    check_footprint(task_of(config), config)  # one tracked run, then the trials' replays
+    secret = not args.fixed_path and config.protocol == "walk"
+
+    def paths(n: int, steps: int) -> dict[str, tuple[float, str]]:
+        seconds = resample_seconds(n, steps, config.tokens, args.trials) if secret else 0.0
+        return {"the hidden paths": (seconds, "trials")}
+
+    check_footprint(task_of(config), config.replace(accountants=()), runs=2 * args.trials,
+                    runs_flag="trials", extra=paths)
     observer = None if config.coalition is not None else args.observer
     node = args.node
     if node is None:

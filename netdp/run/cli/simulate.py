@@ -21,6 +21,7 @@ from netdp.graphs.graph_record import plain_labels
 from netdp.run.api import simulate
 from netdp.run.cli import integer, number
 from netdp.tasks import TASKS, make_config, names, task_of, tracking_table
+from netdp.tasks.readers import check_read
 from netdp.tracking.graph_observers import SOURCES
 
 EXAMPLES = """\
@@ -127,6 +128,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 class _Accountant(argparse.Action):
     """``--accountant NAME``, repeatable; refused beside ``--no-tracking``."""
 
+    repeatable = True
+
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
         chosen = getattr(namespace, self.dest, None)
@@ -216,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
 
     params = parameters(args)
     config = make_config(params)
+    check_read(config, params)  # a flag given that this run does not read
     task = task_of(config)
     own = {output.flag for output in task.outputs}
     for other in TASKS.values():
@@ -235,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
     pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
     trace_out = Path(args.trace_out) if "trace_out" in args else None
     html = Path(args.html) if "html" in args else None
+    if pairs_out is not None:
+        check_writable(pairs_out, "pairs-out")  # a name to derive the labels' file from
     labels_out = None if pairs_out is None else labels_path(pairs_out)
     for path, name in ((out, "out"), (pairs_out, "pairs-out"), (labels_out, "pairs-out"),
                        (trace_out, "trace-out"), (html, "html"),

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO
 
 from netdp import __version__
-from netdp.core.errors import InputError, one_line
+from netdp.core.errors import InputError, check, one_line, shorten
 from netdp.core.files import atomic, cannot_write, write_atomic
 from netdp.core.provenance import provenance
 from netdp.core.table_rows import FIRST, table_row, tidy
@@ -83,6 +83,11 @@ class ResultTable:
         table = cls(path)
         table.check_compatible(spec)
         made = [p for p in (table.path, *table.path.parents) if not p.exists()]
+        here = Path.cwd().resolve()
+        outside = made[1:] and here not in Path(os.path.abspath(table.path)).parents
+        check(not outside, "out", f"the folder {shorten(str(table.path.parent))!r} does not "
+              f"exist; create it first (missing folders are made only under the current "
+              f"one)")
         made += [p for p in (table.path / name for name in (".lock", "rows", MANIFEST,
                                                              "spec.toml")) if not p.exists()]
         locking = False
