@@ -112,7 +112,8 @@ def test_quadratic_gnp_is_limited_in_pairs():
 
 
 def test_user_spec_of_unknown_size_is_refused_by_nodes(tmp_path):
-    spec = write_spec(tmp_path, 'description = "x"\ngenerator = "ladder_graph"\nsize = "n"\n')
+    spec = write_spec(tmp_path, 'description = "x"\ngenerator = "mycielski_graph"\n'
+                      'size = "n"\n')  # a generator without an edge formula
     assert topology.expected_size(spec, 50) == (50, None)
     n = generators.MAX_GRAPH_NODES + 1
     refused("nodes", rf"^nodes: mine.toml with n = {n} nodes; {LIMITS}$", topology.build, spec,

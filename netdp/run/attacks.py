@@ -12,8 +12,8 @@ from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.data.values import categories
+from netdp.mechanisms import registry
 from netdp.run.resources import check_seconds
-from netdp.tasks.histogram import ORACLE_SECONDS
 
 #: Seconds of one user's report in one trial beside the oracle's own work (drawing, the
 #: attack's crafting), halved as :data:`netdp.tasks.base.HOP_SECONDS` is.
@@ -46,7 +46,7 @@ def attack(mechanism: str = "oue", attack: str = "mga", domain: int = 128,
     fake = int(round(beta * users))
     check(1 <= fake < users, "beta", f"gives {fake} fake users of {users}; needs at least "
           "one fake and one honest user")
-    per_pair, per_item = ORACLE_SECONDS.get(mechanism, ORACLE_SECONDS["olh"])
+    per_pair, per_item = registry.entry(mechanism).seconds
     reports = float(users) * trials
     check_seconds({"the reports": (reports * (USER_SECONDS + per_pair * domain), "users"),
                    "the estimates": (trials * per_item * domain, "domain")},

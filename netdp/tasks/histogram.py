@@ -78,13 +78,6 @@ from netdp.tasks.user_level import (
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 MECHANISMS = registry.names("frequency-oracle")
-#: Seconds a frequency oracle spends per (report, category) pair and per category (its
-#: decoding), measured at 20 nodes and 1e4..1e6 categories and halved (see
-#: :data:`netdp.tasks.base.HOP_SECONDS`).
-ORACLE_SECONDS = {"grr": (0.0, 1e-7), "sue": (3.5e-9, 1e-7), "oue": (3.5e-9, 1e-7),
-                  "the": (3.5e-9, 1e-7), "she": (3.5e-9, 1e-7), "blh": (7e-9, 1e-7),
-                  "olh": (7e-9, 1e-7), "hr": (1e-9, 1e-7), "cms": (0.0, 7e-6),
-                  "hcms": (0.0, 7e-6), "rappor": (0.0, 1e-5)}
 DATA = ("uniform", "constant", "normal", "zipf")
 TARGET_CHOICES = ("random", "least")
 GROUP = DATA_GROUP
@@ -547,7 +540,7 @@ class HistogramTask(Task[HistogramSetup], Attackable, Auditable, PairwiseDetails
              steps: int) -> dict[str, tuple[float, str]]:
         sec = config.section_as(HistogramConfig)
         reports = float(config.tokens) * steps * sec.bound
-        per_pair, per_item = ORACLE_SECONDS.get(sec.mechanism, ORACLE_SECONDS["olh"])
+        per_pair, per_item = registry.entry(sec.mechanism).seconds
         return {**walk_work(config, nodes, steps),
                 "the frequency oracle": ((per_pair * reports + per_item) * sec.domain,
                                          "domain")}

@@ -65,7 +65,7 @@ MAX_ITEMS = 100_000
 PERCENTILE = 0.9  # S&P 2018 §V-B: ℓ covers 90% of the sets
 MAX_CANDIDATES = 5000  # candidate itemsets of one SVSM round
 #: Seconds PSFO spends per (report, item) pair (as OLH's; see
-#: :data:`netdp.tasks.histogram.ORACLE_SECONDS`).
+#: :attr:`netdp.mechanisms.registry.Entry.seconds`).
 REPORT_ITEM_SECONDS = 7e-9
 #: The rounds of each protocol, in walk order (each a block of consecutive steps).
 PHASES = {"one-round": ("items",), "svim": ("items", "size", "candidates"),

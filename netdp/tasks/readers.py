@@ -17,6 +17,7 @@ from netdp.core.errors import InputError
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import from_config
 from netdp.graphs.walk_kind import kind_of
+from netdp.tracking.graph_observers import SOURCES
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def _faulty_walk(config: SimulationConfig) -> bool:
 def _sampled_observers(config: SimulationConfig) -> bool:
     if config.protocol != "walk":
         return True  # gossip's own sampled sources
-    sources, n = config.get("sources"), config.nodes
+    sources, n = config.get(SOURCES), config.nodes
     return (not kind_of(config.topology).implicit and config.coalition is None
             and (n is None or sources is None or sources < n))
 
