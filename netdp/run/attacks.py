@@ -46,12 +46,12 @@ def attack(mechanism: str = "oue", attack: str = "mga", domain: int = 128,
     fake = int(round(beta * users))
     check(1 <= fake < users, "beta", f"gives {fake} fake users of {users}; needs at least "
           "one fake and one honest user")
-    per_pair, per_item = registry.entry(mechanism).seconds
+    oracle = mechanisms.frequency_oracle(mechanism, epsilon, domain)  # checks the name
+    per_pair, per_item = registry.entry(registry.canonical(mechanism)).seconds
     reports = float(users) * trials
     check_seconds({"the reports": (reports * (USER_SECONDS + per_pair * domain), "users"),
                    "the estimates": (trials * per_item * domain, "domain")},
                   f"; {users:,} users x {trials} trials")
-    oracle = mechanisms.frequency_oracle(mechanism, epsilon, domain)
     values = categories(data, users - fake, domain, seeding.generator(seed, "data"))
     chosen = choose_targets(values, domain, targets, target_choice,
                             seeding.generator(seed, "attack", 0))
