@@ -177,7 +177,7 @@ def graph_distances(topo, node: int, role: str = "observer") -> np.ndarray:
     n = topo.n
     if not 0 <= node < n:
         raise InputError("node", f"must lie in 0..{n - 1} (got {node})")
-    graph = to_networkx(topo)
+    graph = to_networkx(topo.distance_graph)  # a time-varying graph: its union
     if role == "observer" and graph.is_directed():
         graph = graph.reverse(copy=False)
     lengths = nx.single_source_shortest_path_length(graph, node)

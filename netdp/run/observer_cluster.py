@@ -41,6 +41,7 @@ import numpy as np
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
+from netdp.graphs.time_varying import names_time_varying
 from netdp.graphs.walk_kind import kind_of
 from netdp.run.dask_client import DaskClient, max_workers
 from netdp.run.resources import human, memory_limit, planned_size
@@ -202,6 +203,10 @@ def check_distributable(config: SimulationConfig, param: str = "workers") -> Non
     check(config.accountants != (), param, "--no-tracking leaves no observer to account")
     check(config.coalition is None, param, "a coalition observes as one: no observers to "
           "share out")
+    source = config.topology if config.graph is None else config.graph
+    check(not names_time_varying(source, config.graph_format), param, "a time-varying "
+          "graph's observers are accounted in this process for now (sample them with "
+          "--sources)")
     if config.protocol == "gossip":
         from netdp.engine.faults import from_config
 

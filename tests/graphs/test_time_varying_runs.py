@@ -155,6 +155,7 @@ def test_a_folder_of_graph_files(tmp_path):
     (["--engine", "event"], "--engine"),
     (["--convention", "reference"], "--convention"),
     (["--mechanism", "laplace"], "--convention"),
+    (["--workers", "2"], "--workers"),
 ])
 def test_what_a_time_varying_graph_does_not_run_is_refused(contacts, args, param):
     out = cli("simulate", "--topology", str(contacts), "--format", "contacts",
@@ -238,3 +239,13 @@ def test_account_refuses_a_hop_off_its_snapshot(contacts, tmp_path):
     log.write_text("\n".join(lines) + "\n")
     out = cli("account", str(log))
     assert out.returncode == 2 and "is not a move" in out.stderr, out.stderr
+
+
+def test_a_time_varying_run_has_its_page_and_pairs(contacts, tmp_path):
+    """The report page's figures measure distance on the union of the snapshots."""
+    page, pairs = tmp_path / "run.html", tmp_path / "pairs.npy"
+    out = cli("simulate", "--topology", str(contacts), "--format", "contacts", "--steps",
+              "60", "--seed", "1", "--html", str(page), "--pairs-out", str(pairs), "-q")
+    assert out.returncode == 0, out.stderr
+    assert page.stat().st_size > 0 and np.load(pairs).shape == (10, 10)
+    assert page.read_text().count("<svg") >= 2
