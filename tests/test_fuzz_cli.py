@@ -141,7 +141,11 @@ def make_inputs(root: Path) -> dict[str, str]:
                         "[grid]\nnodes = [4, 5]\n")
         assert main(["sweep", str(spec), "--out", str(sweep), "--backend", "serial",
                      "--no-progress"]) == 0
-    files.update(log=str(log), spec=str(spec), sweep=str(sweep))
+    contacts = root / "contacts.csv"  # a time-varying graph: 6 nodes, a path then a star
+    contacts.write_text("t,u,v\n" + "".join(f"0,{u},{u + 1}\n" for u in range(5))
+                        + "".join(f"1,0,{v}\n" for v in range(1, 6)))
+    files.update(log=str(log), spec=str(spec), sweep=str(sweep), **{"contacts.csv":
+                                                                    str(contacts)})
     return files
 
 

@@ -102,6 +102,9 @@ CASES: list[tuple[str, list[str]]] = [
     ("account-sigma-3e-239", ["account", "{log}", "-n", "6", "--sigma", "2.98e-239"]),
     ("pairs-out-empty", [*SIM, "--pairs-out", "", "--json"]),
     ("tokens-400-digits", [*SIM, "--data-file", "{truncated.csv}", "--tokens", "9" * 400]),
+    ("report-path-too-long", ["report", "a" * 5000, "--html", "page.html"]),
+    ("contacts-workers", [*SIM[:1], "--topology", "{contacts.csv}", "--format", "contacts",
+                          "--workers", "2"]),
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.

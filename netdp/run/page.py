@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp import __version__
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, shorten
 from netdp.core.files import write_atomic
 from netdp.core.reading import read_json
 from netdp.report.html import (
@@ -273,11 +273,16 @@ def page_of(path: str | Path, pairs: str | Path | None = None) -> str:
     import numpy as np
 
     path = Path(path)
-    if path.is_dir():
+    try:
+        folder, there = path.is_dir(), path.exists()
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputError("PATH", f"cannot read {shorten(str(path))!r}: "
+                         f"{exc.strerror or exc}") from None
+    if folder:
         if pairs is not None:
             raise InputError("pairs", "goes with a run's JSON, not a sweep folder")
         return sweep_page(path)
-    if not path.exists():
+    if not there:
         raise InputError("PATH", f"{str(path)!r} does not exist; give a run's JSON "
                          "(`netdp simulate --json > run.json`) or a sweep folder")
     result = read_result(path)
