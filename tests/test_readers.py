@@ -80,3 +80,14 @@ def test_the_issue_examples(argv, refused):
         assert f"{flag}: is read only by" in err.getvalue()
     else:
         assert code == 0, err.getvalue()
+
+
+def test_every_observer_beyond_the_dense_size_is_a_sources_that_reads():
+    """``--sources n`` makes a walk's tracker account every observer where it samples 32
+    by default (beyond 200 nodes): read there; up to 200 nodes every observer is
+    accounted anyway, and ``--sources n`` does nothing."""
+    big = make_config({"topology": "hypercube", "nodes": 256, "sources": 256})
+    check_read(big, ["sources"])
+    small = make_config({"topology": "hypercube", "nodes": 64, "sources": 64})
+    with pytest.raises(InputError, match="every observer beyond 200 nodes"):
+        check_read(small, ["sources"])

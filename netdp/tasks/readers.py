@@ -17,7 +17,7 @@ from netdp.core.errors import InputError
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import from_config
 from netdp.graphs.walk_kind import kind_of
-from netdp.tracking.graph_observers import SOURCES
+from netdp.tracking.graph_observers import DENSE_NODES, SOURCES
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def _sampled_observers(config: SimulationConfig) -> bool:
         return True  # gossip's own sampled sources
     sources, n = config.get(SOURCES), config.nodes
     return (not kind_of(config.topology).implicit and config.coalition is None
-            and (n is None or sources is None or sources < n))
+            and (n is None or sources is None or sources < n or n > DENSE_NODES))
 
 
 _HAND_OFF = Reader(_faulty_walk, "walks with faults (--loss, --churn, --crash or --slow): "
@@ -50,7 +50,8 @@ READERS: dict[str, Reader] = {
     "sources": Reader(_sampled_observers, "gossip, and the tracker of a walk on a graph "
                                           "(not the ring or the complete graph) without "
                                           "--coalition when it samples fewer observers than "
-                                          "n"),
+                                          f"n, or every observer beyond {DENSE_NODES} nodes "
+                                          "(where it samples by default)"),
 }
 
 
