@@ -103,6 +103,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("pairs-out-empty", [*SIM, "--pairs-out", "", "--json"]),
     ("tokens-400-digits", [*SIM, "--data-file", "{truncated.csv}", "--tokens", "9" * 400]),
     ("report-path-too-long", ["report", "a" * 5000, "--html", "page.html"]),
+    ("topology-name-too-long", [*SIM, "--topology", "a" * 300]),
     ("contacts-workers", [*SIM[:1], "--topology", "{contacts.csv}", "--format", "contacts",
                           "--workers", "2"]),
 ]

@@ -310,4 +310,7 @@ def _is_edge_list(topology: str) -> bool:
     if topology in IMPLICIT or topology.endswith(".toml"):
         return False
     path = Path(topology)
-    return path.suffix != "" or "/" in topology or path.is_file() or path.is_dir()
+    try:
+        return path.suffix != "" or "/" in topology or path.is_file() or path.is_dir()
+    except OSError:  # a name the system cannot stat: the topology's reader refuses it
+        return False

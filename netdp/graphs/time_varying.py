@@ -368,8 +368,17 @@ def names_time_varying(spec: Any, fmt: str | None) -> bool:
     if isinstance(spec, TimeVaryingTopology) or is_snapshot_list(spec):
         return True
     if isinstance(spec, str | Path) and not str(spec).startswith("networkx:"):
-        return fmt == "contacts" or (len(str(spec)) < 4096 and Path(spec).is_dir())
+        return fmt == "contacts" or _is_folder(Path(spec))
     return False
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder; ``False`` for a name the system cannot stat (too long,
+    a loop of links): the topology's own reader then says what is wrong with it."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def snapshot_nodes(spec: Any, fmt: str | None) -> int:

@@ -412,7 +412,10 @@ def walk_work(config: SimulationConfig, nodes: int,
 
         sources = config.get(SOURCES)
         observers = min(nodes, sources or (nodes if nodes <= DENSE_NODES else SAMPLED))
-        per = hops * nodes * 10 * TIMED_ENTRIES_PER_NODE * nodes * TIMED_LAW_SECONDS
+        from netdp.tracking.time_varying import KMAX
+
+        width = KMAX[0] + 2  # the first count columns the laws carry, and their tail
+        per = hops * nodes * width * TIMED_ENTRIES_PER_NODE * nodes * TIMED_LAW_SECONDS
         out["the time-varying tracker's laws"] = (observers * per, "steps" if sources is None
                                                   else SOURCES)
     if config.accountants is not None and "pld" in config.accountants:

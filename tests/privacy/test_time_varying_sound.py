@@ -282,3 +282,28 @@ def test_ignoring_time_falls_below_the_exact_loss():
                                        delta, z, "exact", None, np.array(members)), members)
     assert timed[1] >= truth - 1e-9
     assert static[1] < truth - 0.05, (static[1], truth)
+
+
+def test_laws_cut_to_their_tails_stay_above_the_enumerated_loss(monkeypatch):
+    """With the counts cut after one visit (``KMAX = (1,)``), every view longer than that
+    is accounted through its tail at the worst count: still at or above the exact ε."""
+    monkeypatch.setattr(tvt, "KMAX", (1,))
+    bad, cut = [], 0
+    for seed in range(0, CASES, 4):
+        n, Ps, holders, z, delta, members = make_case(seed)
+        coalition = members if len(members) > 1 else None
+        obs = None if coalition else np.array(members)
+        views, _ = flat_views(holders, members, n)
+        cut += int(sum(ce.interior(int(k), int(m)) > 1 for k, m in
+                       zip(views.kind, views.length, strict=True)))
+        for acc in ("kov", "rdp", "pld"):
+            pairs = _pairs(tvt.time_varying_losses(Trace(n, holders), Ps, 1.0, delta, z, acc,
+                                                   coalition, obs), members)
+            for u in range(n):
+                if u in members:
+                    continue
+                truth, _ = exact_epsilon(holders, Ps, members, u, z, delta, views)
+                if pairs[u] < truth - 1e-9:
+                    bad.append(f"seed {seed} {acc} u={u}: {pairs[u]:.6g} < {truth:.6g}")
+    assert cut > 0  # the tail path ran
+    assert not bad, "\n".join(bad)
