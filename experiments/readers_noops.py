@@ -160,10 +160,9 @@ _BEFORE: dict[str, Any] = {}
 
 def report(params: dict[str, Any]) -> Any:
     """The stripped report of one run, and its trace as ``--trace-out`` writes it."""
+    from netdp.engine.faults import from_config
     from netdp.run.api import simulate
     from netdp.tasks import make_config
-
-    from netdp.engine.faults import from_config
 
     config = make_config(params)
     with tempfile.TemporaryDirectory() as folder:

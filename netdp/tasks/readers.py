@@ -2,7 +2,10 @@
 is refused instead of doing nothing (issue 29).
 
 A parameter absent from :data:`READERS` is read by every run of the tasks that declare it
-(a task's own section is refused for other tasks by :func:`netdp.tasks.make_config`).
+(a task's own section is refused for other tasks by :func:`netdp.tasks.make_config`), or
+refused by the config's checks at every value but the one the run would take anyway.
+``experiments/readers_noops.py`` found the entries; ``tests/test_readers.py`` checks that
+the output changes exactly where the table says a parameter is read.
 Each entry says when the parameter is read, as a predicate on the config, and who reads
 it, as the message says it; :func:`check_read` refuses the parameters given explicitly
 (on the command line or in a config file) that the run does not read.
@@ -82,9 +85,9 @@ def _weighted(config: SimulationConfig) -> bool:
 
     from netdp.graphs.graph_files import file_format
 
-    if config.graph is not None or kind_of(config.topology).implicit:
-        return True
     try:
+        if config.graph is not None or not Path(config.topology).is_file():
+            return True  # a named topology: refused by its builder
         fmt = file_format(Path(config.topology), config.graph_format)
     except (InputError, OSError):
         return True
@@ -131,8 +134,8 @@ READERS: dict[str, Reader] = {
     "itemset_size": Reader(lambda c: _get(c, "mining") == "svsm", "--mining svsm"),
     "epsilon": Reader(lambda c: _get(c, "gamma") is None, "runs without --gamma (which "
                                                            "sets epsilon)"),
-    "weight": Reader(_weighted, "GraphML and GML files and networkx graphs (an edge list's "
-                                "weights are its third column)"),
+    "weight": Reader(_weighted, "GraphML and GML files and networkx graphs (of an edge "
+                                "list, its weights are its third column)"),
 }
 
 
