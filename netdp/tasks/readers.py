@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from netdp.core.errors import InputError
 from netdp.core.params import params_of
@@ -55,7 +56,7 @@ def _transitive(config: SimulationConfig) -> bool:
     (:func:`netdp.graphs.gossip_matrix.vertex_transitive`), without faults."""
     from netdp.graphs.gossip_matrix import TRANSITIVE_NAMES
 
-    return (config.topology == "complete" or config.topology in TRANSITIVE_NAMES
+    return (kind_of(config.topology).uniform or config.topology in TRANSITIVE_NAMES
             and config.weight is None) and from_config(config) is None
 
 
@@ -81,8 +82,6 @@ def _convention(config: SimulationConfig) -> bool:
 
 def _weighted(config: SimulationConfig) -> bool:
     """Not an edge list: its weights are its third column, whatever --weight says."""
-    from pathlib import Path
-
     from netdp.graphs.graph_files import file_format
 
     try:
