@@ -163,9 +163,31 @@ def test_pairs_this_process_cannot_assemble_are_refused_with_the_sources_that_fi
     code, stdout, err = _cli(["simulate", "--topology", "hypercube", "--nodes", "8192",
                               "--steps", "819200", "--workers", "2"], capsys)
     assert code == 2 and stdout == "" and len(err.strip().splitlines()) == 1, err
-    assert ("--workers: the pairs of 8,192 observers x 8,192 nodes would hold about 3 GiB "
+    assert ("--workers: the pairs of 8,192 observers x 8,192 nodes would hold about 7 GiB "
             "here once assembled") in err
-    assert "--sources 5,384 would fit" in err  # (2 GiB - the run's 29 MiB) / (48 B x 8192)
+    assert "--sources 2,307 would fit" in err  # (2 GiB - the run's 29 MiB) / (112 B x 8192)
+
+
+_PEAK = ("import resource, sys, tempfile; from netdp.run.cli import main; n = sys.argv[1]; "
+         "out = tempfile.mkdtemp() + '/run.json'; "
+         "main(['simulate', '--topology', 'hypercube', '--nodes', n, '--steps', "
+         "str(100 * int(n)), '--seed', '1', '--workers', '2', '--quiet', '--json', '--out', "
+         "out]); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+
+
+@pytest.mark.slow
+def test_the_bytes_a_pair_cover_this_process_s_peak():
+    """PAIR_BYTES is what the check refuses by: this process's peak grows by at most that
+    much a pair, every observer of n = 2048 against n = 4096 (measured: 104 bytes)."""
+    from netdp.run.observer_cluster import PAIR_BYTES
+
+    peak = {}
+    for n in (2048, 4096):
+        done = subprocess.run([sys.executable, "-c", _PEAK, str(n)], capture_output=True,
+                              text=True, timeout=600, check=True)
+        peak[n] = int(done.stdout.strip().splitlines()[-1])
+    slope = (peak[4096] - peak[2048]) / (4096**2 - 2048**2)
+    assert 0 < slope <= PAIR_BYTES, slope
 
 
 @pytest.mark.parametrize("argv, words", [

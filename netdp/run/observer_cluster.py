@@ -55,7 +55,11 @@ BATCHES_PER_WORKER = 8  # batches per worker: a lost batch costs 1/8 of a worker
 BATCH_BYTES = 256 * 2**20  # most bytes of one batch's results
 WORKER_BASE = 300 * 2**20  # a worker process with numpy, scipy and numba loaded
 PAUSE = 0.8  # of its memory limit, where dask pauses a worker
-PAIR_BYTES = 48  # held here per pair once assembled: loss, node, its LDP cap, distance
+#: Bytes held here per pair at the peak of the assembly (the batches' pieces, their
+#: concatenation, the LDP caps, hop distances and the summary's sort): 104-105 measured
+#: as the slope of this process's peak RSS at n = 2048, 4096, 8192 with every observer
+#: (0.74, 2.05, 7.35 GB; docs/cluster.md), rounded up.
+PAIR_BYTES = 112
 
 
 class ClusterFailed(RuntimeError):
