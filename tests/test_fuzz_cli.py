@@ -204,8 +204,9 @@ def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[
                                "", ".", "x.unknown", "x.csv", "x.npy", "x.parquet"])
     else:
         texts = [st.sampled_from(EXTREME_TEXT), st.text(max_size=20)]
-        if action.choices:
-            texts.append(st.sampled_from(sorted(map(str, action.choices))))
+        choices = action.choices or _declared_choices().get(dest)  # checked after parsing
+        if choices:
+            texts.append(st.sampled_from(sorted(map(str, choices))))
         one = st.one_of(*texts)
     default = action.default
     if isinstance(default, int | float | str) and not isinstance(default, bool) \
@@ -213,6 +214,14 @@ def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[
         one = st.one_of(st.just(str(default)), one)
     count = action.nargs if isinstance(action.nargs, int) else 1
     return st.lists(one, min_size=count, max_size=count)
+
+
+def _declared_choices() -> dict[str, tuple[str, ...]]:
+    """The choices of the parameters that declare some (netdp.core.params), by dest."""
+    from netdp.tasks import TASKS, param_specs
+
+    out = {name: spec.choices for name, spec in param_specs().items() if spec.choices}
+    return {**out, "task": tuple(sorted({key.partition("/")[0] for key in TASKS}))}
 
 
 def argv_for(command: str, files: dict[str, str]) -> st.SearchStrategy[list[str]]:
