@@ -382,6 +382,41 @@ def test_fuzz_command_long(command, inputs):
     _fuzz(command, inputs, int(os.environ.get("NETDP_FUZZ_EXAMPLES", SLOW_EXAMPLES)))
 
 
+@pytest.mark.parametrize(("argv", "line", "right"), [
+    (["simulate", "-n", "6"], "--nodes: too many", True),
+    (["simulate", "--nodes=6"], "--nodes: too many", True),
+    (["simulate", "-n", "6"], "argument --nodes/-n: invalid integer", True),
+    (["simulate", "-n", "6"], "--steps: this run would take ...", False),
+    (["simulate", "-n", "6"], "--range: needs LOW < HIGH", False),
+    (["simulate", "--range", "5", "1"], "--range: needs LOW < HIGH", True),
+    (["simulate", "--config", "{config}"], "--range: needs LOW < HIGH", True),  # low = 5
+    (["simulate", "--config", "{config}"], "--steps: must be an integer", True),
+    (["simulate", "--config", "{config}"], "--epsilon: must be a number", False),
+    (["simulate", "-n", "6"], "NETDP_TIME_LIMIT: expected seconds", True),
+    (["simulate", "-n", "6"], "P: the laws overflowed", False),
+    (["simulate", "-n", "6"], "ran out of memory; lower the sizes", True),
+    (["account", "log.csv"], "LOG: cannot read", True),
+    (["account", "log.csv"], "log.csv: line 3: expected 4 columns", True),
+    (["account", "log.csv"], "other.csv: line 3: expected 4 columns", False),
+    (["plot", "--preset", "by-distance"], "--result: give one or more files", True),
+    (["plot", "--preset", "by-distance"], "--result: cannot read", False),
+    (["plot", "sweep"], "--x: give the x column", True),
+    (["plot", "--preset", "pairs"], "DIR: give the results folder", True),
+    (["plot", "--preset", "pairs"], "DIR: cannot read", False),
+])
+def test_the_naming_rule(argv, line, right, tmp_path):
+    """tests/fuzz_names.py: the parameter a refusal names was given (its rule's cases)."""
+    config = tmp_path / "run.toml"
+    config.write_text("low = 5\nsteps = 200.5\n")
+    argv = [w.format(config=config) for w in argv]
+    line = f"netdp {argv[0]}: error: {line}"
+    if right:
+        check_names(argv, line)
+    else:
+        with pytest.raises(AssertionError):
+            check_names(argv, line)
+
+
 def test_every_command_declares_flags():
     """The fuzzer sees the flags: a parser change cannot silently empty it."""
     assert len(flags("simulate")) > 50

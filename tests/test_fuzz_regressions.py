@@ -151,6 +151,11 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
                                "--out", "x.png"], "--pairs"),  # an EOFError
     ("gossip-matrix-zero-bytes", [*GOSSIP, "--gossip-matrix", "{zero-bytes.npy}"],
      "--gossip-matrix"),  # an EOFError
+    ("sgd-skew-1e308", [*SIM, "--task", "sgd", "--skew", "1e308"], "--skew"),  # NaN shares
+    ("sgd-format-contacts", [*SIM, "--task", "sgd", "--format", "contacts"],
+     "--format"),  # was --topology (complete, the default)
+    ("sgd-gossip-steps-5304", ["simulate", "-n", "6", "--task", "sgd", "--protocol", "gossip",
+                               "--gossip-steps", "5304"], "--gossip-steps"),  # over 30 s
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.
