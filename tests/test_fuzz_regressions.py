@@ -156,6 +156,8 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
      "--format"),  # was --topology (complete, the default)
     ("sgd-gossip-steps-5304", ["simulate", "-n", "6", "--task", "sgd", "--protocol", "gossip",
                                "--gossip-steps", "5304"], "--gossip-steps"),  # over 30 s
+    ("bounds-n-min-above-default-n-max", ["bounds", "--points", "5", "--n-min", "240143887036"],
+     "--n-min"),  # was --n-max
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.
