@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_names import check_names
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,25 +46,36 @@ TIME_LIMIT = "3"
 DEFAULT_EXAMPLES = 12  # per subcommand in the default tier
 SLOW_EXAMPLES = 200  # per subcommand in the slow tier
 
-#: A small valid run of each subcommand; the fuzzed flags come after (and override).
-BASE: dict[str, list[str]] = {
-    "simulate": ["-n", "6"],
-    "account": ["{log}", "-n", "6"],
-    "audit": ["--trials", "200"],
-    "attack": ["--users", "2000", "--trials", "2", "--domain", "16"],
-    "bounds": ["--points", "5"],
-    "topologies": [],
-    "sweep": ["{spec}", "--out", "swept", "--backend", "serial", "--no-progress"],
-    "results": ["{sweep}"],
-    "plot": ["{sweep}", "--out", "fig.png"],
-    "report": ["{sweep}", "--html", "page.html"],
+#: Small valid runs of each subcommand (one is drawn per case); the fuzzed flags come
+#: after (and override). A command with several modes has a run of each, so that one
+#: fuzzed flag mostly lands on a run that succeeds (plot: a table, a table preset, the
+#: one-run presets from a matrix file, from a run, and by-distance from a result file).
+BASE: dict[str, list[list[str]]] = {
+    "simulate": [["-n", "6"]],
+    "account": [["{log}", "-n", "6"]],
+    "audit": [["--trials", "200"]],
+    "attack": [["--users", "2000", "--trials", "2", "--domain", "16"]],
+    "bounds": [["--points", "5"]],
+    "topologies": [[]],
+    "sweep": [["{spec}", "--out", "swept", "--backend", "serial", "--no-progress"]],
+    "results": [["{sweep}"]],
+    "plot": [["{sweep}", "--preset", "privacy-vs-n", "--out", "fig.png"],
+             ["{sweep}", "--x", "nodes", "--y", "privacy", "--out", "fig.png"],
+             ["--preset", "pairs", "--pairs", "{pairs}", "--result", "{run}", "--out",
+              "fig.png"],
+             ["--preset", "heatmap", "--pairs", "{pairs}", "--result", "{run}", "--out",
+              "fig.png"],
+             ["--preset", "distance", "-n", "6", "--seed", "1", "--out", "fig.png"],
+             ["--preset", "by-distance", "--result", "{run}", "--out", "fig.png"]],
+    "report": [["{sweep}", "--html", "page.html"],
+               ["{run}", "--pairs", "{pairs}", "--html", "page.html"]],
 }
 #: Flags not fuzzed here: they start a dask cluster (about 15 s), beyond a case's time
 #: limit; their refusals and runs are tests/test_observer_cluster.py's.
 NOT_FUZZED = {"workers", "scheduler"}
 #: Flags (or positionals, by dest) whose value names a file that is read.
 INPUT_FILES = {"config", "topology", "data_file", "gossip_matrix", "dataset", "log", "spec",
-               "dir", "pairs", "result", "loss", "churn"}
+               "dir", "pairs", "result", "loss", "churn", "path"}
 #: Flags whose value names a file that is written.
 OUTPUT_FILES = {"out", "pairs_out", "trace_out", "curves", "plot", "csv", "parquet", "html"}
 #: Flags whose value prefixes a file with ``file:``.
@@ -100,6 +112,8 @@ def _bad_files(root: Path) -> dict[str, str]:
         "huge.toml": b"nodes = 1e300\nepsilon = 1e300\nsteps = 100000000000000000000\n",
         "edges.txt": b"0 1\n1 99999999999999999999\n",
         "edges-float.txt": b"0 1 nan\n1 2 inf\n",
+        "zero-bytes.npy": b"",
+        "one-column.csv": b"a\n1\n",
     }
     out = {}
     for name, data in files.items():
@@ -131,9 +145,11 @@ def inputs(tmp_path_factory) -> dict[str, str]:
 
 def make_inputs(root: Path) -> dict[str, str]:
     """Bad files in ``root``, plus the valid inputs the bases name: a log, a spec, a
-    sweep; by name."""
+    sweep, a run's JSON and its pairwise matrix (gossip on a cycle: by-distance draws
+    it); by name."""
     files = _bad_files(root)
     log, spec, sweep = root / "log.csv", root / "spec.toml", root / "sweep"
+    run, pairs = root / "run.json", root / "pairs.npy"
     with _quiet():
         assert main(["simulate", "-n", "6", "--steps", "30", "--seed", "1",
                      "--trace-out", str(log)]) == 0
@@ -141,11 +157,13 @@ def make_inputs(root: Path) -> dict[str, str]:
                         "[grid]\nnodes = [4, 5]\n")
         assert main(["sweep", str(spec), "--out", str(sweep), "--backend", "serial",
                      "--no-progress"]) == 0
+        assert main(["simulate", "-n", "6", "--protocol", "gossip", "--topology", "cycle",
+                     "--seed", "1", "--pairs-out", str(pairs), "--out", str(run)]) == 0
     contacts = root / "contacts.csv"  # a time-varying graph: 6 nodes, a path then a star
     contacts.write_text("t,u,v\n" + "".join(f"0,{u},{u + 1}\n" for u in range(5))
                         + "".join(f"1,0,{v}\n" for v in range(1, 6)))
-    files.update(log=str(log), spec=str(spec), sweep=str(sweep), **{"contacts.csv":
-                                                                    str(contacts)})
+    files.update(log=str(log), spec=str(spec), sweep=str(sweep), run=str(run),
+                 pairs=str(pairs), **{"contacts.csv": str(contacts)})
     return files
 
 
@@ -179,31 +197,51 @@ def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[
     elif dest in INPUT_FILES:
         paths = st.sampled_from(sorted(files.values()))
         one = paths.map(lambda p: "file:" + p) if dest in PREFIXED else paths
-        if dest in PREFIXED or dest == "topology":  # also the flag's other forms
+        if dest in PREFIXED or dest in ("topology", "path"):  # also the other forms
             one = st.one_of(one, st.sampled_from(EXTREME_TEXT))
     elif dest in OUTPUT_FILES:
         one = st.sampled_from(["out.json", "a-folder", "missing/x.png", "x.png", "/dev/null",
                                "", ".", "x.unknown", "x.csv", "x.npy", "x.parquet"])
     else:
         texts = [st.sampled_from(EXTREME_TEXT), st.text(max_size=20)]
-        if action.choices:
-            texts.append(st.sampled_from(sorted(map(str, action.choices))))
+        choices = action.choices or _declared_choices().get(dest)  # checked after parsing
+        if choices:
+            texts.append(st.sampled_from(sorted(map(str, choices))))
         one = st.one_of(*texts)
+    default = action.default
+    if isinstance(default, int | float | str) and not isinstance(default, bool) \
+            and default != argparse.SUPPRESS:  # a value that passes: the flag's default
+        one = st.one_of(st.just(str(default)), one)
     count = action.nargs if isinstance(action.nargs, int) else 1
     return st.lists(one, min_size=count, max_size=count)
 
 
+def _declared_choices() -> dict[str, tuple[str, ...]]:
+    """The choices of the parameters that declare some (netdp.core.params), by dest."""
+    from netdp.tasks import TASKS, param_specs
+
+    out = {name: spec.choices for name, spec in param_specs().items() if spec.choices}
+    return {**out, "task": tuple(sorted({key.partition("/")[0] for key in TASKS}))}
+
+
 def argv_for(command: str, files: dict[str, str]) -> st.SearchStrategy[list[str]]:
-    """One or two fuzzed flags on top of the command's small valid run (replacing the
-    base's own value of a fuzzed flag)."""
+    """One or two fuzzed flags on top of one of the command's small valid runs (replacing
+    the base's own value of a fuzzed flag): one of the runs that give the first fuzzed
+    flag where there are some (plot's ``--pairs``: the runs from a matrix), and for
+    ``simulate`` with the ``--task`` that reads it."""
     actions = flags(command)
-    base = [w.format(**files) for w in BASE[command]]
+    bases = [[w.format(**files) for w in base] for base in BASE[command]]
+    owners = task_words() if command == "simulate" else {}
 
     @st.composite
     def build(draw) -> list[str]:
-        argv = [command, *base]
         chosen = draw(st.lists(st.sampled_from(actions), min_size=1, max_size=2,
                                unique_by=lambda a: a.dest)) if actions else []
+        own = [b for b in bases if chosen and set(chosen[0].option_strings) & set(b)]
+        base = draw(st.sampled_from(own or bases))  # a base that gives the flag, if any
+        if chosen and chosen[0].dest in owners:  # a task's own flag: run that task
+            base = [*base, *draw(st.sampled_from(owners[chosen[0].dest]))]
+        argv = [command, *base]
         for action in chosen:
             words = draw(values(action, files))
             if not action.option_strings:  # a positional: replace the base's
@@ -219,6 +257,25 @@ def argv_for(command: str, files: dict[str, str]) -> st.SearchStrategy[list[str]
         return argv
 
     return build()
+
+
+def task_words() -> dict[str, list[list[str]]]:
+    """``simulate``'s flags that only some tasks read, each with those tasks' ``--task``
+    (and ``--protocol``) words."""
+    from netdp.core.params import params_of
+    from netdp.core.simulation_config import SimulationConfig
+    from netdp.tasks import TASKS
+
+    common = {name for name, _, _ in params_of(SimulationConfig)}
+    out: dict[str, list[list[str]]] = {}
+    for key, task in TASKS.items():
+        name, _, protocol = key.partition("/")
+        words = ["--task", name, *(["--protocol", protocol] if protocol else [])]
+        dests = {spec.pair or n for n, spec, _ in params_of(task.section)} | {
+            o.flag.replace("-", "_") for o in task.outputs}  # --range: the pair low, high
+        for dest in dests - common:
+            out.setdefault(dest, []).append(words)
+    return out
 
 
 def _without(argv: list[str], action: argparse.Action) -> list[str]:
@@ -255,8 +312,9 @@ def _strict(text: str):
     raise ValueError(f"non-standard JSON constant {text}")
 
 
-def check_case(argv: list[str]) -> int:
-    """Run ``netdp argv`` in a fresh folder, assert the property; the exit status."""
+def check_case(argv: list[str], lines: list[str] | None = None) -> int:
+    """Run ``netdp argv`` in a fresh folder, assert the property; the exit status (and
+    stderr's lines appended to ``lines``)."""
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
@@ -281,11 +339,14 @@ def check_case(argv: list[str]) -> int:
                 os.environ["NETDP_TIME_LIMIT"] = limit
         seconds = time.perf_counter() - start
     stderr, stdout = err.getvalue(), out.getvalue()
+    if lines is not None:
+        lines += stderr.strip().splitlines()
     case = f"netdp {' '.join(a if len(a) < 60 else a[:57] + '...' for a in argv)}"
     assert code in (0, 1, 2), (case, code, stderr[-2000:])
     assert "Traceback" not in stderr, (case, stderr[-2000:])
     if code == 2:
         assert len(stderr.strip().splitlines()) == 1, (case, stderr[-2000:])
+        check_names(argv, stderr.strip())
     if code == 0 and "--json" in argv and stdout.strip():
         json.loads(stdout, parse_constant=_strict)
     assert seconds <= LIMIT_S, (case, f"{seconds:.1f} s")
@@ -319,6 +380,41 @@ def test_fuzz_command_long(command, inputs):
     """The long run: many more cases per subcommand (still derandomized); on demand, since
     its whole run has not yet finished clean (the open cases are in the regressions)."""
     _fuzz(command, inputs, int(os.environ.get("NETDP_FUZZ_EXAMPLES", SLOW_EXAMPLES)))
+
+
+@pytest.mark.parametrize(("argv", "line", "right"), [
+    (["simulate", "-n", "6"], "--nodes: too many", True),
+    (["simulate", "--nodes=6"], "--nodes: too many", True),
+    (["simulate", "-n", "6"], "argument --nodes/-n: invalid integer", True),
+    (["simulate", "-n", "6"], "--steps: this run would take ...", False),
+    (["simulate", "-n", "6"], "--range: needs LOW < HIGH", False),
+    (["simulate", "--range", "5", "1"], "--range: needs LOW < HIGH", True),
+    (["simulate", "--config", "{config}"], "--range: needs LOW < HIGH", True),  # low = 5
+    (["simulate", "--config", "{config}"], "--steps: must be an integer", True),
+    (["simulate", "--config", "{config}"], "--epsilon: must be a number", False),
+    (["simulate", "-n", "6"], "NETDP_TIME_LIMIT: expected seconds", True),
+    (["simulate", "-n", "6"], "P: the laws overflowed", False),
+    (["simulate", "-n", "6"], "ran out of memory; lower the sizes", True),
+    (["account", "log.csv"], "LOG: cannot read", True),
+    (["account", "log.csv"], "log.csv: line 3: expected 4 columns", True),
+    (["account", "log.csv"], "other.csv: line 3: expected 4 columns", False),
+    (["plot", "--preset", "by-distance"], "--result: give one or more files", True),
+    (["plot", "--preset", "by-distance"], "--result: cannot read", False),
+    (["plot", "sweep"], "--x: give the x column", True),
+    (["plot", "--preset", "pairs"], "DIR: give the results folder", True),
+    (["plot", "--preset", "pairs"], "DIR: cannot read", False),
+])
+def test_the_naming_rule(argv, line, right, tmp_path):
+    """tests/fuzz_names.py: the parameter a refusal names was given (its rule's cases)."""
+    config = tmp_path / "run.toml"
+    config.write_text("low = 5\nsteps = 200.5\n")
+    argv = [w.format(config=config) for w in argv]
+    line = f"netdp {argv[0]}: error: {line}"
+    if right:
+        check_names(argv, line)
+    else:
+        with pytest.raises(AssertionError):
+            check_names(argv, line)
 
 
 def test_every_command_declares_flags():

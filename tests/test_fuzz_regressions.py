@@ -1,7 +1,10 @@
 """The fuzzer's regression corpus: every command line that once gave a traceback, a
 second stderr line or a run without end, kept as an explicit case (issue 29).
 
-``{name}`` in a case is one of the generated files of tests/test_fuzz_cli.py.
+``{name}`` in a case is one of the generated files of tests/test_fuzz_cli.py. A refusal
+may state, third, the parameter its one line must name (``--topology``, ``DIR``): the
+cases of messages that once named the wrong one (tests/fuzz_names.py has the rule every
+case is checked with).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from fuzz_names import named
 from test_fuzz_cli import check_case, make_inputs
 
 SIM = ["simulate", "-n", "6", "--steps", "30"]
@@ -17,8 +21,11 @@ SPECS = {"turan": ("turan_graph", "r = 2"), "gnm": ("gnm_random_graph", 'm = "n 
          "dense-gnm": ("dense_gnm_random_graph", 'm = "n * n / 4"'),
          "lollipop": ("lollipop_graph", "n = 10"), "barbell": ("barbell_graph", "m2 = 10")}
 GOSSIP = ["simulate", "--protocol", "gossip", "-n", "6"]
+#: Config files of the cases, by name.
+CONFIGS = {"steps-200.0.toml": "steps = 200.0\n", "steps-200.5.toml": "steps = 200.5\n",
+           "low-5.toml": "low = 5\n"}
 
-CASES: list[tuple[str, list[str]]] = [
+CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
     # numbers out of any meaning: refused by their declared range
     ("gossip-sigma-1e300", [*GOSSIP, "--sigma", "1e300"]),
     ("gossip-sigma-1e-300", [*GOSSIP, "--sigma", "1e-300"]),
@@ -106,6 +113,51 @@ CASES: list[tuple[str, list[str]]] = [
     ("topology-name-too-long", [*SIM, "--topology", "a" * 300]),
     ("contacts-workers", [*SIM[:1], "--topology", "{contacts.csv}", "--format", "contacts",
                           "--workers", "2"]),
+    # messages that named a parameter not given (tests/fuzz_names.py), with the one named
+    # now; the issue's examples first
+    ("nodes-1e9-names-nodes", ["simulate", "--nodes", "1e9"], "--nodes"),
+    ("range-5-1", [*SIM, "--range", "5", "1"], "--range"),
+    ("range-high-1e300", [*SIM, "--range", "0", "1e300"], "--range"),
+    ("range-low-minus-1e300", [*SIM, "--range", "-1e300", "0"], "--range"),
+    ("config-low-above-high", [*SIM[:3], "--config", "{low-5.toml}"], "--range"),
+    ("config-steps-200.5", [*SIM[:3], "--config", "{steps-200.5.toml}"], "--steps"),
+    ("sgd-gossip-crash", [*SIM, "--task", "sgd", "--protocol", "gossip", "--crash", "0.1"],
+     "--crash"),
+    ("topology-npy", [*SIM, "--topology", "{3d.npy}"], "--topology"),  # was --format
+    ("account-topology-npy", ["account", "{log}", "-n", "6", "--topology", "{one.npy}"],
+     "--topology"),  # was --format
+    ("malicious-alone", [*SIM, "--malicious", "1"], "--malicious"),  # was --attack
+    ("attack-alone", [*SIM, "--attack", "max"], "--attack"),
+    ("attack-users-7", ["attack", "--users", "7", "--trials", "2", "--domain", "16"],
+     "--users"),  # was --beta
+    ("attack-beta-1e-9", ["attack", "--beta", "1e-9", "--trials", "2", "--domain", "16"],
+     "--beta"),
+    ("attack-domain-3", ["attack", "--users", "2000", "--trials", "2", "--domain", "3"],
+     "--domain"),  # was --targets
+    ("attack-targets-5-domain-3", ["attack", "--users", "2000", "--trials", "2", "--domain",
+                                   "3", "--targets", "5"], "--targets"),
+    ("itemsets-domain-3", [*SIM, "--task", "itemsets", "--domain", "3"],
+     "--domain"),  # was --mean-size
+    ("plot-distance-nan-pairs", ["plot", "--preset", "distance", "--pairs", "{nan.npy}",
+                                 "--out", "x.png"], "--pairs"),  # was --node
+    ("plot-preset-table-without-x", ["plot", "{one-column.csv}", "--preset", "privacy-vs-n",
+                                     "--out", "x.png"], "DIR"),  # was --x
+    # tracebacks found with the new bases (a matrix file, a run's JSON, a table file)
+    ("plot-json-list-table", ["plot", "{list.json}", "--preset", "privacy-vs-n", "--out",
+                              "x.png"], "DIR"),  # a TypeError: the table's columns 0, 1, 2
+    ("report-pairs-zero-bytes", ["report", "{run}", "--pairs", "{empty.txt}", "--html",
+                                 "page.html"], "--pairs"),  # an EOFError
+    ("plot-pairs-zero-bytes", ["plot", "--preset", "pairs", "--pairs", "{zero-bytes.npy}",
+                               "--out", "x.png"], "--pairs"),  # an EOFError
+    ("gossip-matrix-zero-bytes", [*GOSSIP, "--gossip-matrix", "{zero-bytes.npy}"],
+     "--gossip-matrix"),  # an EOFError
+    ("sgd-skew-1e308", [*SIM, "--task", "sgd", "--skew", "1e308"], "--skew"),  # NaN shares
+    ("sgd-format-contacts", [*SIM, "--task", "sgd", "--format", "contacts"],
+     "--format"),  # was --topology (complete, the default)
+    ("sgd-gossip-steps-5304", ["simulate", "-n", "6", "--task", "sgd", "--protocol", "gossip",
+                               "--gossip-steps", "5304"], "--gossip-steps"),  # over 30 s
+    ("bounds-n-min-above-default-n-max", ["bounds", "--points", "5", "--n-min", "240143887036"],
+     "--n-min"),  # was --n-max
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.
@@ -113,6 +165,7 @@ RUNS: list[tuple[str, list[str]]] = [
     ("audit-seed", ["audit", "--trials", "200", "--seed", "8"]),
     ("audit-node-0", ["audit", "--trials", "200", "--node", "0"]),  # once over 30 s
     ("audit-epsilon-16-json", ["audit", "--trials", "200", "--epsilon", "16", "--json"]),
+    ("config-steps-200.0", [*SIM[:3], "--config", "{steps-200.0.toml}"]),  # the issue's
 ]
 
 
@@ -126,6 +179,9 @@ def inputs(tmp_path_factory) -> dict[str, str]:
         path.write_text(f'description = "{name}"\ngenerator = "{generator}"\nsize = "n"\n'
                         f"random = {'true' if 'gnm' in name else 'false'}\n[params]\n{params}\n")
         files[f"{name}.toml"] = str(path)
+    for name, text in CONFIGS.items():
+        (root / name).write_text(text)
+        files[name] = str(root / name)
     return files
 
 
@@ -133,11 +189,17 @@ def _argv(argv: list[str], inputs: dict[str, str]) -> list[str]:
     return [re.sub(r"\{([^}]+)\}", lambda m: inputs[m.group(1)], word) for word in argv]
 
 
-@pytest.mark.parametrize(("label", "argv"), CASES, ids=[c[0] for c in CASES])
-def test_regression(label, argv, inputs):
-    """Each case is a refusal: exit 2 and one line, within the fuzzer's limit (in a fresh
-    folder, under the fuzzer's NETDP_TIME_LIMIT: see check_case)."""
-    assert check_case(_argv(argv, inputs)) == 2
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_regression(case, inputs):
+    """Each case is a refusal: exit 2 and one line naming a parameter given (or the one
+    the case states), within the fuzzer's limit (in a fresh folder, under the fuzzer's
+    NETDP_TIME_LIMIT: see check_case)."""
+    _, argv, *name = case
+    argv = _argv(argv, inputs)
+    lines: list[str] = []
+    assert check_case(argv, lines) == 2
+    if name:
+        assert named(lines[0], argv[0]) == name[0], lines[0]
 
 
 @pytest.mark.parametrize(("label", "argv"), RUNS, ids=[c[0] for c in RUNS])

@@ -257,9 +257,9 @@ def test_binary_files_are_refused(tmp_path):
     nul = tmp_path / "nul.txt"
     nul.write_bytes(b"0 1\n\x00\x00\x00\n")
     refused("topology", "not a UTF-8 text file", topology.build, str(nul))
-    unknown = tmp_path / "edges.bin"  # an extension of no graph format: --format says it
+    unknown = tmp_path / "edges.bin"  # an extension of no graph format: --format fixes it
     unknown.write_bytes(b"\x89PNG\r\n" + blob)
-    refused("format", r"^format: cannot tell the format of edges.bin from its extension "
+    refused("topology", r"^topology: cannot tell the format of edges.bin from its extension "
             r"'.bin': give --format graphml\|gml", topology.build, str(unknown))
 
 

@@ -385,6 +385,7 @@ HISTOGRAM_DELTA_MIN = 1e-15
 STEPS_PER_NODE_MAX = 1e12
 ROUNDS_MAX = 10**9
 N_RANGE = (2.0, 1e15)
+N_MAX = 1e10  # the default largest n
 POINTS_MAX = 10_000
 
 
@@ -484,7 +485,7 @@ def bounds_table(
     steps_per_node: float = 100.0,
     rounds: int = 1,
     n_min: float = 10.0,
-    n_max: float = 1e10,
+    n_max: float = N_MAX,
     points: int = 10,
     curves: Iterable[str] | None = None,
 ) -> BoundsTable:
@@ -521,6 +522,9 @@ def bounds_table(
                              lo_open=True)
     rounds = int(_number("rounds", rounds, 1, ROUNDS_MAX, whole=True))
     n_min = _number("n-min", n_min, *N_RANGE)
+    if n_max == N_MAX and n_min > N_MAX:  # the default n-max: --n-min is the one given
+        raise InputError("n-min", f"must be at most --n-max {_show(N_MAX)} (got "
+                                  f"{_show(n_min)}); give a larger --n-max")
     n_max = _number("n-max", n_max, n_min, N_RANGE[1])
     points = int(_number("points", points, 1, POINTS_MAX, whole=True))
     if isinstance(curves, str):

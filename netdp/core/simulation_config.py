@@ -207,9 +207,11 @@ class SimulationConfig:
                              f"{topology})")
         if self.coalition is not None:
             parse_coalition(self.coalition)
-        check((self.malicious is None) == (self.attack is None),
-              "malicious" if self.attack is not None else "attack",
-              "--malicious and --attack go together: who attacks, and how")
+        given, other = ("malicious", "attack") if self.attack is None else ("attack",
+                                                                           "malicious")
+        check((self.malicious is None) == (self.attack is None), given,  # the one given
+              f"needs --{other} too (--malicious and --attack go together: who attacks, "
+              "and how)")
         if self.malicious is not None:
             parse_nodes(self.malicious, "malicious")
 

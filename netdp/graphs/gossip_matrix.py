@@ -193,7 +193,7 @@ def from_file(path: str | Path, topology: Topology) -> sparse.csr_array:
     if path.suffix == ".npy":
         try:
             dense = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, EOFError) as err:  # EOFError: an empty file
             raise InputError("gossip-matrix", f"{name}: cannot read ({one_line(err)})") from None
         check(dense.ndim == 2 and dense.shape == (n, n), "gossip-matrix",
               f"{name}: expected a {n} x {n} matrix for {topology.name} (got shape "

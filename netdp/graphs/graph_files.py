@@ -65,8 +65,8 @@ def file_format(path: Path, fmt: str | None) -> str:
         check(fmt in FORMATS, "format", f"must be one of {', '.join(FORMATS)} (got {fmt!r})")
         return fmt
     found = EXTENSIONS.get(path.suffix.lower())
-    if found is None:
-        raise InputError("format", f"cannot tell the format of {path.name} from its extension "
+    if found is None:  # the file given is the culprit (--format, not given, is the remedy)
+        raise InputError("topology", f"cannot tell the format of {path.name} from its extension "
                          f"{path.suffix!r}: give --format {'|'.join(FORMATS)} (or name it "
                          ".graphml, .gml, .adjlist, .edgelist, .txt or .csv)")
     return found

@@ -18,10 +18,12 @@ from netdp.run.resources import check_seconds
 #: Seconds of one user's report in one trial beside the oracle's own work (drawing, the
 #: attack's crafting), halved as :data:`netdp.tasks.base.HOP_SECONDS` is.
 USER_SECONDS = 2e-7
+BETA, TARGETS = 0.05, 10
+"""The defaults of ``--beta`` (the fraction of fake users) and ``--targets``."""
 
 
 def attack(mechanism: str = "oue", attack: str = "mga", domain: int = 128,
-           epsilon: float = 1.0, beta: float = 0.05, targets: int = 10,
+           epsilon: float = 1.0, beta: float = BETA, targets: int = TARGETS,
            target_choice: str = "random", users: int = 100_000, data: str = "zipf",
            trials: int = 20, defences: tuple[str, ...] = (), seed: int = 0) -> Poisoning:
     """Run a poisoning attack on a frequency oracle, as ``netdp attack`` does (the same
@@ -44,8 +46,14 @@ def attack(mechanism: str = "oue", attack: str = "mga", domain: int = 128,
     check(2 <= trials <= 10_000, "trials", f"must lie in 2..10000 (got {trials})")
     check(0 <= seed < 2**63, "seed", f"must lie in 0..2^63-1 (got {seed})")
     fake = int(round(beta * users))
-    check(1 <= fake < users, "beta", f"gives {fake} fake users of {users}; needs at least "
-          "one fake and one honest user")
+    # the pair's culprit: --users when --beta is left at its default (a refusal names a
+    # parameter the user gave)
+    check(1 <= fake < users, "users" if beta == BETA else "beta",
+          f"{users:,} users at beta {beta:g} give {fake:,} fake users; needs at least one "
+          "fake and one honest user")
+    if targets == TARGETS:  # the default: --domain is the one given
+        check(targets <= domain, "domain", f"must be at least --targets {targets} (got "
+              f"{domain})")
     oracle = mechanisms.frequency_oracle(mechanism, epsilon, domain)  # checks the name
     per_pair, per_item = registry.entry(registry.canonical(mechanism)).seconds
     reports = float(users) * trials

@@ -293,7 +293,7 @@ def page_of(path: str | Path, pairs: str | Path | None = None) -> str:
     if pairs is not None:
         try:
             matrix = np.load(pairs, allow_pickle=False)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
             raise InputError("pairs", f"cannot read a .npy matrix from {str(pairs)!r}: "
                              f"{exc}") from None
         n = (result.get("config") or {}).get("nodes")

@@ -297,7 +297,8 @@ def check_time_varying(task: Task[Any], config: SimulationConfig) -> None:
 
     source = config.topology if config.graph is None else config.graph
     if names_time_varying(source, config.graph_format):
-        check(isinstance(task, TimeVarying), "topology", f"a time-varying graph runs --task "
+        given = "format" if config.graph_format == "contacts" else "topology"  # made it one
+        check(isinstance(task, TimeVarying), given, f"a time-varying graph runs --task "
               f"sum (a walk or gossip) for now (this run: {task.label})")
         check(config.engine != "event", "engine", "a time-varying graph runs on the vector "
               "engine (its clock is the walk's steps or the gossip's rounds)")

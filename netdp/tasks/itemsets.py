@@ -33,7 +33,7 @@ import numpy as np
 
 from netdp.core import seeding
 from netdp.core.errors import InputError, check
-from netdp.core.params import Section, param
+from netdp.core.params import Section, defaults_differ, param
 from netdp.core.reading import read_csv_rows
 from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
 from netdp.core.setup import Setup, Streams, View
@@ -119,8 +119,11 @@ class ItemsetsConfig(Section):
     def validate(self, config: Any) -> None:
         check(self.top is None or self.top <= self.domain, "top",
               f"must lie in 1..{self.domain} (the domain) (got {self.top})")
-        check(self.mean_size <= self.domain, "mean-size", f"must lie in 1..{self.domain} "
-              f"(the domain) (got {self.mean_size:g})")
+        if defaults_differ(self, "mean_size"):  # the one given is named
+            check(self.mean_size <= self.domain, "mean-size", f"must lie in "
+                  f"1..{self.domain} (the domain) (got {self.mean_size:g})")
+        check(self.mean_size <= self.domain, "domain", f"must be at least the mean set "
+              f"size, --mean-size {self.mean_size:g} (got {self.domain})")
         check_data_file(self)
         check(self.dummies is None or kind_of(config.topology).public_schedule, "dummies",
               f"applies to the ring only (the topology is {config.topology})")

@@ -83,7 +83,8 @@ class SgdConfig(Section):
                                  metavar="R", group=GROUP, default_text="no projection")
     l2: float = param(0.0, "ridge term lambda/2 |w|^2", low=0.0, metavar="LAMBDA", group=GROUP)
     skew: float | None = param(None, "deal each label's rows to the nodes with Dirichlet(A) "
-                               "shares", kind=float, low=0.0, low_open=True, metavar="A",
+                               "shares", kind=float, low=0.0, low_open=True,
+                               high=MAX_SCALE, metavar="A",  # beyond: NaN shares
                                group=GROUP, default_text="equal split")
     test_fraction: float = param(0.2, "held-out share of the rows", low=0.0, high=1.0,
                                  low_open=True, high_open=True, metavar="F", group=GROUP)

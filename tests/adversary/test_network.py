@@ -206,8 +206,8 @@ def test_attack_report_in_json_and_sweep_rows(tmp_path):
 
 
 @pytest.mark.parametrize(("params", "flag"), [
-    ({"attack": "max"}, "malicious"),  # the missing half is named
-    ({"malicious": "random:2"}, "attack"),
+    ({"attack": "max"}, "attack"),  # the half given is named (the message asks for the
+    ({"malicious": "random:2"}, "malicious"),  # other): a refusal names what was given
     ({"malicious": "random:2", "attack": "mga"}, "attack"),
     ({"malicious": "random:2", "attack": "drop", "topology": "ring"}, "attack"),
     ({"malicious": "random:2", "attack": "max", "task": "sgd"}, "attack"),

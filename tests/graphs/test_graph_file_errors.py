@@ -61,7 +61,7 @@ CASES = [
     ("weighted-format-two-columns", "g.txt", "0 1\n", ["--format", "weighted-edgelist"],
      "g.txt line 1: expected 'u v w' (three columns), got 2 (a weighted edge list)"),
     ("unknown-extension", "g.bin", "0 1\n1 2\n", [],
-     "--format: cannot tell the format of g.bin from its extension '.bin'"),
+     "--topology: cannot tell the format of g.bin from its extension '.bin'"),
     ("unknown-format", "g.txt", "0 1\n", ["--format", "pajek"], "--format: must be one of"),
     ("graphml-as-text", "g.txt", graphml(TRIANGLE), [],
      "g.txt line 1: looks like XML (GraphML), not a list of edges"),

@@ -7,6 +7,7 @@ import json
 
 from netdp import mechanisms
 from netdp.report.types import fmt
+from netdp.run.attacks import BETA, TARGETS
 from netdp.run.attacks import attack as run_attack
 from netdp.run.cli import integer, number
 
@@ -66,9 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--domain", type=integer, default=128, metavar="D",
                    help="number of categories (default: 128)")
     p.add_argument("--epsilon", type=number, default=1.0, help="of one report (default: 1)")
-    p.add_argument("--beta", type=number, default=0.05,
+    p.add_argument("--beta", type=number, default=BETA,
                    help="fraction of fake users among all users, in (0, 1) (default: 0.05)")
-    p.add_argument("--targets", type=integer, default=10, metavar="R",
+    p.add_argument("--targets", type=integer, default=TARGETS, metavar="R",
                    help="number of target categories (default: 10)")
     p.add_argument("--target-choice", default="random", choices=("random", "least"),
                    help="random targets, or the least frequent (default: random)")

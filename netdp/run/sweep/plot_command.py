@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.config import read_config
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, shorten
 from netdp.core.reading import read_json
 from netdp.report import figures, run_marks
 from netdp.run.api import run
@@ -230,6 +230,8 @@ def _table(args: argparse.Namespace, df):
                               theory=args.theory or (), title=args.title)
 
 
+#: The --x of each table preset when none is given.
+PRESET_X = {"privacy-vs-n": "nodes", "utility-vs-eps": "eps0"}
 #: The --hue of each table preset when none is given (and the table has that column).
 DEFAULT_HUE = {"privacy-vs-n": "eps0", "utility-vs-eps": "mechanism"}
 
@@ -243,6 +245,12 @@ def table_preset(df, preset: str, *, x: str | None = None, hue: str | None = Non
     default)."""
     from netdp.run.sweep import plots
 
+    default = PRESET_X.get(preset)
+    if x is None and default is not None and plots.ALIASES.get(default, default) not in \
+            df.columns:  # the preset's own x: the table is the one given that lacks it
+        raise InputError("DIR", f"the table has no column {default!r} (the x of --preset "
+                         f"{preset}; give --x COLUMN); it has "
+                         f"{shorten(', '.join(sorted(map(str, df.columns))), 100)}")
     if preset == "privacy-vs-n":
         return plots.privacy_vs_n(df, x=x or "nodes", hue=hue, names=names, theory=theory,
                                   ldp=ldp is not False, logx=logx is not False,
@@ -315,7 +323,7 @@ def _load_pairs(args: argparse.Namespace):
 
     try:  # mapped first: the shape is checked before anything is read
         matrix = np.load(args.pairs, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
         raise InputError("pairs", f"cannot read a .npy matrix from {args.pairs!r}: "
                          f"{exc}") from None
     if (not isinstance(matrix, np.ndarray) or matrix.ndim != 2
@@ -399,6 +407,9 @@ def _distance(args: argparse.Namespace):
     desc = run_marks.describe(result, sep="\n")
     what = (f"Loss of each node towards observer {args.node}" if args.role == "observer"
             else f"Loss of node {args.node} towards each observer")
+    if args.pairs is not None and not np.isfinite(np.delete(losses, args.node)).any():
+        way = "towards" if args.role == "observer" else "of"  # the matrix's doing
+        raise InputError("pairs", f"the matrix has no finite loss {way} node {args.node}")
     return pair_figures.distance_figure(losses, dist, node=args.node, role=args.role,
                                         refs=run_marks.reference_values(result, args.theory),
                                         ylabel=f"ε (pairwise; "

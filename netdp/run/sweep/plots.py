@@ -148,8 +148,8 @@ def column(df: pd.DataFrame, name: str, param: str) -> str:
     """The column ``name`` (or its alias) of ``df``, or :class:`InputError` on ``param``."""
     name = ALIASES.get(name, name)
     if name not in df.columns:
-        allowed = ", ".join(sorted(set(df.columns) | {a for a, c in ALIASES.items()
-                                                      if c in df.columns}))
+        allowed = ", ".join(sorted(set(map(str, df.columns)) | {  # a foreign table's: 0, 1
+            a for a, c in ALIASES.items() if c in df.columns}))
         raise InputError(param, f"unknown column {name!r}; choose from {allowed}")
     return name
 
