@@ -47,7 +47,7 @@ CLUSTER_LIMIT_S = 30.0
 #: estimates err towards the shorter run and leave out the start-up): beyond it a run is
 #: refused up front, so that every case ends within LIMIT_S.
 TIME_LIMIT = "3"
-DEFAULT_EXAMPLES = 12  # per subcommand in the default tier
+DEFAULT_EXAMPLES = 40  # per subcommand in the default tier
 SLOW_EXAMPLES = 200  # per subcommand in the slow tier
 
 #: Small valid runs of each subcommand (one is drawn per case); the fuzzed flags come
