@@ -52,6 +52,11 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
     ("gossip-matrix-empty-npy", [*GOSSIP, "--gossip-matrix", "{empty.npy}"]),
     ("plot-pairs-empty-npy", ["plot", "--preset", "pairs", "--pairs", "{empty.npy}",
                               "--out", "x.png"]),
+    # the 20,016-case run of session 6: a warning as a second line, a line break echoed
+    ("plot-pairs-complex-npy", ["plot", "--preset", "heatmap", "--pairs", "{complex.npy}",
+                                "--out", "x.png"]),
+    ("plot-accountant-line-break", ["plot", "{sweep}", "--preset", "privacy-vs-n", "--out",
+                                    "x.png", "--accountant", "a\x1cb\u2028c"]),
     ("loss-binary", [*SIM, "--loss", "file:{binary.bin}"]),
     ("churn-binary", [*SIM, "--churn", "file:{binary.bin}"]),
     ("loss-huge-cell", [*SIM, "--loss", "file:{huge-cell.csv}"]),

@@ -35,10 +35,20 @@ class InputError(ValueError):
     def line(self, command: str) -> str:
         """The one-line report: ``netdp COMMAND: error: --PARAM: MESSAGE`` (``PARAM:``
         alone for a positional argument)."""
-        return f"netdp {command}: error: {self.label}: {self.message}"
+        return f"netdp {command}: error: {self.label}: {escape_breaks(self.message)}"
 
     def __reduce__(self):  # pickles whole (dask sends exceptions between processes)
         return type(self), (self.param, self.message, self.positional)
+
+
+#: The characters ``str.splitlines`` breaks a line at: echoed in a message, they are escaped.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def escape_breaks(text: str) -> str:
+    """``text`` stripped, its line breaks (any of :data:`LINE_BREAKS`, e.g. in a user's
+    input echoed back) written as escapes: the message stays one line."""
+    return "".join(repr(c)[1:-1] if c in LINE_BREAKS else c for c in text.strip())
 
 
 def is_positional(param: str) -> bool:

@@ -333,6 +333,8 @@ def _load_pairs(args: argparse.Namespace):
     if matrix.shape[0] > MATRIX_LIMIT:
         raise InputError("pairs", f"the matrix has n = {matrix.shape[0]}; at most "
                          f"{MATRIX_LIMIT}")
+    if np.iscomplexobj(matrix):
+        raise InputError("pairs", f"expects a real matrix of losses (got {matrix.dtype})")
     try:
         matrix = np.array(matrix, dtype=float)
     except (OSError, ValueError, TypeError) as exc:
