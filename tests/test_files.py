@@ -86,3 +86,13 @@ def test_simulate_writes_through_a_symlink(tmp_path, capsys, flag):
     assert link.is_symlink() and real.stat().st_size > 10
     if flag == "--out":
         assert json.loads(real.read_text())["config"]["seed"] == 1
+
+
+def test_path_kind_names_what_is_there_and_never_raises(tmp_path):
+    from netdp.core.files import path_kind
+
+    (tmp_path / "f.txt").write_text("x")
+    os.mkfifo(tmp_path / "pipe")
+    assert path_kind(tmp_path) == "dir" and path_kind(tmp_path / "f.txt") == "file"
+    assert path_kind(tmp_path / "pipe") == "other" and path_kind(tmp_path / "nothing") is None
+    assert path_kind("x" * 5000) is None and path_kind("a\0b") is None  # cannot stat

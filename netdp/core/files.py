@@ -36,6 +36,16 @@ import numpy as np
 from netdp.core.errors import InputError
 
 
+def path_kind(name: str | os.PathLike[str]) -> str | None:
+    """``"dir"``, ``"file"`` or ``"other"`` for what ``name`` names, ``None`` where nothing
+    is there or the system cannot stat it (a name too long, a loop of links): the reader
+    of that input then says, in one line, what is wrong with it."""
+    try:
+        mode = os.stat(name).st_mode
+    except (OSError, ValueError):  # ValueError: a NUL byte in the name
+        return None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
 @contextmanager
 def atomic(path: str | Path, tmp_prefix: str | None = None,
            param: str = "out") -> Iterator[BinaryIO]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from netdp.core.errors import InputError, check
+from netdp.core.files import path_kind
 from netdp.core.params import (
     MAX_EPSILON,
     MAX_TIME,
@@ -311,8 +312,5 @@ def _is_edge_list(topology: str) -> bool:
     """Whether ``topology`` names an edge-list file (not a built-in, named or TOML spec)."""
     if topology in IMPLICIT or topology.endswith(".toml"):
         return False
-    path = Path(topology)
-    try:
-        return path.suffix != "" or "/" in topology or path.is_file() or path.is_dir()
-    except OSError:  # a name the system cannot stat: the topology's reader refuses it
-        return False
+    return (Path(topology).suffix != "" or "/" in topology
+            or path_kind(topology) in ("file", "dir"))

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from netdp.core.errors import InputError, check
+from netdp.core.files import path_kind
 from netdp.core.reading import read_csv_rows
 from netdp.graphs import graph_files
 from netdp.graphs.topologies import Topology, _check_connected
@@ -368,17 +369,8 @@ def names_time_varying(spec: Any, fmt: str | None) -> bool:
     if isinstance(spec, TimeVaryingTopology) or is_snapshot_list(spec):
         return True
     if isinstance(spec, str | Path) and not str(spec).startswith("networkx:"):
-        return fmt == "contacts" or _is_folder(Path(spec))
+        return fmt == "contacts" or path_kind(spec) == "dir"
     return False
-
-
-def _is_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder; ``False`` for a name the system cannot stat (too long,
-    a loop of links): the topology's own reader then says what is wrong with it."""
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
 
 
 def snapshot_nodes(spec: Any, fmt: str | None) -> int:

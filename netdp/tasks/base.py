@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from netdp import engine
 from netdp.adversary.network import Adversary, AttackRun
 from netdp.core.errors import check
+from netdp.core.files import path_kind
 from netdp.core.params import Section
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
@@ -290,14 +291,6 @@ def _describe(setup: Setup) -> dict[str, Any] | None:
     return setup.mechanism.describe() if setup.mechanism is not None else None
 
 
-def _exists(name: str) -> bool:
-    """Whether ``name`` exists (``False`` for a name the system cannot stat)."""
-    try:
-        return Path(name).exists()
-    except OSError:
-        return False
-
-
 def check_time_varying(task: Task[Any], config: SimulationConfig) -> None:
     """Refuse a time-varying graph for a task that is not :class:`TimeVarying`, and its
     schedule's options (``snapshot_period``, ``after``) on a fixed graph."""
@@ -306,7 +299,7 @@ def check_time_varying(task: Task[Any], config: SimulationConfig) -> None:
     source = config.topology if config.graph is None else config.graph
     if names_time_varying(source, config.graph_format):
         given = "format" if config.graph is None and config.graph_format == "contacts" \
-            and not _exists(str(source)) else "topology"  # a named topology: --format
+            and path_kind(str(source)) is None else "topology"  # a named topology: --format
         check(isinstance(task, TimeVarying), given, f"a time-varying graph runs --task "
               f"sum (a walk or gossip) for now (this run: {task.label})")
         check(config.engine != "event", "engine", "a time-varying graph runs on the vector "

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from netdp.core.errors import InputError
+from netdp.core.files import path_kind
 from netdp.core.params import params_of
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import from_config
@@ -84,9 +85,9 @@ def _weighted(config: SimulationConfig) -> bool:
     """Not an edge list: its weights are its third column, whatever --weight says."""
     from netdp.graphs.graph_files import file_format
 
+    if config.graph is not None or path_kind(config.topology) != "file":
+        return True  # a named topology: refused by its builder
     try:
-        if config.graph is not None or not Path(config.topology).is_file():
-            return True  # a named topology: refused by its builder
         fmt = file_format(Path(config.topology), config.graph_format)
     except (InputError, OSError):
         return True
