@@ -85,6 +85,11 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
                                "1e-300", "--retries", "1000000"]),
     ("pld-nodes-1e4", ["simulate", "--nodes", "10000", "--accountant", "pld"]),
     ("pld-eps-700", ["simulate", "--accountant", "pld", "--epsilon", "700", "-n", "20"]),
+    # 16.6 s in the long run of session 6: no estimate covered the exact accountant
+    ("exact-n-6", ["simulate", "-n", "6", "--accountant", "exact"], "--accountant"),
+    ("exact-hypercube", ["simulate", "--topology", "hypercube", "-n", "16", "--steps", "256",
+                         "--accountant", "exact"], "--accountant"),
+    ("gossip-tokens-1", GOSSIP + ["--tokens", "1"], "--tokens"),
     ("gossip-steps-1e9", ["simulate", "--protocol", "gossip", "--steps", "1e9"]),
     ("erdos-renyi-1e5", ["simulate", "--topology", "erdos-renyi", "-n", "100000",
                          "--no-tracking"]),

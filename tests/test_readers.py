@@ -22,7 +22,7 @@ from netdp.tasks.readers import READERS, check_read
 VALUES = {"timeout": 8.0, "retries": 1, "on_loss": "skip", "sources": 5, "latency": "exp:2",
           "service_time": 0.5, "walk": "lazy", "convention": "reference",
           "shuffle": "fmt-closed", "calibration": "classic", "itemset_size": 3,
-          "epsilon": 0.5, "weight": "cost"}
+          "epsilon": 0.5, "weight": "cost", "tokens": 2}
 
 COMBINATIONS = [
     {"nodes": 20},

@@ -191,10 +191,9 @@ def from_file(path: str | Path, topology: Topology) -> sparse.csr_array:
     path = Path(path)
     name = path.name
     if path.suffix == ".npy":
-        try:
-            dense = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as err:  # EOFError: an empty file
-            raise InputError("gossip-matrix", f"{name}: cannot read ({one_line(err)})") from None
+        from netdp.core.npy_file import read_npy
+
+        dense = read_npy(path, "gossip-matrix")
         check(dense.ndim == 2 and dense.shape == (n, n), "gossip-matrix",
               f"{name}: expected a {n} x {n} matrix for {topology.name} (got shape "
               f"{' x '.join(map(str, dense.shape))})")

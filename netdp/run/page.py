@@ -270,7 +270,7 @@ def read_result(path: str | Path, param: str = "PATH") -> dict[str, Any]:
 def page_of(path: str | Path, pairs: str | Path | None = None) -> str:
     """The page of a result file or a sweep folder (``pairs``: the run's matrix, from
     ``netdp simulate --pairs-out``)."""
-    import numpy as np
+    from netdp.core.npy_file import read_npy
 
     path = Path(path)
     try:
@@ -291,11 +291,7 @@ def page_of(path: str | Path, pairs: str | Path | None = None) -> str:
         raise InputError("pairs", f"goes with a run's JSON that has a privacy summary "
                          f"(simulate or account); {str(path)!r} has none")
     if pairs is not None:
-        try:
-            matrix = np.load(pairs, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
-            raise InputError("pairs", f"cannot read a .npy matrix from {str(pairs)!r}: "
-                             f"{exc}") from None
+        matrix = read_npy(pairs, "pairs")
         n = (result.get("config") or {}).get("nodes")
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or (
                 n is not None and matrix.shape[0] != n):

@@ -43,6 +43,7 @@ from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, Utility
 from netdp.tracking.base import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
+from netdp.tracking.pld_cost import pld_seconds
 
 
 @dataclass(frozen=True)
@@ -359,8 +360,8 @@ def walk_footprint(config: SimulationConfig, nodes: int,
 
 #: Seconds of work per unit, measured on a shared 2-core machine (netdp 2026-11) and
 #: halved, so that an estimate errs towards the shorter run: a hop of the walk by engine,
-#: a hop seen by a pairwise tracker, an observer of it, a grid point of the ``pld``
-#: accountant's compositions (of step :data:`PLD_GRID_STEP`).
+#: a hop seen by a pairwise tracker, an observer of it (the ``pld`` and ``exact``
+#: accountants: :mod:`netdp.tracking.pld_cost`).
 HOP_SECONDS = {"vector": 3e-8, "event": 3e-6}
 RUN_SECONDS = 1e-2  # a run's set-up, data and report, whatever its size
 TRACKED_HOP_SECONDS, OBSERVER_SECONDS = 1e-5, 2e-5
@@ -369,7 +370,6 @@ TRACKED_HOP_SECONDS, OBSERVER_SECONDS = 1e-5, 2e-5
 #: of a 200-node contact trace, 400 steps, about 1,300 entries; halved), and
 #: the stored entries per node assumed (a contact graph of mean degree 8 and a self-loop).
 TIMED_LAW_SECONDS, TIMED_ENTRIES_PER_NODE = 2.5e-8, 9
-PLD_POINT_SECONDS, PLD_GRID_STEP = 1e-8, 1e-3
 
 
 def faulty(config: SimulationConfig) -> bool:
@@ -421,8 +421,7 @@ def walk_work(config: SimulationConfig, nodes: int,
         per = hops * nodes * width * TIMED_ENTRIES_PER_NODE * nodes * TIMED_LAW_SECONDS
         out["the time-varying tracker's laws"] = (observers * per, "steps" if sources is None
                                                   else SOURCES)
-    if config.accountants is not None and "pld" in config.accountants:
-        out["the pld accountant"] = pld_work(config, nodes, hops)
+    out.update(pld_work(config, nodes, hops))
     return out
 
 
@@ -433,19 +432,30 @@ def _time_varying(config: SimulationConfig) -> bool:
                               config.graph_format)
 
 
-def pld_work(config: SimulationConfig, nodes: int, hops: float) -> tuple[float, str]:
-    """Seconds of the ``pld`` accountant (:mod:`netdp.tracking.exact`) and the parameter
-    that drives them: each of the n observers composes its ``k = hops / n`` views, and
-    each attributable pair (at most ``min(n, k)``) its own, on a grid of step ``1e-3``
-    spanning a view's losses (``μ²/2 ± 8 μ`` for the Gaussian of the level ``ε``, cut to
-    ``[-40, 500]``): about ``n k (k + min(n, k)) span / 1e-3`` grid operations."""
+def pld_work(config: SimulationConfig, nodes: int, hops: float) -> dict[str, tuple[float, str]]:
+    """Seconds of the ``pld`` and ``exact`` accountants a walk's config asks for
+    (:func:`netdp.tracking.pld_cost.pld_seconds`), each named by ``accountant``: the
+    observers (every node; on a graph other than the complete one, ``--sources`` or
+    :data:`~netdp.tracking.graph_observers.SAMPLED` beyond
+    :data:`~netdp.tracking.graph_observers.DENSE_NODES` nodes; a coalition is one) and
+    their ``hops / n`` views each (a coalition's: its members')."""
     from netdp.mechanisms.noise import analytic_sigma
+    from netdp.tracking.graph_observers import DENSE_NODES, SAMPLED, SOURCES
 
-    mu = 1.0 / analytic_sigma(config.epsilon, config.delta)
-    span = min(mu * mu + 16 * mu, 540.0)
-    k = hops / nodes
-    points = nodes * k * (k + min(nodes, k)) * span / PLD_GRID_STEP
-    return PLD_POINT_SECONDS * points, ("epsilon" if span > 50 else "nodes")
+    kind = kind_of(config.topology)
+    if config.accountants is None or kind.public_schedule:  # the ring's is a closed form
+        return {}
+    complete = kind.implicit
+    coalition = len(config.coalition) if config.coalition is not None else 0
+    sources = None if complete else config.get(SOURCES)
+    observers = 1 if coalition else min(nodes, sources or (
+        nodes if complete or nodes <= DENSE_NODES else SAMPLED))
+    views = hops / nodes * max(coalition, 1)
+    z = analytic_sigma(config.epsilon, config.delta)
+    drive = "epsilon" if 17.0 / z > 50.0 else "accountant"  # a view's losses span > 50
+    return {f"the {name} accountant": (pld_seconds(name, complete, nodes, observers, views, z),
+                                       drive)
+            for name in ("pld", "exact") if name in config.accountants}
 
 
 def work(task: Task[Any], config: SimulationConfig, nodes: int,

@@ -119,6 +119,7 @@ READERS: dict[str, Reader] = {
                                           f"n, or every observer beyond {DENSE_NODES} nodes "
                                           "(where it samples by default); never with "
                                           "--no-tracking"),
+    "tokens": Reader(lambda c: c.protocol == "walk", "walks (gossip moves no token)"),
     "latency": _CLOCK,
     "service_time": _CLOCK,
     "walk": Reader(lambda c: c.protocol == "walk" and not kind_of(c.topology).implicit,

@@ -383,10 +383,12 @@ def check_learning(sec: Any, regimes: tuple[str, ...]) -> None:
           f"picks the label column of a CSV --dataset ({sec.dataset} has its own)")
 
 
-def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any, Any]:
-    """The graph and the dataset split over its nodes, from the run's ``data`` stream (the
-    sgd parameters: ``dataset``, ``model``, ``target``, ``test_fraction``, ``skew``). Without
-    ``nodes``, the ring and the complete graph get ``min(cap, training rows)`` nodes."""
+def learning_data(config: SimulationConfig, cap: int | None = None,
+                  topology: Any = None) -> tuple[Any, Any]:
+    """The graph (``topology`` if given, built before the data) and the dataset split over
+    its nodes, from the run's ``data`` stream (the sgd parameters: ``dataset``, ``model``,
+    ``target``, ``test_fraction``, ``skew``). Without ``nodes``, the ring and the complete
+    graph get ``min(cap, training rows)`` nodes."""
 
     sec: Any = config.section
     assert config.seed is not None
@@ -395,7 +397,7 @@ def learning_data(config: SimulationConfig, cap: int | None = None) -> tuple[Any
     nodes = config.nodes
     if nodes is None and cap is not None and kind_of(config.topology).implicit:
         nodes = min(cap, y.size - int(round(sec.test_fraction * y.size)))
-    topo = build_topology(config, nodes)
+    topo = topology if topology is not None else build_topology(config, nodes)
     return topo, datasets.split(X, y, topo.n, rng, name, sec.test_fraction, sec.skew)
 
 

@@ -84,6 +84,7 @@ from netdp.report.types import Report, fmt
 from netdp.tasks.base import Auditable, Reported, Sized, Task, Timed
 from netdp.tasks.gossip_sum import GROUP as GOSSIP_GROUP
 from netdp.tasks.gossip_sum import GossipSumConfig, check_gossip, gossip_work
+from netdp.tasks.preparation import build_topology
 from netdp.tasks.sgd import (
     CURVES,
     GROUP,
@@ -342,9 +343,11 @@ class GossipSgdTask(Task[GossipSgdSetup], Auditable, Reported, Sized, Timed):
         from netdp.graphs import gossip_matrix
 
         sec = config.section_as(GossipSgdConfig)
-        topo, split = learning_data(config)
-        model = Model(sec.model, sec.l2)
+        # the graph and its gossip matrix (a file's, perhaps refused) before the data
+        topo = build_topology(config, config.nodes)
         plan = gossip_matrix.GossipPlan.build(topo, sec.gossip_matrix, sec.accelerated)
+        topo, split = learning_data(config, topology=topo)
+        model = Model(sec.model, sec.l2)
         steps = sec.gossip_steps if sec.gossip_steps is not None else \
             gossip_matrix.default_steps(plan.gap, 1.0, topo.n)
         rounds = config.steps or DEFAULT_ROUNDS

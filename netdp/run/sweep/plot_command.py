@@ -319,13 +319,10 @@ def _simulate(args: argparse.Namespace):
 def _load_pairs(args: argparse.Namespace):
     import numpy as np
 
+    from netdp.core.npy_file import read_npy
     from netdp.tracking.loss_table import MATRIX_LIMIT
 
-    try:  # mapped first: the shape is checked before anything is read
-        matrix = np.load(args.pairs, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
-        raise InputError("pairs", f"cannot read a .npy matrix from {args.pairs!r}: "
-                         f"{exc}") from None
+    matrix = read_npy(args.pairs, "pairs", mmap=True)  # the shape checked before the data
     if (not isinstance(matrix, np.ndarray) or matrix.ndim != 2
             or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2):
         raise InputError("pairs", f"expects a square n x n matrix (got shape "

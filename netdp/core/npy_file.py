@@ -1,0 +1,74 @@
+"""A user's ``.npy`` matrix read with one clear line for each way it can fail.
+
+``--gossip-matrix M.npy``, ``plot --pairs`` and ``report --pairs`` read a NumPy file the
+user names. :func:`read_npy` turns numpy's messages (which speak of ``allow_pickle``,
+``EOFError`` or a header it could not parse) into what the user did: an empty file, a
+file that is not ``.npy``, an array of Python objects, a cut or damaged file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from netdp.core.errors import InputError, one_line
+
+MAGIC = b"\x93NUMPY"
+
+
+def read_npy(path: str | Path, param: str, mmap: bool = False) -> np.ndarray:
+    """The array of the ``.npy`` file ``path``, or :class:`InputError` on ``param``.
+
+    Parameters
+    ----------
+    path
+        The file.
+    param
+        The parameter that named it (the refusal's name).
+    mmap
+        Map the file read-only instead of reading it (the shape is known before the data
+        are read).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> name = os.path.join(tempfile.mkdtemp(), "m.npy")
+    >>> np.save(name, np.eye(2))
+    >>> read_npy(name, "pairs").shape
+    (2, 2)
+    >>> _ = open(name, "w").write("0 1 2")
+    >>> try:
+    ...     read_npy(name, "pairs")
+    ... except InputError as err:
+    ...     print(err.param)
+    pairs
+    """
+    path = Path(path)
+    name = path.name
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(MAGIC))
+    except OSError as exc:
+        raise InputError(param, f"{name}: cannot read ({exc.strerror or one_line(exc)})") \
+            from None
+    if not head:
+        raise InputError(param, f"{name}: the file is empty")
+    if head != MAGIC:
+        raise InputError(param, f"{name}: not a .npy file (it does not start with numpy's "
+                                f"header; save it with numpy.save)")
+    mode: Literal["r"] | None = "r" if mmap else None
+    try:
+        array = np.load(path, mmap_mode=mode, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc) or "Python objects" in str(exc):
+            raise InputError(param, f"{name}: holds Python objects, not numbers") from None
+        raise InputError(param, f"{name}: a damaged .npy file ({one_line(exc, 80)})") \
+            from None
+    except (OSError, EOFError) as exc:  # a cut file
+        raise InputError(param, f"{name}: a cut or damaged .npy file "
+                                f"({one_line(exc, 80) or type(exc).__name__})") from None
+    if not isinstance(array, np.ndarray):
+        raise InputError(param, f"{name}: holds several arrays (a .npz?); give one matrix")
+    return array

@@ -1,0 +1,69 @@
+"""Seconds the ``pld`` and ``exact`` accountants of a walk take, estimated before the run.
+
+Both discretise every view of an observer as a privacy loss distribution and compose
+them by FFT (:mod:`netdp.tracking.exact` on the complete graph, :mod:`netdp.tracking.
+walk_views` on other graphs), so their cost is a number of grid points:
+
+* the grid step ``h`` is the one :func:`netdp.tracking.cycle_entries.grid_step` picks,
+  ``2 rel √(m / k)`` clipped to ``[1e-7, 1e-4]`` (exact, ``rel = 0.005``) or ``[1e-7,
+  1e-3]`` (pld, ``rel = 0.05``), for ``k = hops / n`` views an observer, each of
+  ``μ² = 1 / (z² draws)``; a view's mean ``m = E[μ²]`` is taken as ``ln n / (n z²)``
+  (a return time of mean ``n``: ``E[1 / draws] ≈ ln n / n``), ``z`` the Gaussian
+  noise multiplier at the level ``(ε, δ)``;
+* a single view spans about ``w₁ = 17 (√m + 1/z) / h`` points (``±8.5`` standard
+  deviations of the loss, the widest view having one draw; at most ``540 / h``, its
+  losses cut to ``[-40, 500]``), a composition of ``k`` views
+  ``w_k = 17 (√(k m) + 1/z) / h``;
+* complete graph: ``n`` observers build their ``k`` views (``n k w₁``), and each of the
+  ``min(n - 1, 2 k)`` nodes its views attribute composes its own (``n min(n - 1, 2k)
+  w_k``, times ``log₂ k`` for exact's balanced tree);
+* other graphs: every observer (``--sources``, or :data:`~netdp.tracking.graph_observers.
+  SAMPLED` beyond :data:`~netdp.tracking.graph_observers.DENSE_NODES` nodes) composes
+  ``k`` views for each of the ``n - 1`` other nodes (``(n - 1) k (w₁ + w_k)``).
+
+:data:`SECONDS` holds each term's seconds per point, fitted to the runs of
+``experiments/pld_cost.py`` (kept in ``docs/figures/pld_cost.jsonl``: ε in {0.3, 1, 4},
+n from 4 to 64, the complete graph and the hypercube), where the runs took 0.7 to 2.0
+times the fit, then multiplied by 3/4 so that an estimate errs towards the shorter run:
+a run takes 0.9 to 2.8 times its estimate. See docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: Seconds per grid point of the two terms (building the views, composing the pairs'),
+#: by (path, accountant); the fit of ``experiments/pld_cost.py``, times 3/4.
+SECONDS = {("complete", "exact"): (2.6e-7, 4.2e-8), ("complete", "pld"): (4.8e-7, 0.0),
+           ("graph", "exact"): (2.8e-8, 5.7e-8), ("graph", "pld"): (1.1e-7, 3.5e-8)}
+PRECISION = {"exact": 0.005, "pld": 0.05}
+COARSEST = {"exact": 1e-4, "pld": 1e-3}
+FINEST = 1e-7
+#: The widest a single view's losses span (mixture_pld's ``LOWER_CUT + MAX_LOSS``).
+SPAN = 540.0
+
+
+def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, views: float,
+                z: float) -> float:
+    """Seconds of the ``accountant`` (``pld`` or ``exact``) over ``observers`` of a walk on
+    ``nodes`` nodes (the complete graph, or another), ``views`` views an observer, Gaussian
+    noise multiplier ``z`` (see the module docstring).
+
+    Examples
+    --------
+    The exact accountant of ``netdp simulate -n 6 --accountant exact`` (600 steps,
+    ``z = 4.22`` at ε = 1, δ = 1e-6), which took 15.7 s on the reference machine:
+
+    >>> round(pld_seconds("exact", True, 6, 6, 100, 4.22), 1)
+    11.9
+    """
+    n, k = max(float(nodes), 2.0), max(float(views), 1.0)
+    m = max(math.log(n), 1.0) / (n * z * z)
+    h = min(max(2.0 * PRECISION[accountant] * math.sqrt(m / k), FINEST), COARSEST[accountant])
+    one = min(17.0 * (math.sqrt(m) + 1.0 / z), SPAN) / h
+    many = min(17.0 * (math.sqrt(k * m) + 1.0 / z), k * SPAN) / h
+    build, pairs = SECONDS[("complete" if complete else "graph", accountant)]
+    if complete:
+        tree = max(math.log2(k), 1.0) if accountant == "exact" else 1.0
+        return observers * (build * k * one + pairs * min(n - 1.0, 2.0 * k) * many * tree)
+    return observers * (n - 1.0) * k * (build * one + pairs * many)
