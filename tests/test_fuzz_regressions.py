@@ -168,6 +168,9 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
                                "--gossip-steps", "5304"], "--gossip-steps"),  # over 30 s
     ("bounds-n-min-above-default-n-max", ["bounds", "--points", "5", "--n-min", "240143887036"],
      "--n-min"),  # was --n-max
+    # session 7: the label column is the last one unless --target is given
+    ("sgd-dataset-five-labels", ["simulate", "-n", "6", "--task", "sgd", "--dataset",
+                                 "{contacts.csv}", "--json"], "--dataset"),  # was --target
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.

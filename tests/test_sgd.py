@@ -80,8 +80,12 @@ def test_csv_dataset_and_errors(tmp_path):
     assert X2.shape == (100, 3) and set(np.unique(y2)) == {-1.0, 1.0}
     with pytest.raises(InputError, match="no column"):
         datasets.load(str(path), "logistic", rng, target="nope")
-    with pytest.raises(InputError, match="two label"):
+    with pytest.raises(InputError, match="two label") as err:
         datasets.load(str(path), "logistic", rng, target="a")
+    assert err.value.param == "target"
+    with pytest.raises(InputError, match="two label.*the last; --target") as err:
+        datasets.load(str(path), "logistic", rng)  # its last column, c, is not a label
+    assert err.value.param == "dataset"
 
 
 # --------------------------------------------------------------------------- protocol

@@ -100,8 +100,10 @@ def load(name: str, model: str, rng: np.random.Generator,
     y = table[:, col]
     if model == "logistic":
         labels = np.unique(y)
-        check(labels.size == 2, "target", f"logistic regression needs exactly two label "
-              f"values in column {header[col]!r} (found {labels.size})")
+        which = "" if target is not None else " (the last; --target names another)"
+        check(labels.size == 2, "dataset" if target is None else "target",
+              f"logistic regression needs exactly two label values in column "
+              f"{header[col]!r}{which} (found {labels.size})")
         y = np.where(y == labels[1], 1.0, -1.0)
     return X, y, str(path)
 
