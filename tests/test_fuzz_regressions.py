@@ -169,6 +169,9 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
     ("bounds-n-min-above-default-n-max", ["bounds", "--points", "5", "--n-min", "240143887036"],
      "--n-min"),  # was --n-max
     # session 7: the label column is the last one unless --target is given
+    # session 7: the steps a log's lines make were named as --steps, which account lacks
+    ("account-time-varying-nodes-6e26", ["account", "{log}", "--nodes", "5.8e+26",
+                                         "--topology", "{sweep}", "--json"]),
     ("sgd-dataset-five-labels", ["simulate", "-n", "6", "--task", "sgd", "--dataset",
                                  "{contacts.csv}", "--json"], "--dataset"),  # was --target
 ]

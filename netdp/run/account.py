@@ -276,7 +276,8 @@ def _with_shape(lines: LogLines, params: dict[str, Any]) -> dict[str, Any]:
 @contextlib.contextmanager
 def _naming_header(lines: LogLines, given: Mapping[str, Any]) -> Iterator[None]:
     """An :class:`InputError` on a parameter the log's header gave (and the caller did not)
-    names the header's line."""
+    names the header's line; on one its lines make (:data:`FROM_LINES`: a time estimate
+    driven by the steps), the log."""
     try:
         yield
     except InputError as exc:
@@ -284,6 +285,6 @@ def _naming_header(lines: LogLines, given: Mapping[str, Any]) -> Iterator[None]:
         key = _FIELDS.get(key, key)
         at = lines.header_at.get(key) or (lines.header_at.get("range") if key in
                                           ("low", "high") else None)
-        if at is None or key in given:
+        if key in given or (at is None and key not in FROM_LINES):
             raise
         raise lines.error(f"{key}: {exc.message}", at) from None
