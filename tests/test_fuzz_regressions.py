@@ -172,6 +172,14 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
     # session 7: the steps a log's lines make were named as --steps, which account lacks
     ("account-time-varying-nodes-6e26", ["account", "{log}", "--nodes", "5.8e+26",
                                          "--topology", "{sweep}", "--json"]),
+    ("format-contacts-named", ["simulate", "-n", "6", "--format", "contacts"],
+     "--format"),  # was --topology (complete, the default)
+    ("format-contacts-named-no-n", ["simulate", "--format", "contacts"],
+     "--format"),  # a FileNotFoundError (the size counted before the file was checked)
+    ("format-contacts-missing", ["simulate", "--topology", "no-such.csv", "--format",
+                                 "contacts"], "--topology"),  # a FileNotFoundError
+    ("account-observer-plot", ["account", "{log}", "-n", "6", "--observer", "3", "--plot",
+                               "x.png", "--json"], "--plot"),  # was --pairs-out
     ("sgd-dataset-five-labels", ["simulate", "-n", "6", "--task", "sgd", "--dataset",
                                  "{contacts.csv}", "--json"], "--dataset"),  # was --target
 ]

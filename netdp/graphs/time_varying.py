@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from netdp.core.errors import InputError, check
+from netdp.core.errors import InputError, check, shorten
 from netdp.core.files import path_kind
 from netdp.core.reading import read_csv_rows
 from netdp.graphs import graph_files
-from netdp.graphs.topologies import Topology, _check_connected
+from netdp.graphs.topologies import Topology, _check_connected, named
 from netdp.graphs.walk_kind import KINDS, WalkKind, transition_matrix
 
 if TYPE_CHECKING:
@@ -220,6 +220,18 @@ def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
     return TimeVaryingTopology(tuple(snaps), int(period), after, name)
 
 
+def contact_file(spec: str | Path) -> Path:
+    """The path of the contact trace ``spec`` names (``--format contacts``), or one line:
+    a named topology names ``--format``, a missing file or a folder ``--topology``."""
+    path = Path(spec)
+    kind = path_kind(path)
+    check(kind is not None or not named(str(spec)), "format", f"contacts reads a contact "
+          f"trace file; {spec} is a named topology (give --topology FILE.csv)")
+    check(kind == "file", "topology", f"{shorten(str(path))}: "
+          f"{'no such file' if kind is None else 'not a file (a contact trace is one CSV)'}")
+    return path
+
+
 def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle",
                        directed: bool = False, isolated: Isolated = "stay",
                        name: str | None = None) -> TimeVaryingTopology:
@@ -233,8 +245,7 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
     """
     import networkx as nx
 
-    path = Path(path)
-    check(path.is_file(), "topology", f"{path}: no such file")
+    path = contact_file(path)
     graph_files.count(path, "contacts")  # the size, before the rows are held
     rows: list[tuple[int, str, str, float]] = []
     weighted = False
@@ -382,7 +393,7 @@ def snapshot_nodes(spec: Any, fmt: str | None) -> int:
         return int(spec[0].number_of_nodes())
     path = Path(spec)
     if fmt == "contacts":
-        return graph_files.count(path, "contacts")[0]
+        return graph_files.count(contact_file(spec), "contacts")[0]
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
     check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
     return graph_files.count(files[0], graph_files.file_format(files[0], fmt))[0]
@@ -411,6 +422,7 @@ def build_time_varying(spec: Any, *, period: int = 1, after: After = "cycle",
         return from_networkx_sequence(list(spec), period, after, weight)
     path = Path(spec)
     if fmt == "contacts":
+        contact_file(spec)
         check(weight is None, "weight", "a contact trace's weights are its fourth column")
         return read_contact_trace(path, period, after, directed)
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))

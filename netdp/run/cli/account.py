@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from netdp.core.errors import check
 from netdp.core.files import write_atomic
 from netdp.report import figures
 from netdp.run.account import account
@@ -121,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
     plot = Path(args.plot) if "plot" in args else None
     if plot is not None:
         check_image(plot, "plot")
+        who = next((f for f in ("observer", "coalition") if f in args), None)
+        check(who is None, "plot", f"draws the losses of every ordered pair; --{who} "
+              "observes as one (no matrix): leave --plot out")
     report = account(args.log, repair="repair" in args,
                      keep_pairs="pairs_out" in targets or plot is not None,
                      observer=getattr(args, "observer", None), **params)
