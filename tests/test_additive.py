@@ -87,3 +87,16 @@ def test_analytic_sigma_is_the_smallest_safe_float(epsilon, delta):
     sigma = analytic_sigma(epsilon, delta)
     assert gaussian_delta(sigma, epsilon) <= delta
     assert gaussian_delta(np.nextafter(sigma, 0.0), epsilon) > delta
+
+
+@pytest.mark.parametrize("sensitivity", [5e-324, 1e-300, 1e-8, 3.0, 1e8, 1e300])
+def test_analytic_sigma_scales_with_the_sensitivity_at_every_magnitude(sensitivity):
+    """δ depends on σ / Δ alone: σ(Δ) = Δ σ(1), and still the smallest safe σ to a few
+    ulps (a subnormal Δ once divided by zero in the search's bracket: issue 29)."""
+    one = analytic_sigma(1.0, 1e-6)
+    sigma = analytic_sigma(1.0, 1e-6, sensitivity)
+    assert gaussian_delta(sigma, 1.0, sensitivity) <= 1e-6
+    if sensitivity >= 1e-300:  # a normal float: the ratio is exact to the rounding
+        assert sigma == pytest.approx(sensitivity * one, rel=1e-14)
+    else:  # 5e-324 has one bit: σ is the first multiple of it that is safe
+        assert sigma / sensitivity >= one and sigma / sensitivity <= one + 1

@@ -180,6 +180,9 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
                                  "contacts"], "--topology"),  # a FileNotFoundError
     ("account-observer-plot", ["account", "{log}", "-n", "6", "--observer", "3", "--plot",
                                "x.png", "--json"], "--plot"),  # was --pairs-out
+    ("range-width-subnormal", ["simulate", "-n", "6", "--task", "sum", "--range", "0",
+                               "5e-324"], "--range"),  # a ZeroDivisionError (calibration)
+    ("gossip-range-width-subnormal", [*GOSSIP, "--range", "0", "5e-324"], "--range"),
     ("sgd-dataset-five-labels", ["simulate", "-n", "6", "--task", "sgd", "--dataset",
                                  "{contacts.csv}", "--json"], "--dataset"),  # was --target
 ]

@@ -33,6 +33,9 @@ MIN_SIGMA, MAX_SIGMA = 1e-6, 1e6
 """Range of a noise std given in units of the sensitivity."""
 MAX_VALUE = 1e15
 """Largest magnitude of a data value or range end: sums of a million stay exact-ish."""
+MIN_WIDTH = 1e-300
+"""Narrowest range of the values (its width is the sensitivity): the noise's σ, at least
+7e-4 times the width (ε = 1e6), stays a normal float."""
 MAX_SCALE = 1e6
 """Largest clipping norm, step size or similar scale of a model."""
 MAX_TIME = 1e12

@@ -54,14 +54,19 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     """
 
     def delta_of(sigma: float) -> float:
-        return gaussian_delta(sigma, epsilon, sensitivity)
+        return gaussian_delta(sigma, epsilon)
 
-    lo, hi = sensitivity * math.exp(-10.0), sensitivity * math.exp(10.0)
+    # δ depends on σ / Δ alone: solved at Δ = 1 and scaled, so that a subnormal or huge
+    # sensitivity neither underflows the bracket nor overflows it
+    lo, hi = math.exp(-10.0), math.exp(10.0)
     while delta_of(lo) <= delta:
         lo *= math.exp(-10.0)
     while delta_of(hi) > delta:
         hi *= math.exp(10.0)
-    return smallest_within(delta_of, delta, lo, hi, param="delta", scale="log")
+    sigma = sensitivity * smallest_within(delta_of, delta, lo, hi, param="delta", scale="log")
+    while sigma < math.inf and gaussian_delta(sigma, epsilon, sensitivity) > delta:
+        sigma = math.nextafter(sigma, math.inf)  # the scaling's rounding, never below
+    return sigma
 
 
 def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

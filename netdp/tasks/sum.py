@@ -22,7 +22,7 @@ from netdp import mechanisms
 from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, received_mass
 from netdp.core import seeding
 from netdp.core.errors import check
-from netdp.core.params import MAX_VALUE, param
+from netdp.core.params import MAX_VALUE, MIN_WIDTH, param
 from netdp.core.sections import (
     DATA_GROUP,
     UserLevelSection,
@@ -116,6 +116,8 @@ class SumConfig(UserLevelSection):
               f"{self.high:g})")
         check(math.isfinite(self.high - self.low), "range", f"the width HIGH - LOW must be "
               f"finite (got {self.low:g} {self.high:g})")
+        check(self.high - self.low >= MIN_WIDTH, "range", f"the width HIGH - LOW (the "
+              f"sensitivity) must be at least {MIN_WIDTH:g} (got {self.high - self.low:g})")
         check_data_file(self)
         check(not self.noise_every_hop or kind_of(config.topology).public_schedule,
               "noise-every-hop", f"applies to the ring only (every holder adds noise on "
