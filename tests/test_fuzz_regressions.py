@@ -183,6 +183,10 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
     ("range-width-subnormal", ["simulate", "-n", "6", "--task", "sum", "--range", "0",
                                "5e-324"], "--range"),  # a ZeroDivisionError (calibration)
     ("gossip-range-width-subnormal", [*GOSSIP, "--range", "0", "5e-324"], "--range"),
+    ("audit-trials-56e6", ["audit", "--trials", "55972385", "--domain", "13", "--json"],
+     "--trials"),  # 17-20 s: mechanism audits had no time estimate
+    ("audit-rappor-domain-1e5", ["audit", "--mechanism", "rappor", "--trials", "1000000",
+                                 "--domain", "100000"], "--domain"),
     ("sgd-dataset-five-labels", ["simulate", "-n", "6", "--task", "sgd", "--dataset",
                                  "{contacts.csv}", "--json"], "--dataset"),  # was --target
 ]

@@ -15,7 +15,7 @@ from netdp.mechanisms import registry
 from netdp.report.figures import FORMATS, save
 from netdp.report.types import fmt
 from netdp.run.cli import integer, number, parse_sets
-from netdp.run.resources import check_footprint
+from netdp.run.resources import check_footprint, check_seconds
 from netdp.tasks import make_config, names, task_of
 from netdp.tasks.preparation import with_seed
 from netdp.tracking.hidden_paths import resample_seconds
@@ -168,6 +168,10 @@ def audit(args: argparse.Namespace) -> int:
         return protocol(args)
     if args.plot is not None:
         _check_plot(args.plot)
+    check_seconds({"the trials": mechanism_audit.audit_seconds(
+        args.mechanism, args.domain, args.trials, curve=args.plot is not None)},
+        f"; {args.trials:,} trials of {args.mechanism}" + (
+            "" if args.mechanism in mechanism_audit.NUMERIC else f", domain {args.domain:,}"))
     mechanism = mechanism_audit.build(args.mechanism, args.epsilon, args.delta, args.domain)
     result = with_command(mechanism_audit.audit_mechanism(
         mechanism, args.trials, args.seed, args.claim_epsilon, args.confidence), args)
