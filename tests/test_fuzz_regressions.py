@@ -187,6 +187,8 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
      "--trials"),  # 17-20 s: mechanism audits had no time estimate
     ("audit-rappor-domain-1e5", ["audit", "--mechanism", "rappor", "--trials", "1000000",
                                  "--domain", "100000"], "--domain"),
+    ("multidim-attributes-1", ["simulate", "-n", "6", "--task", "multidim", "--attributes",
+                               "1", "--json"], "--attributes"),  # was --categorical (2)
     ("sgd-dataset-five-labels", ["simulate", "-n", "6", "--task", "sgd", "--dataset",
                                  "{contacts.csv}", "--json"], "--dataset"),  # was --target
 ]

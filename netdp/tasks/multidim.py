@@ -84,8 +84,11 @@ class MultidimConfig(Section):
             check(self.dataset == "synthetic" or not defaults_differ(self, name), name,
                   f"sets the synthetic schema; --dataset {self.dataset} has its own")
         if self.dataset == "synthetic":
-            check(self.categorical <= self.attributes, "categorical",
-                  f"must lie in 0..{self.attributes} (the attributes) (got {self.categorical})")
+            if defaults_differ(self, "categorical"):  # the one given is named
+                check(self.categorical <= self.attributes, "categorical", f"must lie in "
+                      f"0..{self.attributes} (the attributes) (got {self.categorical})")
+            check(self.categorical <= self.attributes, "attributes", f"must be at least the "
+                  f"categorical ones, --categorical {self.categorical} (got {self.attributes})")
         categorical = self.categorical if self.dataset == "synthetic" else \
             int(self.dataset == "fair")
         check(self.split != "joint" or categorical == 0, "split", "joint is Duchi et al.'s "
