@@ -38,17 +38,6 @@ from netdp.mechanisms.noise import Gaussian
 
 NUMERIC = mechanisms.registry.names(*mechanisms.NUMERIC_KINDS)
 CHUNK = 1 << 16  # reports drawn at once
-#: Microseconds one trial takes (both worlds drawn, scored, the test fitted and counted):
-#: ``(a, b)`` for ``a + b d`` on a domain of ``d`` categories; measured at ε = 1 with 2e5
-#: to 4e6 trials on the 2-core reference machine (session 7) and halved, as the run
-#: estimates are (:mod:`netdp.run.resources`). Mechanisms not listed: :data:`TRIAL_US`.
-TRIAL_MICROSECONDS = {"laplace": (0.14, 0.0), "gaussian": (0.12, 0.0), "duchi": (0.03, 0.0),
-                      "piecewise": (0.13, 0.0), "hybrid": (0.09, 0.0), "grr": (0.48, 0.0),
-                      "sue": (0.17, 0.0027), "oue": (0.24, 0.0006), "blh": (0.16, 0.0),
-                      "olh": (0.5, 0.0), "hr": (0.12, 0.0005), "cms": (2.8, 0.0),
-                      "hcms": (0.12, 0.0), "rappor": (0.25, 0.019), "the": (0.09, 0.0005),
-                      "she": (0.2, 0.012)}
-TRIAL_US = (0.5, 0.02)
 
 
 def audit_seconds(name: str, domain: int, trials: int,
@@ -64,7 +53,7 @@ def audit_seconds(name: str, domain: int, trials: int,
     >>> round(seconds, 1), param
     (7.8, 'trials')
     """
-    a, b = TRIAL_MICROSECONDS.get(name, TRIAL_US)
+    a, b = mechanisms.registry.entry(name).audit_us
     per_category = b * domain if name not in NUMERIC else 0.0
     seconds = 1e-6 * (a + per_category) * float(trials) * (2.0 if curve else 1.0)
     return seconds, "domain" if per_category > a else "trials"

@@ -35,7 +35,7 @@ from netdp.core.errors import InputError, check, shorten
 from netdp.core.files import path_kind
 from netdp.core.reading import read_csv_rows
 from netdp.graphs import graph_files
-from netdp.graphs.topologies import Topology, _check_connected, named
+from netdp.graphs.topologies import _NAME, BUILTIN, Topology, _check_connected, _spec_dir
 from netdp.graphs.walk_kind import KINDS, WalkKind, transition_matrix
 
 if TYPE_CHECKING:
@@ -220,12 +220,18 @@ def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
     return TimeVaryingTopology(tuple(snaps), int(period), after, name)
 
 
+def _named(spec: str) -> bool:
+    """Whether ``spec`` names a built-in topology or a shipped spec (no file)."""
+    return spec in BUILTIN or len(spec) <= 100 and bool(_NAME.fullmatch(spec)) and (
+        _spec_dir() / f"{spec}.toml").is_file()
+
+
 def contact_file(spec: str | Path) -> Path:
     """The path of the contact trace ``spec`` names (``--format contacts``), or one line:
     a named topology names ``--format``, a missing file or a folder ``--topology``."""
     path = Path(spec)
     kind = path_kind(path)
-    check(kind is not None or not named(str(spec)), "format", f"contacts reads a contact "
+    check(kind is not None or not _named(str(spec)), "format", f"contacts reads a contact "
           f"trace file; {spec} is a named topology (give --topology FILE.csv)")
     check(kind == "file", "topology", f"{shorten(str(path))}: "
           f"{'no such file' if kind is None else 'not a file (a contact trace is one CSV)'}")

@@ -475,14 +475,6 @@ def _name(topo: Topology, u: int) -> str:
     return repr(topo.labels[u]) if topo.labels else str(u)
 
 
-def named(spec: object) -> bool:
-    """Whether ``spec`` names a built-in topology or a shipped spec (no file)."""
-    if not isinstance(spec, str):
-        return False
-    return spec in BUILTIN or (len(spec) <= 100 and bool(_NAME.fullmatch(spec))
-                               and (_spec_dir() / f"{spec}.toml").is_file())
-
-
 def _spec_dir() -> Traversable:
     """The named specs: package data when installed, ``topologies/`` in a source tree."""
     try:

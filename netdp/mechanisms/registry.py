@@ -53,6 +53,11 @@ class Entry:
         Frequency oracles: seconds per (report, category) pair and per category (its
         decoding), measured at 20 nodes and 1e4..1e6 categories and halved (the time
         estimates err short: :data:`netdp.tasks.base.HOP_SECONDS`).
+    audit_us
+        Microseconds one trial of ``netdp audit --mechanism`` takes, ``(a, b)`` for
+        ``a + b d`` on ``d`` categories (both worlds drawn and scored, the test fitted and
+        counted), measured at ε = 1 with 2e5 to 4e6 trials and halved
+        (:func:`netdp.audit.mechanism.audit_seconds`).
     """
 
     name: str
@@ -62,42 +67,45 @@ class Entry:
     aliases: tuple[str, ...] = ()
     traits: tuple[str, ...] = ()
     seconds: tuple[float, float] = (7e-9, 1e-7)
+    audit_us: tuple[float, float] = (0.5, 0.02)
 
 
 _ORACLE = "frequency-oracle"
 #: Every randomizer, in the order the CLI lists them.
 ENTRIES = (
-    Entry("laplace", "additive", "noise", "Laplace"),
-    Entry("gaussian", "additive", "noise", "Gaussian"),
-    Entry("duchi", "bounded", "bounded", "Duchi"),
-    Entry("piecewise", "bounded", "bounded", "Piecewise", aliases=("pm",)),
-    Entry("hybrid", "bounded", "bounded", "Hybrid", aliases=("hm",)),
+    Entry("laplace", "additive", "noise", "Laplace", audit_us=(0.14, 0.0)),
+    Entry("gaussian", "additive", "noise", "Gaussian", audit_us=(0.12, 0.0)),
+    Entry("duchi", "bounded", "bounded", "Duchi", audit_us=(0.03, 0.0)),
+    Entry("piecewise", "bounded", "bounded", "Piecewise", aliases=("pm",),
+          audit_us=(0.13, 0.0)),
+    Entry("hybrid", "bounded", "bounded", "Hybrid", aliases=("hm",), audit_us=(0.09, 0.0)),
     Entry("grr", _ORACLE, "randomized_response", "GRR",
           traits=("multidim", "set-valued", "crafted", "recoverable"),
-          seconds=(0.0, 1e-07)),
+          seconds=(0.0, 1e-07), audit_us=(0.48, 0.0)),
     Entry("sue", _ORACLE, "unary", "SUE",
           traits=("multidim", "crafted", "detectable", "recoverable"),
-          seconds=(3.5e-09, 1e-07)),
+          seconds=(3.5e-09, 1e-07), audit_us=(0.17, 0.0027)),
     Entry("oue", _ORACLE, "unary", "OUE",
           traits=("multidim", "crafted", "detectable", "recoverable"),
-          seconds=(3.5e-09, 1e-07)),
+          seconds=(3.5e-09, 1e-07), audit_us=(0.24, 0.0006)),
     Entry("blh", _ORACLE, "local_hashing", "BLH",
-          traits=("multidim", "crafted", "detectable", "recoverable")),
+          traits=("multidim", "crafted", "detectable", "recoverable"), audit_us=(0.16, 0.0)),
     Entry("olh", _ORACLE, "local_hashing", "OLH",
-          traits=("multidim", "set-valued", "crafted", "detectable", "recoverable")),
+          traits=("multidim", "set-valued", "crafted", "detectable", "recoverable"),
+          audit_us=(0.5, 0.0)),
     Entry("hr", _ORACLE, "hadamard_response", "HadamardResponse",
           traits=("multidim", "crafted", "recoverable"),
-          seconds=(1e-09, 1e-07)),
+          seconds=(1e-09, 1e-07), audit_us=(0.12, 0.0005)),
     Entry("cms", _ORACLE, "sketch", "CMS", traits=("hashed", "crafted", "recoverable"),
-          seconds=(0.0, 7e-06)),
+          seconds=(0.0, 7e-06), audit_us=(2.8, 0.0)),
     Entry("hcms", _ORACLE, "sketch", "HCMS", traits=("hashed", "crafted", "recoverable"),
-          seconds=(0.0, 7e-06)),
+          seconds=(0.0, 7e-06), audit_us=(0.12, 0.0)),
     Entry("rappor", _ORACLE, "rappor", "RAPPOR", traits=("hashed", "crafted"),
-          seconds=(0.0, 1e-05)),
+          seconds=(0.0, 1e-05), audit_us=(0.25, 0.019)),
     Entry("the", _ORACLE, "histogram_encoding", "THE", traits=("multidim",),
-          seconds=(3.5e-09, 1e-07)),
+          seconds=(3.5e-09, 1e-07), audit_us=(0.09, 0.0005)),
     Entry("she", _ORACLE, "histogram_encoding", "SHE",
-          seconds=(3.5e-09, 1e-07)),
+          seconds=(3.5e-09, 1e-07), audit_us=(0.2, 0.012)),
 )
 _BY_NAME = {e.name: e for e in ENTRIES}
 
