@@ -17,11 +17,12 @@ parameter, fixed without looking at the data. The tasks that offer the mode (``s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from netdp.core.errors import check
-from netdp.core.params import Section, param
+from netdp.core.params import MIN_WIDTH, Section, param
 
 USER_LEVEL = "user-level DP (several records per node)"
 DATA_GROUP = "summation and histograms"
@@ -43,6 +44,16 @@ def column_param() -> Any:
     """``--column``: the column of ``--data-file`` to read."""
     return param(None, "the CSV column, by name or 0-based index", kind=str,
                  metavar="NAME|INDEX", group=DATA_GROUP, default_text="the first")
+
+
+def check_value_range(low: float, high: float) -> None:
+    """Refuse a ``--range`` that is not ``LOW < HIGH`` with a finite width of at least
+    :data:`~netdp.core.params.MIN_WIDTH` (the width is the sensitivity)."""
+    check(low < high, "range", f"needs LOW < HIGH (got {low:g} {high:g})")
+    check(math.isfinite(high - low), "range", f"the width HIGH - LOW must be finite (got "
+          f"{low:g} {high:g})")
+    check(high - low >= MIN_WIDTH, "range", f"the width HIGH - LOW (the sensitivity) must "
+          f"be at least {MIN_WIDTH:g} (got {high - low:g})")
 
 
 def check_data_file(section: Any) -> None:

@@ -23,8 +23,14 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
-from netdp.core.params import MAX_SIGMA, MAX_VALUE, MIN_SIGMA, MIN_WIDTH, Section, param
-from netdp.core.sections import DATA_GROUP, check_data_file, column_param, data_file_param
+from netdp.core.params import MAX_SIGMA, MAX_VALUE, MIN_SIGMA, Section, param
+from netdp.core.sections import (
+    DATA_GROUP,
+    check_data_file,
+    check_value_range,
+    column_param,
+    data_file_param,
+)
 from netdp.core.setup import Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import choose
@@ -94,10 +100,7 @@ class GossipSumConfig(Section):
                         group=DATA_GROUP, default_text="0 1")
 
     def validate(self, config: Any) -> None:
-        check(self.low < self.high and math.isfinite(self.high - self.low), "range",
-              f"needs finite LOW < HIGH (got {self.low:g} {self.high:g})")
-        check(self.high - self.low >= MIN_WIDTH, "range", f"the width HIGH - LOW (the "
-              f"sensitivity) must be at least {MIN_WIDTH:g} (got {self.high - self.low:g})")
+        check_value_range(self.low, self.high)
         check_data_file(self)
         check_gossip(config)
 

@@ -22,11 +22,12 @@ from netdp import mechanisms
 from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, received_mass
 from netdp.core import seeding
 from netdp.core.errors import check
-from netdp.core.params import MAX_VALUE, MIN_WIDTH, param
+from netdp.core.params import MAX_VALUE, param
 from netdp.core.sections import (
     DATA_GROUP,
     UserLevelSection,
     check_data_file,
+    check_value_range,
     column_param,
     data_file_param,
 )
@@ -112,12 +113,7 @@ class SumConfig(UserLevelSection):
 
     def validate(self, config: Any) -> None:
         super().validate(config)
-        check(self.low < self.high, "range", f"needs LOW < HIGH (got {self.low:g} "
-              f"{self.high:g})")
-        check(math.isfinite(self.high - self.low), "range", f"the width HIGH - LOW must be "
-              f"finite (got {self.low:g} {self.high:g})")
-        check(self.high - self.low >= MIN_WIDTH, "range", f"the width HIGH - LOW (the "
-              f"sensitivity) must be at least {MIN_WIDTH:g} (got {self.high - self.low:g})")
+        check_value_range(self.low, self.high)
         check_data_file(self)
         check(not self.noise_every_hop or kind_of(config.topology).public_schedule,
               "noise-every-hop", f"applies to the ring only (every holder adds noise on "
