@@ -116,6 +116,13 @@ class SimulationConfig:
     delta: float = param(1e-6, "delta of one contribution (Gaussian noise; sgd: the "
                          "target)", low=0.0, high=1.0, low_open=True, high_open=True,
                          short=("-d",), metavar="DELTA", group=PRIVACY)
+    target_delta: float | None = param(None, "the one delta of every pairwise figure, "
+                                       "accountant, LDP baseline and theory line of the "
+                                       "report; an accountant that composes (eps, delta) "
+                                       "entries splits it itself", kind=float, low=0.0,
+                                       high=1.0, low_open=True, high_open=True,
+                                       metavar="DELTA", group=TRACKING,
+                                       default_text="--delta")
     accountants: tuple[str, ...] | None = param(
         None, "how pairwise losses are composed: kov (the reference tracker: KOV composition "
         "of per-cycle losses), rdp (Renyi DP of the same Gaussian entries, tighter) or pld "
@@ -215,6 +222,12 @@ class SimulationConfig:
               "and how)")
         if self.malicious is not None:
             parse_nodes(self.malicious, "malicious")
+
+    @property
+    def report_delta(self) -> float:
+        """The δ every figure of the report is at (spec Correction 7): ``target_delta``,
+        else ``delta``."""
+        return self.delta if self.target_delta is None else self.target_delta
 
     def section_as(self, kind: type[S]) -> S:
         """The task's section, typed: how a task reads its own parameters.
