@@ -473,6 +473,9 @@ class PairwisePrivacy(PrivacyReport):
         The coalition of each run, when one observes.
     details
         Tracker-specific figures (the histogram's ``shuffle_bound``).
+    target_delta
+        The one δ of every pairwise figure and the LDP baseline (spec Correction 7;
+        ``None``: the reference convention, each pair at its own ``2 k δ``).
     """
 
     epsilon0: float
@@ -483,11 +486,14 @@ class PairwisePrivacy(PrivacyReport):
     note: str | None = None
     coalitions: tuple[tuple[int, ...], ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+    target_delta: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"epsilon0": self.epsilon0, "delta0": self.delta0,
                                "ldp": self.ldp.to_dict(), **self.details,
                                "theory": dict(self.theory)}
+        if self.target_delta is not None:
+            out["target_delta"] = self.target_delta
         if self.note is not None:
             out["note"] = self.note
         out["empirical"] = [e.to_dict() for e in self.empirical]
@@ -498,6 +504,8 @@ class PairwisePrivacy(PrivacyReport):
     def lines(self, report: Report) -> list[str]:
         head = f"  privacy: eps(u -> v) over ordered pairs; each contribution is " \
                f"eps0={self.epsilon0:g}-LDP"
+        if self.target_delta is not None:
+            head += f"; every figure at delta = {self.target_delta:g}"
         widths = (14,) + (10,) * 6
         lines = ["", head, row(("", "mean", "min", "max", "q50", "q90", "q99"), widths)
                  + "  delta"]

@@ -180,12 +180,16 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     cfg, n = setup.config, setup.topology.n
     section = cfg.section_as(SumConfig)
     mask = ring_noise_mask(n, setup.steps, section.noise_every_hop)
+    target = cfg.report_delta if cfg.convention == "sound" else None
     if accountant == "exact":
         from netdp.tracking.loss_table import ring_exact_losses
 
         z = setup.mechanism.sigma / setup.mechanism.sensitivity
-        return ring_exact_losses(n, cfg.rounds, mask, z, cfg.delta, coalition)
-    return ring_losses(n, cfg.rounds, mask, cfg.epsilon, cfg.delta, coalition)
+        return ring_exact_losses(n, cfg.rounds, mask, z, cfg.delta, coalition, target)
+    sigma = getattr(setup.mechanism, "sigma", None)  # eps0-DP noise: None
+    z_or_none = None if sigma is None else sigma / setup.mechanism.sensitivity
+    return ring_losses(n, cfg.rounds, mask, cfg.epsilon, cfg.delta, coalition, target,
+                       z_or_none)
 
 
 def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
@@ -199,7 +203,8 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     losses = walk_losses(trace, cfg.epsilon, cfg.delta, z, accountant, coalition,
                          keep_pairs=keep_pairs or coalition is not None or sound,
                          convention=cfg.convention, self_moves=setup.topology.self_moves,
-                         laplace=isinstance(mech, Laplace))
+                         laplace=isinstance(mech, Laplace),
+                         target=cfg.report_delta if sound else None)
     if coalition is None and not sound:
         return losses
     # A coalition observes the cycles between any member's visits: composed over all of
@@ -271,9 +276,15 @@ def icml_theory(setup: Setup) -> dict[str, float]:
 
 def _ring_ldp(setup: Setup, trace: Trace) -> np.ndarray:
     from netdp.bounds.curves import opti
+    from netdp.tracking.base import ldp_setting
 
     cfg = setup.config
     k = np.full(setup.topology.n, cfg.rounds, dtype=float)
+    target, z = ldp_setting(setup)
+    if target is not None:
+        from netdp.accounting.target_delta import ldp_epsilon
+
+        return ldp_epsilon(k, cfg.epsilon, target, z)
     return np.asarray(opti(cfg.epsilon, cfg.delta, k))
 
 

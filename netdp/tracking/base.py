@@ -22,7 +22,9 @@ from netdp.core.simulation_config import parse_coalition
 from netdp.engine.trace import Trace
 from netdp.report.types import DistanceRow, LdpSummary, PairSummary, PairwisePrivacy, PrivacyReport
 
-LDP_METHOD = "min(k eps0, DRV(eps0, delta, k)) over a node's k contributions"
+LDP_METHOD = ("a node's k contributions composed at the target delta (Gaussian: exactly; "
+              "eps0-DP: min(k eps0, DRV(eps0, delta, k)))")
+LDP_REFERENCE = "min(k eps0, DRV(eps0, delta, k)) over a node's k contributions"
 KIND_NAMES = {"ring": "the ring", "complete": "the complete graph", "graph": "any graph"}
 MATRIX_LIMIT = 10_000
 
@@ -134,6 +136,19 @@ def draw_coalition(setup: Setup, run: int) -> list[int] | None:
     return sorted(set(spec))
 
 
+def ldp_setting(setup: Setup) -> tuple[float | None, float | None]:
+    """``(target, noise_multiplier)`` of the LDP baseline: the report's one δ under the
+    sound convention (``None``: the reference convention's ``k δ + δ``), and ``σ / Δ`` of
+    Gaussian contributions (``None``: ``ε0``-DP ones)."""
+    cfg = setup.config
+    if cfg.convention != "sound":
+        return None, None
+    sigma = getattr(setup.mechanism, "sigma", None)
+    sensitivity = getattr(setup.mechanism, "sensitivity", None)
+    z = None if sigma is None or not sensitivity else float(sigma) / float(sensitivity)
+    return cfg.report_delta, z
+
+
 class PairwiseTracker(Tracker):
     """Pairwise losses of each run (one table per accountant), the LDP baseline and the
     theory, summarised over all ordered pairs of all runs without an ``n x n`` matrix.
@@ -202,7 +217,8 @@ class PairwiseTracker(Tracker):
             if tracking is not None and tracking.ldp is not None:
                 self.ldp.append(tracking.ldp(setup, trace))
             else:
-                self.ldp.append(ldp_losses(trace, self.epsilon0, setup.config.delta))
+                self.ldp.append(ldp_losses(trace, self.epsilon0, setup.config.delta,
+                                           *ldp_setting(setup)))
         if tracking is None:
             return
         assert tracking.losses is not None, "a Tracking without losses needs its own Tracker"
@@ -269,6 +285,7 @@ class PairwiseTracker(Tracker):
             note = "pairwise tracking skipped (no accountant)"
         return PairwisePrivacy(
             epsilon0=self.epsilon0, delta0=setup.config.delta,
-            ldp=LdpSummary(LDP_METHOD, float(ldp.mean()), float(ldp.min()), float(ldp.max())),
+            ldp=LdpSummary(LDP_METHOD if ldp_setting(setup)[0] is not None else LDP_REFERENCE,
+                           float(ldp.mean()), float(ldp.min()), float(ldp.max())),
             theory=theory, empirical=empirical, note=note, coalitions=tuple(self.coalitions),
-            details=self.details)
+            details=self.details, target_delta=ldp_setting(setup)[0])

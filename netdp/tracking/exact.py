@@ -137,9 +137,10 @@ def _epsilon(pld: Any, delta: float) -> float:
 def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.ndarray,
                     others: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
                     law: ce.CountLaw, noise: ce.Noise, delta: float, accountant: str,
-                    keep_pairs: bool) -> tuple[Any, ...]:
+                    keep_pairs: bool, target: float | None = None) -> tuple[Any, ...]:
     """Base and attributable losses of every observer (see the module docstring):
-    ``base, weight, k, counts, values, nodes`` as the walk kernels give them."""
+    ``base, weight, k, counts, values, nodes`` as the walk kernels give them; each pair
+    at the one δ ``target``, else at ``2 k δ`` for an observer of ``k`` views."""
     views_total = sum(x.size for x in lengths)
     exact = accountant == "exact"
     if exact:
@@ -159,7 +160,7 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
     for o, v in enumerate(observers):
         views = ce.observer_views(holders, steps, pos[start[v]:start[v + 1]])
         k[o] = views.size
-        dt = min(2.0 * views.size * delta, 1.0)
+        dt = min(2.0 * views.size * delta, 1.0) if target is None else target
         plain = [cache.get(int(views.kind[e]), int(views.length[e]), views.key(e, -2))
                  for e in range(views.size)]
         tree = _Tree(plain) if exact else None

@@ -18,6 +18,7 @@ import numpy as np
 from netdp.accounting._arrays import observer_bar
 from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
 from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
+from netdp.accounting.target_delta import composition_slack, entry_delta, ldp_epsilon
 from netdp.core.errors import InputError, check
 from netdp.core.simulation_config import CONVENTIONS
 from netdp.engine.trace import Trace
@@ -118,6 +119,7 @@ def walk_losses(
     self_moves: bool = True,
     laplace: bool = False,
     observers: np.ndarray | None = None,
+    target: float | None = None,
 ) -> PairLosses:
     """Pairwise losses of a random-walk summation on the complete graph (AISTATS 2022
     Alg. 3).
@@ -151,12 +153,16 @@ def walk_losses(
         The contributions' noise is Laplace (``eps0``-DP each): ``kov`` only.
     observers
         Sound convention: account these observers only (default every node).
+    target
+        Sound convention: every pair's ε at this one δ (spec Correction 7; KOV's entries
+        and slack split it, :mod:`netdp.accounting.target_delta`). ``None``: a pair of
+        ``k`` entries at ``2 k δ`` (the reference convention always is).
     """
     check(convention in CONVENTIONS, "convention",
           f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
     if convention == "sound":
         return sound_walk_losses(trace, eps0, delta, noise_multiplier, accountant, coalition,
-                                 keep_pairs, self_moves, laplace, observers)
+                                 keep_pairs, self_moves, laplace, observers, target)
     check(
         accountant in WALK_ACCOUNTANTS,
         "accountant",
@@ -215,9 +221,11 @@ def view_lengths(holders: np.ndarray, steps: int, n_ids: int,
 def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier: float,
                       accountant: str, coalition: Sequence[int] | None, keep_pairs: bool,
                       self_moves: bool, laplace: bool,
-                      subset: np.ndarray | None = None) -> PairLosses:
+                      subset: np.ndarray | None = None,
+                      target: float | None = None) -> PairLosses:
     """:func:`walk_losses` under the sound convention (``subset``: the observers
-    accounted, without a coalition)."""
+    accounted, without a coalition; ``target``: every pair at that one δ, else at
+    ``2 k δ``)."""
     from netdp.tracking import cycle_entries as ce
 
     check(accountant in SOUND_ACCOUNTANTS, "accountant",
@@ -238,27 +246,36 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
 
         base, weight, k, counts, values, nodes = exact.walk_pld_losses(
             holders, trace.steps, n_ids, observers, others, lengths, law, noise, delta,
-            accountant, keep_pairs)
+            accountant, keep_pairs, target)
     else:
         mode = kernels.KOV if accountant == "kov" else kernels.RDP
         watched = np.zeros(n_ids, np.bool_)
         watched[observers] = True
         regular, first = kernels.length_flags(holders, trace.steps, n_ids, watched)
         lengths = (np.flatnonzero(regular), np.flatnonzero(first))
-        entries, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise, delta,
-                                                            RDP_ORDERS)
+        entry_d = delta if target is None else entry_delta(
+            target, most_entries(holders, n_ids, observers))
+        entries, rows_regular, rows_first = ce.entry_tables(mode, lengths, law, noise,
+                                                            entry_d, RDP_ORDERS)
         base, weight, k, offsets, counts, values, ids = kernels.pairwise_sound(
             holders, trace.steps, n_ids, observers, others, mode, entries, rows_regular,
-            rows_first, float(delta), RDP_ORDERS, keep_pairs, numba.get_num_threads())
+            rows_first, float(delta), RDP_ORDERS, keep_pairs, numba.get_num_threads(),
+            0.0 if target is None else float(target))
         used = kernels.compact(values, ids, offsets, counts, keep_pairs)
         values = values[:used]
         nodes = ids[:used] if keep_pairs else None
     if coalition is not None:
         observers = np.array([-1])
     k_max = int(k.max()) if k.size else 0
-    return PairLosses(
-        accountant, n, observers, base, weight, k, values, counts, nodes, 2 * k_max * delta
-    )
+    return PairLosses(accountant, n, observers, base, weight, k, values, counts, nodes,
+                      2 * k_max * delta if target is None else float(target))
+
+
+def most_entries(holders: np.ndarray, n_ids: int, observers: np.ndarray) -> int:
+    """A bound on the entries of any observer's pairs: its largest number of visits
+    (each entry ends at a visit)."""
+    visits = np.bincount(holders[holders >= 0], minlength=n_ids)
+    return int(visits[observers].max(initial=0))
 
 
 def _no_self_law(n: int, watchers: int):
@@ -370,13 +387,19 @@ def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):
     return base, values
 
 
-def ldp_losses(trace: Trace, eps0: float, delta: float) -> np.ndarray:
-    """Local-DP loss of each node over its actual contributions: ``min(k ε0, DRV)``.
+def ldp_losses(trace: Trace, eps0: float, delta: float, target: float | None = None,
+               noise_multiplier: float | None = None) -> np.ndarray:
+    """Local-DP loss of each node over its actual contributions.
 
-    ``DRV(ε0, δ, k) = ε0 sqrt(2 k ln(1/δ)) + k ε0 (e^{ε0} - 1)``; the minimum with basic
-    composition is also a valid bound, and the tighter baseline.
+    ``target``: at that one δ (:func:`netdp.accounting.target_delta.ldp_epsilon`: the
+    exact composition of ``k`` Gaussians of ``noise_multiplier``, else of ``k`` ``eps0``-DP
+    contributions at slack ``δ_T``). ``None``: ``min(k ε0, DRV(ε0, δ, k))`` with
+    ``DRV(ε0, δ, k) = ε0 sqrt(2 k ln(1/δ)) + k ε0 (e^{ε0} - 1)`` (the reference's, at
+    ``k δ + δ``).
     """
     k = trace.visits().astype(float)
+    if target is not None:
+        return ldp_epsilon(k, eps0, target, noise_multiplier)
     with np.errstate(over="ignore", invalid="ignore"):  # huge eps0: DRV is inf, k eps0 wins
         return np.where(k > 0, opti(eps0, delta, k), 0.0)
 
@@ -388,6 +411,8 @@ def ring_losses(
     eps0: float,
     delta: float,
     coalition: Sequence[int] | None = None,
+    target: float | None = None,
+    noise_multiplier: float | None = None,
 ) -> PairLosses:
     """Pairwise losses on the ring (AISTATS 2022 Alg. 1), composed over turns with KOV.
 
@@ -397,7 +422,15 @@ def ring_losses(
     (infinite loss: a coalition holding both neighbours of ``u`` sees ``x_u`` in the clear).
     Without a coalition every window of ``n - 1`` holds one draw, so all pairs lose the
     same.
+
+    ``target``: every pair at that one δ (spec Correction 7): with Gaussian noise
+    (``noise_multiplier`` ``z``) each turn is the Gaussian's ``(ε, δ_T / (2 R))`` over the
+    ``R`` turns and KOV's slack is ``δ_T / 2``; with ``eps0``-DP noise (``None``) each turn
+    is ``(eps0, 0)`` and the slack is ``δ_T``. ``None``: ``2 R δ`` (the paper's).
     """
+    if target is not None:
+        eps0, slack = _ring_turn(eps0, rounds, target, noise_multiplier)
+        delta = slack / max(rounds, 1)  # KOV-het spends δ̃ = k δ: at most the slack
     if coalition is None:
         gaps = np.diff(np.flatnonzero(noise_mask))
         covered = noise_mask[0] and noise_mask[-1] and (gaps.size == 0 or gaps.max() <= n - 1)
@@ -414,7 +447,7 @@ def ring_losses(
             np.empty(0),
             np.zeros(n, np.int64),
             np.empty(0, np.int64),
-            2 * rounds * delta,
+            2 * rounds * delta if target is None else target,
         )
     members = coalition_members(coalition, n)
     steps = noise_mask.size
@@ -441,12 +474,25 @@ def ring_losses(
         losses,
         np.array([losses.size]),
         outside,
-        2 * rounds * delta,
+        2 * rounds * delta if target is None else target,
     )
 
 
+def _ring_turn(eps0: float, rounds: int, target: float,
+               z: float | None) -> tuple[float, float]:
+    """One turn's ε and the composition's slack when ``rounds`` turns compose at the one
+    δ ``target`` (:mod:`netdp.accounting.target_delta`)."""
+    from netdp.accounting.gdp import gaussian_epsilon
+
+    if z is None:
+        return eps0, target
+    turn = float(gaussian_epsilon(1.0 / z, entry_delta(target, rounds)))
+    return turn, composition_slack(target)
+
+
 def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, delta: float,
-                      coalition: Sequence[int] | None = None) -> PairLosses:
+                      coalition: Sequence[int] | None = None,
+                      target: float | None = None) -> PairLosses:
     """The exact loss of every pair on the ring (AISTATS 2022 Alg. 1), Gaussian noise.
 
     The schedule is public, so the views are deterministic: observer ``v`` (or a
@@ -454,8 +500,8 @@ def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, del
     hold, between two of its holds, and after its last, the result being published),
     under the ``d`` noise draws of that stretch. Node ``u`` appears ``c`` times in a
     stretch: a Gaussian of sensitivity ``c`` and std ``z √d``; composed, Gaussian DP with
-    ``μ² = Σ c² / (z² d)`` (infinite where ``d = 0``), and ε at the run's δ (``2 k δ`` for
-    ``k`` stretches, as the other accountants).
+    ``μ² = Σ c² / (z² d)`` (infinite where ``d = 0``), and ε at the one δ ``target``
+    (else ``2 k δ`` for ``k`` stretches, the reference convention's).
     """
     from netdp.accounting.gdp import gaussian_epsilon
 
@@ -476,7 +522,7 @@ def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, del
         with np.errstate(divide="ignore"):
             mu2 = np.bincount(node, weights=times**2 / (z * z * draws[win]), minlength=n)
         views = int(np.unique(window[out]).size)
-        dt = min(2.0 * views * delta, 1.0)
+        dt = min(2.0 * views * delta, 1.0) if target is None else target
         others = np.setdiff1d(np.arange(n), members)
         eps = np.asarray(gaussian_epsilon(np.sqrt(mu2[others]), dt), dtype=float)
         base.append(0.0)
@@ -489,7 +535,7 @@ def ring_exact_losses(n: int, rounds: int, noise_mask: np.ndarray, z: float, del
     return PairLosses(
         "exact", n, np.arange(n) if coalition is None else np.array([-1]), np.array(base),
         np.array(weight, np.int64), k_arr, np.concatenate(values), np.array(counts, np.int64),
-        np.concatenate(nodes), 2 * int(k_arr.max()) * delta)
+        np.concatenate(nodes), 2 * int(k_arr.max()) * delta if target is None else target)
 
 
 def coalition_members(members: Sequence[int], n: int) -> np.ndarray:

@@ -243,10 +243,16 @@ def compact(values, ids, offsets, counts, keep_ids):
 
 @nb.njit(parallel=True, cache=True)
 def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, rows_regular,
-                   rows_first, delta, orders, keep_ids, n_threads):
+                   rows_first, delta, orders, keep_ids, n_threads, target=0.0):
     """:func:`pairwise` under the sound convention: entries read from ``table``
     (:func:`netdp.tracking.cycle_entries.entry_tables`, indexed ``[kind, key, row]``, the
     row of a length in ``rows_regular`` or ``rows_first``).
+
+    ``target > 0``: every figure at that one δ (spec Correction 7): an observer of ``k``
+    entries finishes at ``δ = target / (2 k)`` per entry, so KOV's slack is ``target / 2``
+    (its entries, made at :func:`netdp.accounting.target_delta.entry_delta`, spend the
+    other half) and Rényi is converted at ``target``. ``target = 0``: the reference
+    convention's ``2 k δ``.
 
     Per token, the stretch before the observer's first visit is one entry (``b``
     attributable); each later return after ``m >= 2`` steps is one (``a`` and ``b``
@@ -321,10 +327,11 @@ def pairwise_sound(holders, steps, n_ids, observers, others, mode, table, rows_r
                         seen[u] = True
                         touched[nt] = u
                         nt += 1
-            base[o] = _finalize(mode, basef, k, delta, orders)
+            d = delta if target <= 0.0 else target / (2.0 * max(k, 1))
+            base[o] = _finalize(mode, basef, k, d, orders)
             kk[o] = k
             weight[o] = others[o] - nt
             counts[o] = nt
-            _finish_pairs(mode, basef, acc, seen, touched, nt, k, delta, orders, total,
+            _finish_pairs(mode, basef, acc, seen, touched, nt, k, d, orders, total,
                           values, ids, offsets[o], keep_ids)
     return base, weight, kk, offsets, counts, values, ids
