@@ -288,4 +288,13 @@ class PairwiseTracker(Tracker):
             ldp=LdpSummary(LDP_METHOD if ldp_setting(setup)[0] is not None else LDP_REFERENCE,
                            float(ldp.mean()), float(ldp.min()), float(ldp.max())),
             theory=theory, empirical=empirical, note=note, coalitions=tuple(self.coalitions),
-            details=self.details, target_delta=ldp_setting(setup)[0])
+            details=self.details, target_delta=_one_delta(ldp_setting(setup)[0], empirical))
+
+
+def _one_delta(target: float | None, empirical: Sequence[PairSummary]) -> float | None:
+    """The report's one δ: the target where every accountant's figures are at it (a
+    tracker not yet at the target keeps its own δ, shown in its row)."""
+    if target is None or any(not np.isclose(e.delta, target, rtol=1e-12, atol=0.0)
+                             for e in empirical):
+        return None
+    return target
