@@ -31,6 +31,7 @@ from netdp.report.text_rows import (  # noqa: F401  (re-exported: the report's r
     fmt,
     quantiles_of,
     row,
+    theory_distance_lines,
 )
 from netdp.report.timing import Timing
 
@@ -473,6 +474,11 @@ class PairwisePrivacy(PrivacyReport):
         The coalition of each run, when one observes.
     details
         Tracker-specific figures (the histogram's ``shuffle_bound``).
+    theory_by_distance
+        Published bounds as lines by hop distance (:mod:`netdp.bounds.by_distance`).
+    theory_info
+        Per line of ``theory_by_distance``: its reference, model, where it applies,
+        whether it bounds this view, its δ and the pairs evaluated.
     """
 
     epsilon0: float
@@ -483,11 +489,18 @@ class PairwisePrivacy(PrivacyReport):
     note: str | None = None
     coalitions: tuple[tuple[int, ...], ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+    theory_by_distance: Mapping[str, tuple[DistanceRow, ...]] = field(default_factory=dict)
+    theory_info: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"epsilon0": self.epsilon0, "delta0": self.delta0,
                                "ldp": self.ldp.to_dict(), **self.details,
                                "theory": dict(self.theory)}
+        if self.theory_by_distance:
+            out["theory_by_distance"] = {name: [r.to_dict() for r in rows]
+                                         for name, rows in self.theory_by_distance.items()}
+        if self.theory_info:
+            out["theory_by_distance_info"] = {k: dict(v) for k, v in self.theory_info.items()}
         if self.note is not None:
             out["note"] = self.note
         out["empirical"] = [e.to_dict() for e in self.empirical]
@@ -521,8 +534,12 @@ class PairwisePrivacy(PrivacyReport):
             lines.append(f"  note: {self.note}")
         if self.empirical and self.empirical[0].by_distance:
             first = self.empirical[0]
-            lines += distance_lines(first.by_distance, f"{first.accountant}, by hop distance "
-                                    "from u to v")
+            label = f"{first.accountant}, by hop distance from u to v"
+            if self.theory_by_distance:
+                lines += theory_distance_lines(first.by_distance, self.theory_by_distance,
+                                               self.theory_info, label)
+            else:
+                lines += distance_lines(first.by_distance, label)
         return lines
 
 
