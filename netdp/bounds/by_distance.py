@@ -29,7 +29,7 @@ from netdp.tracking.graph_observers import transition, walk_observers
 __all__ = ["target_delta", "rows_by_distance", "pair_sample", "bounds_by_distance",
            "published_by_distance", "PNFDP_PAIRS", "PNFDP_NODES"]
 
-PNFDP_PAIRS = 24  # distinct pairs a report evaluates for pn-f-dp
+PNFDP_PAIRS = 16  # distinct pairs a report evaluates for pn-f-dp
 PNFDP_NODES = 256  # no pn-f-dp line beyond (the first-passage laws cost T nnz each)
 
 

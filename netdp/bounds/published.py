@@ -42,6 +42,7 @@ __all__ = [
     "PUBLISHED",
     "icml_epsilon",
     "first_passage",
+    "first_passages",
     "second_eigenvalue",
     "visit_slack",
     "pnfdp_epsilon",
@@ -125,6 +126,17 @@ def icml_epsilon(P: sparse.csr_array, steps: int, z: float, delta: float, tokens
     """``(len(observers), n)``: ε of the ICML 2024 closed form for every ``u`` towards each
     observer ``v`` (row ``v``, column ``u``; the diagonal is 0).
 
+    The theorem (Cyffers, Bellet & Upadhyay, ICML 2024; the closed form of spec
+    network-dp.md §3.2, which the PN-f-DP authors' code cites as its Theorem 3): random-walk
+    DP-SGD of ``T`` steps, each holder's update with Gaussian noise, the observer seeing
+    the model at each of its holds, convex smooth losses (amplification by iteration), a
+    doubly stochastic ``P`` with the walk started from its uniform stationary law, is
+    ``(α, R_uv(α))``-pairwise network RDP with ``R_uv(α) = α c_uv Δ² / (2σ²)``. Mapping:
+    ``σ / Δ = z`` (netdp's noise per contribution in units of the value range), ``T`` the
+    steps per token, ``P`` the walk's transition matrix, tokens composed. netdp's sum walk
+    is the linear case; its observer also knows each cycle's length and ends, and a node's
+    several contributions in one cycle add up (``PUBLISHED["icml2024"]``).
+
     Parameters
     ----------
     P
@@ -176,23 +188,36 @@ def first_passage(P: sparse.csr_array, observer: int, steps: int,
         ``P[τ_uv > T]`` (0 where the iterations stopped early).
     """
     n = P.shape[0]
-    col = np.asarray(P[:, [observer]].toarray()).ravel()
-    prev = col.copy()
-    rows = [prev]
-    left = 1.0 - prev
+    w, never = first_passages(P, np.array([observer]), np.zeros(n, np.int64),
+                              np.arange(n), steps, tail)
+    return w, never
+
+
+def first_passages(P: sparse.csr_array, observers: np.ndarray, which: np.ndarray,
+                   sources: np.ndarray, steps: int,
+                   tail: float = PASSAGE_TAIL) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`first_passage` of several observers at once, kept for some pairs only:
+    column ``p`` is the law of ``τ`` from ``sources[p]`` to ``observers[which[p]]`` (one
+    sparse product per step for all observers; memory ``t_max x pairs``)."""
+    m = observers.size
+    cols = np.arange(m)
+    state = np.asarray(P[:, observers].toarray(), dtype=np.float64).reshape(-1, m)
+    rows = [state[sources, which]]
+    left = 1.0 - state
+    left[observers, cols] = 0.0
     for _ in range(1, steps):
         if left.max(initial=0.0) <= tail:
             break
-        prev = prev.copy()
-        prev[observer] = 0.0  # the walk that is at v has already hit it
-        prev = np.asarray(P @ prev).ravel()
-        rows.append(prev)
-        left = left - prev
+        state[observers, cols] = 0.0  # a walk that is at v has already hit it
+        state = np.asarray(P @ state)
+        left -= state
+        left[observers, cols] = 0.0
+        rows.append(state[sources, which])
     w = np.vstack(rows)
-    never = np.clip(left, 0.0, 1.0)
+    never = np.clip(left[sources, which], 0.0, 1.0)
     if len(rows) < steps:  # cut early: the rest lands on the last step kept
         w[-1] += never
-        never = np.zeros(n)
+        never = np.zeros(sources.size)
     return w, never
 
 
@@ -287,6 +312,19 @@ def pnfdp_epsilon(P: sparse.csr_array, steps: int, z: float, delta: float, token
     ``u`` towards each observer ``v`` (row ``v``, column ``u``; diagonal 0, NaN where
     ``pairs`` leaves a pair out), and the constants used.
 
+    The theorem (Li, Su, Wang, Long & Su, NeurIPS 2025, Theorem 4.1 with Lemmas 4.1 and
+    4.2): decentralized DP-SGD with random-walk communication (Algorithm 1, K local steps
+    per visit, noise ``N(0, σ²)`` at every step, gradient sensitivity Δ), a symmetric,
+    irreducible, aperiodic ``W`` with spectral gap ``1 − λ₂``, the walk started from the
+    stationary law, user-level neighbours: ``T(A_v(D), A_v(D')) >= (f_uv^single)^{⊗
+    ⌈(1 + ζ) T / n⌉}`` w.p. ``1 − δ'``, ``δ' = exp(−((1 − λ₂)/(1 + λ₂)) 2 ζ² T / n²)``;
+    ``f_uv^single`` the joint-concavity bound of the mixture over the first hitting time
+    of v from u of ``G(μ_t)``, ``μ_t = √K Δ / (σ √(tK + 1))`` (``c = 1``, non-expansive
+    updates). Mapping: ``K = 1`` (one contribution per hold), ``σ / Δ = z``, ``W = P``,
+    ``T`` the steps per token, tokens composed (``δ'`` per token). The observer of the
+    theorem sees the model when the walk first reaches it after u's update; netdp's sees
+    the sum of each cycle and its ends (``PUBLISHED["pn-f-dp"]``).
+
     Parameters
     ----------
     P, steps, z, delta, tokens, observers
@@ -308,23 +346,20 @@ def pnfdp_epsilon(P: sparse.csr_array, steps: int, z: float, delta: float, token
     per_token = math.ceil((1.0 + zeta) * steps / n) if math.isfinite(zeta) else 0
     rest = (1.0 - VISIT_SHARE) * delta
     out = np.full((obs.size, n), np.nan)
-    for i, v in enumerate(obs):
-        w, never = first_passage(P, int(v), steps)
+    out[np.arange(obs.size), obs] = 0.0
+    chosen = np.ones((obs.size, n), bool) if pairs is None else np.asarray(pairs, bool).copy()
+    chosen[np.arange(obs.size), obs] = False
+    which, sources = np.nonzero(chosen)
+    if not math.isfinite(zeta):
+        out[which, sources] = math.inf
+    elif which.size:
+        w, never = first_passages(P, obs, which, sources, steps)
         done: dict[bytes, float] = {}
-        for u in range(n):
-            if u == v:
-                out[i, u] = 0.0
-                continue
-            if pairs is not None and not pairs[i, u]:
-                continue
-            if not math.isfinite(zeta):
-                out[i, u] = math.inf
-                continue
-            key = np.round(np.append(w[:, u], never[u]), 13).tobytes()
+        for p in range(which.size):
+            key = np.round(np.append(w[:, p], never[p]), 13).tobytes()
             if key not in done:
-                done[key] = pnfdp_pair(w[:, u], float(never[u]), z, per_token * tokens,
-                                       rest)
-            out[i, u] = done[key]
+                done[key] = pnfdp_pair(w[:, p], float(never[p]), z, per_token * tokens, rest)
+            out[which[p], sources[p]] = done[key]
     constants = {"lambda2": lam2, "zeta": zeta, "compositions_per_token": float(per_token),
                  "delta_visits": VISIT_SHARE * delta, "delta_conversion": rest}
     return out, constants
