@@ -106,7 +106,8 @@ def bounds_by_distance(P: Any, steps: int, z: float, delta: float, hops: np.ndar
         rows[name] = rows_by_distance(eps, hops, observers)
         info[name] = {"reference": entry.reference, "model": entry.model,
                       "applies": entry.applies,
-                      "sound_for_netdp_view": entry.sound_for_netdp_view, "delta": delta,
+                      "sound_for_netdp_view": entry.sound_for_netdp_view,
+                      "below_exact": list(entry.below_exact), "delta": delta,
                       "pairs": evaluated, **extra}
     return rows, info
 
