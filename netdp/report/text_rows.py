@@ -3,7 +3,7 @@ summarised by hop distance."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,41 @@ def distance_lines(rows: Sequence[DistanceRow], label: str, shown: int = 12) -> 
               f"{fmt(r.max):>9}" for r in rows[:shown]]
     if len(rows) > shown:
         lines.append(f"  {'...':>10}  ({len(rows) - shown} more in --json)")
+    return lines
+
+
+def theory_distance_lines(rows: Sequence[DistanceRow], theory: Mapping[str, Sequence[DistanceRow]],
+                          info: Mapping[str, Mapping[str, Any]], label: str,
+                          shown: int = 12) -> list[str]:
+    """The text table of a pairwise summary by distance beside theory lines: per distance
+    the pairs and mean of ``rows``, then each line's mean and max; below, one line per
+    theory (its δ, the pairs evaluated, whether it bounds this view)."""
+    if not rows:
+        return []
+    names = list(theory)
+    by_name = {name: {r.distance: r for r in theory[name]} for name in names}
+    head = f"  {'distance':>10} {'pairs':>9} {'mean':>9}"
+    head += "".join(f" {name[:13] + ' mean':>18} {'max':>9}" for name in names)
+    lines = ["", head + f"  ({label}; theory lines beside it)"]
+    for r in rows[:shown]:
+        cells = f"  {r.distance:>10} {r.pairs:>9} {fmt(r.mean):>9}"
+        for name in names:
+            t = by_name[name].get(r.distance)
+            cells += (f" {fmt(t.mean):>18} {fmt(t.max):>9}" if t is not None
+                      else f" {'-':>18} {'-':>9}")
+        lines.append(cells)
+    if len(rows) > shown:
+        lines.append(f"  {'...':>10}  ({len(rows) - shown} more in --json)")
+    for name in [*names, *(k for k in info if k not in theory)]:
+        about = info.get(name, {})
+        if "skipped" in about:
+            lines.append(f"  {name}: {about['skipped']}")
+            continue
+        sound = ("a bound of this view" if about.get("sound_for_netdp_view")
+                 else "a bound of another model, not of this view (docs/published-bounds.md)")
+        sampled = f", {about['sampled']}" if "sampled" in about else ""
+        lines.append(f"  {name}: {about.get('reference', '')}; delta "
+                     f"{about.get('delta', float('nan')):.2g}{sampled}; {sound}")
     return lines
 
 

@@ -31,6 +31,7 @@ from netdp.report.text_rows import (  # noqa: F401  (re-exported: the report's r
     fmt,
     quantiles_of,
     row,
+    theory_distance_lines,
 )
 from netdp.report.timing import Timing
 
@@ -476,6 +477,11 @@ class PairwisePrivacy(PrivacyReport):
     target_delta
         The one δ of every pairwise figure and the LDP baseline (spec Correction 7;
         ``None``: the reference convention, each pair at its own ``2 k δ``).
+    theory_by_distance
+        Published bounds as lines by hop distance (:mod:`netdp.bounds.by_distance`).
+    theory_info
+        Per line of ``theory_by_distance``: its reference, model, where it applies,
+        whether it bounds this view, its δ and the pairs evaluated.
     """
 
     epsilon0: float
@@ -487,6 +493,8 @@ class PairwisePrivacy(PrivacyReport):
     coalitions: tuple[tuple[int, ...], ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
     target_delta: float | None = None
+    theory_by_distance: Mapping[str, tuple[DistanceRow, ...]] = field(default_factory=dict)
+    theory_info: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"epsilon0": self.epsilon0, "delta0": self.delta0,
@@ -494,6 +502,11 @@ class PairwisePrivacy(PrivacyReport):
                                "theory": dict(self.theory)}
         if self.target_delta is not None:
             out["target_delta"] = self.target_delta
+        if self.theory_by_distance:
+            out["theory_by_distance"] = {name: [r.to_dict() for r in rows]
+                                         for name, rows in self.theory_by_distance.items()}
+        if self.theory_info:
+            out["theory_by_distance_info"] = {k: dict(v) for k, v in self.theory_info.items()}
         if self.note is not None:
             out["note"] = self.note
         out["empirical"] = [e.to_dict() for e in self.empirical]
@@ -529,8 +542,12 @@ class PairwisePrivacy(PrivacyReport):
             lines.append(f"  note: {self.note}")
         if self.empirical and self.empirical[0].by_distance:
             first = self.empirical[0]
-            lines += distance_lines(first.by_distance, f"{first.accountant}, by hop distance "
-                                    "from u to v")
+            label = f"{first.accountant}, by hop distance from u to v"
+            if self.theory_by_distance:
+                lines += theory_distance_lines(first.by_distance, self.theory_by_distance,
+                                               self.theory_info, label)
+            else:
+                lines += distance_lines(first.by_distance, label)
         return lines
 
 

@@ -274,6 +274,13 @@ def icml_theory(setup: Setup) -> dict[str, float]:
     return {"graph-walk-icml2024": float(eps.mean())}
 
 
+def _published_lines(setup: Setup) -> Any:
+    """The published bounds by hop distance (:mod:`netdp.bounds.by_distance`)."""
+    from netdp.bounds.by_distance import published_by_distance
+
+    return published_by_distance(setup)
+
+
 def _ring_ldp(setup: Setup, trace: Trace) -> np.ndarray:
     from netdp.bounds.curves import opti
     from netdp.tracking.base import ldp_setting
@@ -328,7 +335,7 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
                  f"{DENSE_NODES} nodes, sampled beyond",
                  _graph_walk_losses, ("kov", "rdp", "pld", "exact"), ADDITIVE, icml_theory,
                  note=graph_note, by_distance=graph_by_distance,
-                 theory_per_pair=False),
+                 theory_per_pair=False, theory_by_distance=_published_lines),
     )
 
     def prepare(self, config: SimulationConfig) -> UserLevelSetup:

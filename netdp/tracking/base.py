@@ -94,6 +94,10 @@ class Tracking:
     theory_per_pair
         Whether every curve of ``theory`` bounds each pair's loss (``False``: a mean over
         pairs, shown beside the tracked losses but not held to per pair).
+    theory_by_distance
+        ``theory_by_distance(setup) -> (rows, info)``: theory lines by hop distance
+        (``{name: rows}``) and what each is (``{name: {...}}``), shown beside
+        ``by_distance`` (:func:`netdp.bounds.by_distance.published_by_distance`).
     """
 
     topology: str
@@ -106,6 +110,7 @@ class Tracking:
     note: Callable[[Setup, Sequence[Any]], str | None] | None = None
     by_distance: Callable[[Setup, Sequence[Any]], tuple[DistanceRow, ...]] | None = None
     theory_per_pair: bool = True
+    theory_by_distance: Callable[[Setup], tuple[dict[str, Any], dict[str, Any]]] | None = None
 
     def covers(self, kind: str, mechanism: str | None) -> bool:
         """Whether it applies to a topology of this kind and this mechanism."""
@@ -283,12 +288,16 @@ class PairwiseTracker(Tracker):
             note = tracking.note(setup, next(iter(self.losses.values())))
         if not setup.config.accountants:
             note = "pairwise tracking skipped (no accountant)"
+        lines: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+        if tracking is not None and tracking.theory_by_distance is not None and empirical:
+            lines = tracking.theory_by_distance(setup)
         return PairwisePrivacy(
             epsilon0=self.epsilon0, delta0=setup.config.delta,
             ldp=LdpSummary(LDP_METHOD if ldp_setting(setup)[0] is not None else LDP_REFERENCE,
                            float(ldp.mean()), float(ldp.min()), float(ldp.max())),
             theory=theory, empirical=empirical, note=note, coalitions=tuple(self.coalitions),
-            details=self.details, target_delta=_one_delta(ldp_setting(setup)[0], empirical))
+            details=self.details, theory_by_distance=lines[0], theory_info=lines[1],
+            target_delta=_one_delta(ldp_setting(setup)[0], empirical))
 
 
 def _one_delta(target: float | None, empirical: Sequence[PairSummary]) -> float | None:
