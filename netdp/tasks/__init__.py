@@ -14,7 +14,7 @@ from netdp.accounting import registry
 from netdp.adversary.network import adversary_of
 from netdp.core.config import flat_params
 from netdp.core.errors import InputError, check
-from netdp.core.params import Param, Section, coerce, params_of
+from netdp.core.params import Param, Section, check_value, coerce, params_of
 from netdp.core.simulation_config import SimulationConfig, common_fields
 from netdp.engine import check_config
 from netdp.graphs.time_varying import TimeVaryingTopology, build_time_varying, is_snapshot_list
@@ -136,8 +136,10 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     specs = {name: spec for name, spec, _ in params_of(task.section)}
     section: Section = task.section(**{k: coerce(specs[k], v) for k, v in data.items()
                                        if k in own})
-    common_specs = {name: spec for name, spec, _ in params_of(SimulationConfig)}
-    values = {k: coerce(common_specs[k], v) for k, v in data.items() if k in common}
+    declared = common_specs()
+    values = {k: coerce(declared[k], v) for k, v in data.items() if k in common}
+    if values.get("accountants") is not None:  # the registry's names, before the rest
+        check_value("accountants", declared["accountants"], values["accountants"])
     config = SimulationConfig(**values, section=section, graph=topo)
     kind_of(config.topology).check_config(config)  # what the walk kind uses
     check_config(config)  # what the engines can run
