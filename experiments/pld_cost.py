@@ -5,12 +5,13 @@ Runs ``netdp.simulate`` in this process over a grid (ε in {0.3, 1, 4}; the comp
 at n = 4 to 64 and the hypercube at n = 4 to 16), times the accounting
 (``report.timing.accounting_s``), and prints for each run the seconds measured, the
 estimate and their ratio, then the least-squares fit (in relative error) of the two
-terms of each path, which :data:`netdp.tracking.pld_cost.SECONDS` holds times 3/4.
+terms of each path, which the accountant's registry entry holds times 3/4
+(:class:`netdp.accounting.registry.GridCost`).
 
 Usage::
 
     OPENBLAS_NUM_THREADS=1 python experiments/pld_cost.py --out pld_cost.jsonl
-    python experiments/pld_cost.py --fit-only docs/figures/pld_cost.jsonl  # SECONDS' runs
+    python experiments/pld_cost.py --fit-only docs/figures/pld_cost.jsonl  # the fit's runs
 
 About 12 minutes on the 2-core reference machine.
 """
@@ -40,16 +41,9 @@ def terms(topology: str, accountant: str, n: int, steps: int, eps: float) -> lis
     from netdp.mechanisms.noise import analytic_sigma
     from netdp.tracking import pld_cost
 
-    out = []
-    for unit in ((1.0, 0.0), (0.0, 1.0)):
-        saved = pld_cost.SECONDS
-        pld_cost.SECONDS = {key: unit for key in saved}
-        try:
-            out.append(pld_cost.pld_seconds(accountant, topology == "complete", n, n,
-                                            steps / n, analytic_sigma(eps, 1e-6)))
-        finally:
-            pld_cost.SECONDS = saved
-    return out
+    return [pld_cost.pld_seconds(accountant, topology == "complete", n, n, steps / n,
+                                 analytic_sigma(eps, 1e-6), seconds=unit)
+            for unit in ((1.0, 0.0), (0.0, 1.0))]
 
 
 def measure(out: Path) -> list[dict]:

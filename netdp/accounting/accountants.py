@@ -1,4 +1,5 @@
-"""The accountants by name: the one registry (``ACCOUNTANTS``, :func:`get_accountant`).
+"""The library's accountants by name (``ACCOUNTANTS``, :func:`get_accountant`), read from
+the one registry of accountants, :mod:`netdp.accounting.registry`.
 
 Each family lives in its own module with its closed forms: :mod:`~netdp.accounting.composition`
 (``basic``, ``drv``, ``kov``, ``kov-exact``), :mod:`~netdp.accounting.rdp`,
@@ -15,44 +16,27 @@ they exhaust the budget), as stated in each accountant's docstring.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from netdp.accounting import registry
 from netdp.accounting.base import Accountant
-from netdp.accounting.composition import (
-    BasicAccountant,
-    DrvAccountant,
-    KovAccountant,
-    KovExactAccountant,
-)
-from netdp.accounting.gdp import GdpAccountant
-from netdp.accounting.pld import PldAccountant
-from netdp.accounting.rdp import RdpAccountant
 
-#: Registry of accountants by name.
+#: The library's accountants by name: one instance of each registry entry's class.
 ACCOUNTANTS: dict[str, Accountant] = {
-    a.name: a
-    for a in (
-        BasicAccountant(),
-        DrvAccountant(),
-        KovAccountant(),
-        KovExactAccountant(),
-        RdpAccountant(),
-        PldAccountant(),
-        GdpAccountant(),
-    )
+    name: registry.load(name)() for name in registry.names(library=True)
 }
-
-_FACTORIES: dict[str, Callable[..., Accountant]] = {a.name: type(a) for a in ACCOUNTANTS.values()}
 
 
 def get_accountant(name: str, **kwargs: object) -> Accountant:
-    """Accountant by name (``kwargs`` go to its constructor, e.g. ``orders`` for ``rdp``).
+    """Accountant by name (``kwargs`` go to its constructor, e.g. ``orders`` for ``rdp``);
+    an accountant registered later (:func:`netdp.accounting.registry.register`) too.
 
     Raises
     ------
     ValueError
         If ``name`` is unknown; the message lists the allowed names.
     """
-    if name not in ACCOUNTANTS:
-        raise ValueError(f"unknown accountant {name!r}; allowed: {sorted(ACCOUNTANTS)}")
-    return _FACTORIES[name](**kwargs) if kwargs else ACCOUNTANTS[name]
+    if name not in registry.names(library=True):
+        raise ValueError(f"unknown accountant {name!r}; allowed: "
+                         f"{sorted(registry.names(library=True))}")
+    if not kwargs and name in ACCOUNTANTS:
+        return ACCOUNTANTS[name]
+    return registry.load(name)(**kwargs)

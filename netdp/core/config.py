@@ -17,7 +17,6 @@ from netdp.core.params import Param, Section, check_value, coerce, param, params
 from netdp.core.reading import read_toml
 from netdp.core.sections import UserLevelSection
 from netdp.core.simulation_config import (
-    ACCOUNTANTS,
     ENGINES,
     WALKS,
     SimulationConfig,
@@ -26,7 +25,7 @@ from netdp.core.simulation_config import (
     parse_nodes,
 )
 
-__all__ = ["ACCOUNTANTS", "ENGINES", "WALKS", "Param", "Section", "SimulationConfig",
+__all__ = ["ENGINES", "WALKS", "Param", "Section", "SimulationConfig",
            "check_value", "coerce", "common_fields", "param", "params_of", "parse_coalition",
            "parse_nodes", "read_config", "UserLevelSection"]
 

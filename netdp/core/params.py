@@ -160,8 +160,8 @@ def check_value(name: str, spec: Param, value: Any) -> Any:
         ok = isinstance(value, tuple | list) and all(isinstance(v, str) for v in value)
         value = tuple(value) if ok else value
     if not ok:
-        what = f"a list of names ({', '.join(spec.choices or ())})" if kind is tuple \
-            else spec.allowed()
+        named = f" ({', '.join(spec.choices)})" if spec.choices else ""
+        what = f"a list of names{named}" if kind is tuple else spec.allowed()
         raise InputError(flag, f"must be {what} (got {_got(value)})")
     if spec.choices is not None:
         for item in (value if kind is tuple else (value,)):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from netdp.accounting import registry
 from netdp.core.jsonable import jsonable
 from netdp.core.provenance import provenance
 from netdp.core.simulation_config import SimulationConfig
@@ -453,6 +454,12 @@ class LdpSummary:
         return {"method": self.method, "mean": self.mean, "min": self.min, "max": self.max}
 
 
+def _marks_reference(accountant: str) -> bool:
+    """Whether the text report marks ``accountant``'s figure as the published method's
+    under ``--convention reference`` (the registry's ``marks_reference``)."""
+    return bool(getattr(registry.find(accountant), "marks_reference", False))
+
+
 @dataclass(frozen=True)
 class PairwisePrivacy(PrivacyReport):
     """Pairwise losses ε(u → v) of the walks that ran, beside the LDP baseline and the
@@ -525,8 +532,9 @@ class PairwisePrivacy(PrivacyReport):
         bound = self.details.get("shuffle_bound")
         reference = report.config.convention == "reference"
         for emp in self.empirical:
-            label = f"kov+{bound}" if bound else (
-                emp.accountant + (" (ref.)" if reference and emp.accountant == "kov" else ""))
+            label = f"{emp.accountant}+{bound}" if bound else (
+                emp.accountant + (" (ref.)" if reference and _marks_reference(emp.accountant)
+                                  else ""))
             cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
             lines.append(row((label, *map(fmt, cells)), widths) + f"  {emp.delta:.2g}")
             if emp.to_exact is not None:

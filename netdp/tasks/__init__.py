@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from netdp.accounting import registry
 from netdp.adversary.network import adversary_of
 from netdp.core.config import flat_params
 from netdp.core.errors import InputError, check
-from netdp.core.params import Section, coerce, params_of
+from netdp.core.params import Param, Section, check_value, coerce, params_of
 from netdp.core.simulation_config import SimulationConfig, common_fields
 from netdp.engine import check_config
 from netdp.graphs.time_varying import TimeVaryingTopology, build_time_varying, is_snapshot_list
@@ -45,8 +47,8 @@ TASKS: dict[str, Task] = {task.key: task for task in (
     OneBitTask(),
 )}
 
-__all__ = ["TASKS", "Task", "get_task", "make_config", "param_specs", "section_fields",
-           "task_of", "tracking_table"]
+__all__ = ["TASKS", "Task", "check_accountants", "common_specs", "get_task", "make_config",
+           "param_specs", "section_fields", "task_of", "tracking_table"]
 
 
 def names() -> tuple[str, ...]:
@@ -98,8 +100,12 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
         if is_graph_object(graph) or is_snapshot_list(graph) or isinstance(
                 graph, TimeVaryingTopology):
             given = _graph(graph, more.get("weight", params.weight))
-            return params.replace(**{**more, "topology": reference(given), "graph": given})
-        return params.replace(**more)
+            config = params.replace(**{**more, "topology": reference(given), "graph": given})
+        else:
+            config = params.replace(**more)
+        if "accountants" in more:
+            check_accountants(config, task_of(config))
+        return config
     check(params is None or isinstance(params, Mapping), "config", f"expected a mapping of "
           f"parameters (got {type(params).__name__})")
     data = flat_params({**(params or {}), **more})
@@ -130,17 +136,27 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     specs = {name: spec for name, spec, _ in params_of(task.section)}
     section: Section = task.section(**{k: coerce(specs[k], v) for k, v in data.items()
                                        if k in own})
-    common_specs = {name: spec for name, spec, _ in params_of(SimulationConfig)}
-    values = {k: coerce(common_specs[k], v) for k, v in data.items() if k in common}
+    declared = common_specs()
+    values = {k: coerce(declared[k], v) for k, v in data.items() if k in common}
+    if values.get("accountants") is not None:  # the registry's names, before the rest
+        check_value("accountants", declared["accountants"], values["accountants"])
     config = SimulationConfig(**values, section=section, graph=topo)
     kind_of(config.topology).check_config(config)  # what the walk kind uses
     check_config(config)  # what the engines can run
-    extra = [a for a in config.accountants or () if a not in accountants_of(task)]
-    check(not extra, "accountant", f"the {task.label} tracker composes with "
-          f"{', '.join(accountants_of(task)) or 'no accountant'} (got {', '.join(extra)})")
+    check_accountants(config, task)
     adversary_of(config, attacks_of(task), task.label)  # refuses an attack the run cannot model
     check_time_varying(task, config)
     return config
+
+
+def check_accountants(config: SimulationConfig, task: Task) -> None:
+    """Refuse an accountant the registry does not offer, or the task's trackers do not
+    compose with (:class:`InputError` naming ``accountant`` and the allowed names)."""
+    for name in config.accountants or ():
+        registry.choice(name)
+    extra = [a for a in config.accountants or () if a not in accountants_of(task)]
+    check(not extra, "accountant", f"the {task.label} tracker composes with "
+          f"{', '.join(accountants_of(task)) or 'no accountant'} (got {', '.join(extra)})")
 
 
 def _graph(graph: Any, weight: Any) -> Any:
@@ -164,9 +180,21 @@ def aliases(task: Task) -> dict[str, str]:
     return out
 
 
-def param_specs() -> dict[str, Any]:
-    """Every parameter's declaration, common and of every task (the union by name)."""
+def common_specs() -> dict[str, Param]:
+    """The common parameters' declarations, ``accountants`` completed from the accountant
+    registry (its choices, and each accountant's help)."""
     out = {name: spec for name, spec, _ in params_of(SimulationConfig)}
+    spec = out["accountants"]
+    out["accountants"] = dataclasses.replace(
+        spec, choices=registry.names(),
+        help=f"{spec.help}: {registry.help_text()}; repeat for several")
+    return out
+
+
+def param_specs() -> dict[str, Any]:
+    """Every parameter's declaration, common (:func:`common_specs`) and of every task (the
+    union by name)."""
+    out: dict[str, Any] = common_specs()
     for task in TASKS.values():
         for name, spec, _ in params_of(task.section):
             out.setdefault(name, spec)
@@ -181,7 +209,8 @@ def tracking_table() -> list[str]:
         kinds = {t.topology for t in task.tracking}
         for t in task.tracking:
             mechs = f" ({', '.join(t.mechanisms)})" if t.mechanisms else ""
-            lines.append(f"  {'':10}   {t.topology}{mechs}: {', '.join(t.accountants)}; "
+            composes = ", ".join(t.composes(task.key))
+            lines.append(f"  {'':10}   {t.topology}{mechs}: {composes}; "
                          f"{t.summary}")
         if "graph" not in kinds:
             lines.append(f"  {'':10}   other graphs: the LDP baseline only")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from netdp import engine
+from netdp.accounting import registry
 from netdp.adversary.network import Adversary, AttackRun
 from netdp.core.errors import check
 from netdp.core.files import path_kind
@@ -108,6 +109,12 @@ class Task(ABC, Generic[S]):
         return self.name if self.protocol == "walk" else f"{self.name}/{self.protocol}"
 
     @property
+    def default_accountants(self) -> tuple[str, ...]:
+        """The accountant a run of the task uses when none is given: the first that the
+        registry (:mod:`netdp.accounting.registry`) says composes with its trackers."""
+        return registry.names(task=self.key)[:1]
+
+    @property
     def label(self) -> str:
         """How messages name it: ``sum``, ``sum --protocol gossip``."""
         return self.name if self.protocol == "walk" else f"{self.name} --protocol {self.protocol}"
@@ -159,9 +166,10 @@ class Task(ABC, Generic[S]):
         kind, mechanism = setup.topology.kind, details.mechanism_name(setup)
         chosen = next((t for t in self.tracking if t.covers(kind, mechanism)), None)
         if chosen is not None:
-            extra = [a for a in setup.config.accountants or () if a not in chosen.accountants]
+            composes = chosen.composes(self.key)
+            extra = [a for a in setup.config.accountants or () if a not in composes]
             check(not extra, "accountant", f"the {self.label} tracker on {KIND_NAMES[kind]} "
-                  f"composes with {', '.join(chosen.accountants)} (got {', '.join(extra)})")
+                  f"composes with {', '.join(composes)} (got {', '.join(extra)})")
         note = None if chosen else details.untracked_note(setup, self)
         theory: dict[str, float] | None = None if chosen or not setup.config.accountants \
             else {}
@@ -327,7 +335,7 @@ def attack_targets(task: Task[Any], setup: Setup) -> tuple[int, ...]:
 
 def accountants_of(task: Task[Any]) -> tuple[str, ...]:
     """Every accountant some tracker of the task supports."""
-    return tuple(dict.fromkeys(a for t in task.tracking for a in t.accountants))
+    return tuple(dict.fromkeys(a for t in task.tracking for a in t.composes(task.key)))
 
 
 def report_parts(task: Task[Any], setup: Setup,
@@ -433,7 +441,8 @@ def _time_varying(config: SimulationConfig) -> bool:
 
 
 def pld_work(config: SimulationConfig, nodes: int, hops: float) -> dict[str, tuple[float, str]]:
-    """Seconds of the ``pld`` and ``exact`` accountants a walk's config asks for
+    """Seconds of the accountants with a cost model (``pld`` and ``exact``: the registry's
+    :attr:`~netdp.accounting.registry.Entry.cost`) a walk's config asks for
     (:func:`netdp.tracking.pld_cost.pld_seconds`), each named by ``accountant``: the
     observers (every node; on a graph other than the complete one, ``--sources`` or
     :data:`~netdp.tracking.graph_observers.SAMPLED` beyond
@@ -455,7 +464,8 @@ def pld_work(config: SimulationConfig, nodes: int, hops: float) -> dict[str, tup
     drive = "epsilon" if 17.0 / z > 50.0 else "accountant"  # a view's losses span > 50
     return {f"the {name} accountant": (pld_seconds(name, complete, nodes, observers, views, z),
                                        drive)
-            for name in ("pld", "exact") if name in config.accountants}
+            for name in registry.names() if name in config.accountants
+            and registry.entry(name).cost is not None}
 
 
 def work(task: Task[Any], config: SimulationConfig, nodes: int,

@@ -99,7 +99,7 @@ class FractionTask(Task[Setup], Auditable):
             bits = seeding.generator(config.seed, "data").random(topo.n) < section.share
         check(bits.size == topo.n, "nodes", f"the data holds {bits.size} bits for {topo.n} "
               "nodes")
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants)
         return Setup(resolved, topo, steps, np.asarray(bits, dtype=np.int8))
 
     def reports(self, setup: Setup, trace: Trace, streams: Streams) -> np.ndarray:

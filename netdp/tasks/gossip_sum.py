@@ -204,7 +204,8 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
                                                                        config.delta)
         steps = config.steps or GM.default_steps(plan.gap, sigma, topo.n)
         engine = choose(config.engine, 1, 0.0)
-        accountants = ("rdp",) if config.accountants is None else config.accountants
+        accountants = (self.default_accountants if config.accountants is None
+                       else config.accountants)
         resolved = config.replace(nodes=topo.n, steps=steps, engine=engine,
                                   accountants=tuple(accountants), sigma=sigma)
         given = topo if snapshots is None else snapshots.topology  # walks as a Topology

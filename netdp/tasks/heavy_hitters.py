@@ -246,7 +246,7 @@ class HeavyHittersTask(Task[HeavyHittersSetup], Auditable, Reported, PairwiseDet
         dummies = sec.dummies
         if topo.walk_kind.public_schedule and dummies is None:
             dummies = topo.n - 1
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants,
                                   dummies=dummies)
         plan = sec.plan()
         oracles = group_oracles(sec.oracle, config.epsilon, plan)

@@ -295,7 +295,7 @@ class HistogramTask(Task[HistogramSetup], Attackable, Auditable, PairwiseDetails
         dummies = sec.dummies
         if topo.walk_kind.public_schedule and dummies is None:
             dummies = topo.n - 1
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants,
                                   dummies=dummies)
         setup = Setup(resolved, topo, steps, values)
         return HistogramSetup(resolved, topo, steps, values, self.oracle(setup, 0), users=users)

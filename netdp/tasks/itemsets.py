@@ -397,7 +397,7 @@ class ItemsetsTask(Task[ItemsetsSetup], Auditable, Timed):
         dummies = sec.dummies
         if topo.walk_kind.public_schedule and dummies is None:
             dummies = topo.n - 1
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",),
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants,
                                   dummies=dummies)
         phases = len(PHASES[sec.mining])
         if phases > 1:  # equal blocks of steps, one per round

@@ -212,7 +212,7 @@ class MultidimTask(Task[Setup], Auditable, Sized):
             table = synthetic(topo.n, sec.attributes, sec.categorical, sec.domain,
                               seeding.generator(config.seed, "data"))
         check(table.n == topo.n, "nodes", f"the data holds {table.n} rows for {topo.n} nodes")
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants)
         mech = Multidim(config.epsilon, table.numeric.shape[1], table.domains, sec.mechanism,
                         sec.oracle, sec.split)
         return Setup(resolved, topo, steps, table, mech)

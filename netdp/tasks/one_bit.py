@@ -86,7 +86,7 @@ class OneBitTask(Task[Setup], Auditable):
         topo = build_topology(config, config.nodes)
         center = config.section_as(OneBitConfig).center
         draw = seeding.generator(config.seed, "data").normal(center, 0.5, topo.n)
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants)
         return Setup(resolved, topo, steps, np.clip(draw, -1.0, 1.0),
                      Duchi(config.epsilon))
 

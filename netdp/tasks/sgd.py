@@ -437,7 +437,7 @@ class SgdTask(Task[SgdSetup], Auditable, Reported, Sized):
 
         sec = config.section_as(SgdConfig)
         topo, split = learning_data(config, DEFAULT_NODES)
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("rdp",))
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants)
         data = SgdData(split, Model(sec.model, sec.l2),
                        learning_rates(sec.lr, sec.lr_schedule, steps, topo.n),
                        np.inf if sec.radius is None else sec.radius,

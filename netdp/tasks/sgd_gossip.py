@@ -352,7 +352,8 @@ class GossipSgdTask(Task[GossipSgdSetup], Auditable, Reported, Sized, Timed):
             gossip_matrix.default_steps(plan.gap, 1.0, topo.n)
         rounds = config.steps or DEFAULT_ROUNDS
         lr = sec.lr if sec.lr is not None else 1.0 / model.smoothness(split.X)
-        accountants = ("rdp",) if config.accountants is None else config.accountants
+        accountants = (self.default_accountants if config.accountants is None
+                       else config.accountants)
         resolved = config.replace(nodes=topo.n, steps=rounds, engine=choose(config.engine, 1, 0.0),
                                   accountants=tuple(accountants), gossip_steps=steps, lr=lr)
         from netdp.tracking.gossip_sgd_tracker import calibrate

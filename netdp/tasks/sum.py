@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 
 from netdp import mechanisms
+from netdp.accounting.registry import entry as accountant_entry
+from netdp.accounting.registry import find as find_accountant
+from netdp.accounting.registry import names as accountant_names
 from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, received_mass
 from netdp.core import seeding
 from netdp.core.errors import check
@@ -118,10 +121,11 @@ class SumConfig(UserLevelSection):
         check(not self.noise_every_hop or kind_of(config.topology).public_schedule,
               "noise-every-hop", f"applies to the ring only (every holder adds noise on "
               f"{config.topology})")
-        for name in ("rdp", "pld", "exact"):
-            check(name not in (config.accountants or ()) or self.mechanism == "gaussian",
-                  "accountant", f"{name} accounts Gaussian noise; use --accountant kov with "
-                  f"{self.mechanism}")
+        for name in config.accountants or ():  # an unknown name: refused by make_config
+            gaussian = getattr(find_accountant(name), "needs_gaussian", False)
+            check(not gaussian or self.mechanism == "gaussian", "accountant",
+                  f"{name} accounts Gaussian noise; use --accountant "
+                  f"{' or '.join(accountant_names(noise='laplace'))} with {self.mechanism}")
         check(config.attack is None or self.mechanism in ADDITIVE, "attack",
               f"malicious sums are modelled with additive noise (gaussian, laplace); "
               f"{self.mechanism} reports replace the value")
@@ -181,7 +185,7 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     section = cfg.section_as(SumConfig)
     mask = ring_noise_mask(n, setup.steps, section.noise_every_hop)
     target = cfg.report_delta if cfg.convention == "sound" else None
-    if accountant == "exact":
+    if accountant_entry(accountant).exact:
         from netdp.tracking.loss_table import ring_exact_losses
 
         z = setup.mechanism.sigma / setup.mechanism.sensitivity
@@ -218,6 +222,7 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
     size allows, each pair capped at its node's LDP loss (nodes kept: ``observers x n``
     values, for the summary by distance)."""
     from netdp.tracking.loss_table import clip_to_ldp, ldp_losses
+    from netdp.tracking.taboo import ACCOUNTANTS as TABOO_ACCOUNTANTS
     from netdp.tracking.taboo import graph_walk_losses
     from netdp.tracking.walk_views import sound_graph_losses
 
@@ -239,9 +244,8 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
                                    accountant, coalition, observers,
                                    laplace=isinstance(mech, Laplace))
     else:
-        check(accountant in ("kov", "rdp"), "accountant",
-              f"the reference convention on a graph composes with kov or rdp (got "
-              f"{accountant})")
+        check(accountant in TABOO_ACCOUNTANTS, "accountant", f"the reference convention on "
+              f"a graph composes with {' or '.join(TABOO_ACCOUNTANTS)} (got {accountant})")
         table = graph_walk_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
                                   accountant, coalition, observers)
     return clip_to_ldp(table, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
@@ -344,7 +348,7 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
         values, topo = real_values(config, section.records_per_node)
         users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
                                seeding.generator(config.seed or 0, "bounding"))
-        resolved, steps = resolve(config, topo, self.steps_per_node, ("kov",))
+        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants)
         return UserLevelSetup(resolved, topo, steps, users.sums(),
                               self.noise(config, section.bound), users=users)
 

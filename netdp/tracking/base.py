@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.accounting import registry
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Setup, Streams
 from netdp.core.simulation_config import parse_coalition
@@ -116,6 +117,16 @@ class Tracking:
         """Whether it applies to a topology of this kind and this mechanism."""
         return self.topology == kind and (self.mechanisms is None or mechanism in self.mechanisms)
 
+    def composes(self, task: str) -> tuple[str, ...]:
+        """The accountants it composes with, as a tracker of ``task`` (a task key): those
+        it declares, then every registered one that accounts a run itself (a
+        :attr:`~netdp.accounting.registry.Entry.pair_losses` hook) on this task and kind."""
+        if self.losses is None:  # the task's own Tracker: what it declares
+            return self.accountants
+        return self.accountants + tuple(
+            e.name for e in registry.entries() if e.pair_losses is not None
+            and task in e.tasks and self.topology in e.kinds and e.name not in self.accountants)
+
 
 def coverage_note(entries: Sequence[Tracking]) -> str:
     """``pairwise tracking covers the ring and the complete graph; ...``."""
@@ -189,7 +200,9 @@ class PairwiseTracker(Tracker):
         self.untracked_theory = theory or {}
         accountants = setup.config.accountants or ()
         # beside the exact accountant, each other's ratio to it, pair by pair
-        self.keep_exact_pairs = "exact" in accountants and len(accountants) > 1
+        self.exact = next((a for a in accountants if getattr(registry.find(a), "exact", False)),
+                          None)
+        self.keep_exact_pairs = self.exact is not None and len(accountants) > 1
         self.losses: dict[str, list[Any]] = {a: [] for a in accountants} if tracking else {}
         self.ldp: list[np.ndarray] = []
         self.coalitions: list[tuple[int, ...]] = []
@@ -230,7 +243,8 @@ class PairwiseTracker(Tracker):
         keep = (self.keep_pairs or coalition is not None  # a coalition's pairs: one per node
                 or self.keep_exact_pairs)
         for name, runs in self.losses.items():
-            runs.append(tracking.losses(setup, trace, name, coalition, keep))
+            losses = registry.hook(name) or tracking.losses  # a plug-in accounts itself
+            runs.append(losses(setup, trace, name, coalition, keep))
         if self.keep_pairs:
             first = next(iter(self.losses.values()))[-1].matrix()
             self.sum_matrix = first if self.sum_matrix is None else self.sum_matrix + first
@@ -274,12 +288,12 @@ class PairwiseTracker(Tracker):
             theory = (tracking.theory(setup) if tracking and tracking.theory
                       else {} if tracking else dict(self.untracked_theory))
             empirical = tuple(self._summary(runs) for runs in self.losses.values() if runs)
-            exact = self.losses.get("exact")
+            exact = self.losses.get(self.exact) if self.exact is not None else None
             if exact and self.keep_exact_pairs:
                 from netdp.tracking.loss_summary import ratio_to_exact
 
                 empirical = tuple(
-                    e if e.accountant == "exact" else dataclasses.replace(
+                    e if e.accountant == self.exact else dataclasses.replace(
                         e, to_exact=ratio_to_exact(self.losses[e.accountant], exact,
                                                    self.coalitions))
                     for e in empirical)

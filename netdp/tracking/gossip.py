@@ -50,6 +50,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import sparse
 
+from netdp.accounting import registry
 from netdp.core.errors import check
 from netdp.engine.averaging import check_steps, faulty_iterate
 from netdp.tracking._modular_rank import full_rank_mod_p, rational_weights
@@ -211,18 +212,20 @@ def coefficient_epsilon(c: np.ndarray, sigma: float, delta: float,
     """(ε, δ) of loss coefficients ``c`` (at most 1; ``R(α) = α c / (2σ²)``, σ in units of
     the sensitivity).
 
-    ``rdp``: the linear RDP curve ``ρ α``, ``ρ = c / (2σ²)``, converted
+    The accountant's :attr:`~netdp.accounting.registry.Entry.gaussian_shift` says how:
+    ``renyi`` (``rdp``): the linear RDP curve ``ρ α``, ``ρ = c / (2σ²)``, converted
     (:func:`netdp.tracking.sgd.epsilon_upper`: ρ rounded up to a 0.6 % log grid).
-    ``pld``: the exact privacy curve. The view of a linear Gaussian mechanism, whitened,
+    ``curve`` (``pld``): the exact privacy curve. The view of a linear Gaussian mechanism, whitened,
     is one Gaussian shift of ``μ = √c / σ`` (Balle and Wang, ICML 2018, Theorem 8), so ε
     is the exact ε(δ) of μ-Gaussian DP (:func:`netdp.accounting.gdp.gaussian_epsilon`):
     the tightest figure, below the RDP conversion.
     """
     check(sigma > 0, "sigma", f"must be > 0 (got {sigma})")
-    check(accountant in ("rdp", "pld"), "accountant",
-          f"gossip converts by rdp or pld (got {accountant!r})")
+    offered = registry.names(protocol="gossip")
+    check(accountant in offered, "accountant",
+          f"gossip converts by {' or '.join(offered)} (got {accountant!r})")
     c = np.asarray(c, dtype=np.float64)
-    if accountant == "pld":
+    if registry.entry(accountant).gaussian_shift == "curve":
         from netdp.accounting.gdp import gaussian_epsilon
 
         levels, inverse = np.unique(c, return_inverse=True)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.accounting import registry
 from netdp.core.errors import check
 from netdp.core.setup import Streams
 from netdp.engine.faults import from_config
@@ -33,6 +34,14 @@ from netdp.tracking.gossip_setup import GossipSetup, GossipSumSetup
 
 DENSE_NODES = 200  # every observer's exact loss up to here, sampled beyond
 SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
+#: The accountant where a config names none: the first the gossip trackers compose with.
+DEFAULT = registry.names(protocol="gossip")[:1]
+
+
+def first_accountant(config: Any) -> str:
+    """The accountant of the matrix, the coalition's losses and the LDP figure: the
+    config's first, else :data:`DEFAULT`."""
+    return (config.accountants or DEFAULT)[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,7 +185,7 @@ class GossipTracker(Tracker):
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
         eps[off] = coefficient_epsilon(coef[off], self.setup.sigma, cfg.delta,
-                                       (cfg.accountants or ("rdp",))[0])
+                                       first_accountant(cfg))
         return eps
 
     def _ldp(self) -> tuple[float, str]:
@@ -184,7 +193,7 @@ class GossipTracker(Tracker):
         from netdp.tracking.sgd import epsilon
 
         cfg, sigma = self.setup.config, self.setup.sigma
-        if (cfg.accountants or ("rdp",))[0] == "pld":
+        if registry.entry(first_accountant(cfg)).gaussian_shift == "curve":
             from netdp.accounting.gdp import gaussian_epsilon
 
             return (float(gaussian_epsilon(1.0 / sigma, cfg.delta)),
@@ -199,8 +208,7 @@ class GossipTracker(Tracker):
         if not self.coalitions:
             return None
         cfg, first = self.setup.config, self.coalitions[0]
-        eps = first.epsilon(self.setup.sigma, cfg.delta,
-                            (cfg.accountants or ("rdp",))[0])[0]
+        eps = first.epsilon(self.setup.sigma, cfg.delta, first_accountant(cfg))[0]
         return np.where(first.pair_mask()[0], eps, np.nan)
 
     def report(self) -> GossipPrivacy:
@@ -223,7 +231,7 @@ class GossipTracker(Tracker):
         distances = GM.hop_distances(setup.plan.adj, joint.nodes)
         summaries, rows = [], []
         pairs = n * (n - 1) * max(len(self.realised), 1)
-        for accountant in cfg.accountants or ("rdp",):
+        for accountant in cfg.accountants or DEFAULT:
             eps_all = joint.epsilon(sigma, delta, accountant)
             summaries.append(PairSummary.of(accountant, delta, eps_all[mask], QUANTILES, pairs))
             rows.append(distance_rows(joint, distances, eps_all))
@@ -285,7 +293,7 @@ class GossipTracker(Tracker):
                 for c in self.coalitions]
         far = np.concatenate([h[m] for h, m in zip(hops, masks, strict=True)])
         summaries, rows = [], []
-        for accountant in cfg.accountants or ("rdp",):
+        for accountant in cfg.accountants or DEFAULT:
             eps = np.concatenate([c.epsilon(sigma, delta, accountant)[0][m]
                                   for c, m in zip(self.coalitions, masks, strict=True)])
             summaries.append(PairSummary.of(accountant, delta, eps, QUANTILES))

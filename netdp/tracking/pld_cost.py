@@ -21,7 +21,9 @@ walk_views` on other graphs), so their cost is a number of grid points:
   SAMPLED` beyond :data:`~netdp.tracking.graph_observers.DENSE_NODES` nodes) composes
   ``k`` views for each of the ``n - 1`` other nodes (``(n - 1) k (w₁ + w_k)``).
 
-:data:`SECONDS` holds each term's seconds per point, fitted to the runs of
+:attr:`GridCost.complete <netdp.accounting.registry.GridCost>` and ``graph`` (each
+accountant's entry in :mod:`netdp.accounting.registry`, with its ``precision`` and
+``coarsest`` step) hold each term's seconds per point, fitted to the runs of
 ``experiments/pld_cost.py`` (kept in ``docs/figures/pld_cost.jsonl``: ε in {0.3, 1, 4},
 n from 4 to 64, the complete graph and the hypercube), where the runs took 0.7 to 2.0
 times the fit, then multiplied by 3/4 so that an estimate errs towards the shorter run:
@@ -32,22 +34,20 @@ from __future__ import annotations
 
 import math
 
-#: Seconds per grid point of the two terms (building the views, composing the pairs'),
-#: by (path, accountant); the fit of ``experiments/pld_cost.py``, times 3/4.
-SECONDS = {("complete", "exact"): (2.6e-7, 4.2e-8), ("complete", "pld"): (4.8e-7, 0.0),
-           ("graph", "exact"): (2.8e-8, 5.7e-8), ("graph", "pld"): (1.1e-7, 3.5e-8)}
-PRECISION = {"exact": 0.005, "pld": 0.05}
-COARSEST = {"exact": 1e-4, "pld": 1e-3}
+from netdp.accounting import registry
+
 FINEST = 1e-7
 #: The widest a single view's losses span (mixture_pld's ``LOWER_CUT + MAX_LOSS``).
 SPAN = 540.0
 
 
 def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, views: float,
-                z: float) -> float:
-    """Seconds of the ``accountant`` (``pld`` or ``exact``) over ``observers`` of a walk on
+                z: float, seconds: tuple[float, float] | None = None) -> float:
+    """Seconds of the ``accountant`` (one with a registered cost model:
+    :attr:`netdp.accounting.registry.Entry.cost`) over ``observers`` of a walk on
     ``nodes`` nodes (the complete graph, or another), ``views`` views an observer, Gaussian
-    noise multiplier ``z`` (see the module docstring).
+    noise multiplier ``z`` (see the module docstring); ``seconds``: the seconds per point of
+    the two terms instead of the registered ones (the fit's regressors).
 
     Examples
     --------
@@ -57,13 +57,15 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     >>> round(pld_seconds("exact", True, 6, 6, 100, 4.22), 1)
     11.9
     """
+    cost = registry.entry(accountant).cost
+    assert cost is not None, f"{accountant} has no cost model"
     n, k = max(float(nodes), 2.0), max(float(views), 1.0)
     m = max(math.log(n), 1.0) / (n * z * z)
-    h = min(max(2.0 * PRECISION[accountant] * math.sqrt(m / k), FINEST), COARSEST[accountant])
+    h = min(max(2.0 * cost.precision * math.sqrt(m / k), FINEST), cost.coarsest)
     one = min(17.0 * (math.sqrt(m) + 1.0 / z), SPAN) / h
     many = min(17.0 * (math.sqrt(k * m) + 1.0 / z), k * SPAN) / h
-    build, pairs = SECONDS[("complete" if complete else "graph", accountant)]
+    build, pairs = seconds or (cost.complete if complete else cost.graph)
     if complete:
-        tree = max(math.log2(k), 1.0) if accountant == "exact" else 1.0
+        tree = max(math.log2(k), 1.0) if cost.tree else 1.0
         return observers * (build * k * one + pairs * min(n - 1.0, 2.0 * k) * many * tree)
     return observers * (n - 1.0) * k * (build * one + pairs * many)

@@ -40,13 +40,16 @@ from typing import Any
 import numba
 import numpy as np
 
+from netdp.accounting import registry
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking._kernels import taboo as kernels
 from netdp.tracking.loss_table import RDP_ORDERS, PairLosses
 from netdp.tracking.walk_views import account_observers, observer_blocked, observer_setup
 
-ACCOUNTANTS = ("kov", "rdp")
+#: The accountants the taboo chain's kernels run: those whose kernel mode they have.
+ACCOUNTANTS = tuple(name for name in registry.names(kind="graph", convention="reference")
+                    if registry.entry(name).kernel_mode in ("KOV", "RDP"))
 MEMORY = 1 << 30  # bytes of taboo-chain rows kept per observer (both directions)
 FIRST_LIMIT = 256  # rows computed at first; doubled while some have not settled
 
@@ -185,7 +188,7 @@ def graph_walk_losses(trace: Trace, P, eps0: float, delta: float, noise_multipli
     holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     pi = reversible_measure(P)
     scale = np.ones(n) if pi is None else 1.0 / pi
-    mode = kernels.KOV if accountant == "kov" else kernels.RDP
+    mode = getattr(kernels, str(registry.entry(accountant).kernel_mode))
     shared = {"holders": holders, "steps": trace.steps, "start": start, "pos": pos,
               "members": members, "coalition": coalition is not None, "P": P, "pi": pi,
               "scale": scale, "mode": mode, "eps0": float(eps0), "delta": float(delta),

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.accounting import registry
 from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
@@ -177,8 +178,9 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
         Every accounted pair's loss, nodes kept; ``unamplified``: views of observers
         beyond :data:`EXACT_WORK` (their pairs ``inf``).
     """
-    check(accountant in ("kov", "rdp", "pld", "exact"), "accountant",
-          f"must be one of kov, rdp, pld, exact on a graph (got {accountant!r})")
+    offered = registry.names(kind="time-varying")
+    check(accountant in offered, "accountant",
+          f"must be one of {', '.join(offered)} on a graph (got {accountant!r})")
     n = trace.n
     check(len(transitions) >= trace.steps - 1, "topology",
           f"{len(transitions)} transition matrices for a walk of {trace.steps} steps")

@@ -20,7 +20,7 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.graphs.graph_record import plain_labels
 from netdp.run.api import simulate
 from netdp.run.cli import integer, number
-from netdp.tasks import TASKS, make_config, names, task_of, tracking_table
+from netdp.tasks import TASKS, common_specs, make_config, names, task_of, tracking_table
 from netdp.tasks.readers import check_read
 from netdp.tracking.graph_observers import SOURCES
 
@@ -70,8 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sim.add_argument("--config", metavar="FILE.toml", help="read parameters from a TOML file "
                      "(keys are the flag names with _ for -); flags given here override it")
     declared: dict[str, list[tuple[str, Param, Any]]] = {}
-    for name, spec, default in params_of(SimulationConfig):
-        declared.setdefault(name, []).append(("", spec, default))
+    common = common_specs()  # the accountants' choices and help: the registry's
+    for name, _, default in params_of(SimulationConfig):
+        declared.setdefault(name, []).append(("", common[name], default))
     for task in TASKS.values():
         for name, spec, default in params_of(task.section):
             declared.setdefault(name, []).append((task.label, spec, default))

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from netdp.accounting import registry
 from netdp.core.errors import InputError
-from netdp.core.simulation_config import ACCOUNTANTS
 from netdp.report.figures import (  # noqa: F401 (re-exported)
     COLORS,
     FORMATS,
@@ -166,7 +166,7 @@ def accountants(df: pd.DataFrame) -> list[str]:
     found = [c[:-5] for c in df.columns if c.endswith("_mean") and c != "ldp_mean"
              and f"{c[:-5]}_min" in df and f"{c[:-5]}_max" in df
              and pd.to_numeric(df[c], errors="coerce").notna().any()]
-    order = {a: i for i, a in enumerate(ACCOUNTANTS)}
+    order = {a: i for i, a in enumerate(registry.names())}
     return sorted(found, key=lambda a: (order.get(a, len(order)), a))
 
 

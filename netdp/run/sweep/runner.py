@@ -12,7 +12,8 @@ Backends:
     task in the workers (``NUMBA_NUM_THREADS=1``), so workers do not compete for cores.
 
 Runs are grouped into batches (tasks) so that a task's overhead stays small against its
-work: runs are sorted by an estimated cost (steps x accountant weight), largest first,
+work: runs are sorted by an estimated cost (steps x accountant weight: each accountant's
+``weight`` in :mod:`netdp.accounting.registry`), largest first,
 and packed so that each batch costs about ``1 / (8 workers)`` of the sweep (``1 / 32``
 with ``serial``), a run too big for that alone in its batch. Results come back as they
 complete and each batch is written at once (:meth:`ResultTable.write_batch`), so a kill
@@ -37,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from netdp.accounting import registry
 from netdp.core import progress as bars
 from netdp.core.errors import InputError, check
 from netdp.core.table_rows import error_row
@@ -53,7 +55,6 @@ from netdp.run.sweep.table import ResultTable, flatten
 from netdp.tasks import get_task
 
 BATCHES_PER_WORKER = {"dask": 8, "serial": 32}
-ACCOUNTANT_WEIGHT = {"kov": 1.0, "rdp": 40.0, "pld": 300.0}
 RUN_OVERHEAD = 5e4  # fixed cost of one run, in kov-steps (about 25 ms here)
 
 
@@ -99,13 +100,13 @@ def estimate_cost(config) -> float:
                                                      steps=config.steps, steps_per_node=100)
     accountants = (config.accountants if config.accountants is not None
                    else _default_accountants(config.task))
-    weight = sum(ACCOUNTANT_WEIGHT.get(a, 1.0) for a in accountants) or 0.5
+    weight = sum(getattr(registry.find(a), "weight", 1.0) for a in accountants) or 0.5
     return RUN_OVERHEAD + steps * config.tokens * weight
 
 
 def _default_accountants(task: str) -> tuple[str, ...]:
 
-    return get_task(task).tracking[0].accountants[:1] if get_task(task).tracking else ()
+    return get_task(task).default_accountants
 
 
 def plan_batches(runs: Sequence[Run], workers: int, batch_size: int | None = None,

@@ -1,0 +1,264 @@
+"""The accountants, each declared once: its name, its help, what it supports, whether it is
+exact, its cost and the capabilities by which the trackers dispatch to it.
+
+Every list of accountant names elsewhere (``--accountant``'s choices and help, the
+library's :data:`~netdp.accounting.accountants.ACCOUNTANTS`, the trackers' checks, the
+sweep's cost weights, the cost estimates of :mod:`netdp.tracking.pld_cost`) is a query of
+this registry: code asks an entry for a capability (:attr:`Entry.exact`,
+:attr:`Entry.kernel_mode`, :attr:`Entry.composes_pld`, ...) instead of comparing names.
+A new accountant is written in its module and declared here; an accountant that brings its
+own per-run losses (:attr:`Entry.pair_losses`) can be added from outside with
+:func:`register` (and removed with :func:`unregister`). Nothing here imports more than the
+standard library and :mod:`netdp.core.errors`: the classes and hooks load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from netdp.core.errors import InputError
+
+#: What a simulator accountant can support, by axis, with the values each axis takes.
+AXES = {
+    "kinds": ("ring", "complete", "graph", "time-varying"),
+    "protocols": ("walk", "gossip"),
+    "noise": ("gaussian", "laplace"),
+    "conventions": ("sound", "reference"),
+}
+
+
+@dataclass(frozen=True)
+class GridCost:
+    """The cost model of an accountant that composes views as discretised privacy loss
+    distributions (read by :func:`netdp.tracking.pld_cost.pld_seconds`, which states the
+    model and where the figures come from).
+
+    Attributes
+    ----------
+    precision
+        The rounding's share of a view's loss scale (sets the grid step).
+    coarsest
+        The largest grid step.
+    complete, graph
+        Seconds per grid point of the two terms (building the views, composing the
+        pairs'), on the complete graph and on other graphs.
+    tree
+        Whether the pairs compose by a balanced tree (a factor ``log2 k`` of the views).
+    """
+
+    precision: float
+    coarsest: float
+    complete: tuple[float, float]
+    graph: tuple[float, float]
+    tree: bool = False
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One accountant.
+
+    Attributes
+    ----------
+    name
+        Its name (``--accountant``, :func:`~netdp.accounting.accountants.get_accountant`).
+    help
+        One clause for ``--help`` and the docs (what it computes, how far it scales).
+    library
+        ``(module, class)`` of its :class:`~netdp.accounting.base.Accountant` of events;
+        ``None`` where it accounts a simulator's views only.
+    kinds
+        The walk kinds (:data:`AXES`) where a simulator tracker composes with it; ``()``:
+        a library accountant only, not offered by ``--accountant``.
+    protocols, noise, conventions
+        The protocols, noise laws and ``--convention`` values it supports.
+    tasks
+        The task keys (``sum``, ``sum/gossip``) whose trackers compose with it.
+    exact
+        Whether its figure is the exact loss of a view (up to a stated rounding), the
+        reference others are compared with pair by pair; otherwise an upper bound.
+    cost
+        Its cost model (:class:`GridCost`), where its cost is estimated before a run.
+    weight
+        The sweep's cost weight: a run's steps times it orders and batches the runs.
+    kernel_mode
+        The mode of the walk trackers' kernels it runs in (``KOV``, ``RDP``, ``MU2``:
+        attributes of the kernel modules); ``None``: it does not run in them.
+    composes_pld
+        Whether it composes each view as a privacy loss distribution.
+    gaussian_shift
+        Gossip: how one Gaussian shift of a linear Gaussian view becomes (ε, δ):
+        ``renyi`` (its linear RDP curve, converted) or ``curve`` (its exact privacy
+        curve, μ-GDP); ``None`` where gossip does not offer it.
+    marks_reference
+        Whether, under ``--convention reference``, its figure is the published method's
+        (the text report marks it ``(ref.)``).
+    pair_losses
+        ``(module, function)`` of a hook that accounts one run itself,
+        ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``, on
+        every tracker of :attr:`tasks` and :attr:`kinds`; ``None``: the task's trackers
+        compute it.
+    """
+
+    name: str
+    help: str
+    library: tuple[str, str] | None = None
+    kinds: tuple[str, ...] = ()
+    protocols: tuple[str, ...] = ("walk",)
+    noise: tuple[str, ...] = ("gaussian",)
+    conventions: tuple[str, ...] = ("sound", "reference")
+    tasks: tuple[str, ...] = ()
+    exact: bool = False
+    cost: GridCost | None = None
+    weight: float = 1.0
+    kernel_mode: str | None = None
+    composes_pld: bool = False
+    gaussian_shift: str | None = None
+    marks_reference: bool = False
+    pair_losses: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        for axis, allowed in AXES.items():
+            bad = [v for v in getattr(self, axis) if v not in allowed]
+            if bad:
+                raise ValueError(f"accountant {self.name!r}: {axis} must be among "
+                                 f"{', '.join(allowed)} (got {', '.join(bad)})")
+        if self.gaussian_shift not in (None, "renyi", "curve"):
+            raise ValueError(f"accountant {self.name!r}: gaussian_shift must be renyi, "
+                             f"curve or None (got {self.gaussian_shift!r})")
+
+    @property
+    def tracked(self) -> bool:
+        """Whether the simulator offers it (``--accountant``)."""
+        return bool(self.kinds)
+
+    @property
+    def needs_gaussian(self) -> bool:
+        """Whether it accounts Gaussian noise only."""
+        return "laplace" not in self.noise
+
+
+_COMPOSITION = "netdp.accounting.composition"
+_WALK_TASKS = ("sum", "histogram", "fraction", "itemsets", "multidim", "heavy-hitters",
+               "one-bit")
+_KINDS = AXES["kinds"]
+#: Every accountant: the library's first (in the order of ``ACCOUNTANTS``), the
+#: simulator's in the order ``--accountant`` lists them.
+ENTRIES = (
+    Entry("basic", "basic composition: the sum of the events' (ε, δ)",
+          library=(_COMPOSITION, "BasicAccountant")),
+    Entry("drv", "the advanced composition theorem (Dwork, Rothblum and Vadhan 2010)",
+          library=(_COMPOSITION, "DrvAccountant")),
+    Entry("kov", "the reference tracker: KOV composition of per-cycle losses",
+          library=(_COMPOSITION, "KovAccountant"), kinds=_KINDS,
+          noise=("gaussian", "laplace"), tasks=_WALK_TASKS, kernel_mode="KOV",
+          marks_reference=True),
+    Entry("kov-exact", "the optimal composition of identical (ε, δ) events (Kairouz, Oh "
+          "and Viswanath 2015)", library=(_COMPOSITION, "KovExactAccountant")),
+    Entry("rdp", "Renyi DP of the same Gaussian entries, tighter",
+          library=("netdp.accounting.rdp", "RdpAccountant"), kinds=_KINDS,
+          protocols=("walk", "gossip"), tasks=("sum", "sgd", "sum/gossip", "sgd/gossip"),
+          weight=40.0, kernel_mode="RDP", gaussian_shift="renyi"),
+    Entry("pld", "privacy loss distributions, tight; about 15 ms per node, so up to a few "
+          "thousand nodes", library=("netdp.accounting.pld", "PldAccountant"),
+          kinds=("complete", "graph", "time-varying"), protocols=("walk", "gossip"),
+          tasks=("sum", "sum/gossip"), weight=300.0, kernel_mode="MU2", composes_pld=True,
+          gaussian_shift="curve",
+          cost=GridCost(0.05, 1e-3, complete=(4.8e-7, 0.0), graph=(1.1e-7, 3.5e-8))),
+    Entry("gdp", "Gaussian DP: the exact curve of composed Gaussian mechanisms",
+          library=("netdp.accounting.gdp", "GdpAccountant")),
+    Entry("exact", "the exact loss of each view, walks with Gaussian noise, a few hundred "
+          "nodes", kinds=_KINDS, conventions=("sound",), tasks=("sum",), exact=True,
+          composes_pld=True,
+          cost=GridCost(0.005, 1e-4, complete=(2.6e-7, 4.2e-8), graph=(2.8e-8, 5.7e-8),
+                        tree=True)),
+)
+_ADDED: dict[str, Entry] = {}  # registered from outside (register / unregister)
+
+
+def entries() -> tuple[Entry, ...]:
+    """Every entry: :data:`ENTRIES`, then the registered ones in their order."""
+    return ENTRIES + tuple(_ADDED.values())
+
+
+def find(name: str) -> Entry | None:
+    """The entry of ``name``; ``None`` if no accountant has that name."""
+    return next((e for e in entries() if e.name == name), None)
+
+
+def entry(name: str) -> Entry:
+    """The entry of a registered name (``KeyError`` otherwise)."""
+    found = find(name)
+    if found is None:
+        raise KeyError(name)
+    return found
+
+
+def names(*, kind: str | None = None, protocol: str | None = None, task: str | None = None,
+          noise: str | None = None, convention: str | None = None,
+          library: bool = False) -> tuple[str, ...]:
+    """The names of the simulator's accountants (``library``: of the library's instead)
+    that support every axis given, in the order of :func:`entries`.
+
+    Examples
+    --------
+    >>> names()
+    ('kov', 'rdp', 'pld', 'exact')
+    >>> names(protocol="gossip"), names(noise="laplace")
+    (('rdp', 'pld'), ('kov',))
+    """
+    wanted = {"kinds": kind, "protocols": protocol, "noise": noise, "conventions": convention}
+    return tuple(e.name for e in entries()
+                 if (e.library is not None if library else e.tracked)
+                 and all(v is None or v in getattr(e, axis) for axis, v in wanted.items())
+                 and (task is None or task in e.tasks))
+
+
+def help_text() -> str:
+    """``--accountant``'s list: ``kov (...), rdp (...) or exact (...)``."""
+    parts = [f"{e.name} ({e.help})" for e in entries() if e.tracked]
+    return ", ".join(parts[:-1]) + (" or " if len(parts) > 1 else "") + parts[-1]
+
+
+def choice(name: str, param: str = "accountant") -> Entry:
+    """The simulator's accountant ``name``, else :class:`~netdp.core.errors.InputError`
+    naming ``param`` and the allowed names."""
+    found = find(name)
+    if found is None or not found.tracked:
+        raise InputError(param, f"must be one of {', '.join(names())} (got {name!r})")
+    return found
+
+
+def load(name: str) -> Any:
+    """The library class of ``name`` (its module loaded on first use); ``KeyError`` for a
+    name without one."""
+    e = entry(name)
+    if e.library is None:
+        raise KeyError(name)
+    return getattr(importlib.import_module(e.library[0]), e.library[1])
+
+
+def hook(name: str) -> Any:
+    """The :attr:`Entry.pair_losses` function of ``name``; ``None`` where it has none."""
+    e = entry(name)
+    if e.pair_losses is None:
+        return None
+    return getattr(importlib.import_module(e.pair_losses[0]), e.pair_losses[1])
+
+
+def register(new: Entry) -> None:
+    """Add an accountant (a plug-in: the simulator offers it where it declares support;
+    it accounts runs through its :attr:`Entry.pair_losses` hook). ``ValueError`` if the
+    name is taken or the entry has neither a library class nor a hook."""
+    if find(new.name) is not None:
+        raise ValueError(f"an accountant named {new.name!r} is registered already")
+    if new.library is None and new.pair_losses is None:
+        raise ValueError(f"accountant {new.name!r}: give a library class or a pair_losses "
+                         "hook")
+    _ADDED[new.name] = new
+
+
+def unregister(name: str) -> None:
+    """Remove an accountant added by :func:`register` (``KeyError`` for any other)."""
+    del _ADDED[name]
