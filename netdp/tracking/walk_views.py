@@ -28,6 +28,7 @@ from netdp.accounting._compiled import kov_epsilon, rdp_epsilon
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
+from netdp.tracking import law_bound
 from netdp.tracking._kernels.walk import group_by_holder
 from netdp.tracking.cycle_entries import Views, observer_views
 from netdp.tracking.observer_map import map_observers
@@ -193,11 +194,48 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
     views = observer_views(holders, shared["steps"], pos[start[v]:start[v + 1]])
     keep = np.flatnonzero(~blocked)
     if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
-        return np.full(keep.size, np.inf), keep, views.size, views.size  # capped by the caller
+        try:
+            eps = bounded_losses(P, blocked, shared["pi0"], views, accountant, noise, delta)
+        except law_bound.Unbounded:
+            return np.full(keep.size, np.inf), keep, views.size, views.size  # capped
+        return eps, keep, views.size, 0
     laws, tails = view_laws(P, blocked, shared["pi0"], views,
                             _slack(views, accountant, noise, delta))
     eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
     return eps, keep, views.size, 0
+
+
+def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
+                   accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
+    """Each free node's loss towards one observer from the survival bounds of
+    :mod:`netdp.tracking.law_bound` (``kov`` or ``rdp``; raises
+    :class:`~netdp.tracking.law_bound.Unbounded` where they do not apply)."""
+    keep = np.flatnonzero(~blocked)
+    k = views.size
+    if k == 0:
+        return np.zeros(keep.size)
+    logB, logrho, free = law_bound.survival_logs(P, blocked, start_law, views.kind,
+                                                 views.a, views.b, views.length)
+    orders = _orders()
+    feats = np.zeros((keep.size, 3 if accountant == "kov" else orders.size))
+    for e in range(k):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        s = noise.z * math.sqrt(ce.draws(kind, length))
+        size = ce.interior(kind, length)
+        cu = np.zeros(keep.size, np.int64)
+        for u in {int(views.a[e]), int(views.b[e])} - {-1}:
+            cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+        if accountant == "kov":
+            eps = law_bound.kov_loss(logB[e], logrho, cu, size, s, noise, delta)
+            feats[:, 0] += eps
+            feats[:, 1] += eps * np.tanh(eps / 2.0)
+            feats[:, 2] += eps * eps
+        else:
+            feats += law_bound.rdp_curve(logB[e], logrho, cu, size, s, orders)
+    if accountant == "kov":
+        return np.array([kov_epsilon(f, k, delta) for f in feats])
+    dt = min(2.0 * k * delta, 1.0)
+    return np.array([rdp_epsilon(f, dt, orders) for f in feats])
 
 
 def observer_setup(trace: Trace, coalition: Sequence[int] | None,

@@ -1,0 +1,341 @@
+"""A sound bound of the law of a node's visits in a hidden stretch, for every node at once.
+
+The exact laws (:mod:`netdp.tracking.count_law`) cost ``n`` sweeps of the longest hidden
+stretch per observer; this module bounds the *survival function* of every node's interior
+count ``I_u`` in every view of an observer from quantities the observer's taboo chain
+``Q`` (``P`` without the observer set ``W``) gives for all nodes together:
+
+* the Green function of the chain killed on ``W``, ``G = (I - Q)^{-1}`` (visits before
+  ``W`` is hit), whence ``ρ_u = 1 - 1 / G[u, u]`` (a return to ``u`` before ``W``) and
+  ``h_a(u) = G[a, u] / G[u, u]`` (``u`` hit before ``W`` from ``a``);
+* the normaliser ``Z = (Q^L)[a, b]`` of each view and ``M_u(b) = max_{1 <= r < Λ}
+  (Q^r)[u, b]`` of each last holder ``b`` (one forward sweep per first holder, one backward
+  sweep per last holder, both over the longest stretch ``Λ``).
+
+The bound. The bridge from ``a`` to ``b`` of ``L`` steps has ``P(I_u >= k) Z = Σ_t
+P_a(τ_k = t) (Q^{L-t})[u, b]`` (``τ_k`` the time of the ``k``-th visit, strong Markov
+property), so
+
+    ``P(I_u >= k) <= S_u(k) = min(1, h_a(u) ρ_u^{k-1} M_u(b) / Z)``,   ``k >= 1``,
+
+``P_a(τ_k < ∞) = h_a(u) ρ_u^{k-1}`` for the chain killed on ``W`` (``ρ_u^k`` when
+``u = a``; a first stretch starts from a virtual node whose row is ``π0``, so
+``h_σ(u) = (π0 G)[u] / G[u, u]``). Nothing is cut: every count up to the stretch's
+length takes its share of the bound.
+
+The entries. ``kov`` (``log E[e^{ε_K}]``) and the Rényi bound by joint convexity
+(``1/(α-1) log E[e^{α(α-1) K² / 2s²}]``, both directions) are expectations of an
+increasing function ``F`` of ``K = c + I``, hence monotone in the stochastic order of
+``K``: with ``F(c + k)`` nondecreasing, ``E[F(K)] = F(c) + Σ_{k >= 1} P(I >= k)
+(F(c + k) - F(c + k - 1)) <= F(c) + Σ_{k >= 1} S_u(k) (F(c + k) - F(c + k - 1))``,
+summed exactly up to :data:`TERMS` counts past where ``S_u`` leaves 1, and bounded beyond
+by (counts) x (the larger end term) of the log-convex ``B ρ^{k-1} e^{F(c + k)}``.
+(The Rényi bound here does not use the subsampling of a node's presence, as the label
+bound of :mod:`netdp.tracking.cycle_entries` does: that bound is not monotone in the law.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from netdp.tracking import cycle_entries as ce
+from netdp.tracking._kernels.law_bound import expected_log_table
+
+DENSE_LIMIT = 4096  # free nodes up to which the Green function is inverted densely
+TERMS = 64  # counts summed term by term past where the survival bound leaves 1
+
+
+class Unbounded(Exception):
+    """The bound does not apply (too many nodes for the dense Green function, or a part
+    of the graph from which the observer cannot be reached)."""
+
+
+def green(Q: Any, free: np.ndarray) -> np.ndarray:
+    """``(I - Q)^{-1}`` on the ``free`` nodes (dense), or :class:`Unbounded`."""
+    if free.size > DENSE_LIMIT:
+        raise Unbounded(f"{free.size} nodes: above {DENSE_LIMIT}")
+    sub = Q[free][:, free].toarray()
+    try:
+        G = np.linalg.inv(np.eye(free.size) - sub)
+    except np.linalg.LinAlgError as err:
+        raise Unbounded("the taboo chain has a closed class") from err
+    if not (np.all(np.isfinite(G)) and np.all(G > -1e-9) and np.all(np.diag(G) >= 1.0 - 1e-9)):
+        raise Unbounded("the taboo chain has a closed class")
+    return np.maximum(G, 0.0)
+
+
+_FUNDAMENTAL: OrderedDict[bytes, tuple[np.ndarray, np.ndarray] | None] = OrderedDict()
+
+
+def fundamental(P: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(π, Z)``: the stationary law and the fundamental matrix ``(I - P + 1 π^T)^{-1}``
+    of an irreducible walk (computed once per matrix, the last two kept), or ``None``
+    (more than :data:`DENSE_LIMIT` nodes, or not irreducible)."""
+    csr = sparse.csr_array(P)
+    n = csr.shape[0]
+    if n > DENSE_LIMIT:
+        return None
+    h = hashlib.blake2b(digest_size=20)
+    for arr in (csr.indptr, csr.indices, csr.data):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    key = h.digest()
+    if key in _FUNDAMENTAL:
+        return _FUNDAMENTAL[key]
+    out: tuple[np.ndarray, np.ndarray] | None = None
+    if csgraph.connected_components(csr, directed=True, connection="strong")[0] == 1:
+        dense = csr.toarray()
+        system = np.eye(n) - dense.T
+        system[-1] = 1.0
+        rhs = np.zeros(n)
+        rhs[-1] = 1.0
+        pi = np.linalg.solve(system, rhs)
+        if np.all(pi > 0.0):
+            Z = np.linalg.inv(np.eye(n) - dense + pi[None, :])
+            out = (pi, Z)
+    _FUNDAMENTAL[key] = out
+    while len(_FUNDAMENTAL) > 2:
+        _FUNDAMENTAL.popitem(last=False)
+    return out
+
+
+MARGIN = 1e-8  # relative and absolute slack on the Green function read from Z
+
+
+def single_observer_green(P: Any, v: int, sources: np.ndarray, start_law: np.ndarray,
+                          free: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For one observer ``v`` from the fundamental matrix: ``G_v(u, u)`` (rounded up) on the
+    free nodes, and ``h_x(u) = P_x(τ_u < τ_v)`` (rounded up) for the rows ``sources``
+    and a last row for ``x ~ π0`` (see :func:`survival_logs`), or ``None``.
+
+    With ``E_x τ_y = (Z[y, y] - Z[x, y]) / π(y)``: ``G_v(u, u) = π(u) (E_u τ_v + E_v
+    τ_u)`` and ``P_x(τ_u < τ_v) = (E_x τ_v + E_v τ_u - E_x τ_u) / (E_u τ_v + E_v τ_u)``
+    (Aldous and Fill, ch. 2)."""
+    got = fundamental(P)
+    if got is None:
+        return None
+    pi, Z = got
+    dz = np.diag(Z)
+    to_v = (Z[v, v] - Z[free, v]) / pi[v]  # E_u τ_v
+    from_v = (dz[free] - Z[v, free]) / pi[free]  # E_v τ_u
+    commute = to_v + from_v
+    gdiag = pi[free] * commute * (1.0 + MARGIN) + MARGIN
+    w = np.where(np.arange(pi.size) == v, 0.0, start_law)
+    rows = np.empty((sources.size + 1, free.size))
+    for i, x in enumerate(sources):
+        x_to_u = (dz[free] - Z[x, free]) / pi[free]
+        rows[i] = ((Z[v, v] - Z[x, v]) / pi[v] + from_v - x_to_u) / commute
+    wz = w @ Z
+    w_to_u = (w.sum() * dz[free] - wz[free]) / pi[free]
+    rows[-1] = ((w.sum() * Z[v, v] - wz[v]) / pi[v] + w.sum() * from_v - w_to_u) / commute
+    rows = np.clip(rows * (1.0 + MARGIN) + MARGIN, 0.0, 1.0)
+    return gdiag, rows
+
+
+def _sweeps(Q: Any, starts: np.ndarray, steps: int, record: Any) -> None:
+    """``X_{t+1} = Q X_t`` (columns scaled by their maxima, the logs kept) for
+    ``t = 0..steps - 1``; ``record(t + 1, X, logscale)`` after each step (its truth
+    ends the sweeps)."""
+    X = np.array(starts, dtype=np.float64)
+    logscale = np.zeros(X.shape[1])
+    for t in range(steps):
+        X = Q @ X
+        top = X.max(axis=0)
+        top[top <= 0.0] = 1.0
+        X /= top
+        logscale += np.log(top)
+        if record(t + 1, X, logscale):
+            return
+
+
+def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.ndarray,
+                  a: np.ndarray, b: np.ndarray, length: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per view and free node: ``log B`` and ``log ρ`` of ``S_u(k) = min(1, B ρ^{k-1})``.
+
+    Parameters
+    ----------
+    P
+        ``(n, n)`` transition matrix (scipy sparse).
+    blocked
+        The observer set's mask.
+    start_law
+        ``π0``, the law of a token's first holder.
+    kind, a, b, length
+        The views (:class:`~netdp.tracking.cycle_entries.Views`): regular views are
+        bridges of ``L = m - 2`` steps from ``a``; first stretches bridges of ``i0`` steps
+        from a virtual node with row ``π0``.
+
+    Returns
+    -------
+    logB, logrho, free
+        ``(views, free nodes)``, ``(free nodes,)`` and the free nodes' ids.
+    """
+    n = P.shape[0]
+    free = np.flatnonzero(~blocked)
+    keep = sparse.diags((~blocked).astype(np.float64))
+    Q = sparse.csr_array(keep @ sparse.csr_array(P) @ keep)
+    regular = kind == ce.REGULAR
+    L = np.where(regular, length - 2, length)
+    srcs = np.unique(a[regular])
+    tgts = np.unique(b)
+    index = np.full(n, -1)
+    index[free] = np.arange(free.size)
+    got = single_observer_green(P, int(np.flatnonzero(blocked)[0]), srcs, start_law,
+                                free) if blocked.sum() == 1 else None
+    if got is None:
+        G = green(Q, free)
+        gdiag = np.diag(G).copy()
+        h = np.empty((srcs.size + 1, free.size))
+        for i, x in enumerate(srcs):
+            h[i] = G[index[x]] / gdiag
+        h[-1] = (np.where(blocked, 0.0, start_law)[free] @ G) / gdiag
+    else:
+        gdiag, h = got
+    logrho = np.log1p(-np.minimum(1.0 / gdiag, 1.0))
+    for i, x in enumerate(srcs):  # from a = u, the visits after time 0: ρ_u^k
+        h[i, index[x]] = math.exp(logrho[index[x]])
+    with np.errstate(divide="ignore"):
+        logh = np.log(np.clip(h, 0.0, None))
+    # Forward: log Z of each view, the sources as columns; the virtual source's column
+    # starts from π0 one step later (its bridge's first position is the first holder).
+    logZ = np.full(kind.size, -np.inf)
+    col = np.where(regular, np.searchsorted(srcs, a), srcs.size)
+    shift = np.where(regular, 0, 1)
+    starts = np.zeros((n, srcs.size + 1))
+    starts[srcs, np.arange(srcs.size)] = 1.0
+    starts[:, srcs.size] = np.where(blocked, 0.0, start_law)
+    order = np.argsort(L - shift, kind="stable")
+    due = L[order] - shift[order]
+    at_step = {int(t): order[due == t] for t in np.unique(due)}
+
+    def forward(t: int, X: np.ndarray, logscale: np.ndarray) -> bool:
+        at = at_step.get(t)
+        if at is not None:
+            with np.errstate(divide="ignore"):
+                logZ[at] = np.log(X[b[at], col[at]]) + logscale[col[at]]
+        return False
+
+    forward(0, starts, np.zeros(srcs.size + 1))
+    _sweeps(Q.T.tocsr(), starts, int(due.max(initial=0)), forward)
+    if not np.all(np.isfinite(logZ)):
+        raise Unbounded("a view has probability 0 under the walk")
+    # Backward: M_u(b) = max_{1 <= r < Λ} (Q^r)[u, b].
+    logM = np.full((tgts.size, n), -np.inf)
+    ends = np.zeros((n, tgts.size))
+    ends[tgts, np.arange(tgts.size)] = 1.0
+
+    def backward(t: int, X: np.ndarray, logscale: np.ndarray) -> bool:
+        with np.errstate(divide="ignore"):
+            np.maximum(logM, (np.log(X) + logscale).T, out=logM)
+        # Q is substochastic: (Q^r)[u, b] <= max_z (Q^t)[z, b] for every r >= t, so the
+        # maxima are final once that is below every node's (the free ones')
+        return bool(np.all(logscale <= logM[:, free].min(axis=1)))
+
+    _sweeps(Q, ends, max(int(L.max(initial=0)) - 1, 1), backward)
+    tgt_row = np.searchsorted(tgts, b)
+    logB = logh[col] + logM[tgt_row][:, free] - logZ[:, None]
+    return logB, logrho, free
+
+
+def expected_log(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int,
+                 F: Any) -> np.ndarray:
+    """An upper bound of ``log E[e^{F(K)}]``, ``K = c + I``, over the laws of ``I`` on
+    ``0..size`` with ``P(I >= k) <= S(k) = min(1, B ρ^{k-1})`` (rows: nodes).
+
+    Parameters
+    ----------
+    logB, logrho, c
+        ``(r,)`` per node.
+    size
+        The largest interior count.
+    F
+        ``F(j)`` for an integer array ``j`` of shape ``(r, K)``: ``(r, K, f)`` (``f``
+        curves), nondecreasing in ``j``.
+
+    Returns
+    -------
+    ``(r, f)``: ``log(e^{F(c + k0)} + Σ_{k0 < k <= size} S(k) (e^{F(c + k)} -
+    e^{F(c + k - 1)}))``, ``k0`` the last count where ``S = 1``: the sum exact over
+    :data:`TERMS` counts, the rest bounded by (counts) x (the larger end term of the
+    log-convex ``B ρ^{k-1} e^{F(c + k)}``), and never above ``e^{F(c + size)}``.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k0 = np.where(logB < 0.0, 0.0, np.floor(logB / -logrho) + 1.0)
+    k0 = np.clip(np.nan_to_num(k0, nan=size, posinf=size), 0, size).astype(np.int64)
+    top = np.minimum(k0 + TERMS, size)  # counts summed term by term: k0 + 1 .. top
+    j = np.arange(TERMS + 1)
+    k = np.minimum(k0[:, None] + j[None, :], size)  # (r, TERMS + 1): k0 .. top (repeats)
+    Fk = F(c[:, None] + k)  # (r, TERMS + 1, f)
+    hi, lo = Fk[:, 1:, :], Fk[:, :-1, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(hi > lo, hi + np.log(-np.expm1(np.minimum(lo - hi, 0.0))), -np.inf)
+        logS = logB[:, None] + (k[:, 1:] - 1) * logrho[:, None]
+    valid = (k0[:, None] + j[None, 1:]) <= size
+    logS = np.where(valid, np.minimum(logS, 0.0), -np.inf)
+    out = np.logaddexp(Fk[:, 0, :], _logsumexp(step + logS[:, :, None], axis=1))
+    rest = size - top  # counts top + 1 .. size
+    more = rest > 0
+    if more.any():
+        ends = np.stack([top + 1, np.full_like(top, size)], axis=1)[more]
+        Fe = F(c[more][:, None] + ends)  # (r', 2, f)
+        with np.errstate(invalid="ignore"):
+            lin = logB[more][:, None] + (ends - 1) * logrho[more][:, None]
+        bound = np.maximum(Fe[:, 0, :] + lin[:, 0, None], Fe[:, 1, :] + lin[:, 1, None])
+        bound = np.minimum(bound, Fe[:, 1, :])  # S <= 1 too
+        out[more] = np.logaddexp(out[more], np.log(rest[more])[:, None] + bound)
+    return out
+
+
+def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
+    top = np.max(x, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.squeeze(top, axis=axis) + np.log(np.sum(np.exp(x - top), axis=axis))
+
+
+def rdp_curve(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int, s: float,
+              orders: np.ndarray) -> np.ndarray:
+    """``(r, orders)``: the Rényi bound ``1/(α-1) log E[e^{α(α-1) K² / 2s²}]`` under the
+    survival bound (sound in both directions: joint convexity)."""
+    j = np.arange(int(c.max(initial=0)) + size + 1, dtype=float)
+    table = (orders * (orders - 1.0) / (2.0 * s * s))[:, None] * (j * j)[None, :]
+    return np.maximum(_bound(logB, logrho, c, size, table) / (orders - 1.0), 0.0)
+
+
+def kov_loss(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int, s: float,
+             noise: ce.Noise, delta: float) -> np.ndarray:
+    """``(r,)``: ``log E[e^{ε_K}]`` under the survival bound (``ε_k`` the Gaussian's ε(δ)
+    of sensitivity ``k``, exact for the first :data:`~netdp.tracking.cycle_entries.
+    EXACT_TERMS` counts and its closed-form upper bound beyond; ``k ε0`` with Laplace
+    noise)."""
+    return np.maximum(_bound(logB, logrho, c, size, kov_table(int(c.max(initial=0)) + size,
+                                                               s, noise, delta))[:, 0], 0.0)
+
+
+def kov_table(top: int, s: float, noise: ce.Noise, delta: float) -> np.ndarray:
+    """``(1, top + 1)``: a nondecreasing upper bound of ``ε_j``, ``j = 0..top``."""
+    j = np.arange(top + 1, dtype=float)
+    if noise.laplace:
+        return (j * noise.eps0)[None, :]
+    mu = j / s
+    eps = mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta))
+    few = min(top + 1, ce.EXACT_TERMS)
+    eps[:few] = ce._gauss_eps(mu[:few], delta)
+    return np.maximum.accumulate(eps)[None, :]
+
+
+def _bound(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int,
+           table: np.ndarray) -> np.ndarray:
+    out = np.empty((logB.size, table.shape[0]))
+    expected_log_table(np.ascontiguousarray(logB, dtype=np.float64),
+                       np.ascontiguousarray(logrho, dtype=np.float64),
+                       np.ascontiguousarray(c, dtype=np.int64), int(size),
+                       np.ascontiguousarray(table), TERMS, out)
+    return out
