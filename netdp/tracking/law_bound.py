@@ -46,10 +46,12 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from netdp.tracking import cycle_entries as ce
-from netdp.tracking._kernels.law_bound import expected_log_table
+from netdp.tracking._kernels.law_bound import expected_log_table, forward_normalisers
 
 DENSE_LIMIT = 4096  # free nodes up to which the Green function is inverted densely
 TERMS = 64  # counts summed term by term past where the survival bound leaves 1
+HORIZON = 128  # steps of the bridges' rows and columns kept for the mean number of visits
+PERRON_ITERATIONS = 20_000  # power iterations at most for the Perron vectors
 
 
 class Unbounded(Exception):
@@ -212,18 +214,13 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
     starts[srcs, np.arange(srcs.size)] = 1.0
     starts[:, srcs.size] = np.where(blocked, 0.0, start_law)
     order = np.argsort(L - shift, kind="stable")
-    due = L[order] - shift[order]
-    at_step = {int(t): order[due == t] for t in np.unique(due)}
-
-    def forward(t: int, X: np.ndarray, logscale: np.ndarray) -> bool:
-        at = at_step.get(t)
-        if at is not None:
-            with np.errstate(divide="ignore"):
-                logZ[at] = np.log(X[b[at], col[at]]) + logscale[col[at]]
-        return False
-
-    forward(0, starts, np.zeros(srcs.size + 1))
-    _sweeps(Q.T.tocsr(), starts, int(due.max(initial=0)), forward)
+    QT = Q.T.tocsr()
+    QT.sort_indices()
+    got = np.empty(order.size)
+    forward_normalisers(QT.indptr.astype(np.int64), QT.indices.astype(np.int64), QT.data,
+                        starts, (L - shift)[order].astype(np.int64),
+                        col[order].astype(np.int64), b[order].astype(np.int64), got)
+    logZ[order] = got
     if not np.all(np.isfinite(logZ)):
         raise Unbounded("a view has probability 0 under the walk")
     # Backward: M_u(b) = max_{1 <= r < Λ} (Q^r)[u, b].
@@ -241,11 +238,112 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
     _sweeps(Q, ends, max(int(L.max(initial=0)) - 1, 1), backward)
     tgt_row = np.searchsorted(tgts, b)
     logB = logh[col] + logM[tgt_row][:, free] - logZ[:, None]
-    return logB, logrho, free
+    logmu = mean_logs(Q, free, starts, ends, col, tgt_row, L, regular, logZ)
+    return logB, logrho, logmu, free
 
 
-def expected_log(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int,
-                 F: Any) -> np.ndarray:
+def _perron(Q: Any, free: np.ndarray, left: bool) -> tuple[np.ndarray, float]:
+    """A positive vector ``w`` on the free nodes and ``ρ̄`` with ``w Q <= ρ̄ w`` (left) or
+    ``Q w <= ρ̄ w`` (right): the Perron vector by power iteration of ``(Q + I) / 2``
+    (aperiodic), floored to stay positive; ``ρ̄`` is the largest ratio, so the inequality
+    holds whatever the iteration reached."""
+    M = (Q.T if left else Q).tocsr()[free][:, free]
+    w = np.full(free.size, 1.0 / free.size)
+    for _ in range(PERRON_ITERATIONS // 16):
+        for _ in range(16):
+            w = 0.5 * (M @ w + w)
+            w /= w.max()
+        w = np.maximum(w, 1e-12)
+        ratio = (M @ w) / w
+        if ratio.max() - ratio.min() <= 1e-9 * ratio.max():
+            break
+    out = np.zeros(Q.shape[0])
+    out[free] = w
+    return out, float(((M @ w) / w).max())
+
+
+def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+              col: np.ndarray, tgt_row: np.ndarray, L: np.ndarray, regular: np.ndarray,
+              logZ: np.ndarray) -> np.ndarray:
+    """``(views, free nodes)``: the log of an upper bound of ``E[I_u] = Σ_{t=1}^{L-1}
+    f(t)[u] g(L - t)[u] / Z``, ``f(t)`` the bridge's first end's row of ``Q^t`` (from the
+    virtual source: ``π0 Q^{t-1}``) and ``g(r)`` the column of ``Q^r`` at its last holder:
+    exact up to :data:`HORIZON` steps, beyond it bounded through the Perron vectors
+    (``(Q^t)[a, u] <= ρ̄^{t-T} φ(u) max_z (Q^T)[a, z] / φ(z)`` for a left ``φ`` with
+    ``φ Q <= ρ̄ φ``, and alike on the right), the stretch where both are bounded by its
+    number of steps times its larger end term (log-linear in ``t``)."""
+    T = int(min(HORIZON, max(int(L.max(initial=0)), 1)))
+    n = Q.shape[0]
+    # Rows by bridge position: e_a Q^t (t = 0..T), the virtual source's π0 Q^{t-1}.
+    fwd = np.zeros((T + 1, n, starts.shape[1]))
+    fwd_ls = np.zeros((T + 1, starts.shape[1]))
+    fwd[0, :, :-1] = starts[:, :-1]
+    fwd[1:, :, -1:] = 0.0
+    QT = Q.T.tocsr()
+    cur = starts.copy()
+    cur_ls = np.zeros(starts.shape[1])
+    virt, virt_ls = starts[:, -1].copy(), 0.0
+    for t in range(1, T + 1):
+        cur = QT @ cur
+        top = cur.max(axis=0)
+        top[top <= 0.0] = 1.0
+        cur /= top
+        cur_ls += np.log(top)
+        fwd[t, :, :-1], fwd_ls[t, :-1] = cur[:, :-1], cur_ls[:-1]
+        fwd[t, :, -1], fwd_ls[t, -1] = virt, virt_ls  # π0 Q^{t-1}
+        virt = cur[:, -1].copy()
+        virt_ls = float(cur_ls[-1])
+    bwd = np.zeros((T + 1, n, ends.shape[1]))
+    bwd_ls = np.zeros((T + 1, ends.shape[1]))
+    bwd[0] = ends
+    cur = ends.copy()
+    cur_ls = np.zeros(ends.shape[1])
+    for t in range(1, T + 1):
+        cur = Q @ cur
+        top = cur.max(axis=0)
+        top[top <= 0.0] = 1.0
+        cur /= top
+        cur_ls += np.log(top)
+        bwd[t], bwd_ls[t] = cur, cur_ls
+    phi, rho_l = _perron(Q, free, left=True)
+    psi, rho_r = _perron(Q, free, left=False)
+    lrl, lrr = math.log(rho_l), math.log(rho_r)
+    with np.errstate(divide="ignore"):
+        # log max_z f(T)[z] / φ(z), log max_z g(T)[z] / ψ(z), per column
+        lA = np.log((fwd[T][free] / phi[free, None]).max(axis=0)) + fwd_ls[T]
+        lB = np.log((bwd[T][free] / psi[free, None]).max(axis=0)) + bwd_ls[T]
+        lphi, lpsi = np.log(phi[free]), np.log(psi[free])
+        lf = np.log(fwd[:, free, :]) + fwd_ls[:, None, :]  # (T + 1, free, columns)
+        lg = np.log(bwd[:, free, :]) + bwd_ls[:, None, :]
+    out = np.empty((L.size, free.size))
+    for e in range(L.size):
+        Le, ce_, cb = int(L[e]), int(col[e]), int(tgt_row[e])
+        parts = []
+        if Le >= 2:
+            t = np.arange(1, Le)
+            lf_t = np.where((t <= T)[:, None], lf[np.minimum(t, T), :, ce_],
+                            (t - T)[:, None] * lrl + lphi[None, :] + lA[ce_])
+            r = Le - t
+            lg_r = np.where((r <= T)[:, None], lg[np.minimum(r, T), :, cb],
+                            (r - T)[:, None] * lrr + lpsi[None, :] + lB[cb])
+            both = (t > T) & (r > T)
+            terms = lf_t[~both] + lg_r[~both]
+            if terms.size:
+                parts.append(_logsumexp(terms, axis=0))
+            if both.any():
+                ends_t = np.flatnonzero(both)[[0, -1]]
+                endv = np.maximum(lf_t[ends_t[0]] + lg_r[ends_t[0]],
+                                  lf_t[ends_t[1]] + lg_r[ends_t[1]])
+                parts.append(math.log(both.sum()) + endv)
+        if parts:
+            out[e] = np.logaddexp.reduce(np.array(parts), axis=0) - logZ[e]
+        else:
+            out[e] = -np.inf
+    return out
+
+
+def expected_log(logB: np.ndarray, logrho: np.ndarray, logmu: np.ndarray, c: np.ndarray,
+                 size: int, F: Any) -> np.ndarray:
     """An upper bound of ``log E[e^{F(K)}]``, ``K = c + I``, over the laws of ``I`` on
     ``0..size`` with ``P(I >= k) <= S(k) = min(1, B ρ^{k-1})`` (rows: nodes).
 
@@ -257,7 +355,8 @@ def expected_log(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int,
         The largest interior count.
     F
         ``F(j)`` for an integer array ``j`` of shape ``(r, K)``: ``(r, K, f)`` (``f``
-        curves), nondecreasing in ``j``.
+        curves), nondecreasing and convex in ``j`` (the remainder's bound by its end
+        terms needs ``log S(k) + F(c + k)`` convex beyond the terms summed).
 
     Returns
     -------
@@ -266,8 +365,9 @@ def expected_log(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int,
     :data:`TERMS` counts, the rest bounded by (counts) x (the larger end term of the
     log-convex ``B ρ^{k-1} e^{F(c + k)}``), and never above ``e^{F(c + size)}``.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         k0 = np.where(logB < 0.0, 0.0, np.floor(logB / -logrho) + 1.0)
+        k0 = np.minimum(k0, np.floor(np.exp(np.minimum(logmu, math.log(size + 1.0)))))
     k0 = np.clip(np.nan_to_num(k0, nan=size, posinf=size), 0, size).astype(np.int64)
     top = np.minimum(k0 + TERMS, size)  # counts summed term by term: k0 + 1 .. top
     j = np.arange(TERMS + 1)
@@ -276,7 +376,8 @@ def expected_log(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int,
     hi, lo = Fk[:, 1:, :], Fk[:, :-1, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         step = np.where(hi > lo, hi + np.log(-np.expm1(np.minimum(lo - hi, 0.0))), -np.inf)
-        logS = logB[:, None] + (k[:, 1:] - 1) * logrho[:, None]
+        logS = np.minimum(logB[:, None] + (k[:, 1:] - 1) * logrho[:, None],
+                          logmu[:, None] - np.log(np.maximum(k[:, 1:], 1)))
     valid = (k0[:, None] + j[None, 1:]) <= size
     logS = np.where(valid, np.minimum(logS, 0.0), -np.inf)
     out = np.logaddexp(Fk[:, 0, :], _logsumexp(step + logS[:, :, None], axis=1))
@@ -300,42 +401,39 @@ def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
         return np.squeeze(top, axis=axis) + np.log(np.sum(np.exp(x - top), axis=axis))
 
 
-def rdp_curve(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int, s: float,
-              orders: np.ndarray) -> np.ndarray:
+def rdp_curve(logB: np.ndarray, logrho: np.ndarray, logmu: np.ndarray, c: np.ndarray,
+              size: int, s: float, orders: np.ndarray) -> np.ndarray:
     """``(r, orders)``: the Rényi bound ``1/(α-1) log E[e^{α(α-1) K² / 2s²}]`` under the
     survival bound (sound in both directions: joint convexity)."""
     j = np.arange(int(c.max(initial=0)) + size + 1, dtype=float)
     table = (orders * (orders - 1.0) / (2.0 * s * s))[:, None] * (j * j)[None, :]
-    return np.maximum(_bound(logB, logrho, c, size, table) / (orders - 1.0), 0.0)
+    return np.maximum(_bound(logB, logrho, logmu, c, size, table) / (orders - 1.0), 0.0)
 
 
-def kov_loss(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int, s: float,
-             noise: ce.Noise, delta: float) -> np.ndarray:
-    """``(r,)``: ``log E[e^{ε_K}]`` under the survival bound (``ε_k`` the Gaussian's ε(δ)
-    of sensitivity ``k``, exact for the first :data:`~netdp.tracking.cycle_entries.
-    EXACT_TERMS` counts and its closed-form upper bound beyond; ``k ε0`` with Laplace
-    noise)."""
-    return np.maximum(_bound(logB, logrho, c, size, kov_table(int(c.max(initial=0)) + size,
-                                                               s, noise, delta))[:, 0], 0.0)
+def kov_loss(logB: np.ndarray, logrho: np.ndarray, logmu: np.ndarray, c: np.ndarray,
+             size: int, s: float, noise: ce.Noise, delta: float) -> np.ndarray:
+    """``(r,)``: ``log E[e^{ε_K}]`` under the survival bound (``ε_k``: :func:`kov_table`)."""
+    table = kov_table(int(c.max(initial=0)) + size, s, noise, delta)
+    return np.maximum(_bound(logB, logrho, logmu, c, size, table)[:, 0], 0.0)
 
 
 def kov_table(top: int, s: float, noise: ce.Noise, delta: float) -> np.ndarray:
-    """``(1, top + 1)``: a nondecreasing upper bound of ``ε_j``, ``j = 0..top``."""
+    """``(1, top + 1)``: a nondecreasing convex upper bound of ``ε_j``, ``j = 0..top``:
+    ``j ε0`` (Laplace), or the Gaussian's closed form ``μ²/2 + μ √(2 log(1/δ))``,
+    ``μ = j / s`` (convex, as the remainder of :func:`expected_log` needs)."""
     j = np.arange(top + 1, dtype=float)
     if noise.laplace:
         return (j * noise.eps0)[None, :]
     mu = j / s
-    eps = mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta))
-    few = min(top + 1, ce.EXACT_TERMS)
-    eps[:few] = ce._gauss_eps(mu[:few], delta)
-    return np.maximum.accumulate(eps)[None, :]
+    return (mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)))[None, :]
 
 
-def _bound(logB: np.ndarray, logrho: np.ndarray, c: np.ndarray, size: int,
-           table: np.ndarray) -> np.ndarray:
+def _bound(logB: np.ndarray, logrho: np.ndarray, logmu: np.ndarray, c: np.ndarray,
+           size: int, table: np.ndarray) -> np.ndarray:
     out = np.empty((logB.size, table.shape[0]))
     expected_log_table(np.ascontiguousarray(logB, dtype=np.float64),
                        np.ascontiguousarray(logrho, dtype=np.float64),
+                       np.ascontiguousarray(logmu, dtype=np.float64),
                        np.ascontiguousarray(c, dtype=np.int64), int(size),
                        np.ascontiguousarray(table), TERMS, out)
     return out

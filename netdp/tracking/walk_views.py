@@ -214,7 +214,7 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
     k = views.size
     if k == 0:
         return np.zeros(keep.size)
-    logB, logrho, free = law_bound.survival_logs(P, blocked, start_law, views.kind,
+    logB, logrho, logmu, free = law_bound.survival_logs(P, blocked, start_law, views.kind,
                                                  views.a, views.b, views.length)
     orders = _orders()
     feats = np.zeros((keep.size, 3 if accountant == "kov" else orders.size))
@@ -226,12 +226,13 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
         for u in {int(views.a[e]), int(views.b[e])} - {-1}:
             cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
         if accountant == "kov":
-            eps = law_bound.kov_loss(logB[e], logrho, cu, size, s, noise, delta)
+            eps = law_bound.kov_loss(logB[e], logrho, logmu[e], cu, size, s, noise,
+                                     delta)
             feats[:, 0] += eps
             feats[:, 1] += eps * np.tanh(eps / 2.0)
             feats[:, 2] += eps * eps
         else:
-            feats += law_bound.rdp_curve(logB[e], logrho, cu, size, s, orders)
+            feats += law_bound.rdp_curve(logB[e], logrho, logmu[e], cu, size, s, orders)
     if accountant == "kov":
         return np.array([kov_epsilon(f, k, delta) for f in feats])
     dt = min(2.0 * k * delta, 1.0)

@@ -22,11 +22,17 @@ from netdp.tracking.walk_views import observer_views, sound_graph_losses
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 16.0, 64.0])
 
 
-def _survival(logB: np.ndarray, logrho: np.ndarray, top: int) -> np.ndarray:
-    """``S(k) = min(1, B ρ^{k-1})`` for ``k = 1..top`` (rows: nodes)."""
+def _log_survival(logB: np.ndarray, logrho: np.ndarray, logmu: np.ndarray,
+                  top: int) -> np.ndarray:
+    """``log S(k) = log min(1, B ρ^{k-1}, E[I] / k)`` for ``k = 1..top`` (rows: nodes)."""
     k = np.arange(1, top + 1)
     with np.errstate(invalid="ignore"):
-        return np.exp(np.minimum(0.0, logB[:, None] + (k[None, :] - 1) * logrho[:, None]))
+        geo = logB[:, None] + (k[None, :] - 1) * logrho[:, None]
+        return np.minimum(np.minimum(0.0, geo), logmu[:, None] - np.log(k)[None, :])
+
+
+def _survival(logB, logrho, logmu, top):
+    return np.exp(_log_survival(logB, logrho, logmu, top))
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))
@@ -55,13 +61,16 @@ def test_survival_bound_is_above_enumerated_laws(name):
                 if Z > 0:
                     kind.append(ce.FIRST), a.append(-1), b.append(x)
                     length.append(i0), exact.append(law)
-        logB, logrho, keep = law_bound.survival_logs(
+        logB, logrho, logmu, keep = law_bound.survival_logs(
             sparse.csr_array(P), blocked, pi0, np.array(kind), np.array(a), np.array(b),
             np.array(length))
         for e, law in enumerate(exact):
             surv = np.cumsum(law[keep][:, ::-1], axis=1)[:, ::-1][:, 1:]  # P(I >= k), k >= 1
-            bound = _survival(logB[e], logrho, surv.shape[1])
+            bound = _survival(logB[e], logrho, logmu[e], surv.shape[1])
             assert np.all(surv <= bound * (1 + 1e-9) + 1e-12), (name, v, e)
+            mean = (law[keep] * np.arange(law.shape[1])).sum(axis=1)
+            assert np.all(mean <= np.exp(logmu[e]) * (1 + 1e-9) + 1e-12), (name, v, e)
+            assert np.allclose(mean, np.exp(logmu[e]), rtol=1e-6, atol=1e-12)  # L < horizon
 
 
 def test_green_from_the_fundamental_matrix_matches_the_inverse():
@@ -86,9 +95,24 @@ def test_green_from_the_fundamental_matrix_matches_the_inverse():
         assert np.allclose(rows[-1], w @ G / np.diag(G), atol=1e-6)
 
 
-def _brute(logB, logrho, c, size, table):
-    """``log Σ_k p_k e^{F(c + k)}`` for the law of ``S``, every count up to ``size``."""
-    surv = np.concatenate([np.ones((logB.size, 1)), _survival(logB, logrho, size),
+def _brute(logB, logrho, logmu, c, size, table):
+    """``log Σ_k p_k e^{F(c + k)}`` by parts (``S`` need not be a survival function), every
+    count up to ``size``."""
+    logS = _log_survival(logB, logrho, logmu, size)
+    out = np.empty((logB.size, table.shape[0]))
+    for r in range(logB.size):
+        F = table[:, c[r]:c[r] + size + 1]
+        with np.errstate(divide="ignore"):
+            step = F[:, 1:] + np.log(-np.expm1(F[:, :-1] - F[:, 1:]))  # log ΔF
+            terms = np.concatenate([F[:, :1], step + logS[r][None, :]], axis=1)
+        top = terms.max(axis=1)
+        out[r] = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
+    return out
+
+
+def _brute_pmf(logB, logrho, c, size, table):
+    surv = np.concatenate([np.ones((logB.size, 1)),
+                           _survival(logB, logrho, np.full(logB.size, np.inf), size),
                            np.zeros((logB.size, 1))], axis=1)
     pmf = surv[:, :-1] - surv[:, 1:]
     out = np.empty((logB.size, table.shape[0]))
@@ -110,23 +134,29 @@ def test_entries_cover_every_count(size):
     r = 60
     logB = rng.uniform(-6.0, 12.0, r)
     logrho = np.log(rng.uniform(0.05, 0.98, r))
+    logmu = np.where(rng.random(r) < 0.5, np.inf, rng.uniform(-8.0, 4.0, r))
     c = rng.integers(0, 3, r)
     s = float(rng.uniform(0.5, 30.0))
     j = np.arange(size + 3, dtype=float)
     table = (ORDERS * (ORDERS - 1) / (2 * s * s))[:, None] * (j * j)[None, :]
-    brute = _brute(logB, logrho, c, size, table)
+    brute = _brute(logB, logrho, logmu, c, size, table)
+    if size <= 40:  # the sum by parts is the expectation over the pmf (no underflow here)
+        nomu = np.full(r, np.inf)
+        assert np.allclose(_brute(logB, logrho, nomu, c, size, table),
+                           _brute_pmf(logB, logrho, c, size, table), rtol=1e-9, atol=1e-9)
     got = np.empty((r, ORDERS.size))
-    expected_log_table(logB, logrho, c, size, table, law_bound.TERMS, got)
-    oracle = law_bound.expected_log(logB, logrho, c, size,
+    expected_log_table(logB, logrho, logmu, c, size, table, law_bound.TERMS, got)
+    oracle = law_bound.expected_log(logB, logrho, logmu, c, size,
                                     lambda k: table[:, k].transpose(1, 2, 0))
     slack = math.log(size + 1.0) + 1e-9
     for x in (got, oracle):
         assert np.all(x >= brute - 1e-9 * np.abs(brute) - 1e-12)
-        small = brute < 30.0  # where an order is useful: within log(size + 1) of the sum
+        # where an order is useful and S geometric: within log(size + 1) of the sum
+        small = (brute < 30.0) & np.isinf(logmu)[:, None]
         assert np.all((x <= brute + slack + 1e-9 * np.abs(brute))[small])
     if size > 2 * law_bound.TERMS:
         cut = law_bound.TERMS
-        dropped = _brute(logB, logrho, c, cut, table)  # counts beyond cut dropped
+        dropped = _brute(logB, logrho, logmu, c, cut, table)  # counts beyond cut dropped
         assert np.any(dropped < brute - 1e-6)
 
 
@@ -170,12 +200,12 @@ def test_bounded_losses_against_exact_laws_on_a_longer_walk(monkeypatch):
     blocked = np.zeros(12, bool)
     blocked[v] = True
     pi0 = np.full(12, 1 / 12)
-    logB, logrho, keep = law_bound.survival_logs(P, blocked, pi0, views.kind, views.a,
-                                                 views.b, views.length)
+    logB, logrho, logmu, keep = law_bound.survival_logs(P, blocked, pi0, views.kind,
+                                                        views.a, views.b, views.length)
     laws, tails = walk_views.view_laws(P, blocked, pi0, views, kmax=(64,))
     for e in range(views.size):
         surv = np.cumsum(laws[e][keep][:, ::-1], axis=1)[:, ::-1][:, 1:] + tails[e][keep, None]
-        bound = _survival(logB[e], logrho, surv.shape[1])
+        bound = _survival(logB[e], logrho, logmu[e], surv.shape[1])
         size = ce.interior(int(views.kind[e]), int(views.length[e]))
         surv = surv[:, :max(size, 0)]
         assert np.all(surv <= bound[:, :surv.shape[1]] * (1 + 1e-9) + 1e-12), e
