@@ -20,8 +20,11 @@ property), so
 
 ``P_a(τ_k < ∞) = h_a(u) ρ_u^{k-1}`` for the chain killed on ``W`` (``ρ_u^k`` when
 ``u = a``; a first stretch starts from a virtual node whose row is ``π0``, so
-``h_σ(u) = (π0 G)[u] / G[u, u]``). Nothing is cut: every count up to the stretch's
-length takes its share of the bound.
+``h_σ(u) = (π0 G)[u] / G[u, u]``), and Markov's inequality with the mean number of visits
+(:func:`mean_logs`: exact near the bridge's ends, bounded between). For one observer ``G``
+is read from the walk's fundamental matrix, computed once per matrix
+(:func:`single_observer_green`); a coalition inverts its own. Nothing is cut: every count
+up to the stretch's length takes its share of the bound.
 
 The entries. ``kov`` (``log E[e^{ε_K}]``) and the Rényi bound by joint convexity
 (``1/(α-1) log E[e^{α(α-1) K² / 2s²}]``, both directions) are expectations of an
@@ -158,8 +161,9 @@ def _sweeps(Q: Any, starts: np.ndarray, steps: int, record: Any) -> None:
 
 def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.ndarray,
                   a: np.ndarray, b: np.ndarray, length: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per view and free node: ``log B`` and ``log ρ`` of ``S_u(k) = min(1, B ρ^{k-1})``.
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per view and free node: ``log B``, ``log ρ`` and ``log E[I]`` (bounded) of
+    ``S_u(k) = min(1, B ρ^{k-1}, E[I] / k)``.
 
     Parameters
     ----------
@@ -176,8 +180,9 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
 
     Returns
     -------
-    logB, logrho, free
-        ``(views, free nodes)``, ``(free nodes,)`` and the free nodes' ids.
+    logB, logrho, logmu, free
+        ``(views, free nodes)``, ``(free nodes,)``, ``(views, free nodes)`` (see
+        :func:`mean_logs`) and the free nodes' ids.
     """
     n = P.shape[0]
     free = np.flatnonzero(~blocked)
@@ -216,11 +221,11 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
     order = np.argsort(L - shift, kind="stable")
     QT = Q.T.tocsr()
     QT.sort_indices()
-    got = np.empty(order.size)
+    zs = np.empty(order.size)
     forward_normalisers(QT.indptr.astype(np.int64), QT.indices.astype(np.int64), QT.data,
                         starts, (L - shift)[order].astype(np.int64),
-                        col[order].astype(np.int64), b[order].astype(np.int64), got)
-    logZ[order] = got
+                        col[order].astype(np.int64), b[order].astype(np.int64), zs)
+    logZ[order] = zs
     if not np.all(np.isfinite(logZ)):
         raise Unbounded("a view has probability 0 under the walk")
     # Backward: M_u(b) = max_{1 <= r < Λ} (Q^r)[u, b].
@@ -320,13 +325,13 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
         Le, ce_, cb = int(L[e]), int(col[e]), int(tgt_row[e])
         parts = []
         if Le >= 2:
-            t = np.arange(1, Le)
-            lf_t = np.where((t <= T)[:, None], lf[np.minimum(t, T), :, ce_],
-                            (t - T)[:, None] * lrl + lphi[None, :] + lA[ce_])
-            r = Le - t
-            lg_r = np.where((r <= T)[:, None], lg[np.minimum(r, T), :, cb],
-                            (r - T)[:, None] * lrr + lpsi[None, :] + lB[cb])
-            both = (t > T) & (r > T)
+            ts = np.arange(1, Le)
+            lf_t = np.where((ts <= T)[:, None], lf[np.minimum(ts, T), :, ce_],
+                            (ts - T)[:, None] * lrl + lphi[None, :] + lA[ce_])
+            rs = Le - ts
+            lg_r = np.where((rs <= T)[:, None], lg[np.minimum(rs, T), :, cb],
+                            (rs - T)[:, None] * lrr + lpsi[None, :] + lB[cb])
+            both = (ts > T) & (rs > T)
             terms = lf_t[~both] + lg_r[~both]
             if terms.size:
                 parts.append(_logsumexp(terms, axis=0))

@@ -13,6 +13,13 @@ convention: for each view and each node ``u``, the exact law of ``u``'s interior
 gives its contribution count ``K = c + I``, and the view's entry is
 :mod:`netdp.tracking.cycle_entries`'s (``kov``: the mixture bound; ``rdp``: the label
 bound), or its exact PLD (``pld``, ``exact``: :mod:`netdp.accounting.mixture_pld`).
+Where an observer's exact laws cost more than :data:`LAW_WORK`, ``kov`` and ``rdp`` take
+instead a sound bound of every node's count in every view (:mod:`netdp.tracking.
+law_bound`: a survival bound from the Green function of the chain killed at the observer,
+and the mean number of visits), which costs a few sweeps of the walk per observer; the LDP
+loss is left only where that bound does not apply (more than
+:data:`~netdp.tracking.law_bound.DENSE_LIMIT` nodes, or a closed class of the taboo
+chain).
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ from netdp.tracking.observer_map import map_observers
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
-LAW_WORK = 3e7  # estimated flops of one observer's laws beyond which it is not amplified
+LAW_WORK = 3e7  # estimated flops of one observer's exact laws beyond which kov and rdp bound
+# them (netdp.tracking.law_bound)
 
 
 def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
