@@ -324,22 +324,20 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     for e in range(L.size):
         Le, ce_, cb = int(L[e]), int(col[e]), int(tgt_row[e])
         parts = []
-        if Le >= 2:
-            ts = np.arange(1, Le)
+        if Le >= 2:  # the steps near an end (each term), then those between (bounded)
+            ts = np.unique(np.concatenate([np.arange(1, min(T, Le - 1) + 1),
+                                           np.arange(max(Le - T, 1), Le)]))
             lf_t = np.where((ts <= T)[:, None], lf[np.minimum(ts, T), :, ce_],
                             (ts - T)[:, None] * lrl + lphi[None, :] + lA[ce_])
             rs = Le - ts
             lg_r = np.where((rs <= T)[:, None], lg[np.minimum(rs, T), :, cb],
                             (rs - T)[:, None] * lrr + lpsi[None, :] + lB[cb])
-            both = (ts > T) & (rs > T)
-            terms = lf_t[~both] + lg_r[~both]
-            if terms.size:
-                parts.append(_logsumexp(terms, axis=0))
-            if both.any():
-                ends_t = np.flatnonzero(both)[[0, -1]]
-                endv = np.maximum(lf_t[ends_t[0]] + lg_r[ends_t[0]],
-                                  lf_t[ends_t[1]] + lg_r[ends_t[1]])
-                parts.append(math.log(both.sum()) + endv)
+            parts.append(_logsumexp(lf_t + lg_r, axis=0))
+            between = Le - 2 * T - 1  # t = T + 1 .. Le - T - 1: both bounded
+            if between > 0:
+                ends = [(lrl * (t - T) + lphi + lA[ce_]) + (lrr * (Le - t - T) + lpsi + lB[cb])
+                        for t in (T + 1, Le - T - 1)]
+                parts.append(math.log(between) + np.maximum(ends[0], ends[1]))
         if parts:
             out[e] = np.logaddexp.reduce(np.array(parts), axis=0) - logZ[e]
         else:
