@@ -335,9 +335,9 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
             parts.append(_logsumexp(lf_t + lg_r, axis=0))
             between = Le - 2 * T - 1  # t = T + 1 .. Le - T - 1: both bounded
             if between > 0:
-                ends = [(lrl * (t - T) + lphi + lA[ce_]) + (lrr * (Le - t - T) + lpsi + lB[cb])
+                tips = [(lrl * (t - T) + lphi + lA[ce_]) + (lrr * (Le - t - T) + lpsi + lB[cb])
                         for t in (T + 1, Le - T - 1)]
-                parts.append(math.log(between) + np.maximum(ends[0], ends[1]))
+                parts.append(math.log(between) + np.maximum(tips[0], tips[1]))
         if parts:
             out[e] = np.logaddexp.reduce(np.array(parts), axis=0) - logZ[e]
         else:
