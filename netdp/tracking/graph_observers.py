@@ -85,10 +85,11 @@ def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
         parts.append(f"{cut} cycles outlasted the taboo-chain rows kept (the chain mixes "
                      "slowly) and were accounted at rate 1 (sound, not amplified)")
     elif cut:
-        parts.append(f"{cut} views belong to observers whose exact laws of the visits cost "
-                     "too much (long hidden stretches): their pairs take the LDP loss (sound, "
-                     "not amplified; fewer steps, or --convention reference for the "
-                     "paper's union-bound rates)")
+        parts.append(f"{cut} views belong to observers whose laws of the visits are "
+                     "neither affordable exactly nor bounded (over 4096 nodes, or a part of "
+                     "the graph that cannot reach the observer): their pairs take the LDP "
+                     "loss (sound, not amplified; fewer steps, or --convention reference for "
+                     "the paper's union-bound rates)")
     return "; ".join(parts) or None
 
 

@@ -13,6 +13,13 @@ convention: for each view and each node ``u``, the exact law of ``u``'s interior
 gives its contribution count ``K = c + I``, and the view's entry is
 :mod:`netdp.tracking.cycle_entries`'s (``kov``: the mixture bound; ``rdp``: the label
 bound), or its exact PLD (``pld``, ``exact``: :mod:`netdp.accounting.mixture_pld`).
+Where an observer's exact laws cost more than :data:`LAW_WORK`, ``kov`` and ``rdp`` take
+instead a sound bound of every node's count in every view (:mod:`netdp.tracking.
+law_bound`: a survival bound from the Green function of the chain killed at the observer,
+and the mean number of visits), which costs a few sweeps of the walk per observer; the LDP
+loss is left only where that bound does not apply (more than
+:data:`~netdp.tracking.law_bound.DENSE_LIMIT` nodes, or a closed class of the taboo
+chain).
 """
 
 from __future__ import annotations
@@ -28,13 +35,15 @@ from netdp.accounting._compiled import kov_epsilon, rdp_epsilon
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
+from netdp.tracking import law_bound
 from netdp.tracking._kernels.walk import group_by_holder
 from netdp.tracking.cycle_entries import Views, observer_views
 from netdp.tracking.observer_map import map_observers
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
-LAW_WORK = 3e7  # estimated flops of one observer's laws beyond which it is not amplified
+LAW_WORK = 3e7  # estimated flops of one observer's exact laws beyond which kov and rdp bound
+# them (netdp.tracking.law_bound)
 
 
 def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
@@ -193,11 +202,49 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
     views = observer_views(holders, shared["steps"], pos[start[v]:start[v + 1]])
     keep = np.flatnonzero(~blocked)
     if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
-        return np.full(keep.size, np.inf), keep, views.size, views.size  # capped by the caller
+        try:
+            eps = bounded_losses(P, blocked, shared["pi0"], views, accountant, noise, delta)
+        except law_bound.Unbounded:
+            return np.full(keep.size, np.inf), keep, views.size, views.size  # capped
+        return eps, keep, views.size, 0
     laws, tails = view_laws(P, blocked, shared["pi0"], views,
                             _slack(views, accountant, noise, delta))
     eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
     return eps, keep, views.size, 0
+
+
+def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
+                   accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
+    """Each free node's loss towards one observer from the survival bounds of
+    :mod:`netdp.tracking.law_bound` (``kov`` or ``rdp``; raises
+    :class:`~netdp.tracking.law_bound.Unbounded` where they do not apply)."""
+    keep = np.flatnonzero(~blocked)
+    k = views.size
+    if k == 0:
+        return np.zeros(keep.size)
+    logB, logrho, logmu, free = law_bound.survival_logs(P, blocked, start_law, views.kind,
+                                                 views.a, views.b, views.length)
+    orders = _orders()
+    feats = np.zeros((keep.size, 3 if accountant == "kov" else orders.size))
+    for e in range(k):
+        kind, length = int(views.kind[e]), int(views.length[e])
+        s = noise.z * math.sqrt(ce.draws(kind, length))
+        size = ce.interior(kind, length)
+        cu = np.zeros(keep.size, np.int64)
+        for u in {int(views.a[e]), int(views.b[e])} - {-1}:
+            cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+        if accountant == "kov":
+            eps = law_bound.kov_loss(logB[e], logrho, logmu[e], cu, size, s, noise,
+                                     delta)
+            feats[:, 0] += eps
+            feats[:, 1] += eps * np.tanh(eps / 2.0)
+            feats[:, 2] += eps * eps
+        else:
+            feats += law_bound.rdp_curve(logB[e], logrho, logmu[e], cu, size, s, orders)
+    if accountant == "kov":
+        return np.array([kov_epsilon(f, k, delta) for f in feats])
+    dt = min(2.0 * k * delta, 1.0)
+    return np.array([rdp_epsilon(f, dt, orders) for f in feats])
 
 
 def observer_setup(trace: Trace, coalition: Sequence[int] | None,

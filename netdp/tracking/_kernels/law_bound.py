@@ -1,0 +1,107 @@
+"""Compiled kernel of :mod:`netdp.tracking.law_bound`: the bound of ``log E[e^{F(K)}]`` under
+a geometric survival bound, node by node (its plain-numpy oracle is
+:func:`netdp.tracking.law_bound.expected_log`, compared in ``tests/privacy/test_law_bound.py``)."""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+NEGLIGIBLE = 40.0  # nats below the sum at which the remaining counts are bounded together
+DOMINANT = 100.0  # nats above the sum at which they are too (within log(size) of their sum)
+
+
+@nb.njit(cache=True)
+def _log_add(x, y):
+    if x == -np.inf:
+        return y
+    if y == -np.inf:
+        return x
+    if x < y:
+        x, y = y, x
+    return x + math.log1p(math.exp(y - x))
+
+
+@nb.njit(cache=True)
+def expected_log_table(logB, logrho, logmu, c, size, table, terms, out):
+    """``out[r, f]``: the bound of :func:`netdp.tracking.law_bound.expected_log` with
+    ``F(j) = table[f, j]`` (``j`` up to ``c + size``; each row nondecreasing)."""
+    nf, J = table.shape
+    steps = np.full((nf, J), -np.inf)  # log(e^{F(j)} - e^{F(j-1)})
+    for f in range(nf):
+        for j in range(1, J):
+            hi, lo = table[f, j], table[f, j - 1]
+            if hi > lo:
+                steps[f, j] = hi + math.log(-math.expm1(lo - hi))
+    for r in range(logB.size):
+        lb, lr, lm, cr = logB[r], logrho[r], logmu[r], c[r]
+        if lb < 0.0:
+            k0 = 0
+        elif lr < 0.0:
+            k0 = min(int(math.floor(lb / -lr)) + 1, size)
+        else:
+            k0 = size
+        if lm < math.log(size + 1.0):  # S(k) <= E[I] / k < 1 from k > E[I]
+            k0 = min(k0, int(math.floor(math.exp(lm))))
+        top = min(k0 + terms, size)
+        for f in range(nf):
+            Ft, St = table[f], steps[f]
+            acc = Ft[cr + k0]
+            k = k0 + 1
+            while k <= size:
+                if k > top or (k - k0) % 8 == 1:
+                    # the counts k..size together: (number) x (the larger end term)
+                    end = Ft[cr + size]
+                    rest = math.log(size - k + 1.0) + min(
+                        max(Ft[cr + k] + lb + (k - 1) * lr, end + lb + (size - 1) * lr), end)
+                    if k > top or rest < acc - NEGLIGIBLE or rest > acc + DOMINANT:
+                        acc = _log_add(acc, rest)
+                        break
+                ls = min(lb + (k - 1) * lr, lm - math.log(k), 0.0)
+                acc = _log_add(acc, ls + St[cr + k])
+                k += 1
+            out[r, f] = acc
+
+
+@nb.njit(cache=True)
+def forward_normalisers(indptr, indices, data, X, due, col, row, out):
+    """``out[e] = log (Q^{due[e]} applied to X's column col[e])[row[e]]`` for ``due``
+    sorted, ``(indptr, indices, data)`` the CSR rows of ``Q^T`` (one forward step is
+    ``X <- Q^T X``), columns rescaled by their maxima at every step (logs kept)."""
+    n, C = X.shape
+    cur = X.copy()
+    nxt = np.empty_like(cur)
+    logscale = np.zeros(C)
+    e = 0
+    t = 0
+    while e < due.size:
+        while e < due.size and due[e] == t:
+            v = cur[row[e], col[e]]
+            out[e] = math.log(v) + logscale[col[e]] if v > 0.0 else -np.inf
+            e += 1
+        if e >= due.size:
+            break
+        top = np.zeros(C)
+        for i in range(n):
+            for c in range(C):
+                nxt[i, c] = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                w = data[j]
+                src = indices[j]
+                for c in range(C):
+                    nxt[i, c] += w * cur[src, c]
+            for c in range(C):
+                if nxt[i, c] > top[c]:
+                    top[c] = nxt[i, c]
+        for c in range(C):
+            if top[c] > 0.0:
+                logscale[c] += math.log(top[c])
+                inv = 1.0 / top[c]
+                for i in range(n):
+                    cur[i, c] = nxt[i, c] * inv
+            else:
+                for i in range(n):
+                    cur[i, c] = 0.0
+        t += 1

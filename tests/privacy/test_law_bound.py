@@ -1,0 +1,212 @@
+"""The survival bound of :mod:`netdp.tracking.law_bound` against path enumeration and the
+exact laws, its entries against a brute-force sum over every count (a cut tail is caught),
+its compiled kernel against the plain-numpy oracle, and the losses it gives against the
+exact loss of the observer's view (the property test's independent computation)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import sparse
+from test_count_law import GRAPHS, enumerate_bridge, enumerate_first
+from test_soundness_property import exact_lower, transition, walk
+
+from netdp.engine.trace import Trace
+from netdp.tracking import count_law, law_bound, walk_views
+from netdp.tracking import cycle_entries as ce
+from netdp.tracking._kernels.law_bound import expected_log_table
+from netdp.tracking.walk_views import observer_views, sound_graph_losses
+
+ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 16.0, 64.0])
+
+
+def _log_survival(logB: np.ndarray, logrho: np.ndarray, logmu: np.ndarray,
+                  top: int) -> np.ndarray:
+    """``log S(k) = log min(1, B ρ^{k-1}, E[I] / k)`` for ``k = 1..top`` (rows: nodes)."""
+    k = np.arange(1, top + 1)
+    with np.errstate(invalid="ignore"):
+        geo = logB[:, None] + (k[None, :] - 1) * logrho[:, None]
+        return np.minimum(np.minimum(0.0, geo), logmu[:, None] - np.log(k)[None, :])
+
+
+def _survival(logB, logrho, logmu, top):
+    return np.exp(_log_survival(logB, logrho, logmu, top))
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_survival_bound_is_above_enumerated_laws(name):
+    """Every view (a, b, L) with L up to 6 and every first stretch up to 5 steps, every
+    node: ``P(I_u >= k) <= S_u(k)`` for every k, the laws from path enumeration."""
+    P = GRAPHS[name]()
+    n = P.shape[0]
+    pi0 = np.full(n, 1.0 / n)
+    for v in (0, 2):
+        blocked = np.zeros(n, bool)
+        blocked[v] = True
+        free = [x for x in range(n) if x != v]
+        kind, a, b, length, exact = [], [], [], [], []
+        for x in free:
+            for y in free:
+                for L in range(0, 7):
+                    if L == 0 and x != y:
+                        continue
+                    law, _, Z = enumerate_bridge(P, [v], x, y, L)
+                    if Z > 0:
+                        kind.append(ce.REGULAR), a.append(x), b.append(y)
+                        length.append(L + 2), exact.append(law)
+            for i0 in range(1, 6):
+                law, _, Z = enumerate_first(P, [v], pi0, x, i0)
+                if Z > 0:
+                    kind.append(ce.FIRST), a.append(-1), b.append(x)
+                    length.append(i0), exact.append(law)
+        logB, logrho, logmu, keep = law_bound.survival_logs(
+            sparse.csr_array(P), blocked, pi0, np.array(kind), np.array(a), np.array(b),
+            np.array(length))
+        for e, law in enumerate(exact):
+            surv = np.cumsum(law[keep][:, ::-1], axis=1)[:, ::-1][:, 1:]  # P(I >= k), k >= 1
+            bound = _survival(logB[e], logrho, logmu[e], surv.shape[1])
+            assert np.all(surv <= bound * (1 + 1e-9) + 1e-12), (name, v, e)
+            mean = (law[keep] * np.arange(law.shape[1])).sum(axis=1)
+            assert np.all(mean <= np.exp(logmu[e]) * (1 + 1e-9) + 1e-12), (name, v, e)
+            assert np.allclose(mean, np.exp(logmu[e]), rtol=1e-6, atol=1e-12)  # L < horizon
+
+
+def test_green_from_the_fundamental_matrix_matches_the_inverse():
+    rng = np.random.default_rng(3)
+    P = transition("undirected", 9, rng)
+    for v in (0, 4):
+        blocked = np.zeros(9, bool)
+        blocked[v] = True
+        free = np.flatnonzero(~blocked)
+        keep = sparse.diags((~blocked).astype(float))
+        Q = sparse.csr_array(keep @ sparse.csr_array(P) @ keep)
+        G = law_bound.green(Q, free)
+        pi0 = rng.dirichlet(np.ones(9))
+        srcs = free[:3]
+        gdiag, rows = law_bound.single_observer_green(sparse.csr_array(P), v, srcs, pi0, free)
+        assert np.allclose(gdiag, np.diag(G), rtol=1e-6)
+        assert np.all(gdiag >= np.diag(G))
+        for i, x in enumerate(srcs):
+            h = G[np.searchsorted(free, x)] / np.diag(G)
+            assert np.allclose(rows[i], h, atol=1e-6) and np.all(rows[i] >= h - 1e-12)
+        w = np.where(blocked, 0.0, pi0)[free]
+        assert np.allclose(rows[-1], w @ G / np.diag(G), atol=1e-6)
+
+
+def _brute(logB, logrho, logmu, c, size, table):
+    """``log Σ_k p_k e^{F(c + k)}`` by parts (``S`` need not be a survival function), every
+    count up to ``size``."""
+    logS = _log_survival(logB, logrho, logmu, size)
+    out = np.empty((logB.size, table.shape[0]))
+    for r in range(logB.size):
+        F = table[:, c[r]:c[r] + size + 1]
+        with np.errstate(divide="ignore"):
+            step = F[:, 1:] + np.log(-np.expm1(F[:, :-1] - F[:, 1:]))  # log ΔF
+            terms = np.concatenate([F[:, :1], step + logS[r][None, :]], axis=1)
+        top = terms.max(axis=1)
+        out[r] = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
+    return out
+
+
+def _brute_pmf(logB, logrho, c, size, table):
+    surv = np.concatenate([np.ones((logB.size, 1)),
+                           _survival(logB, logrho, np.full(logB.size, np.inf), size),
+                           np.zeros((logB.size, 1))], axis=1)
+    pmf = surv[:, :-1] - surv[:, 1:]
+    out = np.empty((logB.size, table.shape[0]))
+    for r in range(logB.size):
+        F = table[:, c[r]:c[r] + size + 1]
+        with np.errstate(divide="ignore"):
+            terms = np.log(np.clip(pmf[r], 0.0, None))[None, :] + F
+        top = terms.max(axis=1)
+        out[r] = top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
+    return out
+
+
+@pytest.mark.parametrize("size", [0, 3, 40, 300, 2000])
+def test_entries_cover_every_count(size):
+    """The kernel and its numpy oracle are at or above the sum over every count of the
+    bound's law, within log(size + 1) of it; the same sum stopped where the terms are
+    summed one by one (the tail dropped) is below it: the check catches a cut tail."""
+    rng = np.random.default_rng(size)
+    r = 60
+    logB = rng.uniform(-6.0, 12.0, r)
+    logrho = np.log(rng.uniform(0.05, 0.98, r))
+    logmu = np.where(rng.random(r) < 0.5, np.inf, rng.uniform(-8.0, 4.0, r))
+    c = rng.integers(0, 3, r)
+    s = float(rng.uniform(0.5, 30.0))
+    j = np.arange(size + 3, dtype=float)
+    table = (ORDERS * (ORDERS - 1) / (2 * s * s))[:, None] * (j * j)[None, :]
+    brute = _brute(logB, logrho, logmu, c, size, table)
+    if size <= 40:  # the sum by parts is the expectation over the pmf (no underflow here)
+        nomu = np.full(r, np.inf)
+        assert np.allclose(_brute(logB, logrho, nomu, c, size, table),
+                           _brute_pmf(logB, logrho, c, size, table), rtol=1e-9, atol=1e-9)
+    got = np.empty((r, ORDERS.size))
+    expected_log_table(logB, logrho, logmu, c, size, table, law_bound.TERMS, got)
+    oracle = law_bound.expected_log(logB, logrho, logmu, c, size,
+                                    lambda k: table[:, k].transpose(1, 2, 0))
+    slack = math.log(size + 1.0) + 1e-9
+    for x in (got, oracle):
+        assert np.all(x >= brute - 1e-9 * np.abs(brute) - 1e-12)
+        # where an order is useful and S geometric: within log(size + 1) of the sum
+        small = (brute < 30.0) & np.isinf(logmu)[:, None]
+        assert np.all((x <= brute + slack + 1e-9 * np.abs(brute))[small])
+    if size > 2 * law_bound.TERMS:
+        cut = law_bound.TERMS
+        dropped = _brute(logB, logrho, logmu, c, cut, table)  # counts beyond cut dropped
+        assert np.any(dropped < brute - 1e-6)
+
+
+def _trace_case(seed: int):
+    rng = np.random.default_rng(seed)
+    kind = ("undirected", "lazy", "directed", "complete")[seed % 4]
+    n = int(rng.integers(3, 8))
+    P = transition(kind, n, rng)
+    holders = walk(P, int(rng.integers(6, 50)), int(rng.integers(1, 3)), rng)
+    return rng, n, P, holders
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_bounded_losses_are_never_below_the_exact_loss(seed, monkeypatch):
+    """Every observer over the budget (forced): kov and rdp from the survival bound are at
+    or above the exact loss of the view (rounded down) for every pair."""
+    monkeypatch.setattr(walk_views, "LAW_WORK", -1.0)
+    rng, n, P, holders = _trace_case(seed)
+    z = float(rng.uniform(0.5, 4.0))
+    delta = float(10 ** rng.uniform(-9, -3))
+    v = int(rng.integers(n))
+    exact = exact_lower(holders, P, [v], z, delta)
+    for accountant in ("kov", "rdp"):
+        table = sound_graph_losses(Trace(n, holders), P, 1.0, delta, z, accountant,
+                                   observers=np.array([v]))
+        assert table.unamplified == 0
+        got = dict(zip(table.nodes.tolist(), table.values.tolist(), strict=True))
+        for u, eps in exact.items():
+            assert got[u] >= eps - 1e-9, (seed, accountant, u, got[u], eps)
+
+
+def test_bounded_losses_against_exact_laws_on_a_longer_walk(monkeypatch):
+    """A 12-node graph, 600 steps (views beyond enumeration): the survival bound is above
+    the exact laws of :mod:`netdp.tracking.count_law` for every view and node."""
+    rng = np.random.default_rng(7)
+    P = sparse.csr_array(transition("undirected", 12, rng))
+    holders = walk(P.toarray(), 600, 1, rng)
+    v = 3
+    flat = holders.reshape(-1)
+    views = observer_views(flat, holders.shape[1], np.flatnonzero(flat == v))
+    blocked = np.zeros(12, bool)
+    blocked[v] = True
+    pi0 = np.full(12, 1 / 12)
+    logB, logrho, logmu, keep = law_bound.survival_logs(P, blocked, pi0, views.kind,
+                                                        views.a, views.b, views.length)
+    laws, tails = walk_views.view_laws(P, blocked, pi0, views, kmax=(64,))
+    for e in range(views.size):
+        surv = np.cumsum(laws[e][keep][:, ::-1], axis=1)[:, ::-1][:, 1:] + tails[e][keep, None]
+        bound = _survival(logB[e], logrho, logmu[e], surv.shape[1])
+        size = ce.interior(int(views.kind[e]), int(views.length[e]))
+        surv = surv[:, :max(size, 0)]
+        assert np.all(surv <= bound[:, :surv.shape[1]] * (1 + 1e-9) + 1e-12), e
+    assert count_law is not None
