@@ -238,11 +238,12 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
               "noise (the paper's convention is defined on a fixed graph)")
         table = time_varying_losses(trace, topo.transitions(cfg.walk, trace.steps),  # type: ignore
                                     cfg.epsilon, cfg.delta, z, accountant, coalition,
-                                    observers)
+                                    observers, target=cfg.report_delta)
     elif cfg.convention == "sound":
         table = sound_graph_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
                                    accountant, coalition, observers,
-                                   laplace=isinstance(mech, Laplace))
+                                   laplace=isinstance(mech, Laplace),
+                                   target=cfg.report_delta)
     else:
         check(accountant in TABOO_ACCOUNTANTS, "accountant", f"the reference convention on "
               f"a graph composes with {' or '.join(TABOO_ACCOUNTANTS)} (got {accountant})")

@@ -35,7 +35,13 @@ from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
-from netdp.tracking.walk_views import _observer_losses, _slack, observer_setup, pair_losses
+from netdp.tracking.walk_views import (
+    _observer_losses,
+    _slack,
+    entry_delta_of,
+    observer_setup,
+    pair_losses,
+)
 
 EXACT_WORK = 3e10  # flops of one observer's laws beyond which its pairs are not amplified
 DENSE_NODES = 512  # taboo matrices dense (BLAS) up to this many nodes, CSR beyond
@@ -160,7 +166,8 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
                         noise_multiplier: float, accountant: str = "kov",
                         coalition: Sequence[int] | None = None,
                         observers: np.ndarray | None = None,
-                        start_law: np.ndarray | None = None) -> Any:
+                        start_law: np.ndarray | None = None,
+                        target: float | None = None) -> Any:
     """Pairwise losses of a walk summation on a time-varying graph, sound.
 
     Parameters
@@ -169,7 +176,7 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
         The walk (tokens share the clock: step ``t`` is position ``t``).
     transitions
         ``[P_0, ..., P_{steps-2}]`` at least (``P_t`` moves step ``t`` to ``t + 1``).
-    eps0, delta, noise_multiplier, accountant, coalition, observers, start_law
+    eps0, delta, noise_multiplier, accountant, coalition, observers, start_law, target
         As :func:`netdp.tracking.walk_views.sound_graph_losses`.
 
     Returns
@@ -199,6 +206,7 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
             blocked[v] = True
         views, t0 = ce.timed_views(holders, trace.steps, pos[start[v]:start[v + 1]])
         keep = np.flatnonzero(~blocked)
+        d = entry_delta_of(delta, target, views.size)
         inner = int(max((ce.interior(int(k), int(m)) for k, m in
                          zip(views.kind, views.length, strict=True)), default=0))
         widest = max(min(inner, KMAX[-1] + 1) + 1, 2)
@@ -209,11 +217,11 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
             unamplified += views.size
         else:
             laws, tails = _observer_laws(transitions, blocked, pi0, views, t0, widest,
-                                         _slack(views, accountant, noise, delta))
-            eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
+                                         _slack(views, accountant, noise, d))
+            eps = _observer_losses(views, laws, tails, keep, accountant, noise, d)
         losses.append(eps)
         nodes.append(keep)
         counts.append(keep.size)
         entries.append(views.size)
     return pair_losses(accountant, n, coalition, obs_ids, losses, nodes, counts, entries,
-                       delta, unamplified)
+                       delta, unamplified, target)

@@ -112,7 +112,8 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
                        noise_multiplier: float, accountant: str = "kov",
                        coalition: Sequence[int] | None = None,
                        observers: np.ndarray | None = None, laplace: bool = False,
-                       start_law: np.ndarray | None = None) -> Any:
+                       start_law: np.ndarray | None = None,
+                       target: float | None = None) -> Any:
     """Pairwise losses of a walk summation on a graph, sound (see the module docstring).
 
     Parameters
@@ -135,6 +136,9 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
         Laplace noise (``kov`` only).
     start_law
         The law of a token's first holder (default uniform).
+    target
+        Every pair's ε at this one δ (spec Correction 7; :func:`entry_delta_of`). ``None``:
+        a pair of ``k`` views at ``2 k δ``.
 
     Returns
     -------
@@ -164,12 +168,15 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
                   "rdp scale further")
     shared = {"holders": holders, "steps": trace.steps, "start": start, "pos": pos,
               "members": members, "coalition": coalition is not None, "P": P, "pi0": pi0,
-              "noise": noise, "accountant": accountant, "delta": float(delta)}
-    return account_observers(sound_observer, shared, obs_ids, accountant, coalition, delta)
+              "noise": noise, "accountant": accountant, "delta": float(delta),
+              "target": target}
+    return account_observers(sound_observer, shared, obs_ids, accountant, coalition, delta,
+                             target)
 
 
 def account_observers(work: Any, shared: Mapping[str, Any], obs_ids: np.ndarray,
-                      accountant: str, coalition: Sequence[int] | None, delta: float) -> Any:
+                      accountant: str, coalition: Sequence[int] | None, delta: float,
+                      target: float | None = None) -> Any:
     """The :class:`~netdp.tracking.loss_table.PairLosses` of a graph-walk tracker whose
     observer ``v`` gives ``work(shared, v) = (losses, kept nodes, entries, unamplified)``
     (mapped over the observers: :func:`~netdp.tracking.observer_map.map_observers`)."""
@@ -178,7 +185,7 @@ def account_observers(work: Any, shared: Mapping[str, Any], obs_ids: np.ndarray,
     return pair_losses(accountant, int(shared["P"].shape[0]), coalition, obs_ids,
                        [p[0] for p in pieces], [p[1] for p in pieces],
                        [p[1].size for p in pieces], [p[2] for p in pieces], delta,
-                       sum(p[3] for p in pieces))
+                       sum(p[3] for p in pieces), target)
 
 
 def observer_blocked(shared: Mapping[str, Any], v: int) -> np.ndarray:
@@ -196,10 +203,11 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
     ``v`` alone, :mod:`netdp.tracking.observer_map`): the kept nodes' losses, the kept
     nodes, its views and how many of them were not amplified."""
     holders, start, pos, P = shared["holders"], shared["start"], shared["pos"], shared["P"]
-    accountant, noise, delta = shared["accountant"], shared["noise"], shared["delta"]
+    accountant, noise = shared["accountant"], shared["noise"]
     n = P.shape[0]
     blocked = observer_blocked(shared, v)
     views = observer_views(holders, shared["steps"], pos[start[v]:start[v + 1]])
+    delta = entry_delta_of(shared["delta"], shared.get("target"), views.size)
     keep = np.flatnonzero(~blocked)
     if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
         try:
@@ -211,6 +219,14 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
                             _slack(views, accountant, noise, delta))
     eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
     return eps, keep, views.size, 0
+
+
+def entry_delta_of(delta: float, target: float | None, views: int) -> float:
+    """The δ an observer of ``views`` views accounts each with: ``δ``, or at the one δ
+    ``target`` (spec Correction 7) ``target / (2 k)``, so that KOV's ``k`` entries and
+    its slack ``k δ_e`` each spend half of it, and Rényi, PLD and the exact loss are read
+    at ``2 k δ_e = target`` (:mod:`netdp.accounting.target_delta`)."""
+    return delta if target is None else target / (2.0 * max(views, 1))
 
 
 def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
@@ -268,7 +284,7 @@ def observer_setup(trace: Trace, coalition: Sequence[int] | None,
 
 def pair_losses(accountant: str, n: int, coalition: Sequence[int] | None, obs_ids: Any,
                 losses: list, nodes: list, counts: list, entries: list, delta: float,
-                unamplified: int) -> Any:
+                unamplified: int, target: float | None = None) -> Any:
     """The :class:`~netdp.tracking.loss_table.PairLosses` of the per-observer pieces a
     graph-walk tracker collected (one entry per observer; a coalition as observer -1)."""
     from netdp.tracking.loss_table import PairLosses
@@ -278,7 +294,8 @@ def pair_losses(accountant: str, n: int, coalition: Sequence[int] | None, obs_id
     out = np.array([-1]) if coalition is not None else np.asarray(obs_ids)
     return PairLosses(accountant, n, out, np.zeros(k.size), np.zeros(k.size, np.int64), k,
                       np.concatenate(losses), np.array(counts, dtype=np.int64),
-                      np.concatenate(nodes), 2 * k_max * delta, unamplified=unamplified)
+                      np.concatenate(nodes), 2 * k_max * delta if target is None else target,
+                      unamplified=unamplified)
 
 
 def law_work(views: Views, n: int, nnz: int) -> float:

@@ -107,7 +107,7 @@ def exact_lower(holders: np.ndarray, P: np.ndarray, members: list[int], z: float
 
 def case(seed: int, convention: str = "sound", at_target: bool = False) -> list[str]:
     """One random case; the violations found (empty if sound). ``at_target``: every
-    figure at the one δ (spec Correction 7), the complete graph's trackers."""
+    figure at the one δ (spec Correction 7)."""
     rng = np.random.default_rng(seed)
     kind = GRAPHS[seed % len(GRAPHS)]
     n = int(rng.integers(3, 9))
@@ -135,11 +135,10 @@ def case(seed: int, convention: str = "sound", at_target: bool = False) -> list[
             table = walk_losses(trace, 1.0, delta, z, accountant, coalition, keep_pairs=True,
                                 convention=convention, self_moves=kind == "complete",
                                 target=target)
-        elif at_target:
-            continue
         elif convention == "sound":
             table = sound_graph_losses(trace, P, 1.0, delta, z, accountant, coalition,
-                                       observers=None if coalition else np.array(members))
+                                       observers=None if coalition else np.array(members),
+                                       target=target)
         else:
             continue
         got = _pairs(table, members)
@@ -174,18 +173,17 @@ def test_sound_accountants_are_never_below_the_exact_loss_10000(block):
     assert not bad, "\n".join(bad[:20])
 
 
-@pytest.mark.parametrize("block", range(2))
+@pytest.mark.parametrize("block", range(4))
 def test_sound_accountants_are_never_below_the_exact_loss_at_the_target(block):
-    seeds = [s for s in range(2 * CASES) if GRAPHS[s % len(GRAPHS)].startswith("complete")]
-    bad = [v for seed in seeds[block::2] for v in case(seed, at_target=True)]
+    bad = [v for seed in range(100_000 + block, 100_000 + CASES, 4)
+           for v in case(seed, at_target=True)]
     assert not bad, "\n".join(bad[:20])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", range(20))
-def test_sound_accountants_are_never_below_the_exact_loss_at_the_target_4000(block):
-    seeds = [s for s in range(30_000, 42_000) if GRAPHS[s % len(GRAPHS)].startswith("complete")]
-    bad = [v for seed in seeds[block::20] for v in case(seed, at_target=True)]
+@pytest.mark.parametrize("block", range(50))
+def test_sound_accountants_are_never_below_the_exact_loss_at_the_target_10000(block):
+    bad = [v for seed in range(200_000 + block, 210_000, 50) for v in case(seed, at_target=True)]
     assert not bad, "\n".join(bad[:20])
 
 
