@@ -45,14 +45,16 @@ def walk_pairs(tv, steps: int, observers: np.ndarray, seed: int, eps0: float, de
                ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
                           dict[str, str]]:
     """``{"trace"|"union": (observer, node, loss)}`` of the walk on the trace and on the
-    union (kov, capped at each node's LDP loss), and a line per run on what the observers
-    saw: views (returns of the token) per observer, hidden steps per view, and the
-    nodes' mean LDP loss."""
+    union (kov, capped at the LDP loss of the largest count of a node's contributions the
+    observer's view allows, :mod:`netdp.tracking.view_cap`), and a line per run on what
+    the observers saw: views (returns of the token) per observer, hidden steps per view,
+    and the nodes' mean LDP loss (the realised baseline)."""
     from netdp.engine.routing import Router, TimedRouter
     from netdp.engine.vector_walk import run
     from netdp.mechanisms.noise import analytic_sigma
-    from netdp.tracking.loss_table import clip_to_ldp, ldp_losses
+    from netdp.tracking.loss_table import ldp_losses
     from netdp.tracking.time_varying import time_varying_losses
+    from netdp.tracking.view_cap import cap_to_view
 
     z = analytic_sigma(eps0, delta)
     out, facts = {}, {}
@@ -68,7 +70,7 @@ def walk_pairs(tv, steps: int, observers: np.ndarray, seed: int, eps0: float, de
             table = time_varying_losses(trace, [union.transition("metropolis")] * steps,
                                         eps0, delta, z, "kov", None, observers)
         ldp = ldp_losses(trace, eps0, delta)
-        table = clip_to_ldp(table, ldp, None)
+        table = cap_to_view(table, trace, eps0, delta)  # metropolis: the token may stay
         obs = np.repeat(table.observers, table.counts)
         out[name] = (obs, table.nodes, table.values)
         views = float(np.mean(table.entries))

@@ -137,3 +137,25 @@ def tiny_sweep(tmp_path_factory) -> dict:
         assert main(["sweep", str(TINY_SPEC), "--out", str(folder / "out"), "--backend",
                      "serial", "--no-progress", "--html", str(html)]) == 0
     return {"out": folder / "out", "html": html}
+
+
+def view_cap_max(config) -> float:
+    """The largest cap a pair of ``config``'s runs may reach (spec Correction 6): over its
+    runs and observers, the LDP loss at the largest count of a node's contributions that
+    the observer's view allows (:func:`netdp.tracking.view_cap.view_caps`, on the trace as
+    it ran: a published trace cut short has fewer positions, so a smaller cap). A pair's
+    figure may pass its node's realised LDP loss (the report's baseline), never this."""
+    from netdp.core.setup import Streams
+    from netdp.tasks import make_config, task_of
+    from netdp.tracking.graph_observers import walk_stays
+    from netdp.tracking.view_cap import view_caps
+
+    config = make_config(config)
+    task = task_of(config)
+    setup = task.prepare(config)
+    eps0 = task.tracker(setup, False).epsilon0
+    top = 0.0  # a coalition's cap is at most any member's: the single observers' bound it
+    for r in range(config.runs):
+        trace = task.trace(setup, Streams(setup.seed, r))
+        top = max(top, float(view_caps(trace, eps0, config.delta, None, walk_stays(setup)).max()))
+    return top + 1e-9

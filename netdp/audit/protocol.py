@@ -17,8 +17,12 @@ test. The tracker's ε for the pair also describes that walk, but it counts a cy
 ``u`` may have joined at a subsampled rate: the view of the observer, which does not
 know the path. Where ``u`` is attributable (the observer's neighbour on the ring, or a
 node it handed the token to), the two agree exactly, and the sandwich
-``ε_lb <= tracker ε <= LDP ε`` must hold. Gossip has no hidden path: its exact joint
-loss describes the same mechanism as the audit.
+``ε_lb <= tracker ε <= cap`` must hold, the cap being the LDP loss at the largest count
+of ``u``'s contributions that a hidden path consistent with the observer's view allows
+(:mod:`netdp.tracking.view_cap`, spec Correction 6), not ``u``'s realised LDP loss, which
+conditions on the hidden path (it is shown as the baseline). Where nothing is hidden (the
+ring's public path, gossip) the cap is the node's LDP loss. Gossip has no hidden path:
+its exact joint loss describes the same mechanism as the audit.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ class ProtocolAudit(Documented):
     tracker_epsilon
         The tracker's ε for the pair on the same walk (its first accountant).
     ldp_epsilon
-        ``u``'s LDP loss over its contributions.
+        ``u``'s LDP loss over its realised contributions (the baseline).
     theory
         The task's theoretical curves at this setting.
     pair_bounds
@@ -78,6 +82,10 @@ class ProtocolAudit(Documented):
     seed, config
         The protocol's seed, and its parameters with the audit's (``observer``, ``node``,
         ``trials``, ``confidence``, ``paths``).
+    cap_epsilon
+        The LDP loss at the largest count of ``u``'s contributions consistent with the
+        observer's view (:func:`~netdp.tracking.view_cap.view_caps`), which the tracker's
+        ε must not pass; ``None`` where nothing is hidden (``ldp_epsilon`` is the cap).
     """
 
     observer: int
@@ -92,26 +100,30 @@ class ProtocolAudit(Documented):
     paths: str = "secret"
     seed: int | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
+    cap_epsilon: float | None = None
 
     @property
     def sandwich(self) -> bool:
-        """``ε_lb <= tracker ε <= LDP ε`` and ``ε_lb <=`` every theoretical bound that holds
-        per pair (to rounding). A tracker that reports the pair unprotected (``inf``: a
-        coalition holding both ring neighbours of a node that added no noise) claims
-        nothing, so only its lower half is checked: the ring's LDP figure is a baseline
-        there, not a property of the protocol."""
+        """``ε_lb <= tracker ε <= cap`` (:attr:`cap_epsilon`, else the LDP loss) and
+        ``ε_lb <=`` every theoretical bound that holds per pair (to rounding). A tracker
+        that reports the pair unprotected (``inf``: a coalition holding both ring
+        neighbours of a node that added no noise) claims nothing, so only its lower half
+        is checked: the ring's LDP figure is a baseline there, not a property of the
+        protocol."""
         tol = 1e-9
         lb, tracked = self.result.epsilon_lower, self.tracker_epsilon
-        return (lb <= tracked + tol and (tracked <= self.ldp_epsilon + tol
-                                         or tracked == math.inf)
+        cap = self.ldp_epsilon if self.cap_epsilon is None else self.cap_epsilon
+        return (lb <= tracked + tol and (tracked <= cap + tol or tracked == math.inf)
                 and all(lb <= self.theory[name] + tol for name in self.pair_bounds))
 
     def summary(self) -> str:
         who = f"observer {self.observer}" if self.coalition is None else \
             f"coalition {','.join(map(str, self.coalition))}"
+        cap = "" if self.cap_epsilon is None else f", cap {self.cap_epsilon:.4g}"
         return (f"node {self.node} -> {who} ({self.paths} paths): eps_lb "
                 f"{self.result.epsilon_lower:.4g}, tracker {self.tracker_epsilon:.4g}, LDP "
-                f"{self.ldp_epsilon:.4g}; sandwich {'holds' if self.sandwich else 'BROKEN'}")
+                f"{self.ldp_epsilon:.4g}{cap}; sandwich "
+                f"{'holds' if self.sandwich else 'BROKEN'}")
 
     def figures(self) -> dict[str, Any]:
         """``{observer, node, audit: {..., tracker_epsilon, ldp_epsilon, sandwich}}``."""
@@ -119,7 +131,8 @@ class ProtocolAudit(Documented):
         return {"observer": self.observer, "node": self.node, **coalition,
                 "paths": self.paths,
                 "audit": {**self.result.to_dict(), "tracker_epsilon": self.tracker_epsilon,
-                          "ldp_epsilon": self.ldp_epsilon, "theory": self.theory,
+                          "ldp_epsilon": self.ldp_epsilon, "cap_epsilon": self.cap_epsilon,
+                          "theory": self.theory,
                           "pair_bounds": list(self.pair_bounds), "sandwich": self.sandwich,
                           "seconds": self.seconds}}
 
@@ -207,7 +220,27 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
                          None if coalition is None else tuple(members),
                          paths if walks is not None else "fixed", config.seed,
                          {**config.to_dict(), "observer": observer, "node": node,
-                          "trials": trials, "confidence": confidence, "paths": paths})
+                          "trials": trials, "confidence": confidence, "paths": paths},
+                         _view_cap(setup, trace, tracker, members, coalition))
+
+
+def _view_cap(setup: Any, trace: Any, tracker: Any, members: list[int],
+              coalition: Any) -> float | None:
+    """The tracker's cap for the pair: the LDP loss (the baseline's composition) at the
+    largest count of the node's contributions that the observer's view allows
+    (:func:`~netdp.tracking.view_cap.view_caps`); ``None`` where nothing is hidden (no
+    walk, the ring's public path) or the tracker's LDP baseline is its own."""
+    from netdp.tracking.base import PairwiseTracker, ldp_setting
+    from netdp.tracking.graph_observers import walk_stays
+    from netdp.tracking.view_cap import view_caps
+
+    if (trace.holders.size == 0 or setup.topology.walk_kind.public_schedule
+            or not isinstance(tracker, PairwiseTracker) or tracker.tracking is None
+            or tracker.tracking.ldp is not None):
+        return None
+    caps = view_caps(trace, tracker.epsilon0, float(setup.config.delta), coalition,
+                     walk_stays(setup), *ldp_setting(setup))
+    return float(caps[0 if coalition is not None else members[0]])
 
 
 def _hidden_paths(setup: Any, trace: Any, members: list[int],

@@ -220,7 +220,8 @@ class HeavyHittersTask(Task[HeavyHittersSetup], Auditable, Reported, PairwiseDet
                          "padded by the dummies), composed with KOV", _shuffle),
         shuffle_tracking("complete", "each window an observer sees is one shuffle of its "
                          "reports (group drawn per report), subsampled where the node's "
-                         "presence is uncertain; KOV, capped at LDP", _shuffle),
+                         "presence is uncertain; KOV, capped at LDP of the largest count the "
+                         "view allows", _shuffle),
         report_tracking(_shuffle),
     )
 

@@ -272,7 +272,7 @@ class HistogramTask(Task[HistogramSetup], Attackable, Auditable, PairwiseDetails
                          theory=_ring_theory),
         shuffle_tracking("complete", "each window an observer sees is one shuffle of its "
                          "reports, subsampled where the node's presence is uncertain; KOV, "
-                         "capped at LDP", _shuffle),
+                         "capped at LDP of the largest count the view allows", _shuffle),
         report_tracking(_shuffle),
     )
 

@@ -375,7 +375,8 @@ class ItemsetsTask(Task[ItemsetsSetup], Auditable, Timed):
         shuffle_tracking("ring", "the histogram's ring tracker: K windows of shuffled "
                          "eps-LDP PSFO reports per pair, composed with KOV", _shuffle),
         shuffle_tracking("complete", "the histogram's walk tracker: each window one shuffle "
-                         "of eps-LDP PSFO reports; KOV, capped at LDP", _shuffle, _published),
+                         "of eps-LDP PSFO reports; KOV, capped at LDP of the largest count "
+                         "the view allows", _shuffle, _published),
         report_tracking(_shuffle, _published),
     )
 

@@ -198,7 +198,7 @@ class MultidimTask(Task[Setup], Auditable, Sized):
                          _shuffle),
         shuffle_tracking("complete", "each window an observer sees is one shuffle of eps-LDP "
                          "row reports, subsampled where the node's presence is uncertain; "
-                         "KOV, capped at LDP", _shuffle),
+                         "KOV, capped at LDP of the largest count the view allows", _shuffle),
         report_tracking(_shuffle),
     )
 

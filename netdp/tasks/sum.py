@@ -71,7 +71,7 @@ from netdp.tasks.user_level import (
     users_of,
 )
 from netdp.tracking import graph_walk
-from netdp.tracking.base import Tracking
+from netdp.tracking.base import Tracking, ldp_setting
 from netdp.tracking.graph_observers import (
     DENSE_NODES,
     graph_by_distance,
@@ -79,6 +79,7 @@ from netdp.tracking.graph_observers import (
     matrix_observers,
     sources_param,
     transition,
+    walk_stays,
 )
 
 ADDITIVE = registry.names("additive", first="gaussian")
@@ -198,32 +199,36 @@ def _ring_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
 
 def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequence[int] | None,
                  keep_pairs: bool) -> Any:
-    from netdp.tracking.loss_table import clip_to_ldp, ldp_losses, walk_losses
+    from netdp.tracking.loss_table import walk_losses
+    from netdp.tracking.view_cap import cap_to_view
 
     mech = setup.mechanism
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
     cfg = setup.config
     sound = cfg.convention == "sound"
     losses = walk_losses(trace, cfg.epsilon, cfg.delta, z, accountant, coalition,
-                         keep_pairs=keep_pairs or coalition is not None or sound,
-                         convention=cfg.convention, self_moves=setup.topology.self_moves,
+                         keep_pairs=keep_pairs, convention=cfg.convention,
+                         self_moves=setup.topology.self_moves,
                          laplace=isinstance(mech, Laplace),
                          target=cfg.report_delta if sound else None)
     if coalition is None and not sound:
         return losses
     # A coalition observes the cycles between any member's visits: composed over all of
-    # them, a node's subsampled entries can pass its own LDP loss, which bounds it too.
-    return clip_to_ldp(losses, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
+    # them, a node's subsampled entries can pass the LDP loss of the largest count of its
+    # contributions the view allows, which bounds the view too (spec Correction 6).
+    return cap_to_view(losses, trace, cfg.epsilon, cfg.delta, coalition, walk_stays(setup),
+                       *ldp_setting(setup))
 
 
 def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
                        coalition: Sequence[int] | None, keep_pairs: bool) -> Any:
     """The taboo-chain tracker (:mod:`netdp.tracking.taboo`) for the observers the setup's
-    size allows, each pair capped at its node's LDP loss (nodes kept: ``observers x n``
-    values, for the summary by distance)."""
-    from netdp.tracking.loss_table import clip_to_ldp, ldp_losses
+    size allows, each pair capped at the LDP loss of the largest count of its node's
+    contributions that the observer's view allows (:mod:`netdp.tracking.view_cap`; nodes
+    kept: ``observers x n`` values, for the summary by distance)."""
     from netdp.tracking.taboo import ACCOUNTANTS as TABOO_ACCOUNTANTS
     from netdp.tracking.taboo import graph_walk_losses
+    from netdp.tracking.view_cap import cap_to_view
     from netdp.tracking.walk_views import sound_graph_losses
 
     cfg, mech = setup.config, setup.mechanism
@@ -249,7 +254,8 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
               f"a graph composes with {' or '.join(TABOO_ACCOUNTANTS)} (got {accountant})")
         table = graph_walk_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
                                   accountant, coalition, observers)
-    return clip_to_ldp(table, ldp_losses(trace, cfg.epsilon, cfg.delta), coalition)
+    return cap_to_view(table, trace, cfg.epsilon, cfg.delta, coalition, walk_stays(setup),
+                       *ldp_setting(setup))
 
 
 def icml_theory(setup: Setup) -> dict[str, float]:
@@ -288,7 +294,6 @@ def _published_lines(setup: Setup) -> Any:
 
 def _ring_ldp(setup: Setup, trace: Trace) -> np.ndarray:
     from netdp.bounds.curves import opti
-    from netdp.tracking.base import ldp_setting
 
     cfg = setup.config
     k = np.full(setup.topology.n, cfg.rounds, dtype=float)

@@ -69,6 +69,24 @@ def transition(setup: Setup) -> Any:
     return topo.transition(resolve_walk(topo, setup.config.walk))
 
 
+def walk_stays(setup: Setup) -> bool:
+    """Whether the run's walk may keep the token for a step, as the view cap reads it
+    (:func:`netdp.tracking.view_cap.largest_counts`): self-moves on the complete graph, a
+    positive diagonal of the transition matrix on any other graph (lazy, Metropolis),
+    always on a time-varying graph (a node keeps the token while it has no contact); never
+    on the ring, whose path is public."""
+    from netdp.tracking.view_cap import chain_stays
+
+    topo = setup.topology
+    if getattr(topo, "time_varying", False):
+        return True
+    if topo.walk_kind.uniform:
+        return bool(topo.self_moves)
+    if topo.walk_kind.public_schedule:
+        return False
+    return chain_stays(transition(setup))
+
+
 def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
     """Sampled observers (with the standard error of the mean over them) and cycles left
     unamplified, when there are any."""
@@ -88,8 +106,9 @@ def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
         parts.append(f"{cut} views belong to observers whose laws of the visits are "
                      "neither affordable exactly nor bounded (over 4096 nodes, or a part of "
                      "the graph that cannot reach the observer): their pairs take the LDP "
-                     "loss (sound, not amplified; fewer steps, or --convention reference for "
-                     "the paper's union-bound rates)")
+                     "loss at the largest count of a node's contributions the view allows "
+                     "(sound, not amplified; fewer steps, or --convention reference for the "
+                     "paper's union-bound rates)")
     return "; ".join(parts) or None
 
 
@@ -136,7 +155,8 @@ def report_tracking(shuffle: ShuffleParams,
     return Tracking("graph", "each window one shuffle of its reports, a node's every "
                     "report counted, each hidden position its with the walk's largest "
                     "chance given its neighbours (--convention reference: presence once "
-                    "at the taboo-chain rate); KOV, capped at LDP; "
+                    "at the taboo-chain rate); KOV, capped at LDP of the largest count the "
+                    "view allows; "
                     f"every observer up to {DENSE_NODES} nodes, sampled beyond", losses,
                     ("kov",), note=graph_note, by_distance=graph_by_distance)
 

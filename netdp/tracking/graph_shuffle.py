@@ -6,7 +6,9 @@ sum of the ``r`` reports added between its hand-off to ``a`` and its receipt fro
 one shuffle of them, at ``ε_s = shuffled_epsilon(bound, ε0, r, δ)``. Windows with an end
 ``v`` cannot name (the prefix of a token before ``v`` first holds it, the suffix after it
 last does, a token it never holds) are windows too. A pair composes its windows by KOV
-(``δ̃ = k δ`` over the observer's ``k`` windows) and is capped at its node's LDP loss.
+(``δ̃ = k δ`` over the observer's ``k`` windows) and is capped at the LDP loss of the
+largest count of its node's reports that the observer's view allows
+(:mod:`netdp.tracking.view_cap`, spec Correction 6: not at the realised count's).
 
 Under the ``sound`` convention (the default) a window charges node ``u`` its number of
 reports ``K = c + I`` (``c`` known ends, ``I`` its hidden positions), through the hybrid
@@ -48,13 +50,12 @@ from netdp.tracking.holder_rates import HolderRates
 from netdp.tracking.loss_table import (
     CONVENTIONS,
     PairLosses,
-    clip_to_ldp,
     coalition_members,
-    ldp_losses,
 )
 from netdp.tracking.shuffle import shuffled_epsilon, trace_windows
 from netdp.tracking.shuffle_sound import sound_entries
 from netdp.tracking.taboo import Cycles, cycle_rows, reversible_measure
+from netdp.tracking.view_cap import cap_to_view, chain_stays
 from netdp.tracking.windows import Windows
 
 PRESENCE = ("taboo", "uniform")
@@ -146,7 +147,8 @@ def graph_histogram_losses(
     observers
         The observers accounted (default: every node, or the coalition).
     cap
-        Cap each pair at its node's LDP loss.
+        Cap each pair at the LDP loss of the largest count of its node's reports that the
+        observer's view allows (:func:`~netdp.tracking.view_cap.cap_to_view`).
     presence
         The reference convention's presence rates: ``taboo`` (the walk's) or ``uniform``
         (the complete graph's law of the reference tracker: for comparison only).
@@ -226,7 +228,9 @@ def graph_histogram_losses(
                      np.array(counts, dtype=np.int64), np.concatenate(nodes),
                      pair_delta if sound else k_max * delta * (2 + math.exp(eps0)),
                      unamplified=unamplified)
-    return clip_to_ldp(raw, ldp_losses(trace, eps0, delta), coalition) if cap else raw
+    if not cap:
+        return raw
+    return cap_to_view(raw, trace, eps0, delta, coalition, chain_stays(P))
 
 
 def _observer_terms(w: Windows, sel: slice, P, pi, scale, blocked, presence: str,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from netdp.accounting._arrays import observer_bar
 from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
@@ -389,7 +390,15 @@ def _pld_losses(holders, steps, n_ids, n, observers, k, counts, mu2, delta, z):
 
 def ldp_losses(trace: Trace, eps0: float, delta: float, target: float | None = None,
                noise_multiplier: float | None = None) -> np.ndarray:
-    """Local-DP loss of each node over its actual contributions.
+    """Local-DP loss of each node over its actual contributions: :func:`ldp_at` its
+    number of visits. A baseline column of the report, never a cap (spec Correction 6:
+    it conditions on the hidden path; the cap is :mod:`netdp.tracking.view_cap`'s)."""
+    return ldp_at(eps0, delta, trace.visits(), target, noise_multiplier)
+
+
+def ldp_at(eps0: float, delta: float, k: npt.ArrayLike, target: float | None = None,
+           noise_multiplier: float | None = None) -> np.ndarray:
+    """The LDP loss of ``k`` contributions (0 for ``k = 0``).
 
     ``target``: at that one δ (:func:`netdp.accounting.target_delta.ldp_epsilon`: the
     exact composition of ``k`` Gaussians of ``noise_multiplier``, else of ``k`` ``eps0``-DP
@@ -397,7 +406,7 @@ def ldp_losses(trace: Trace, eps0: float, delta: float, target: float | None = N
     ``DRV(ε0, δ, k) = ε0 sqrt(2 k ln(1/δ)) + k ε0 (e^{ε0} - 1)`` (the reference's, at
     ``k δ + δ``).
     """
-    k = trace.visits().astype(float)
+    k = np.asarray(k).astype(float)
     if target is not None:
         return ldp_epsilon(k, eps0, target, noise_multiplier)
     with np.errstate(over="ignore", invalid="ignore"):  # huge eps0: DRV is inf, k eps0 wins
@@ -560,43 +569,3 @@ def kov_homogeneous_array(eps0: float, k: np.ndarray, delta: float) -> np.ndarra
 
 def _kov_homogeneous(eps0: float, k: int, delta: float) -> float:
     return float(kov_homogeneous_array(eps0, np.array([k]), delta)[0])
-
-
-def clip_to_ldp(losses: PairLosses, ldp: np.ndarray,
-                coalition: Sequence[int] | None = None) -> PairLosses:
-    """Every pair's loss capped at its node's LDP loss: ``min(ε_{u→v}, LDP(u))``.
-
-    Both are upper bounds on the same loss (v's view is a post-processing of u's
-    reports), so the minimum is one too. Pairs of an observer's base group whose node
-    has a smaller LDP loss become explicit corrected pairs (sorting the LDP losses finds
-    them without touching the others). Needs the corrected pairs' nodes.
-    """
-    if losses.nodes is None or losses.split:
-        raise ValueError("clip_to_ldp needs the corrected pairs' nodes (keep_pairs=True)")
-    ldp = np.asarray(ldp, dtype=float)
-    n = losses.n
-    owner_of_value = np.repeat(np.arange(losses.observers.size), losses.counts)
-    values = np.minimum(losses.values, ldp[losses.nodes])
-    order = np.argsort(ldp, kind="stable")
-    below = np.searchsorted(ldp[order], losses.base, side="left")  # ldp_u < base
-    take_owner = np.repeat(np.arange(losses.observers.size), below)
-    start = np.repeat(np.cumsum(below) - below, below)
-    take_node = order[np.arange(take_owner.size) - start]
-    key = take_owner * (n + 1) + take_node
-    mine = np.flatnonzero(losses.observers >= 0)
-    parts = [owner_of_value * (n + 1) + losses.nodes,
-             mine * (n + 1) + losses.observers[mine]]
-    if coalition is not None:  # one observer, index 0: its members are not pairs
-        parts.append(coalition_members(coalition, n))
-    excluded = np.concatenate(parts)
-    keep = ~np.isin(key, excluded)
-    take_owner, take_node = take_owner[keep], take_node[keep]
-    weight = losses.weight - np.bincount(take_owner, minlength=losses.observers.size)
-    all_owner = np.concatenate([owner_of_value, take_owner])
-    regroup = np.argsort(all_owner, kind="stable")
-    return PairLosses(
-        losses.accountant, n, losses.observers, losses.base, weight, losses.entries,
-        np.concatenate([values, ldp[take_node]])[regroup],
-        np.bincount(all_owner, minlength=losses.observers.size),
-        np.concatenate([losses.nodes, take_node])[regroup], losses.delta,
-        unamplified=losses.unamplified)

@@ -46,10 +46,8 @@ from netdp.tracking._kernels import walk as kernels
 from netdp.tracking.loss_table import (
     CONVENTIONS,
     PairLosses,
-    clip_to_ldp,
     coalition_members,
     kov_homogeneous_array,
-    ldp_losses,
     observer_view,
 )
 from netdp.tracking.shuffle_sound import (
@@ -59,6 +57,7 @@ from netdp.tracking.shuffle_sound import (
     pairwise_sound,
     sound_entries,
 )
+from netdp.tracking.view_cap import cap_to_view
 from netdp.tracking.windows import (
     EXACT_R,
     R_RATIO,
@@ -219,7 +218,8 @@ def walk_histogram_losses(
     law: CountLaw | None = None,
 ) -> PairLosses:
     """Pairwise losses of the random-walk histogram (AISTATS 2022 Alg. 4), each capped at
-    its node's LDP loss (:func:`~netdp.tracking.loss_table.clip_to_ldp`) unless ``cap`` is off.
+    the LDP loss of the largest count of its node's reports that the observer's view
+    allows (:func:`~netdp.tracking.view_cap.cap_to_view`) unless ``cap`` is off.
 
     Parameters
     ----------
@@ -269,7 +269,7 @@ def walk_histogram_losses(
         "kov", n, np.array([-1]) if coalition is not None else observers, base, weight, k,
         values[:used], counts, nodes[:used], k_max * delta * (2 + math.exp(eps0)),
     )
-    return clip_to_ldp(raw, ldp_losses(trace, eps0, delta), coalition) if cap else raw
+    return cap_to_view(raw, trace, eps0, delta, coalition, self_moves) if cap else raw
 
 
 def _sound_walk_histogram(trace: Trace, w: Windows, eps0: float, delta: float, bound: str,
@@ -290,7 +290,7 @@ def _sound_walk_histogram(trace: Trace, w: Windows, eps0: float, delta: float, b
         "kov", n, np.array([-1]) if coalition is not None else observers, base, weight, k,
         values[:used], counts, nodes[:used], float(pair_delta.max(initial=0.0)),
     )
-    return clip_to_ldp(raw, ldp_losses(trace, eps0, delta), coalition) if cap else raw
+    return cap_to_view(raw, trace, eps0, delta, coalition, self_moves) if cap else raw
 
 
 def ring_histogram_losses(

@@ -19,8 +19,9 @@ entry is then :mod:`netdp.tracking.walk_views`'s (``kov``, ``rdp``, ``pld``, ``e
 Cost per observer: ``O(Σ_views L · n · nnz(P) · (L + 1))`` flops and ``n² (L + 1)``
 floats for the longest hidden stretch ``L``: exact up to a few thousand nodes for short
 views. Beyond :data:`EXACT_WORK` an observer's pairs are not amplified (``inf``: the
-caller caps them at the local DP loss of the realised contributions), which is sound,
-and counted in ``unamplified``.
+caller caps them at the LDP loss of the largest count of a node's contributions that the
+observer's view allows, :mod:`netdp.tracking.view_cap`), which is sound, and counted in
+``unamplified``.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ from netdp.tracking import shuffle as st
 from netdp.tracking import shuffle_sound as SS
 from netdp.tracking import windows as W
 from netdp.tracking.loss_summary import summarize
-from netdp.tracking.loss_table import clip_to_ldp, ldp_losses
+from netdp.tracking.loss_table import ldp_losses
+from netdp.tracking.view_cap import cap_to_view, view_caps
 
 BOUND = "fmt-numeric"
 
@@ -378,24 +379,27 @@ def test_long_windows_keep_their_delta_within_the_budget(n, r, searched):
         assert e_base[i] == pytest.approx(pure) and d_base[i] == 0
 
 
-def test_each_pair_at_most_ldp_and_at_least_the_reference_on_a_default_run():
+def test_each_pair_at_most_its_view_cap_and_at_least_the_reference_on_a_default_run():
     """n = 80, T = 50 n, ε0 = 1 (``netdp simulate --task histogram --nodes 80 --steps 4000
-    --seed 15``): every pair is capped at its node's LDP loss, and at or above the
-    reference figure. (Not a law: a window where the node is neither end and holds
-    few reports has a smaller sound entry, ``r - 2`` unknown positions against the
-    reference's rate over all ``r``; composed over a walk, the counted multiplicity wins
-    for every pair here.)"""
+    --seed 15``): every pair is capped at the LDP loss of the largest count of its node's
+    reports that the observer's view allows (spec Correction 6; not the node's realised
+    LDP loss, which some pairs pass), and at or above the reference figure. (Not a law: a
+    window where the node is neither end and holds few reports has a smaller sound entry,
+    ``r - 2`` unknown positions against the reference's rate over all ``r``; composed over
+    a walk, the counted multiplicity wins for every pair here.)"""
     trace = _walk(80, 4000, seed=15)
     sound = st.walk_histogram_losses(trace, 1.0, 1e-6, keep_pairs=True)
     ref = st.walk_histogram_losses(trace, 1.0, 1e-6, keep_pairs=True,
                                    convention="reference")
-    ldp = ldp_losses(trace, 1.0, 1e-6)
+    caps = view_caps(trace, 1.0, 1e-6)
     s, r = sound.matrix(), ref.matrix()
     off = ~np.isnan(s)
-    assert np.all(s[off] <= np.broadcast_to(ldp[:, None], s.shape)[off])
+    assert np.all(s[off] <= np.broadcast_to(caps[None, :], s.shape)[off])
     assert np.all(s[off] >= r[off])
+    ldp = ldp_losses(trace, 1.0, 1e-6)
+    assert np.any(s[off] > np.broadcast_to(ldp[:, None], s.shape)[off])
     raw = st.walk_histogram_losses(trace, 1.0, 1e-6, keep_pairs=True, cap=False)
-    np.testing.assert_array_equal(clip_to_ldp(raw, ldp).matrix(), s)
+    np.testing.assert_array_equal(cap_to_view(raw, trace, 1.0, 1e-6).matrix(), s)
     assert summarize([sound])["mean"] > summarize([ref])["mean"]
 
 

@@ -61,9 +61,11 @@ protocol audits (--task TASK; gossip with --set protocol=gossip):
   between two worlds that differ in node U's data only (the ends of the range, categories
   0 and 1, or, for sgd, a canary row whose clipped gradient points one way or the other).
   Fisher's linear discriminant, fitted on the first half, makes each view one number.
-  The report puts eps_lb beside the tracker's eps for (U -> V) on the same walk and U's
-  LDP eps: the sandwich eps_lb <= tracker <= LDP must hold. The claim is the tracker's
-  eps unless --claim-epsilon is given.
+  The report puts eps_lb beside the tracker's eps for (U -> V) on the same walk, U's
+  LDP eps and the cap (LDP at the largest count of U's contributions a hidden path
+  consistent with V's view allows; LDP where nothing is hidden): the sandwich
+  eps_lb <= tracker <= cap must hold. The claim is the tracker's eps unless
+  --claim-epsilon is given.
 
 examples:
   netdp audit --mechanism laplace --epsilon 1 --trials 100000
@@ -342,14 +344,18 @@ def protocol(args: argparse.Namespace) -> int:
     if r.gdp_epsilon is not None:
         print(f"  Gaussian DP   mu >= {fmt(r.mu_lower)}, eps >= {fmt(r.gdp_epsilon)}")
     print(f"  tracker eps   {fmt(result.tracker_epsilon)}  (the same pair on the same walk)")
-    print(f"  LDP eps       {fmt(result.ldp_epsilon)}  (node {node}'s contributions)")
+    print(f"  LDP eps       {fmt(result.ldp_epsilon)}  (node {node}'s realised contributions)")
+    if result.cap_epsilon is not None:
+        print(f"  cap eps       {fmt(result.cap_epsilon)}  (LDP at the largest count of node "
+              f"{node}'s contributions the view allows)")
     for name, bound in result.theory.items():
         aside = "" if name in result.pair_bounds else \
             "  (bounds one observer's pairs: not checked for a coalition)" \
             if result.coalition else "  (a mean over pairs, or no bound: not checked)"
         print(f"  theory        {name}: {fmt(bound)}{aside}")
     print(f"  sandwich      {'holds' if result.sandwich else 'BROKEN'}: eps_lb <= tracker <= "
-          "LDP, and eps_lb <= every per-pair theory bound")
+          f"{'cap' if result.cap_epsilon is not None else 'LDP'}, and eps_lb <= every "
+          "per-pair theory bound")
     verdict = "VIOLATION: the claim is false" if violation else "consistent with the claim"
     print(f"  claim         eps = {fmt(claim)}: {verdict}")
     print(f"  {result.seconds:.2f} s")
