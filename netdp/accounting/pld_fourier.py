@@ -133,17 +133,18 @@ class Bank:
         self.pmfs.append(pmf)
         return len(self.pmfs) - 1
 
-    def log_spectrum(self, j: int, size: int) -> np.ndarray:
+    def log_spectrum(self, j: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         """``Log`` of the real FFT of mechanism ``j``'s finite PMF (placed at index 0,
-        folded modulo ``size``), kept per ``size``."""
+        folded modulo ``size``), kept per ``size``: its real part (contiguous) and the
+        whole."""
         kept = self._spectra.setdefault(size, {})
         if j not in kept:
             p = self.pmfs[j].probs
             if p.size > size:
                 p = np.bincount(np.arange(p.size) % size, weights=p, minlength=size)
             spec = sfft.rfft(p, n=size)
-            mag = np.maximum(np.abs(spec), _TINY)
-            kept[j] = np.log(mag) + 1j * np.angle(spec)
+            mag = np.log(np.maximum(np.abs(spec), _TINY))
+            kept[j] = (mag, mag + 1j * np.angle(spec))
         return kept[j]
 
     def forget(self) -> None:
@@ -198,54 +199,102 @@ class Bank:
         # the Chernoff bound of each row's mass above the window (0 if none is there)
         above = mass_above(lmgf, b * self.h)
         above[hi_r <= b] = 0.0
-        spectra = np.array([self.log_spectrum(j, size) for j in ids])
+        spectra = [self.log_spectrum(j, size) for j in ids]
+        mags = np.array([x[0] for x in spectra])
         start = np.array([base.get(j, 0) for j in ids], dtype=np.float64)
         change = sparse.csr_array(mult - start[None, :])
         # frequencies where every row's transform is below e^CUT are dropped (0)
-        mag = (start @ spectra.real)[None, :] + change @ spectra.real
+        mag = (start @ mags)[None, :] + change @ mags
         alive = np.flatnonzero(mag.max(axis=0) > _CUT)
         cols = int(alive[-1]) + 1 if alive.size else 1
-        part = spectra[:, :cols]
+        part = np.array([x[1][:cols] for x in spectra])
         logphi = (start @ part)[None, :] + change @ part
+        # row r's composition starts at grid index lo_r: index x at position (x - a) mod F
+        f = np.arange(cols, dtype=np.int64)
+        turn = np.mod(np.multiply.outer(np.mod(lo_r - a, size), f), size) / size
+        logphi = logphi - 2j * np.pi * turn
         phi = np.exp(np.maximum(logphi.real, _CUT))
         phi[logphi.real < _CUT] = 0.0
         phi = phi * np.cos(logphi.imag) + 1j * (phi * np.sin(logphi.imag))
-        folded = sfft.irfft(phi, n=size, axis=1)
-        # row r's composition starts at grid index lo_r: put index x at (x - a) mod size
-        at = np.mod(np.arange(size)[None, :] - (lo_r - a)[:, None], size)
-        probs = np.take_along_axis(folded, at, axis=1)
-        np.maximum(probs, 0.0, out=probs)
         factors = mult.sum(axis=1)
         noise = 4.0 * _U * max(math.log2(size), 1.0) * (factors + 1.0)
-        lost = np.maximum(fin - probs.sum(axis=1), 0.0)
-        inf = np.maximum(tot - fin, 0.0) + above + noise + lost
-        first = batch_epsilon(probs[:1], a, self.h, inf[:1], delta)
-        if len(rows) == 1:
-            return np.maximum(first, 0.0)
-        rest = batch_epsilon(probs[1:], a, self.h, inf[1:], delta, above=float(first[0]))
-        return np.maximum(np.concatenate([first, rest]), 0.0)
+        inf = np.maximum(tot - fin, 0.0) + above + noise
+        return np.maximum(spectral_epsilon(phi, a, size, self.h, inf, delta), 0.0)
+
+
+def _delta_at(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarray,
+              i: np.ndarray) -> np.ndarray:
+    """``δ`` of each row at ``ε = i[r] h`` from its transform (Parseval, module
+    docstring), plus a bound on the sum's rounding."""
+    cols = phi.shape[1]
+    f = np.arange(cols, dtype=np.int64)
+    x0 = np.maximum(i + 1, a)
+    n = a + size - x0  # terms x0 .. a + F - 1 (none when n <= 0)
+    p0 = np.mod(x0 - a, size)
+    w = np.exp(-2j * np.pi * f / size)  # ω_f
+    wp0 = np.exp(-2j * np.pi * (np.mod(np.multiply.outer(p0, f), size) / size))
+    q = math.exp(-h)
+    decay = np.exp(-np.maximum(n, 0) * h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s1 = (wp0 - 1.0) / (1.0 - w)[None, :]
+    s1[:, 0] = np.maximum(n, 0)
+    s2 = np.exp(-(x0 - i) * h)[:, None] * (wp0 - decay[:, None]) / (1.0 - q * w)[None, :]
+    g = s1 - s2
+    g[n <= 0] = 0.0
+    weight = np.full(cols, 2.0)
+    weight[0] = 1.0
+    if size % 2 == 0 and cols == size // 2 + 1:
+        weight[-1] = 1.0
+    terms = weight * (phi * np.conj(g))
+    total = terms.real.sum(axis=1) / size
+    slack = 8.0 * _U * (np.abs(terms).sum(axis=1) / size + 1e-300)
+    return inf + total + slack
+
+
+def spectral_epsilon(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarray,
+                     delta: float) -> np.ndarray:
+    """:func:`batch_epsilon` of the PMFs whose real FFTs of length ``size`` (positions
+    ``x - a``) begin with the columns of ``phi`` (the rest 0), without inverting them:
+    ``δ`` at a grid loss is an inner product with the transform of
+    ``(1 - e^{ε - ℓ})_+`` (a closed geometric sum), bisected over the grid per row,
+    then the chord in ``e^ε`` between the two grid losses around the crossing."""
+    rows = phi.shape[0]
+    inf = np.broadcast_to(np.asarray(inf, dtype=np.float64), (rows,)).copy()
+    out = np.full(rows, np.inf)
+    top = a + size  # δ = inf from here up
+    zero = np.zeros(rows, np.int64)
+    d_lo = _delta_at(phi, a, size, h, inf, zero)
+    out[d_lo <= delta] = 0.0
+    todo = np.flatnonzero((d_lo > delta) & (inf <= delta) & (top > 0))
+    if todo.size == 0:
+        return out
+    ph, nf = phi[todo], inf[todo]
+    lo = np.zeros(todo.size, np.int64)
+    hi = np.full(todo.size, top, np.int64)
+    d0, d1 = d_lo[todo], nf.copy()
+    while np.any(hi - lo > 1):
+        mid = (lo + hi) // 2
+        d = _delta_at(ph, a, size, h, nf, mid)
+        ok = d <= delta
+        hi, d1 = np.where(ok, mid, hi), np.where(ok, d, d1)
+        lo, d0 = np.where(ok, lo, mid), np.where(ok, d0, d)
+    e0, e1 = lo * h, hi * h
+    frac = np.clip((d0 - delta) / np.maximum(d0 - d1, 1e-300), 0.0, 1.0)
+    out[todo] = e0 + np.log1p(frac * np.expm1(e1 - e0))
+    return out
 
 
 def batch_epsilon(probs: np.ndarray, lower: int, h: float, inf: np.ndarray,
-                  delta: float, above: float | None = None) -> np.ndarray:
+                  delta: float) -> np.ndarray:
     """The smallest ``ε >= 0`` with ``δ(ε) <= delta`` of each row of ``probs`` (masses at
-    the losses ``(lower + i) h``, plus ``inf[r]`` at ``+∞``; ``inf`` where none).
+    the losses ``(lower + i) h``, plus ``inf[r]`` at ``+∞``; ``inf`` where none), by
+    direct sums: :meth:`~netdp.accounting.loss_pmf.LossPmf.epsilon` for many rows (the
+    oracle of :func:`spectral_epsilon` in the tests).
 
-    ``δ_r(ε) = inf_r + Σ_ℓ p_r(ℓ) (1 - e^{ε - ℓ})_+``, as
-    :meth:`~netdp.accounting.loss_pmf.LossPmf.epsilon` (module docstring). ``above``: a
-    guess of a loss below every row's ε; only the grid losses from the last one at or
-    below it are searched, and the rows where the guess was wrong (``δ`` already within
-    ``delta`` there) are searched in full."""
+    ``δ_r(ε) = inf_r + Σ_ℓ p_r(ℓ) (1 - e^{ε - ℓ})_+``: suffix sums (an exact recurrence
+    for ``Σ_{j>i} p_j e^{-(j-i)h}``), the first grid loss where ``δ <= delta``, the chord in
+    ``e^ε`` below it."""
     probs = np.atleast_2d(np.asarray(probs, dtype=np.float64))
-    if above is not None and above > 0.0:
-        skip = int(np.clip(math.floor(above / h) - lower, 0, probs.shape[1] - 1))
-        if skip > 0:
-            out = batch_epsilon(probs[:, skip:], lower + skip, h, inf, delta)
-            low = out <= (lower + skip) * h
-            if low.any():
-                out[low] = batch_epsilon(probs[low], lower, h, np.asarray(inf)[low]
-                                         if np.ndim(inf) else inf, delta)
-            return out
     rows, size = probs.shape
     inf = np.broadcast_to(np.asarray(inf, dtype=np.float64), (rows,))
     losses = (lower + np.arange(size)) * h

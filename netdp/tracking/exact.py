@@ -30,6 +30,7 @@ PLDs whose support grows with ``C``. :data:`EXACT_LIMIT` bounds the work of ``ex
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -149,6 +150,7 @@ def _bin_of(m: int) -> int:
     return PLD_EXACT_M + math.ceil(math.log(m / PLD_EXACT_M) / math.log(PLD_BIN_RATIO) - 1e-9)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def length_bin(m: int) -> tuple[int, int]:
     """The shortest and the longest length of ``m``'s bin (fixed edges: a bin's
     mechanism does not depend on which lengths a run holds)."""
