@@ -53,6 +53,7 @@ _HALF = 0.25 * 1.5 ** np.arange(34)  # 0.25 .. 2.4e5, a factor 1.5 apart
 ORDERS = np.concatenate([-_HALF[::-1], _HALF])
 _U = 2.0 ** -53
 _CUT = -700.0  # log-magnitudes below it are dropped from a transform (e^-700 < 1e-304)
+_SIZES_KEPT = 3  # FFT lengths whose transforms are kept at once
 _BLOCK = 16  # grid cells per block of the moment bound
 _TINY = 1e-300  # |φ| floor before the log (a product below it underflows to 0 anyway)
 
@@ -116,7 +117,7 @@ class Bank:
         self._logfin: list[float] = []
         self._logtot: list[float] = []
         self._logm: list[np.ndarray] = []
-        self._spectra: dict[int, dict[int, np.ndarray]] = {}
+        self._spectra: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
 
     def add(self, pmf: LossPmf) -> int:
         """Keep ``pmf``; its id in the bank."""
@@ -137,6 +138,8 @@ class Bank:
         """``Log`` of the real FFT of mechanism ``j``'s finite PMF (placed at index 0,
         folded modulo ``size``), kept per ``size``: its real part (contiguous) and the
         whole."""
+        if size not in self._spectra and len(self._spectra) >= _SIZES_KEPT:
+            del self._spectra[next(iter(self._spectra))]  # the oldest length's (memory)
         kept = self._spectra.setdefault(size, {})
         if j not in kept:
             p = self.pmfs[j].probs
@@ -146,10 +149,6 @@ class Bank:
             mag = np.log(np.maximum(np.abs(spec), _TINY))
             kept[j] = (mag, mag + 1j * np.angle(spec))
         return kept[j]
-
-    def forget(self) -> None:
-        """Drop the kept transforms (memory)."""
-        self._spectra.clear()
 
     def epsilons(self, base: dict[int, int], rows: Sequence[Sequence[tuple[int, int]]],
                  delta: float) -> np.ndarray:

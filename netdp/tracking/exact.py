@@ -19,13 +19,24 @@ number of views times the grid step) and composed.
   attributable views at ``O(log C)`` compositions each. The grid
   (:func:`~netdp.tracking.cycle_entries.grid_step`) keeps the rounding within half a
   percent of the loss's scale.
-* ``pld``: the pair's attributable views composed with *all* the observer's views at
-  ``c = 0`` (one more mechanism never lowers ε: sound, slightly loose), a grid ten times
-  coarser; one composition per attributable view.
+* ``pld``: the same composition for each pair (its attributable views *replace* their
+  ``c = 0`` copies), on a grid ten times coarser, in the Fourier domain
+  (:mod:`netdp.accounting.pld_fourier`): each distinct mechanism is built once per run
+  and its log transform kept; with iid holders (the binomial law) the two keys where
+  ``u`` is not attributable, and the keys ``a`` and ``b``, are one mechanism, and view
+  lengths above :data:`PLD_EXACT_M` share a mechanism per bin of ratio
+  :data:`PLD_BIN_RATIO` (fixed edges, :func:`length_bin`) that has the noise of the
+  bin's shortest length and the count law of its longest: fewer draws and a
+  stochastically larger count each dominate (a mixture with a monotone likelihood
+  ratio: both hockey-stick curves grow), so the bin's mechanism bounds each of its views.
+  An observer's base is the sum of its views' log transforms with their multiplicities;
+  a pair is the base with one log transform subtracted and another added per
+  attributable view; pairs with the same replacements share one result.
 
-Cost: one PLD per distinct view length and key, then per observer ``C`` compositions (its
-views), and per attributable pair ``O(log C)`` (exact) or ``O(1)`` (pld) compositions of
-PLDs whose support grows with ``C``. :data:`EXACT_LIMIT` bounds the work of ``exact``.
+Cost: one PLD per distinct view (length or bin, key), then per observer ``C`` compositions
+(its views), and per attributable pair ``O(log C)`` (exact) compositions of PLDs whose
+support grows with ``C``, or (pld) a window of the transforms and a bisection of
+inner products on its few live frequencies. :data:`EXACT_LIMIT` bounds the work of ``exact``.
 """
 
 from __future__ import annotations
@@ -188,6 +199,7 @@ class _Banks:
         law_length = length
         if self.iid:
             key = ce.NONE if key == ce.NONE_SAME else key
+            key = ce.A_ONLY if (key == ce.B_ONLY and kind == ce.REGULAR) else key
             length, law_length = length_bin(length)
         item = (kind, length, key)
         if item not in self.ids:
