@@ -165,7 +165,7 @@ ENTRIES = (
           kinds=("complete", "graph", "time-varying"), protocols=("walk", "gossip"),
           tasks=("sum", "sum/gossip"), weight=300.0, kernel_mode="MU2", composes_pld=True,
           gaussian_shift="curve",
-          cost=GridCost(0.05, 1e-3, complete=(4.8e-7, 0.0), graph=(1.1e-7, 3.5e-8))),
+          cost=GridCost(0.05, 1e-3, complete=(6.9e-7, 6.0e-8), graph=(1.1e-7, 3.5e-8))),
     Entry("gdp", "Gaussian DP: the exact curve of composed Gaussian mechanisms",
           library=("netdp.accounting.gdp", "GdpAccountant")),
     Entry("exact", "the exact loss of each view, walks with Gaussian noise, a few hundred "

@@ -19,17 +19,30 @@ number of views times the grid step) and composed.
   attributable views at ``O(log C)`` compositions each. The grid
   (:func:`~netdp.tracking.cycle_entries.grid_step`) keeps the rounding within half a
   percent of the loss's scale.
-* ``pld``: the pair's attributable views composed with *all* the observer's views at
-  ``c = 0`` (one more mechanism never lowers ε: sound, slightly loose), a grid ten times
-  coarser; one composition per attributable view.
+* ``pld``: the same composition for each pair (its attributable views *replace* their
+  ``c = 0`` copies), on a grid ten times coarser, in the Fourier domain
+  (:mod:`netdp.accounting.pld_fourier`): each distinct mechanism is built once per run
+  and its log transform kept; with iid holders (the binomial law) the two keys where
+  ``u`` is not attributable, and the keys ``a`` and ``b``, are one mechanism, and view
+  lengths above :data:`PLD_EXACT_M` share a mechanism per bin of ratio
+  :data:`PLD_BIN_RATIO` (fixed edges, :func:`length_bin`) that has the noise of the
+  bin's shortest length and the count law of its longest: fewer draws and a
+  stochastically larger count each dominate (a mixture with a monotone likelihood
+  ratio: both hockey-stick curves grow), so the bin's mechanism bounds each of its views.
+  An observer's base is the sum of its views' log transforms with their multiplicities;
+  a pair is the base with one log transform subtracted and another added per
+  attributable view; pairs with the same replacements share one result.
 
-Cost: one PLD per distinct view length and key, then per observer ``C`` compositions (its
-views), and per attributable pair ``O(log C)`` (exact) or ``O(1)`` (pld) compositions of
-PLDs whose support grows with ``C``. :data:`EXACT_LIMIT` bounds the work of ``exact``.
+Cost: one PLD per distinct view (length or bin, key), then per observer ``C`` compositions
+(its views), and per attributable pair ``O(log C)`` (exact) compositions of PLDs whose
+support grows with ``C``, or (pld) a window of the transforms and a bisection of
+inner products on its few live frequencies. :data:`EXACT_LIMIT` bounds the work of ``exact``.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +50,7 @@ import numpy as np
 
 from netdp.accounting import loss_pmf
 from netdp.accounting import mixture_pld as mp
+from netdp.accounting import pld_fourier as pf
 from netdp.core.errors import check
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking._kernels.walk import group_by_holder
@@ -68,10 +82,13 @@ class _Cache:
 
 
 def view_pld(kind: int, length: int, key: int, law: ce.CountLaw, noise: ce.Noise,
-             step: float, pessimistic: bool = True) -> Any:
-    """The discretised PLD of one view towards a node with this attributable key."""
-    logp, tail = law(kind, length, key)
-    c = ce.attributable(kind, length, key)
+             step: float, pessimistic: bool = True, law_length: int | None = None) -> Any:
+    """The discretised PLD of one view towards a node with this attributable key (the
+    noise of a view of ``length``, the count law of one of ``law_length``, default
+    the same)."""
+    at = length if law_length is None else law_length
+    logp, tail = law(kind, at, key)
+    c = ce.attributable(kind, at, key)
     w = np.concatenate([np.zeros(c), np.exp(logp)])
     total = float(w.sum())
     if total > 1.0:
@@ -134,6 +151,91 @@ def _epsilon(pld: Any, delta: float) -> float:
     return 0.0 if pld is None else max(float(pld.epsilon(delta)), 0.0)
 
 
+PLD_EXACT_M = 64  # pld: view lengths up to it have their own mechanism, then bins of
+PLD_BIN_RATIO = 2 ** (1 / 64)  # this ratio (iid holders only: module docstring)
+
+
+def _bin_of(m: int) -> int:
+    if m <= PLD_EXACT_M:
+        return m
+    return PLD_EXACT_M + math.ceil(math.log(m / PLD_EXACT_M) / math.log(PLD_BIN_RATIO) - 1e-9)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def length_bin(m: int) -> tuple[int, int]:
+    """The shortest and the longest length of ``m``'s bin (fixed edges: a bin's
+    mechanism does not depend on which lengths a run holds)."""
+    if m <= PLD_EXACT_M:
+        return m, m
+    b = _bin_of(m)
+    lo = max(int(PLD_EXACT_M * PLD_BIN_RATIO ** (b - PLD_EXACT_M - 1)) - 1, PLD_EXACT_M + 1)
+    while _bin_of(lo) < b:
+        lo += 1
+    hi = int(PLD_EXACT_M * PLD_BIN_RATIO ** (b - PLD_EXACT_M)) + 2
+    while _bin_of(hi) > b:
+        hi -= 1
+    return lo, hi
+
+
+def pair_delta(views: ce.Views, delta: float, target: float | None = None) -> float:
+    """The δ at which an observer's pairs are reported (the one place that says it): the
+    one target δ (spec Correction 7), else ``min(2 k δ, 1)`` for its ``k`` views."""
+    return min(2.0 * views.size * delta, 1.0) if target is None else target
+
+
+class _Banks:
+    """The pld accountant's mechanisms of a run: each distinct (kind, length, key) built
+    once (:func:`view_pld`) and kept in both directions' :class:`~netdp.accounting.
+    pld_fourier.Bank`. With iid holders (the binomial law) the two keys of a view where
+    ``u`` is not attributable are one mechanism."""
+
+    def __init__(self, law: ce.CountLaw, noise: ce.Noise, step: float) -> None:
+        self.law, self.noise, self.step = law, noise, step
+        self.iid = getattr(law, "p", None) is not None
+        self.ids: dict[tuple[int, int, int], int] = {}
+        self.qp, self.pq = pf.Bank(step), pf.Bank(step)
+
+    def get(self, kind: int, length: int, key: int) -> int:
+        law_length = length
+        if self.iid:
+            key = ce.NONE if key == ce.NONE_SAME else key
+            key = ce.A_ONLY if (key == ce.B_ONLY and kind == ce.REGULAR) else key
+            length, law_length = length_bin(length)
+        item = (kind, length, key)
+        if item not in self.ids:
+            pld = view_pld(kind, length, key, self.law, self.noise, self.step,
+                           law_length=law_length)
+            self.ids[item] = self.qp.add(pld.qp)
+            self.pq.add(pld.pq)
+        return self.ids[item]
+
+    def epsilons(self, base: dict[int, int], rows: list[tuple[tuple[int, int], ...]],
+                 delta: float) -> np.ndarray:
+        return np.maximum(self.qp.epsilons(base, rows, delta),
+                          self.pq.epsilons(base, rows, delta))
+
+
+def _pld_observer(views: ce.Views, banks: _Banks, delta: float
+                  ) -> tuple[float, list[int], list[float]]:
+    """The base loss of one observer and each attributable node's (pld): each pair is
+    the observer's views with the attributable ones at their own key (module
+    docstring); pairs with the same replacements share one composition."""
+    plain = [banks.get(int(views.kind[e]), int(views.length[e]), views.key(e, -2))
+             for e in range(views.size)]
+    base: dict[int, int] = {}
+    for j in plain:
+        base[j] = base.get(j, 0) + 1
+    pairs = _attributable(views)
+    signature: dict[tuple[tuple[int, int], ...], int] = {(): 0}
+    which = []
+    for marks in pairs.values():
+        row = tuple(sorted((plain[e], banks.get(int(views.kind[e]), int(views.length[e]),
+                                                 key)) for e, key in marks))
+        which.append(signature.setdefault(row, len(signature)))
+    eps = banks.epsilons(base, list(signature), delta)
+    return float(eps[0]), list(pairs), [float(eps[i]) for i in which]
+
+
 def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.ndarray,
                     others: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
                     law: ce.CountLaw, noise: ce.Noise, delta: float, accountant: str,
@@ -148,7 +250,9 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
               f"exact accounts at most {EXACT_LIMIT:,} views over all observers (this run "
               f"has {views_total:,}: fewer steps, nodes or observers); kov, rdp and pld are "
               f"sound and scale further")
-    cache = _Cache(law, noise, ce.grid_step(lengths, observers.size, noise.z, exact))
+    step = ce.grid_step(lengths, observers.size, noise.z, exact)
+    cache = _Cache(law, noise, step) if exact else None
+    banks = None if exact else _Banks(law, noise, step)
     start, pos = group_by_holder(holders, n_ids)
     n_obs = observers.size
     base = np.zeros(n_obs)
@@ -160,29 +264,35 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
     for o, v in enumerate(observers):
         views = ce.observer_views(holders, steps, pos[start[v]:start[v + 1]])
         k[o] = views.size
-        dt = min(2.0 * views.size * delta, 1.0) if target is None else target
+        dt = pair_delta(views, delta, target)
+        if banks is not None:
+            if views.size == 0:
+                weight[o] = others[o]
+                continue
+            base[o], us, eps = _pld_observer(views, banks, dt)
+            weight[o] = others[o] - len(us)
+            counts[o] = len(us)
+            values += eps
+            nodes += us
+            continue
+        assert cache is not None
         plain = [cache.get(int(views.kind[e]), int(views.length[e]), views.key(e, -2))
                  for e in range(views.size)]
-        tree = _Tree(plain) if exact else None
-        total = tree.total() if tree is not None else _compose_all(plain)
-        base[o] = _epsilon(total, dt)
+        tree = _Tree(plain)
+        base[o] = _epsilon(tree.total(), dt)
         pairs = _attributable(views)
         weight[o] = others[o] - len(pairs)
         counts[o] = len(pairs)
         for u, marks in pairs.items():
             own = [cache.get(int(views.kind[e]), int(views.length[e]), key)
                    for e, key in marks]
-            if tree is not None:
-                cut = sorted({e for e, _ in marks})
-                rest: list[Any] = []
-                lo = 0
-                for e in cut + [views.size]:
-                    rest += tree.range(lo, e)
-                    lo = e + 1
-                pld = _compose_all(rest + own)
-            else:
-                pld = _compose_all([total] + own)
-            values.append(_epsilon(pld, dt))
+            cut = sorted({e for e, _ in marks})
+            rest: list[Any] = []
+            lo = 0
+            for e in cut + [views.size]:
+                rest += tree.range(lo, e)
+                lo = e + 1
+            values.append(_epsilon(_compose_all(rest + own), dt))
             nodes.append(u)
     return (base, weight, k, counts, np.array(values, float),
             np.array(nodes, np.int64) if keep_pairs else None)

@@ -14,9 +14,14 @@ walk_views` on other graphs), so their cost is a number of grid points:
   deviations of the loss, the widest view having one draw; at most ``540 / h``, its
   losses cut to ``[-40, 500]``), a composition of ``k`` views
   ``w_k = 17 (√(k m) + 1/z) / h``;
-* complete graph: ``n`` observers build their ``k`` views (``n k w₁``), and each of the
-  ``min(n - 1, 2 k)`` nodes its views attribute composes its own (``n min(n - 1, 2k)
-  w_k``, times ``log₂ k`` for exact's balanced tree);
+* complete graph, exact: ``n`` observers build their ``k`` views (``n k w₁``), and each
+  of the ``min(n - 1, 2 k)`` nodes its views attribute composes its own (``n min(n - 1,
+  2k) w_k``, times ``log₂ k`` for the balanced tree);
+* complete graph, pld (:mod:`netdp.accounting.pld_fourier`): the run's distinct
+  mechanisms are built once, at most ``3 B`` for ``B`` bins of view lengths up to ``10 n``
+  (:func:`netdp.tracking.exact.length_bin`), or one per view when fewer (``min(n k, 3 B)
+  w₁``); each observer then sums the log transforms of its ``k`` views over a window of
+  about ``w_k`` points (``n k w_k``), the pairs' searches being small beside it;
 * other graphs: every observer (``--sources``, or :data:`~netdp.tracking.graph_observers.
   SAMPLED` beyond :data:`~netdp.tracking.graph_observers.DENSE_NODES` nodes) composes
   ``k`` views for each of the ``n - 1`` other nodes (``(n - 1) k (w₁ + w_k)``).
@@ -65,7 +70,10 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     one = min(17.0 * (math.sqrt(m) + 1.0 / z), SPAN) / h
     many = min(17.0 * (math.sqrt(k * m) + 1.0 / z), k * SPAN) / h
     build, pairs = seconds or (cost.complete if complete else cost.graph)
+    if complete and not cost.tree:  # pld: one bank of binned mechanisms, summed logs
+        bins = 64.0 + 64.0 * max(math.log2(10.0 * n / 64.0), 0.0)
+        return build * min(observers * k, 3.0 * bins) * one + pairs * observers * k * many
     if complete:
-        tree = max(math.log2(k), 1.0) if cost.tree else 1.0
+        tree = max(math.log2(k), 1.0)
         return observers * (build * k * one + pairs * min(n - 1.0, 2.0 * k) * many * tree)
     return observers * (n - 1.0) * k * (build * one + pairs * many)

@@ -1,0 +1,114 @@
+"""Speed and tightness of the ``pld`` walk accountant: the batched Fourier composition
+(:mod:`netdp.accounting.pld_fourier`) against the previous one and the exact loss.
+
+Usage: python experiments/bench_pld.py [--nodes 100 1000] [--eps0 0.1 1] [--observers 2]
+       [--old REV] [--all-observers] [--seed 0]
+
+One walk per cell on the complete graph (self-moves), ``T = 100 n``, ``δ = 1e-6``. In one
+process, the same sampled observers are accounted by the previous ``pld`` (the
+``netdp/tracking/exact.py`` of git revision ``--old``, loaded beside the package), the new
+``pld`` and ``exact``; each row gives the seconds per observer, the ratio of the old
+pld's seconds to the new one's, and the mean over pairs (and the largest) of each pld's
+ratio to exact. ``--all-observers`` also times the new pld over every observer of each
+cell (what ``netdp simulate --accountant pld`` does). Machine: whatever runs it; compare
+the ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from netdp import engine, mechanisms
+from netdp.core import seeding
+from netdp.graphs import topologies as topology
+from netdp.tracking import exact, loss_summary
+from netdp.tracking import loss_table as tracker
+
+DELTA, T_PER_NODE = 1e-6, 100
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def old_module(rev: str):
+    """``netdp/tracking/exact.py`` as of ``rev``, imported under another name."""
+    text = subprocess.run(["git", "show", f"{rev}:netdp/tracking/exact.py"], cwd=ROOT,
+                          check=True, capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "old_exact.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("old_exact", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def account(trace, eps0: float, z: float, accountant: str, obs: np.ndarray,
+            impl=None) -> tuple[np.ndarray, float]:
+    """The dense loss matrix of ``obs`` and the seconds (``impl``: another
+    ``walk_pld_losses``)."""
+    saved = exact.walk_pld_losses
+    if impl is not None:
+        exact.walk_pld_losses = impl
+    try:
+        t0 = time.perf_counter()
+        losses = tracker.walk_losses(trace, eps0, DELTA, z, accountant, keep_pairs=True,
+                                     observers=obs)
+        sec = time.perf_counter() - t0
+    finally:
+        exact.walk_pld_losses = saved
+    return loss_summary.dense(losses), sec
+
+
+def cell(n: int, eps0: float, n_obs: int, seed: int, old, every: bool) -> list[dict]:
+    z = mechanisms.Gaussian(eps0, DELTA).sigma
+    topo = topology.complete(n, self_moves=True)
+    trace = engine.walk("vector", engine.Router(topo), T_PER_NODE * n,
+                        [seeding.generator(seed, "walk", 0, 0)])
+    obs = np.sort(np.random.default_rng(seed).choice(n, size=min(n_obs, n), replace=False))
+    account(trace, eps0, z, "pld", obs[:1])  # warm the compiled kernels and imports
+    runs = {"pld old": account(trace, eps0, z, "pld", obs, old.walk_pld_losses),
+            "pld new": account(trace, eps0, z, "pld", obs),
+            "exact": account(trace, eps0, z, "exact", obs)}
+    ex = runs["exact"][0]
+    ok = ~np.isnan(ex) & (ex > 0)
+    rows = []
+    for method, (m, sec) in runs.items():
+        ratio = m[ok] / ex[ok]
+        rows.append(dict(n=n, eps0=eps0, observers=obs.size, method=method,
+                         mean=float(np.nanmean(m)), ratio_mean=float(ratio.mean()),
+                         ratio_max=float(ratio.max()), ratio_min=float(ratio.min()),
+                         s_per_observer=sec / obs.size))
+    rows[1]["speedup"] = rows[0]["s_per_observer"] / rows[1]["s_per_observer"]
+    if every:
+        m, sec = account(trace, eps0, z, "pld", np.arange(n))
+        rows.append(dict(n=n, eps0=eps0, observers=n, method="pld new, every observer",
+                         mean=float(np.nanmean(m)), seconds=sec, s_per_observer=sec / n))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--eps0", type=float, nargs="+", default=[0.1, 1.0])
+    parser.add_argument("--observers", type=int, default=2)
+    parser.add_argument("--old", default="06bc09d", help="git revision of the old pld")
+    parser.add_argument("--all-observers", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    old = old_module(args.old)
+    for n in args.nodes:
+        for eps0 in args.eps0:
+            for row in cell(n, eps0, args.observers, args.seed, old, args.all_observers):
+                print({k: (float(f"{v:.4g}") if isinstance(v, float) else v)
+                       for k, v in row.items()}, flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
