@@ -15,6 +15,7 @@ standard library and :mod:`netdp.core.errors`: the classes and hooks load on fir
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +95,9 @@ class Entry:
     marks_reference
         Whether, under ``--convention reference``, its figure is the published method's
         (the text report marks it ``(ref.)``).
+    rank
+        Its place when a task picks a default (:func:`preferred`): the tightest
+        accountant that scales to every run the task offers first (lower first).
     pair_losses
         ``(module, function)`` of a hook that accounts one run itself,
         ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``, on
@@ -117,6 +121,7 @@ class Entry:
     gaussian_shift: str | None = None
     marks_reference: bool = False
     pair_losses: tuple[str, str] | None = None
+    rank: int = 100
 
     def __post_init__(self) -> None:
         for axis, allowed in AXES.items():
@@ -153,13 +158,13 @@ ENTRIES = (
     Entry("kov", "the reference tracker: KOV composition of per-cycle losses",
           library=(_COMPOSITION, "KovAccountant"), kinds=_KINDS,
           noise=("gaussian", "laplace"), tasks=_WALK_TASKS, kernel_mode="KOV",
-          marks_reference=True),
+          marks_reference=True, rank=1),
     Entry("kov-exact", "the optimal composition of identical (ε, δ) events (Kairouz, Oh "
           "and Viswanath 2015)", library=(_COMPOSITION, "KovExactAccountant")),
     Entry("rdp", "Renyi DP of the same Gaussian entries, tighter",
           library=("netdp.accounting.rdp", "RdpAccountant"), kinds=_KINDS,
           protocols=("walk", "gossip"), tasks=("sum", "sgd", "sum/gossip", "sgd/gossip"),
-          weight=40.0, kernel_mode="RDP", gaussian_shift="renyi"),
+          weight=40.0, kernel_mode="RDP", gaussian_shift="renyi", rank=0),
     Entry("pld", "privacy loss distributions, tight; about 15 ms per node, so up to a few "
           "thousand nodes", library=("netdp.accounting.pld", "PldAccountant"),
           kinds=("complete", "graph", "time-varying"), protocols=("walk", "gossip"),
@@ -213,6 +218,20 @@ def names(*, kind: str | None = None, protocol: str | None = None, task: str | N
                  if (e.library is not None if library else e.tracked)
                  and all(v is None or v in getattr(e, axis) for axis, v in wanted.items())
                  and (task is None or task in e.tasks))
+
+
+def preferred(candidates: Sequence[str], noise: str = "gaussian") -> tuple[str, ...]:
+    """``candidates`` that account this ``noise``, the preferred first (:attr:`Entry.rank`,
+    then their order): what a run uses when ``--accountant`` is not given.
+
+    Examples
+    --------
+    >>> preferred(("kov", "rdp", "pld", "exact")), preferred(("kov", "rdp"), "laplace")
+    (('rdp', 'kov', 'pld', 'exact'), ('kov',))
+    """
+    found = [(e.rank, i, c) for i, c in enumerate(candidates)
+             if (e := find(c)) is not None and noise in e.noise]
+    return tuple(c for _, _, c in sorted(found))
 
 
 def help_text() -> str:

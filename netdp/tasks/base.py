@@ -114,6 +114,16 @@ class Task(ABC, Generic[S]):
         registry (:mod:`netdp.accounting.registry`) says composes with its trackers."""
         return registry.names(task=self.key)[:1]
 
+    def default_accountants_for(self, kind: str, mechanism: str | None) -> tuple[str, ...]:
+        """The accountant a run on a topology of this ``kind`` with this ``mechanism`` uses
+        when none is given: the registry's preferred one (:func:`netdp.accounting.
+        registry.preferred`) among those the tracker that covers it composes with; the
+        task's :attr:`default_accountants` where none covers it."""
+        chosen = next((t for t in self.tracking if t.covers(kind, mechanism)), None)
+        noise = "laplace" if mechanism == "laplace" else "gaussian"
+        best = registry.preferred(chosen.composes(self.key), noise) if chosen else ()
+        return best[:1] or self.default_accountants
+
     @property
     def label(self) -> str:
         """How messages name it: ``sum``, ``sum --protocol gossip``."""

@@ -354,7 +354,8 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
         values, topo = real_values(config, section.records_per_node)
         users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
                                seeding.generator(config.seed or 0, "bounding"))
-        resolved, steps = resolve(config, topo, self.steps_per_node, self.default_accountants)
+        resolved, steps = resolve(config, topo, self.steps_per_node,
+                                  self.default_accountants_for(topo.kind, section.mechanism))
         return UserLevelSetup(resolved, topo, steps, users.sums(),
                               self.noise(config, section.bound), users=users)
 
