@@ -84,3 +84,53 @@ def rdp_epsilon(curve, delta, orders):
         eps = curve[a] + math.log1p(-1.0 / alpha) - (ld + math.log(alpha)) / (alpha - 1.0)
         best = min(best, eps)
     return max(best, 0.0)
+
+
+@nb.njit(cache=True)
+def _log_ndtr(x):
+    """``log Φ(x)``: through erfc, and its asymptotic series far in the lower tail."""
+    if x > -37.0:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
+    y = 1.0 / (x * x)
+    series = 1.0 - y * (1.0 - y * (3.0 - y * (15.0 - y * 105.0)))
+    return -0.5 / y - math.log(-x) - 0.5 * math.log(2.0 * math.pi) + math.log(series)
+
+
+@nb.njit(cache=True)
+def _gdp_log_delta(mu, eps):
+    a = _log_ndtr(-eps / mu + mu / 2.0)
+    b = eps + _log_ndtr(-eps / mu - mu / 2.0)
+    if b >= a:
+        return -np.inf
+    return a + math.log(-math.expm1(b - a))
+
+
+@nb.njit(cache=True)
+def gdp_epsilon(mu, delta):
+    """ε(δ) of μ-Gaussian DP (a Gaussian of sensitivity/std μ), rounded up: bisection on
+    the decreasing ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` to 1e-12 relative, the
+    upper end returned (``δ(ε) <= δ`` holds there). Compiled, inside the loops over the
+    entries, hence not the Python :func:`netdp.core.roots.smallest_within`."""
+    if mu <= 0.0:
+        return 0.0
+    ld = math.log(delta)
+    if _gdp_log_delta(mu, 0.0) <= ld:
+        return 0.0
+    lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(-2.0 * ld)
+    while _gdp_log_delta(mu, hi) > ld:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _gdp_log_delta(mu, mid) > ld:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi * (1.0 + 1e-9)  # a margin over the rounding of the tails
+
+
+@nb.njit(cache=True)
+def _gauss_eps_nb(mu, delta, out):
+    for i in range(mu.size):
+        out[i] = gdp_epsilon(mu[i], delta)

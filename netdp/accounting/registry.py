@@ -25,7 +25,7 @@ from netdp.core.errors import InputError
 AXES = {
     "kinds": ("ring", "complete", "graph", "time-varying"),
     "protocols": ("walk", "gossip"),
-    "noise": ("gaussian", "laplace"),
+    "noise": ("gaussian", "pure"),  # Gaussian noise, or eps0-DP noise (Laplace)
     "conventions": ("sound", "reference"),
 }
 
@@ -141,7 +141,7 @@ class Entry:
     @property
     def needs_gaussian(self) -> bool:
         """Whether it accounts Gaussian noise only."""
-        return "laplace" not in self.noise
+        return "pure" not in self.noise
 
 
 _COMPOSITION = "netdp.accounting.composition"
@@ -157,7 +157,7 @@ ENTRIES = (
           library=(_COMPOSITION, "DrvAccountant")),
     Entry("kov", "the reference tracker: KOV composition of per-cycle losses",
           library=(_COMPOSITION, "KovAccountant"), kinds=_KINDS,
-          noise=("gaussian", "laplace"), tasks=_WALK_TASKS, kernel_mode="KOV",
+          noise=AXES["noise"], tasks=_WALK_TASKS, kernel_mode="KOV",
           marks_reference=True, rank=1),
     Entry("kov-exact", "the optimal composition of identical (ε, δ) events (Kairouz, Oh "
           "and Viswanath 2015)", library=(_COMPOSITION, "KovExactAccountant")),
@@ -210,7 +210,7 @@ def names(*, kind: str | None = None, protocol: str | None = None, task: str | N
     --------
     >>> names()
     ('kov', 'rdp', 'pld', 'exact')
-    >>> names(protocol="gossip"), names(noise="laplace")
+    >>> names(protocol="gossip"), names(noise="pure")
     (('rdp', 'pld'), ('kov',))
     """
     wanted = {"kinds": kind, "protocols": protocol, "noise": noise, "conventions": convention}
@@ -226,7 +226,7 @@ def preferred(candidates: Sequence[str], noise: str = "gaussian") -> tuple[str, 
 
     Examples
     --------
-    >>> preferred(("kov", "rdp", "pld", "exact")), preferred(("kov", "rdp"), "laplace")
+    >>> preferred(("kov", "rdp", "pld", "exact")), preferred(("kov", "rdp"), "pure")
     (('rdp', 'kov', 'pld', 'exact'), ('kov',))
     """
     found = [(e.rank, i, c) for i, c in enumerate(candidates)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from netdp.accounting._compiled import _gauss_eps_nb
 from netdp.accounting.composition import opti
-from netdp.accounting.gdp import gaussian_epsilon
 
 
 def _check_target(target: float) -> float:
@@ -53,7 +53,8 @@ def ldp_epsilon(counts: npt.ArrayLike, eps0: float, target: float,
 
     With Gaussian contributions (``noise_multiplier`` ``z = σ / Δ``) the composition is
     exact: ``k`` Gaussians are ``μ``-GDP with ``μ = √k / z``, and ``ε(δ_T)`` is that
-    curve's. Otherwise each contribution is ``eps0``-DP (δ = 0) and the loss is the best
+    curve's (rounded up, :func:`netdp.accounting._compiled.gdp_epsilon`). Otherwise
+    each contribution is ``eps0``-DP (δ = 0) and the loss is the best
     of basic and advanced composition at slack ``δ_T``: ``min(k ε0, DRV(ε0, δ_T, k))``.
 
     Examples
@@ -74,7 +75,8 @@ def ldp_epsilon(counts: npt.ArrayLike, eps0: float, target: float,
         z = float(noise_multiplier)
         if not (np.isfinite(z) and z > 0):
             raise ValueError(f"noise_multiplier must be finite and > 0 (got {z!r})")
-        eps = np.asarray(gaussian_epsilon(np.sqrt(kk) / z, target), dtype=np.float64)
+        eps = np.empty(kk.size)  # compiled: the default run loads no scipy.special
+        _gauss_eps_nb(np.sqrt(kk) / z, target, eps)
     else:
         with np.errstate(over="ignore", invalid="ignore"):  # a huge eps0: k eps0 wins
             eps = np.asarray(opti(float(eps0), target, kk), dtype=np.float64)

@@ -3,7 +3,7 @@ summarised by hop distance."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +97,25 @@ def theory_distance_lines(rows: Sequence[DistanceRow], theory: Mapping[str, Sequ
 
 
 # --------------------------------------------------------------------------- text
+
+def accountant_lines(empirical: Sequence[Any], bound: str | None,
+                     marked: Callable[[str], bool], widths: Sequence[int]) -> list[str]:
+    """One row per accountant's summary (``marked``: shown as the published method's
+    ``(ref.)``; ``bound``: the histogram's shuffle bound, named beside it)."""
+    lines = []
+    for emp in empirical:
+        label = f"{emp.accountant}+{bound}" if bound else (
+            emp.accountant + (" (ref.)" if marked(emp.accountant) else ""))
+        cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
+        lines.append(row((label, *map(fmt, cells)), widths) + f"  {emp.delta:.2g}")
+        if emp.to_exact is not None:
+            lines.append(f"  {'':14}/ exact: mean {emp.to_exact['mean']:.3f}, "
+                         f"q90 {emp.to_exact['q90']:.3f}, max {emp.to_exact['max']:.3f}")
+        if emp.unprotected:
+            lines.append(f"  {'':14}{emp.unprotected} pair(s) unprotected (infinite "
+                         "loss): the coalition sees their contributions in the clear")
+    return lines
+
 
 def fmt(x: Any, digits: int = 4) -> str:
     """A number for a text table: fixed point where readable, else scientific."""

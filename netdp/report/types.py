@@ -27,6 +27,7 @@ from netdp.report.config_hash import config_hash
 from netdp.report.sections import summary_html
 from netdp.report.text_rows import (  # noqa: F401  (re-exported: the report's rows)
     DistanceRow,
+    accountant_lines,
     by_distance,
     distance_lines,
     fmt,
@@ -530,20 +531,9 @@ class PairwisePrivacy(PrivacyReport):
         widths = (14,) + (10,) * 6
         lines = ["", head, row(("", "mean", "min", "max", "q50", "q90", "q99"), widths)
                  + "  delta"]
-        bound = self.details.get("shuffle_bound")
         reference = report.config.convention == "reference"
-        for emp in self.empirical:
-            label = f"{emp.accountant}+{bound}" if bound else (
-                emp.accountant + (" (ref.)" if reference and _marks_reference(emp.accountant)
-                                  else ""))
-            cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
-            lines.append(row((label, *map(fmt, cells)), widths) + f"  {emp.delta:.2g}")
-            if emp.to_exact is not None:
-                lines.append(f"  {'':14}/ exact: mean {emp.to_exact['mean']:.3f}, "
-                             f"q90 {emp.to_exact['q90']:.3f}, max {emp.to_exact['max']:.3f}")
-            if emp.unprotected:
-                lines.append(f"  {'':14}{emp.unprotected} pair(s) unprotected (infinite "
-                             "loss): the coalition sees their contributions in the clear")
+        lines += accountant_lines(self.empirical, self.details.get("shuffle_bound"),
+                                  lambda a: reference and _marks_reference(a), widths)
         lines.append(row(("LDP baseline", fmt(self.ldp.mean), fmt(self.ldp.min),
                           fmt(self.ldp.max)), widths))
         lines += [f"  theory {name}: {fmt(eps)}" for name, eps in self.theory.items()]

@@ -114,16 +114,6 @@ class Task(ABC, Generic[S]):
         registry (:mod:`netdp.accounting.registry`) says composes with its trackers."""
         return registry.names(task=self.key)[:1]
 
-    def default_accountants_for(self, kind: str, mechanism: str | None) -> tuple[str, ...]:
-        """The accountant a run on a topology of this ``kind`` with this ``mechanism`` uses
-        when none is given: the registry's preferred one (:func:`netdp.accounting.
-        registry.preferred`) among those the tracker that covers it composes with; the
-        task's :attr:`default_accountants` where none covers it."""
-        chosen = next((t for t in self.tracking if t.covers(kind, mechanism)), None)
-        noise = "laplace" if mechanism == "laplace" else "gaussian"
-        best = registry.preferred(chosen.composes(self.key), noise) if chosen else ()
-        return best[:1] or self.default_accountants
-
     @property
     def label(self) -> str:
         """How messages name it: ``sum``, ``sum --protocol gossip``."""
@@ -492,3 +482,14 @@ def footprint(task: Task[Any], config: SimulationConfig, nodes: int,
     :mod:`netdp.run.resources`): the task's (:class:`Sized`), else the walk's."""
     own = task.footprint if isinstance(task, Sized) else walk_footprint
     return own(config, nodes, steps)
+
+
+def default_accountants_for(task: Task, kind: str, mechanism: str | None) -> tuple[str, ...]:
+    """The accountant a run of ``task`` on a topology of this ``kind`` with this
+    ``mechanism`` uses when none is given: the registry's preferred one
+    (:func:`netdp.accounting.registry.preferred`) among those the tracker that covers it
+    composes with; the task's :attr:`Task.default_accountants` where none covers it."""
+    chosen = next((t for t in task.tracking if t.covers(kind, mechanism)), None)
+    noise = "pure" if mechanism == "laplace" else "gaussian"
+    best = registry.preferred(chosen.composes(task.key), noise) if chosen else ()
+    return best[:1] or task.default_accountants

@@ -50,6 +50,7 @@ from netdp.tasks.base import (
     Sized,
     Task,
     TimeVarying,
+    default_accountants_for,
     walk_footprint,
 )
 from netdp.tasks.preparation import build_topology, range_worlds, resolve, values_from_file
@@ -355,7 +356,7 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
         users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
                                seeding.generator(config.seed or 0, "bounding"))
         resolved, steps = resolve(config, topo, self.steps_per_node,
-                                  self.default_accountants_for(topo.kind, section.mechanism))
+                                  default_accountants_for(self, topo.kind, section.mechanism))
         return UserLevelSetup(resolved, topo, steps, users.sums(),
                               self.noise(config, section.bound), users=users)
 

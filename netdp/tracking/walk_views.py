@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.accounting import loss_pmf
+from netdp.accounting import loss_pmf, registry
 from netdp.accounting._compiled import kov_epsilon, rdp_epsilon
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
@@ -241,7 +241,8 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
     logB, logrho, logmu, free = law_bound.survival_logs(P, blocked, start_law, views.kind,
                                                  views.a, views.b, views.length)
     orders = _orders()
-    feats = np.zeros((keep.size, 3 if accountant == "kov" else orders.size))
+    kov = registry.entry(accountant).kernel_mode == "KOV"
+    feats = np.zeros((keep.size, 3 if kov else orders.size))
     for e in range(k):
         kind, length = int(views.kind[e]), int(views.length[e])
         s = noise.z * math.sqrt(ce.draws(kind, length))
@@ -249,7 +250,7 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
         cu = np.zeros(keep.size, np.int64)
         for u in {int(views.a[e]), int(views.b[e])} - {-1}:
             cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
-        if accountant == "kov":
+        if kov:
             eps = law_bound.kov_loss(logB[e], logrho, logmu[e], cu, size, s, noise,
                                      delta)
             feats[:, 0] += eps
@@ -257,7 +258,7 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
             feats[:, 2] += eps * eps
         else:
             feats += law_bound.rdp_curve(logB[e], logrho, logmu[e], cu, size, s, orders)
-    if accountant == "kov":
+    if kov:
         return np.array([kov_epsilon(f, k, delta) for f in feats])
     dt = min(2.0 * k * delta, 1.0)
     return np.array([rdp_epsilon(f, dt, orders) for f in feats])

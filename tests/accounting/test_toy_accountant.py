@@ -14,7 +14,10 @@ from netdp.accounting import get_accountant, registry
 from netdp.accounting.base import Accountant
 from netdp.accounting.events import PureDP, Repeated
 from netdp.run.cli import main
-from netdp.tracking.loss_table import PairLosses, ldp_losses
+from netdp.tracking.base import ldp_setting
+from netdp.tracking.graph_observers import walk_stays
+from netdp.tracking.loss_table import PairLosses
+from netdp.tracking.view_cap import view_caps
 
 
 class ToyAccountant(Accountant):
@@ -27,20 +30,24 @@ class ToyAccountant(Accountant):
 
 
 def toy_losses(setup, trace, accountant, coalition, keep_pairs):
-    """Every pair ``(u -> v)`` at ``u``'s LDP loss over its contributions: sound, since
-    what ``v`` sees is a function of ``u``'s noisy contributions (the simulator's side)."""
+    """Every pair ``(u -> v)`` at its observer's view cap, the LDP loss at the largest count
+    of a node's contributions that ``v``'s view allows (spec Correction 6,
+    :func:`~netdp.tracking.view_cap.view_caps`), at the report's one δ: sound, and no
+    amplification at all (the simulator's side)."""
     n, cfg = trace.n, setup.config
-    ldp = ldp_losses(trace, cfg.epsilon, cfg.delta)
+    target, z = ldp_setting(setup)
+    caps = view_caps(trace, cfg.epsilon, cfg.delta, None, walk_stays(setup), target, z)
     observers = np.arange(n)
     nodes = np.concatenate([np.delete(observers, v) for v in observers])
     return PairLosses(accountant, n, observers, np.zeros(n), np.zeros(n, np.int64),
-                      np.zeros(n, np.int64), ldp[nodes], np.full(n, n - 1, np.int64),
-                      nodes if keep_pairs else None, cfg.delta)
+                      np.zeros(n, np.int64), np.repeat(caps, n - 1),
+                      np.full(n, n - 1, np.int64), nodes if keep_pairs else None,
+                      cfg.report_delta)
 
 
 TOY = registry.Entry(
-    "toy", "every pair at its node's LDP loss (a test's toy)", library=(__name__, "ToyAccountant"),
-    kinds=("complete",), tasks=("sum",), noise=("gaussian", "laplace"),
+    "toy", "every pair at its view cap (a test's toy)", library=(__name__, "ToyAccountant"),
+    kinds=("complete",), tasks=("sum",), noise=registry.AXES["noise"],
     pair_losses=(__name__, "toy_losses"))
 
 
@@ -65,9 +72,10 @@ def test_simulate_with_the_toy_end_to_end(toy, capsys):
     got = json.loads(capsys.readouterr().out)
     kov, mine = got["privacy"]["empirical"]
     assert (kov["accountant"], mine["accountant"]) == ("kov", "toy")
-    assert mine["pairs"] == 90 and math.isclose(mine["max"], got["privacy"]["ldp"]["max"])
+    assert mine["pairs"] == 90 and mine["min"] >= kov["max"]  # the cap bounds kov's pairs
+    assert math.isclose(mine["delta"], got["privacy"]["target_delta"])
     assert main(["simulate", "--help"]) == 0
-    assert "toy (every pair at its node's LDP loss" in " ".join(capsys.readouterr().out.split())
+    assert "toy (every pair at its view cap" in " ".join(capsys.readouterr().out.split())
 
 
 def test_the_toy_is_refused_where_it_declares_no_support(toy, capsys):
