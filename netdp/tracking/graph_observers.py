@@ -72,14 +72,16 @@ def transition(setup: Setup) -> Any:
 def walk_stays(setup: Setup) -> bool:
     """Whether the run's walk may keep the token for a step, as the view cap reads it
     (:func:`netdp.tracking.view_cap.largest_counts`): self-moves on the complete graph, a
-    positive diagonal of the transition matrix on any other graph (lazy, Metropolis),
-    always on a time-varying graph (a node keeps the token while it has no contact); never
-    on the ring, whose path is public."""
+    positive diagonal of the transition matrix on any other graph (lazy, Metropolis), on
+    a time-varying graph of any snapshot's (a node without a contact keeps the token: its
+    snapshot holds a self-loop there), so a one-snapshot sequence caps as its fixed graph;
+    never on the ring, whose path is public."""
     from netdp.tracking.view_cap import chain_stays
 
     topo = setup.topology
     if getattr(topo, "time_varying", False):
-        return True
+        walk = setup.config.walk
+        return any(chain_stays(snap.transition(walk)) for snap in topo.snapshots)
     if topo.walk_kind.uniform:
         return bool(topo.self_moves)
     if topo.walk_kind.public_schedule:

@@ -436,7 +436,13 @@ def ring_losses(
     (``noise_multiplier`` ``z``) each turn is the Gaussian's ``(ε, δ_T / (2 R))`` over the
     ``R`` turns and KOV's slack is ``δ_T / 2``; with ``eps0``-DP noise (``None``) each turn
     is ``(eps0, 0)`` and the slack is ``δ_T``. ``None``: ``2 R δ`` (the paper's).
+    With ``target`` each protected pair is also capped at the LDP loss of its count at
+    that δ (spec Correction 6; the schedule is public, so the count is exact: the
+    ``rounds`` turns without a coalition, the protected turns with one); KOV at
+    ``δ_T / (2R)`` per turn can exceed the exact Gaussian composition at ``δ_T``.
+    Exposed pairs stay infinite.
     """
+    base_eps0 = eps0
     if target is not None:
         eps0, slack = _ring_turn(eps0, rounds, target, noise_multiplier)
         delta = slack / max(rounds, 1)  # KOV-het spends δ̃ = k δ: at most the slack
@@ -445,6 +451,9 @@ def ring_losses(
         covered = noise_mask[0] and noise_mask[-1] and (gaps.size == 0 or gaps.max() <= n - 1)
         check(bool(covered), "noise", "this noise schedule leaves some views without a draw")
         eps = _kov_homogeneous(eps0, rounds, delta)
+        if target is not None:
+            eps = min(eps, float(ldp_epsilon([rounds], base_eps0, target,
+                                             noise_multiplier)[0]))
         observers = np.arange(n)
         return PairLosses(
             "kov",
@@ -473,6 +482,9 @@ def ring_losses(
         np.inf,
         kov_homogeneous_array(eps0, protected_turns[outside], delta),
     )
+    if target is not None:
+        cap = ldp_epsilon(protected_turns[outside], base_eps0, target, noise_multiplier)
+        losses = np.where(exposed[outside], np.inf, np.minimum(losses, cap))
     return PairLosses(
         "kov",
         n,

@@ -34,8 +34,13 @@ def test_every_pair_is_below_its_view_cap():
     task = task_of(config)
     setup = task.prepare(config)
     trace = task.trace(setup, Streams(setup.seed, 0))  # the run's own walk
-    caps = view_caps(trace, 1.0, 1e-6, stays=False)  # the simple walk never stays
-    ldp = ldp_losses(trace, 1.0, 1e-6)
+    # the cap and the baseline at the one target δ (spec Correction 7; --target-delta
+    # defaults to --delta), the Gaussian's exact composition as the run reports them
+    z = setup.mechanism.sigma / setup.mechanism.sensitivity
+    assert config.report_delta == 1e-6
+    caps = view_caps(trace, 1.0, 1e-6, stays=False, target=1e-6,
+                     noise_multiplier=z)  # the simple walk never stays
+    ldp = ldp_losses(trace, 1.0, 1e-6, target=1e-6, noise_multiplier=z)
     M = report.pairs
     assert M is not None and M.shape == (34, 34)
     off = ~np.eye(34, dtype=bool)
