@@ -77,8 +77,9 @@ def _timed(config: SimulationConfig) -> bool:
 
 
 def _convention(config: SimulationConfig) -> bool:
-    return (_tracked(config) and config.task != "sgd"
-            and not (config.task == "sum" and kind_of(config.topology).public_schedule))
+    """The pairwise trackers of walks, and the LDP baseline of every walk (at the target δ
+    under the sound convention, at ``k δ + δ`` under the reference one), tracked or not."""
+    return config.protocol == "walk" and config.task != "sgd"
 
 
 def _weighted(config: SimulationConfig) -> bool:
@@ -124,9 +125,8 @@ READERS: dict[str, Reader] = {
     "service_time": _CLOCK,
     "walk": Reader(lambda c: c.protocol == "walk" and not kind_of(c.topology).implicit,
                    "walks on graphs other than the ring and the complete graph"),
-    "convention": Reader(_convention, "the pairwise trackers of walks (not sgd's, not the "
-                                      "ring sum's), where the task tracks the topology and "
-                                      "mechanism; never with --no-tracking"),
+    "convention": Reader(_convention, "walks (not sgd's): the pairwise trackers and the LDP "
+                                      "baseline, with --no-tracking too"),
     "shuffle": Reader(_tracked, "the pairwise trackers of walks, where the task tracks the "
                                 "topology and mechanism (not the ring for fraction and "
                                 "one-bit); never with --no-tracking"),
