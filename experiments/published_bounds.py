@@ -1,12 +1,12 @@
 """The published bounds beside the exact loss, by hop distance (docs/published-bounds.md).
 
 Each case runs ``netdp simulate`` (the sum, Gaussian noise, seed 1) with ``--accountant
-exact --accountant kov`` (kov: netdp's default accountant), keeps every pair's exact loss,
-and evaluates the two published bounds (:mod:`netdp.bounds.published`) on every pair at
-the δ of that pair's exact figure (``min(2 k_v δ, 1)`` for an observer with ``k_v`` views,
-as :mod:`netdp.tracking.exact` reports it), so that each comparison is at one δ. Per hop
-distance: the pairs, the mean of exact, ICML 2024, PN-f-DP and kov, and how many pairs
-each bound puts below their exact loss.
+exact --accountant rdp`` (rdp: netdp's default accountant of a Gaussian sum walk on a
+graph), keeps every pair's exact loss, and evaluates the two published bounds
+(:mod:`netdp.bounds.published`) on every pair at the one target δ that every pairwise
+figure is reported at (``exact.pair_delta``, :func:`netdp.bounds.by_distance.target_delta`),
+so that each comparison is at one δ. Per hop distance: the pairs, the mean of exact,
+ICML 2024, PN-f-DP and rdp, and how many pairs each bound puts below their exact loss.
 
     python experiments/published_bounds.py            # every case, the docs' table
     python experiments/published_bounds.py cycle-4-40 # one case
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from netdp.bounds.by_distance import target_delta
 from netdp.bounds.published import icml_epsilon, pnfdp_epsilon
 from netdp.graphs.topologies import hop_distances
 from netdp.run.api import run
@@ -26,7 +27,7 @@ from netdp.tasks import make_config, task_of
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking.graph_observers import transition
 
-DEFAULT = "kov"  # netdp's default accountant of the sum's walk trackers
+DEFAULT = "rdp"  # netdp's default accountant of a Gaussian sum walk on a graph
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,8 @@ def compare(case: Case) -> list[dict]:
     default = {e.accountant: e for e in report.privacy.empirical}[DEFAULT]
     n = setup.topology.n
     observers = np.arange(n)
-    k = _views(traces[0], observers)
-    # an observer never visited has no view (exact loss 0): its bounds at the run's δ
-    deltas = np.where(k > 0, np.minimum(2.0 * k * setup.config.delta, 1.0),
-                      setup.config.delta)
+    # every pair's exact loss is at the one target δ (exact.pair_delta): the bounds too
+    deltas = np.full(n, target_delta(setup.config))
     P = transition(setup)
     z = setup.mechanism.sigma / setup.mechanism.sensitivity
     icml = np.full((n, n), np.nan)
@@ -101,7 +100,7 @@ def compare(case: Case) -> list[dict]:
 def markdown(rows: list[dict]) -> str:
     """The docs' table."""
     lines = ["| case | distance | pairs | exact (mean) | exact (max) | ICML 2024 (mean) | "
-             "PN-f-DP (mean) | default kov (mean) | ICML below exact | PN-f-DP below exact |",
+             "PN-f-DP (mean) | default rdp (mean) | ICML below exact | PN-f-DP below exact |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['case']} | {r['distance']} | {r['pairs']} | {r['exact']:.4g} | "
