@@ -484,12 +484,18 @@ def footprint(task: Task[Any], config: SimulationConfig, nodes: int,
     return own(config, nodes, steps)
 
 
-def default_accountants_for(task: Task, kind: str, mechanism: str | None) -> tuple[str, ...]:
+def default_accountants_for(task: Task, kind: str, mechanism: str | None,
+                            convention: str = "sound") -> tuple[str, ...]:
     """The accountant a run of ``task`` on a topology of this ``kind`` with this
     ``mechanism`` uses when none is given: the registry's preferred one
     (:func:`netdp.accounting.registry.preferred`) among those the tracker that covers it
-    composes with; the task's :attr:`Task.default_accountants` where none covers it."""
+    composes with (under ``--convention reference``, the published method's: an entry
+    with ``marks_reference``); the task's :attr:`Task.default_accountants` where none
+    covers it."""
     chosen = next((t for t in task.tracking if t.covers(kind, mechanism)), None)
     noise = "pure" if mechanism == "laplace" else "gaussian"
-    best = registry.preferred(chosen.composes(task.key), noise) if chosen else ()
+    names = chosen.composes(task.key) if chosen else ()
+    if convention == "reference":
+        names = tuple(a for a in names if registry.entry(a).marks_reference) or names
+    best = registry.preferred(names, noise)
     return best[:1] or task.default_accountants

@@ -356,7 +356,8 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
         users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
                                seeding.generator(config.seed or 0, "bounding"))
         resolved, steps = resolve(config, topo, self.steps_per_node,
-                                  default_accountants_for(self, topo.kind, section.mechanism))
+                                  default_accountants_for(self, topo.kind, section.mechanism,
+                                                          config.convention))
         return UserLevelSetup(resolved, topo, steps, users.sums(),
                               self.noise(config, section.bound), users=users)
 
