@@ -11,7 +11,8 @@ the figure is a lower bound of the exact ε. A sound figure must not be below it
 
 The same check catches each of the review's findings when put back (the reference
 convention: ``m`` draws per cycle, presence counted once, the rate ``1 - (1 - 1/n)^m``).
-The default suite runs :data:`CASES` random cases; ``-m slow`` runs 10 000.
+The default suite runs :data:`CASES` random cases at ``2 k δ`` and as many at the one
+target δ (spec Correction 7); ``-m slow`` runs 10 000 at the target.
 """
 
 from __future__ import annotations
@@ -166,13 +167,6 @@ def test_sound_accountants_are_never_below_the_exact_loss(block):
     assert not bad, "\n".join(bad[:20])
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("block", range(50))
-def test_sound_accountants_are_never_below_the_exact_loss_10000(block):
-    bad = [v for seed in range(10_000 + block, 20_000, 50) for v in case(seed)]
-    assert not bad, "\n".join(bad[:20])
-
-
 @pytest.mark.parametrize("block", range(4))
 def test_sound_accountants_are_never_below_the_exact_loss_at_the_target(block):
     bad = [v for seed in range(100_000 + block, 100_000 + CASES, 4)
@@ -183,7 +177,9 @@ def test_sound_accountants_are_never_below_the_exact_loss_at_the_target(block):
 @pytest.mark.slow
 @pytest.mark.parametrize("block", range(50))
 def test_sound_accountants_are_never_below_the_exact_loss_at_the_target_10000(block):
-    bad = [v for seed in range(200_000 + block, 210_000, 50) for v in case(seed, at_target=True)]
+    """10 000 cases at the one target δ, what every sound run reports (the ``2 k δ`` of
+    the library's ``target=None`` keeps its 120 default cases above)."""
+    bad = [v for seed in range(10_000 + block, 20_000, 50) for v in case(seed, at_target=True)]
     assert not bad, "\n".join(bad[:20])
 
 
