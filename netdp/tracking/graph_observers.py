@@ -81,7 +81,10 @@ def walk_stays(setup: Setup) -> bool:
     topo = setup.topology
     if getattr(topo, "time_varying", False):
         walk = setup.config.walk
-        return any(chain_stays(snap.transition(walk)) for snap in topo.snapshots)
+        snapshots = getattr(topo, "snapshots", None)  # a TimeVaryingTopology's
+        if snapshots is None:  # nothing to read: the token may stay (the sound side)
+            return True
+        return any(chain_stays(snap.transition(walk)) for snap in snapshots)
     if topo.walk_kind.uniform:
         return bool(topo.self_moves)
     if topo.walk_kind.public_schedule:
