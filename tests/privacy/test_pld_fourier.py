@@ -105,6 +105,7 @@ def test_the_review_traces():
         assert got["pld"] >= got["exact"]
 
 
+@pytest.mark.slow  # about a minute each on 2 cores (the exact accountant beside it)
 @pytest.mark.parametrize(("self_moves", "seed"), [(True, 1), (False, 2)])
 def test_pld_is_above_exact_and_close_on_a_walk(self_moves, seed):
     rng = np.random.default_rng(seed)
