@@ -122,7 +122,7 @@ def test_sigkill_mid_sweep_then_rerun_gives_exactly_one_row_per_run(tmp_path):
     keys = [(r["config_hash"], r["seed"]) for r in lines]
     assert len(keys) == len(set(keys)) == spec.n_runs  # none lost, none duplicated
     assert set(keys) == {r.key for r in spec.runs}
-    assert all(r["status"] == "ok" and r["kov_mean"] > 0 for r in lines)
+    assert all(r["status"] == "ok" and r["rdp_mean"] > 0 for r in lines)
     assert len({len(r) for r in lines}) == 1  # none torn: every row has every column
 
 
