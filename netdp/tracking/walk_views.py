@@ -244,12 +244,7 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
     kov = registry.entry(accountant).kernel_mode == "KOV"
     feats = np.zeros((keep.size, 3 if kov else orders.size))
     for e in range(k):
-        kind, length = int(views.kind[e]), int(views.length[e])
-        s = noise.z * math.sqrt(ce.draws(kind, length))
-        size = ce.interior(kind, length)
-        cu = np.zeros(keep.size, np.int64)
-        for u in {int(views.a[e]), int(views.b[e])} - {-1}:
-            cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+        s, size, cu = _view_setting(views, e, keep, noise)
         if kov:
             eps = law_bound.kov_loss(logB[e], logrho, logmu[e], cu, size, s, noise,
                                      delta)
@@ -340,12 +335,7 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
     tmp = np.empty((keep.size, nf))
     span = np.arange(laws.shape[2])
     for e in range(k):
-        kind, length = int(views.kind[e]), int(views.length[e])
-        s = noise.z * math.sqrt(ce.draws(kind, length))
-        size = ce.interior(kind, length)
-        cu = np.zeros(keep.size, np.int64)
-        for u in {int(views.a[e]), int(views.b[e])} - {-1}:
-            cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+        s, size, cu = _view_setting(views, e, keep, noise)
         with np.errstate(divide="ignore"):
             logp = np.log(np.clip(laws[e, keep], 0.0, None))
             ltail = np.log(np.clip(tails[e, keep], 0.0, None))
@@ -369,6 +359,17 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
     if accountant == "kov":
         return np.array([kov_epsilon(f, k, delta) for f in feats])
     return np.array([rdp_epsilon(f, dt, orders) for f in feats])
+
+
+def _view_setting(views: Views, e: int, keep: np.ndarray,
+                  noise: ce.Noise) -> tuple[float, int, np.ndarray]:
+    """View ``e``'s noise std, its interior positions and each kept node's attributable
+    count there."""
+    kind, length = int(views.kind[e]), int(views.length[e])
+    cu = np.zeros(keep.size, np.int64)
+    for u in {int(views.a[e]), int(views.b[e])} - {-1}:
+        cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+    return noise.z * math.sqrt(ce.draws(kind, length)), ce.interior(kind, length), cu
 
 
 def _orders() -> np.ndarray:
