@@ -262,6 +262,42 @@ def kov_entry(logp: np.ndarray, tail: float, c: int, size: int, s: float, noise:
 
 
 @nb.njit(cache=True)
+def _subsampled_base(q, orders):
+    """``base[a, j] = log C(α, j) + j log q + (α - j) log(1 - q)`` for each order ``α``
+    and ``j = 0..α``, as :func:`~netdp.accounting._compiled.rdp_gaussian_entry` forms
+    them: the part of its terms that does not depend on the sensitivity."""
+    top = 0
+    for a in range(orders.size):
+        top = max(top, int(orders[a]))
+    base = np.full((orders.size, top + 1), -np.inf)
+    lq, l1q = math.log(q), math.log1p(-q)
+    for a in range(orders.size):
+        alpha = int(orders[a])
+        log_binom = 0.0
+        for j in range(alpha + 1):
+            if j > 0:
+                log_binom += math.log(alpha - j + 1) - math.log(j)
+            base[a, j] = log_binom + j * lq + (alpha - j) * l1q
+    return base
+
+
+@nb.njit(cache=True)
+def _subsampled_log_sum(base, scale, orders, out):
+    """``out[a] = log Σ_j e^{base[a, j] + j (j - 1) scale}``: ``(α - 1)`` times the RDP of
+    the Poisson-subsampled Gaussian at order ``α`` with ``scale = sens² / (2 s²)`` (the
+    largest term factored out: one exponential a term)."""
+    for a in range(orders.size):
+        alpha = int(orders[a])
+        top = -np.inf
+        for j in range(alpha + 1):
+            top = max(top, base[a, j] + j * (j - 1) * scale)
+        acc = 0.0
+        for j in range(alpha + 1):
+            acc += math.exp(base[a, j] + j * (j - 1) * scale - top)
+        out[a] = top + math.log(acc)
+
+
+@nb.njit(cache=True)
 def rdp_entry(logp, tail, c, size, s, orders, out):
     """Rényi entry of a cycle (the label bound, see the module docstring) into ``out``."""
     nf = orders.size
@@ -279,6 +315,8 @@ def rdp_entry(logp, tail, c, size, s, orders, out):
         q = min(math.exp(lq), 1.0)
         for a in range(nf):
             out[a] = -np.inf
+        # the label-free part of each order's binomial terms (see _subsampled_log_sum)
+        base = _subsampled_base(q, orders) if q < 1.0 else np.empty((0, 0))
         for i in range(1, logp.size + 1):
             if i < logp.size:
                 lw, sens = logp[i] - lq, float(i)
@@ -294,9 +332,14 @@ def rdp_entry(logp, tail, c, size, s, orders, out):
                     break
             if negligible:
                 continue
-            compiled.rdp_gaussian_entry(q, sens, s, orders, tmp)
+            if q >= 1.0:
+                compiled.rdp_gaussian_entry(q, sens, s, orders, tmp)
+                for a in range(nf):
+                    tmp[a] *= orders[a] - 1.0
+            else:
+                _subsampled_log_sum(base, sens * sens / (2.0 * s * s), orders, tmp)
             for a in range(nf):
-                out[a] = compiled._log_add(out[a], lw + (orders[a] - 1.0) * tmp[a])
+                out[a] = compiled._log_add(out[a], lw + tmp[a])
     else:
         for a in range(nf):
             out[a] = -np.inf

@@ -113,7 +113,10 @@ def test_checks_raise_false_alarms_at_their_stated_rate_and_can_fail():
 
 
 def run_attack(**params):
-    base = {"nodes": 50, "steps": 2000, "seed": 4, "runs": 12, "malicious": "random:4"}
+    """A run under attack; the gains and checks read no privacy figure, so no accountant
+    runs unless asked (``accountants``)."""
+    base = {"nodes": 50, "steps": 2000, "seed": 4, "runs": 12, "malicious": "random:4",
+            "accountants": ()}
     return simulate({**base, **params}, progress=False)
 
 
@@ -196,7 +199,7 @@ def test_what_honest_holders_detect():
 def test_attack_report_in_json_and_sweep_rows(tmp_path):
     from netdp.run.sweep.table import flatten
 
-    report = run_attack(attack="beyond:5", runs=2)
+    report = run_attack(attack="beyond:5", runs=2, accountants=("kov",))
     data = json.loads(json.dumps(report.to_json()))
     assert data["attack"]["gain"]["theory"] == pytest.approx(data["attack"]["gain"]
                                                              ["empirical"])

@@ -123,3 +123,18 @@ def test_walk_tracker_composes_the_entry_events_like_the_accountants(accountant)
                 mu = GdpAccountant().mu(Composed(tuple(exact)))
                 floor = GdpAccountant().epsilon(Composed(tuple(exact)), min(2 * k * delta, 1))
                 assert mu > 0 and matrix[u, v] >= floor - 1e-3, (u, v)
+
+
+@pytest.mark.parametrize("q,sens,noise", [(0.01, 1.0, 0.9), (0.3, 3.0, 5.0), (0.999, 1.0, 0.5),
+                                           (0.5, 40.0, 2.0), (1e-6, 7.0, 1.0)])
+def test_the_label_sum_is_the_subsampled_gaussians_curve(q, sens, noise):
+    """The label bound's fast sum (one exponential a term, the sensitivity-free part
+    formed once per node) is ``(α - 1)`` times the subsampled Gaussian's RDP."""
+    from netdp.tracking.cycle_entries import _subsampled_base, _subsampled_log_sum
+
+    want = np.empty(RDP_ORDERS.size)
+    _compiled.rdp_gaussian_entry(q, sens, noise, RDP_ORDERS, want)
+    got = np.empty(RDP_ORDERS.size)
+    _subsampled_log_sum(_subsampled_base(q, RDP_ORDERS), sens * sens / (2 * noise * noise),
+                        RDP_ORDERS, got)
+    np.testing.assert_allclose(got, (RDP_ORDERS - 1) * want, rtol=1e-12)
