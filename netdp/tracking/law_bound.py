@@ -55,7 +55,6 @@ DENSE_LIMIT = 4096  # free nodes up to which the Green function is inverted dens
 TERMS = 64  # counts summed term by term past where the survival bound leaves 1
 HORIZON = 128  # steps of the bridges' rows and columns kept for the mean number of visits
 PERRON_ITERATIONS = 20_000  # power iterations at most for the Perron vectors
-DENSE_PERRON = 512  # free nodes up to which the Perron vectors come from a dense eigensolve
 
 
 class Unbounded(Exception):
@@ -250,34 +249,11 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
 
 def _perron(Q: Any, free: np.ndarray, left: bool) -> tuple[np.ndarray, float]:
     """A positive vector ``w`` on the free nodes and ``ρ̄`` with ``w Q <= ρ̄ w`` (left) or
-    ``Q w <= ρ̄ w`` (right): the Perron vector (a dense eigensolve up to
-    :data:`DENSE_PERRON` free nodes, else power iteration of ``(Q + I) / 2``), floored to
-    stay positive; ``ρ̄`` is the largest ratio, so the inequality holds whatever ``w``
-    is."""
+    ``Q w <= ρ̄ w`` (right): the Perron vector by power iteration of ``(Q + I) / 2``
+    (aperiodic), floored to stay positive; ``ρ̄`` is the largest ratio, so the inequality
+    holds whatever the iteration reached."""
     M = (Q.T if left else Q).tocsr()[free][:, free]
-    if free.size <= DENSE_PERRON:
-        w = _dense_perron(M.toarray())
-    else:
-        w = _power_perron(M)
-    out = np.zeros(Q.shape[0])
-    out[free] = w
-    return out, float(((M @ w) / w).max())
-
-
-def _dense_perron(M: np.ndarray) -> np.ndarray:
-    """The eigenvector of the eigenvalue of largest real part (the Perron root of a
-    nonnegative ``M``), in absolute value, floored to stay positive (any positive vector
-    is sound in :func:`_perron`; this one makes its ratio tight)."""
-    values, vectors = np.linalg.eig(M)
-    w = np.abs(vectors[:, int(np.argmax(values.real))].real)
-    top = w.max()
-    return np.maximum(w / top, 1e-12) if top > 0 and np.all(np.isfinite(w)) else \
-        np.ones(M.shape[0])
-
-
-def _power_perron(M: Any) -> np.ndarray:
-    """The Perron vector by power iteration of ``(M + I) / 2`` (aperiodic), floored."""
-    w = np.full(M.shape[0], 1.0 / M.shape[0])
+    w = np.full(free.size, 1.0 / free.size)
     for _ in range(PERRON_ITERATIONS // 16):
         for _ in range(16):
             w = 0.5 * (M @ w + w)
@@ -286,7 +262,9 @@ def _power_perron(M: Any) -> np.ndarray:
         ratio = (M @ w) / w
         if ratio.max() - ratio.min() <= 1e-9 * ratio.max():
             break
-    return w
+    out = np.zeros(Q.shape[0])
+    out[free] = w
+    return out, float(((M @ w) / w).max())
 
 
 def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
