@@ -160,12 +160,13 @@ def test_a_run_a_worker_cannot_hold_is_refused_up_front(capsys, monkeypatch, tmp
 def test_pairs_this_process_cannot_assemble_are_refused_with_the_sources_that_fit(
         capsys, monkeypatch):
     monkeypatch.setenv("NETDP_MEMORY_LIMIT", "2G")
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")  # the run's footprint counts its threads
     code, stdout, err = _cli(["simulate", "--topology", "hypercube", "--nodes", "8192",
                               "--steps", "819200", "--workers", "2"], capsys)
     assert code == 2 and stdout == "" and len(err.strip().splitlines()) == 1, err
     assert ("--workers: the pairs of 8,192 observers x 8,192 nodes would hold about 7 GiB "
             "here once assembled") in err
-    assert "--sources 2,307 would fit" in err  # (2 GiB - the run's 29 MiB) / (112 B x 8192)
+    assert "--sources 2,275 would fit" in err  # (2 GiB - the run's 57 MiB) / (112 B x 8192)
 
 
 _PEAK = ("import resource, sys, tempfile; from netdp.run.cli import main; n = sys.argv[1]; "

@@ -24,6 +24,7 @@ and never branches on the task.
 from __future__ import annotations
 
 import math
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -354,15 +355,51 @@ def output_noise(task: Task[Any], setup: Setup, trace: Trace | None,
     return task.output_noise(setup, trace, outcome) if isinstance(task, NoisyOutput) else None
 
 
+#: Bytes of a walk's run (issue 43: the command's peak above a run of 10 nodes, measured by
+#: ``experiments/bench_command.py`` and ``tests/test_resources.py``; docs/performance.md,
+#: "Limits"). Per hop: the trace (int32 holders and the sum's float a hop) and, tracked,
+#: for each run and accountant its corrected pairs (about two a hop, 8 bytes each) kept
+#: to the report, and one more such table a run (the one being capped, then the summary's
+#: sorted copy). Per node: the tables' own arrays, and per node and numba thread the
+#: per-observer pass's accumulators (8 bytes a feature: kov 3, rdp 18, the others
+#: assumed 18). Once: what the allocator keeps of the freed arrays below its mmap
+#: threshold (32 MiB each at most).
+TRACE_HOP_BYTES, TABLE_HOP_BYTES = 12.0, 18.0
+TABLE_NODE_BYTES, FEATURE_BYTES = 96.0, 8.0
+FEATURES = {"kov": 3}
+RDP_FEATURES = 18
+ALLOCATOR_SLACK = 16.0 * 2**20
+
+
+def tracker_threads() -> int:
+    """Threads the compiled trackers run on, without importing numba: ``NUMBA_NUM_THREADS``,
+    else the CPUs this process may use (numba's own default)."""
+    given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def walk_footprint(config: SimulationConfig, nodes: int,
                    steps: int) -> dict[str, tuple[float, str]]:
-    """Bytes a walk's run holds at its peak: the trace and the pairwise tables."""
+    """Bytes a walk's run holds at its peak (constants above): the trace, the pairwise
+    tables of one run, and those the other runs keep to the report."""
     tokens = config.tokens
     drive = "tokens" if tokens > steps else ("rounds" if kind_of(config.topology)
                                              .public_schedule else "steps")
-    out = {"the walk's trace": (12.0 * tokens * steps, drive)}
+    hops = float(tokens) * steps
+    out = {"the walk's trace": (TRACE_HOP_BYTES * hops, drive)}
     if config.accountants != ():
-        out["the pairwise tables"] = (24.0 * tokens * steps + 64.0 * nodes, drive)
+        names = config.accountants or ("rdp",)  # None: the task's default, rdp at most
+        tables = TABLE_HOP_BYTES * (len(names) + 1) * hops
+        features = max(FEATURES.get(name, RDP_FEATURES) for name in names)
+        per_node = TABLE_NODE_BYTES + tracker_threads() * (FEATURE_BYTES * features + 1)
+        out["the pairwise tables"] = (tables + per_node * nodes + ALLOCATOR_SLACK, drive)
+        if config.runs > 1:
+            out["the tables the runs keep"] = ((config.runs - 1) * tables, "runs")
     return out
 
 

@@ -144,9 +144,9 @@ def cap_to_view(losses: PairLosses, trace: Trace, eps0: float, delta: float,
         raise ValueError("cap_to_view caps walk tables (a ring's path is public: no cap)")
     caps = view_caps(trace, eps0, delta, coalition, stays, target, noise_multiplier)
     cap = caps[np.where(losses.observers >= 0, losses.observers, 0)]
-    return dataclasses.replace(losses, base=np.minimum(losses.base, cap),
-                               values=np.minimum(losses.values,
-                                                 np.repeat(cap, losses.counts)))
+    values = np.repeat(cap, losses.counts)  # the corrected pairs' caps, then their losses:
+    np.minimum(losses.values, values, out=values)  # one array of them beside the table's
+    return dataclasses.replace(losses, base=np.minimum(losses.base, cap), values=values)
 
 
 def chain_stays(P: Any) -> bool:
