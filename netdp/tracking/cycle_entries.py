@@ -298,6 +298,34 @@ def _subsampled_log_sum(base, scale, orders, out):
 
 
 @nb.njit(cache=True)
+def _subsampled_rdp_high(q, noise, orders, out):
+    """:func:`~netdp.accounting._compiled.rdp_gaussian_entry` (sensitivity 1, ``q < 1``)
+    at high orders: the binomials from a table of ``log j!`` and one exponential a term
+    (the largest factored out), instead of two logarithms and a log-add a term."""
+    top_order = 0
+    for a in range(orders.size):
+        top_order = max(top_order, int(orders[a]))
+    lf = np.empty(top_order + 1)
+    for j in range(top_order + 1):
+        lf[j] = math.lgamma(j + 1.0)
+    lq, l1q = math.log(q), math.log1p(-q)
+    half = 1.0 / (2.0 * noise * noise)
+    terms = np.empty(top_order + 1)
+    for a in range(orders.size):
+        alpha = int(orders[a])
+        top = -np.inf
+        for j in range(alpha + 1):
+            t = lf[alpha] - lf[j] - lf[alpha - j] + j * lq + (alpha - j) * l1q \
+                + j * (j - 1) * half
+            terms[j] = t
+            top = max(top, t)
+        acc = 0.0
+        for j in range(alpha + 1):
+            acc += math.exp(terms[j] - top)
+        out[a] = (top + math.log(acc)) / (alpha - 1)
+
+
+@nb.njit(cache=True)
 def rdp_entry(logp, tail, c, size, s, orders, out):
     """Rényi entry of a cycle (the label bound, see the module docstring) into ``out``."""
     nf = orders.size
@@ -390,12 +418,23 @@ def rdp_per_visit(p, c, size, s, orders, out):
         for a in range(nf):
             out[a] = orders[a] * c * c / (2.0 * beta * s * s)
     if size > 0 and beta < 1.0:
-        compiled.rdp_gaussian_entry(p, 1.0, s * math.sqrt((1.0 - beta) / size), orders, tmp)
+        std = s * math.sqrt((1.0 - beta) / size)
+        low = 0
+        while low < nf and orders[low] <= LABEL_ORDER_MAX:
+            low += 1
+        compiled.rdp_gaussian_entry(p, 1.0, std, orders[:low], tmp[:low])
+        if low < nf:
+            _subsampled_rdp_high(p, std, orders[low:], tmp[low:])
         for a in range(nf):
             out[a] += size * tmp[a]
 
 
 KOV, RDP = 0, 1
+#: The label bound's highest order where a per-visit bound exists (iid holders): its cost
+#: is a sum of ``α + 1`` terms per count of the law, which the orders above (the complete
+#: graph's, :data:`~netdp.tracking.loss_table.WALK_RDP_ORDERS`) would multiply by 30;
+#: there the per-visit bound alone is the entry (a minimum of two bounds, or one of them).
+LABEL_ORDER_MAX = 256.0
 GROWTH_ORDER = 8.0  # Rényi terms beyond this order may be cut loose (per-visit covers them)
 
 
@@ -428,7 +467,10 @@ def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: fl
     if mode == KOV:
         compiled.kov_terms(kov_entry(logp, tail, c, size, s, noise, delta, memo), out)
         return
-    rdp_entry(logp, tail, c, size, s, orders, out)
+    # iid holders: the label bound up to LABEL_ORDER_MAX, the per-visit one at every order
+    low = orders.size if p is None else int(np.searchsorted(orders, LABEL_ORDER_MAX, "right"))
+    rdp_entry(logp, tail, c, size, s, orders[:low], out[:low])
+    out[low:] = np.inf
     if p is None:  # no per-visit bound: the law kept further too, whichever is less
         deep = rdp_growth(c, size, s, float(orders.max()))
         if deep > grow:
