@@ -166,7 +166,7 @@ def test_pairs_this_process_cannot_assemble_are_refused_with_the_sources_that_fi
     assert code == 2 and stdout == "" and len(err.strip().splitlines()) == 1, err
     assert ("--workers: the pairs of 8,192 observers x 8,192 nodes would hold about 7 GiB "
             "here once assembled") in err
-    assert "--sources 2,275 would fit" in err  # (2 GiB - the run's 57 MiB) / (112 B x 8192)
+    assert "--sources 2,278 would fit" in err  # (2 GiB - the run's 54 MiB) / (112 B x 8192)
 
 
 _PEAK = ("import resource, sys, tempfile; from netdp.run.cli import main; n = sys.argv[1]; "

@@ -47,6 +47,7 @@ import numpy as np
 
 from netdp.accounting import _compiled as compiled
 from netdp.accounting._compiled import _gauss_eps_nb, gdp_epsilon  # noqa: F401 (re-exported)
+from netdp.tracking._kernels import subsampled
 
 EXACT_M = 32
 BIN_RATIO = 2 ** (1 / 32)
@@ -262,70 +263,6 @@ def kov_entry(logp: np.ndarray, tail: float, c: int, size: int, s: float, noise:
 
 
 @nb.njit(cache=True)
-def _subsampled_base(q, orders):
-    """``base[a, j] = log C(α, j) + j log q + (α - j) log(1 - q)`` for each order ``α``
-    and ``j = 0..α``, as :func:`~netdp.accounting._compiled.rdp_gaussian_entry` forms
-    them: the part of its terms that does not depend on the sensitivity."""
-    top = 0
-    for a in range(orders.size):
-        top = max(top, int(orders[a]))
-    base = np.full((orders.size, top + 1), -np.inf)
-    lq, l1q = math.log(q), math.log1p(-q)
-    for a in range(orders.size):
-        alpha = int(orders[a])
-        log_binom = 0.0
-        for j in range(alpha + 1):
-            if j > 0:
-                log_binom += math.log(alpha - j + 1) - math.log(j)
-            base[a, j] = log_binom + j * lq + (alpha - j) * l1q
-    return base
-
-
-@nb.njit(cache=True)
-def _subsampled_log_sum(base, scale, orders, out):
-    """``out[a] = log Σ_j e^{base[a, j] + j (j - 1) scale}``: ``(α - 1)`` times the RDP of
-    the Poisson-subsampled Gaussian at order ``α`` with ``scale = sens² / (2 s²)`` (the
-    largest term factored out: one exponential a term)."""
-    for a in range(orders.size):
-        alpha = int(orders[a])
-        top = -np.inf
-        for j in range(alpha + 1):
-            top = max(top, base[a, j] + j * (j - 1) * scale)
-        acc = 0.0
-        for j in range(alpha + 1):
-            acc += math.exp(base[a, j] + j * (j - 1) * scale - top)
-        out[a] = top + math.log(acc)
-
-
-@nb.njit(cache=True)
-def _subsampled_rdp_high(q, noise, orders, out):
-    """:func:`~netdp.accounting._compiled.rdp_gaussian_entry` (sensitivity 1, ``q < 1``)
-    at high orders: the binomials from a table of ``log j!`` and one exponential a term
-    (the largest factored out), instead of two logarithms and a log-add a term."""
-    top_order = 0
-    for a in range(orders.size):
-        top_order = max(top_order, int(orders[a]))
-    lf = np.empty(top_order + 1)
-    for j in range(top_order + 1):
-        lf[j] = math.lgamma(j + 1.0)
-    lq, l1q = math.log(q), math.log1p(-q)
-    half = 1.0 / (2.0 * noise * noise)
-    terms = np.empty(top_order + 1)
-    for a in range(orders.size):
-        alpha = int(orders[a])
-        top = -np.inf
-        for j in range(alpha + 1):
-            t = lf[alpha] - lf[j] - lf[alpha - j] + j * lq + (alpha - j) * l1q \
-                + j * (j - 1) * half
-            terms[j] = t
-            top = max(top, t)
-        acc = 0.0
-        for j in range(alpha + 1):
-            acc += math.exp(terms[j] - top)
-        out[a] = (top + math.log(acc)) / (alpha - 1)
-
-
-@nb.njit(cache=True)
 def rdp_entry(logp, tail, c, size, s, orders, out):
     """Rényi entry of a cycle (the label bound, see the module docstring) into ``out``."""
     nf = orders.size
@@ -343,8 +280,8 @@ def rdp_entry(logp, tail, c, size, s, orders, out):
         q = min(math.exp(lq), 1.0)
         for a in range(nf):
             out[a] = -np.inf
-        # the label-free part of each order's binomial terms (see _subsampled_log_sum)
-        base = _subsampled_base(q, orders) if q < 1.0 else np.empty((0, 0))
+        # each order's binomial terms without the label (subsampled.subsampled_log_sum)
+        base = subsampled.subsampled_base(q, orders) if q < 1.0 else np.empty((0, 0))
         for i in range(1, logp.size + 1):
             if i < logp.size:
                 lw, sens = logp[i] - lq, float(i)
@@ -365,7 +302,7 @@ def rdp_entry(logp, tail, c, size, s, orders, out):
                 for a in range(nf):
                     tmp[a] *= orders[a] - 1.0
             else:
-                _subsampled_log_sum(base, sens * sens / (2.0 * s * s), orders, tmp)
+                subsampled.subsampled_log_sum(base, sens * sens / (2.0 * s * s), orders, tmp)
             for a in range(nf):
                 out[a] = compiled._log_add(out[a], lw + tmp[a])
     else:
@@ -424,7 +361,7 @@ def rdp_per_visit(p, c, size, s, orders, out):
             low += 1
         compiled.rdp_gaussian_entry(p, 1.0, std, orders[:low], tmp[:low])
         if low < nf:
-            _subsampled_rdp_high(p, std, orders[low:], tmp[low:])
+            subsampled.subsampled_rdp_high(p, std, orders[low:], tmp[low:])
         for a in range(nf):
             out[a] += size * tmp[a]
 

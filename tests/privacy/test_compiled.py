@@ -130,11 +130,27 @@ def test_walk_tracker_composes_the_entry_events_like_the_accountants(accountant)
 def test_the_label_sum_is_the_subsampled_gaussians_curve(q, sens, noise):
     """The label bound's fast sum (one exponential a term, the sensitivity-free part
     formed once per node) is ``(α - 1)`` times the subsampled Gaussian's RDP."""
-    from netdp.tracking.cycle_entries import _subsampled_base, _subsampled_log_sum
+    from netdp.tracking._kernels.subsampled import subsampled_base, subsampled_log_sum
 
     want = np.empty(RDP_ORDERS.size)
     _compiled.rdp_gaussian_entry(q, sens, noise, RDP_ORDERS, want)
     got = np.empty(RDP_ORDERS.size)
-    _subsampled_log_sum(_subsampled_base(q, RDP_ORDERS), sens * sens / (2 * noise * noise),
-                        RDP_ORDERS, got)
+    subsampled_log_sum(subsampled_base(q, RDP_ORDERS), sens * sens / (2 * noise * noise),
+                       RDP_ORDERS, got)
     np.testing.assert_allclose(got, (RDP_ORDERS - 1) * want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("q,noise", [(1e-6, 48.0), (1e-4, 2.0), (0.3, 5.0), (0.9, 40.0)])
+def test_the_high_orders_are_the_subsampled_gaussians_curve(q, noise):
+    """The per-visit bound's high orders (a table of log j!, one exponential a term) are
+    the compiled subsampled Gaussian's, to its own accuracy at orders up to 8192 (both
+    sum terms near 1 to a total near 1 where the curve is tiny: 1e-16 absolute before the
+    division by α - 1)."""
+    from netdp.tracking._kernels.subsampled import subsampled_rdp_high
+    from netdp.tracking.loss_table import WALK_RDP_ORDERS
+
+    high = WALK_RDP_ORDERS[WALK_RDP_ORDERS > 256]
+    want, got = np.empty(high.size), np.empty(high.size)
+    _compiled.rdp_gaussian_entry(q, 1.0, noise, high, want)
+    subsampled_rdp_high(q, noise, high, got)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-16 / (high - 1))
