@@ -108,7 +108,7 @@ PUBLISHED: dict[str, Published] = {p.name: p for p in (
         "time-varying); the paper assumes a doubly stochastic P (uniform stationary law); "
         "an expectation over the walk, not a bound of netdp's view (v also knows each "
         "cycle's length and ends; a node's contributions in one cycle add up)",
-        False, ("karate-34", "hypercube-16-64")),
+        False, ("karate-34", "hypercube-16-64", "hypercube-8-lazy-80")),
     Published(
         "pn-f-dp",
         "Li, Su, Wang, Long & Su, NeurIPS 2025 (arXiv 2510.19934): Theorem 4.1 with "
