@@ -185,7 +185,7 @@ def test_sound_accountants_are_never_below_the_exact_loss_at_the_target_many(blo
     """:data:`SLOW_CASES` cases at the one target δ, what every sound run reports (the
     ``2 k δ`` of the library's ``target=None`` keeps its default cases above):
     ``NETDP_SOUNDNESS_CASES=10000 python -m pytest -m slow -n auto -k target_many`` runs
-    the issue's 10 000 (about 1.5 h of CPU); CI's slow tier runs seeds 10 000 to 11 999."""
+    the issue's 10 000 (about 2 h of CPU); CI's slow tier runs seeds 10 000 to 11 999."""
     blocks = SLOW_CASES // BLOCK
     bad = [v for seed in range(10_000 + block, 10_000 + blocks * BLOCK, blocks)
            for v in case(seed, at_target=True)]
