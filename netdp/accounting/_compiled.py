@@ -75,15 +75,31 @@ def rdp_gaussian_entry(q, sensitivity, noise, orders, out):
 
 
 @nb.njit(cache=True)
-def rdp_epsilon(curve, delta, orders):
-    """ε of an RDP ``curve`` at total ``delta`` (at most 1), minimised over the orders."""
-    best = np.inf
+def rdp_shift(delta, orders):
+    """The curve-free part of :func:`rdp_epsilon` at each order: ``ε(α) = curve[α] +
+    shift[α]`` (formed once where many curves share ``delta``)."""
     ld = math.log(min(delta, 1.0))
+    shift = np.empty(orders.size)
     for a in range(orders.size):
         alpha = orders[a]
-        eps = curve[a] + math.log1p(-1.0 / alpha) - (ld + math.log(alpha)) / (alpha - 1.0)
-        best = min(best, eps)
+        shift[a] = math.log1p(-1.0 / alpha) - (ld + math.log(alpha)) / (alpha - 1.0)
+    return shift
+
+
+@nb.njit(cache=True)
+def rdp_shifted_epsilon(curve, shift):
+    """:func:`rdp_epsilon` from its :func:`rdp_shift`: the least ``curve + shift``, at
+    least 0."""
+    best = np.inf
+    for a in range(curve.size):
+        best = min(best, curve[a] + shift[a])
     return max(best, 0.0)
+
+
+@nb.njit(cache=True)
+def rdp_epsilon(curve, delta, orders):
+    """ε of an RDP ``curve`` at total ``delta`` (at most 1), minimised over the orders."""
+    return rdp_shifted_epsilon(curve, rdp_shift(delta, orders))
 
 
 @nb.njit(cache=True)

@@ -52,26 +52,8 @@ def subsampled_log_sum(base, scale, orders, out):
 @nb.njit(cache=True)
 def subsampled_rdp_high(q, noise, orders, out):
     """:func:`~netdp.accounting._compiled.rdp_gaussian_entry` (sensitivity 1, ``q < 1``)
-    at high orders: the binomials from a table of ``log j!`` and one exponential a term
-    (the largest factored out), instead of two logarithms and a log-add a term."""
-    top_order = 0
+    at high orders: :func:`subsampled_log_sum` (one exponential a term, not a
+    log-add) divided by ``α - 1``."""
+    subsampled_log_sum(subsampled_base(q, orders), 1.0 / (2.0 * noise * noise), orders, out)
     for a in range(orders.size):
-        top_order = max(top_order, int(orders[a]))
-    lf = np.empty(top_order + 1)
-    for j in range(top_order + 1):
-        lf[j] = math.lgamma(j + 1.0)
-    lq, l1q = math.log(q), math.log1p(-q)
-    half = 1.0 / (2.0 * noise * noise)
-    terms = np.empty(top_order + 1)
-    for a in range(orders.size):
-        alpha = int(orders[a])
-        top = -np.inf
-        for j in range(alpha + 1):
-            t = lf[alpha] - lf[j] - lf[alpha - j] + j * lq + (alpha - j) * l1q \
-                + j * (j - 1) * half
-            terms[j] = t
-            top = max(top, t)
-        acc = 0.0
-        for j in range(alpha + 1):
-            acc += math.exp(terms[j] - top)
-        out[a] = (top + math.log(acc)) / (alpha - 1)
+        out[a] /= orders[a] - 1.0

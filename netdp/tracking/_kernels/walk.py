@@ -131,24 +131,16 @@ def _finish_slots(mode, basef, acc, slot, touched, nt, k, delta, orders, total, 
                   out, keep_ids):
     """:func:`_finish_pairs` with each corrected pair's sums in row ``r`` of ``acc`` (the
     order it was first touched in; ``slot[u] = r``): ``acc`` and ``slot`` are reset."""
-    shift = np.empty(orders.size if mode == RDP else 0)
-    if mode == RDP and k > 0:  # the conversion's per-order part, once for the observer
-        ld = math.log(min(2.0 * k * delta, 1.0))
-        for a in range(orders.size):
-            alpha = orders[a]
-            shift[a] = math.log1p(-1.0 / alpha) - (ld + math.log(alpha)) / (alpha - 1.0)
+    # Rényi's conversion: its per-order part once for the observer (at 2 k δ)
+    shift = compiled.rdp_shift(2.0 * k * delta, orders) if mode == RDP else np.empty(0)
     for r in range(nt):
         u = touched[r]
         for f in range(basef.size):
             total[f] = basef[f] + acc[r, f]
             acc[r, f] = 0.0
         slot[u] = -1
-        if mode == RDP:  # compiled.rdp_epsilon, its per-order part computed above
-            best = np.inf
-            if k > 0:
-                for a in range(orders.size):
-                    best = min(best, total[a] + shift[a])
-            values[out + r] = max(best, 0.0) if k > 0 else 0.0
+        if mode == RDP:  # _rdp_final with the shift above
+            values[out + r] = compiled.rdp_shifted_epsilon(total, shift) if k > 0 else 0.0
         else:
             values[out + r] = _finalize(mode, total, k, delta, orders)
         if keep_ids:
