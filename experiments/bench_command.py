@@ -59,15 +59,15 @@ MIB = 2**20
 #: Runs the command's argv (``sys.argv[1:]``) in this process, then prints one JSON line:
 #: its exit status, the seconds of the imports and of the command, and the process's peak.
 WRAPPER = (
-    "import json, resource, sys, time\n"
+    "import json, sys, time\n"
     "t0 = time.perf_counter()\n"
     "from netdp.run.cli import main\n"
+    "from netdp.run.resources import peak_resident_bytes\n"
     "t1 = time.perf_counter()\n"
     "status = main(sys.argv[1:])\n"
     "t2 = time.perf_counter()\n"
     "print(json.dumps({'status': status, 'import_s': t1 - t0, 'main_s': t2 - t1,\n"
-    "                  'peak_bytes': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss"
-    " * 1024}))\n"
+    "                  'peak_bytes': peak_resident_bytes()}))\n"
 )
 
 

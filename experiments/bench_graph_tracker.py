@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import resource
 import sys
 import time
 
@@ -30,6 +29,7 @@ from netdp.core import seeding
 from netdp.engine.routing import resolve_walk
 from netdp.graphs import topologies as topology
 from netdp.graphs import walk_kind
+from netdp.run.resources import peak_resident_bytes
 from netdp.tracking import graph_walk, loss_summary, taboo
 from netdp.tracking import loss_table as tracker
 
@@ -37,7 +37,7 @@ EPS0, DELTA = 1.0, 1e-6
 
 
 def _maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_resident_bytes() / 2**20
 
 
 def bench(spec: str, observers: int, accountant: str, seed: int, icml_sources: int) -> dict:

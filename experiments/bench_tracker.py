@@ -41,6 +41,7 @@ from netdp import engine, mechanisms
 from netdp.accounting import composition
 from netdp.core import seeding
 from netdp.graphs import topologies as topology
+from netdp.run.resources import peak_resident_bytes
 from netdp.tracking import loss_summary
 from netdp.tracking import loss_table as tracker
 
@@ -49,7 +50,7 @@ EPS0, DELTA, T_PER_NODE, SEED = 0.1, 1e-7, 100, 0
 
 def _maxrss_mb() -> float:
     """Peak resident memory of this process so far, in MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_resident_bytes() / 2**20
 
 
 def _walk(n: int, steps: int, seed: int = SEED) -> engine.Trace:

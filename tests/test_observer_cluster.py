@@ -169,11 +169,12 @@ def test_pairs_this_process_cannot_assemble_are_refused_with_the_sources_that_fi
     assert "--sources 2,278 would fit" in err  # (2 GiB - the run's 54 MiB) / (112 B x 8192)
 
 
-_PEAK = ("import resource, sys, tempfile; from netdp.run.cli import main; n = sys.argv[1]; "
+_PEAK = ("import sys, tempfile; from netdp.run.cli import main; n = sys.argv[1]; "
+         "from netdp.run.resources import peak_resident_bytes; "
          "out = tempfile.mkdtemp() + '/run.json'; "
          "main(['simulate', '--topology', 'hypercube', '--nodes', n, '--steps', "
          "'256', '--seed', '1', '--workers', '2', '--quiet', '--json', '--out', "
-         "out]); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+         "out]); print(peak_resident_bytes())")
 
 
 @pytest.mark.slow

@@ -129,10 +129,28 @@ def test_the_time_estimate_lets_the_defaults_run(monkeypatch):
 
 
 #: One run of the command in a fresh process at n = argv[1]; prints its peak in bytes.
-_PEAK = ("import resource, sys; from netdp.run.cli import main; "
+_PEAK = ("import sys; from netdp.run.cli import main; "
+         "from netdp.run.resources import peak_resident_bytes; "
          "status = main(['simulate', '--nodes', sys.argv[1], '--mechanism', 'gaussian', "
          "'--epsilon', '0.1', '--delta', '1e-7', '--seed', '1', '--quiet']); "
-         "print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+         "print(status, peak_resident_bytes())")
+
+
+def test_a_child_s_peak_is_its_own_not_its_parent_s():
+    """A process started from a large one reports its own peak: ``ru_maxrss`` would report
+    the parent's (vfork, then exec, keeps it), which is how CI measured both sizes of the
+    footprint test at the test worker's peak and a growth of 0."""
+    import numpy as np
+
+    ballast = np.ones(2**28 // 8)  # 256 MiB, touched
+    code = ("from netdp.run.resources import peak_resident_bytes; "
+            "print(peak_resident_bytes())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    child = int(done.stdout.split()[-1])
+    assert 0 < child < ballast.nbytes * 3 // 4, (child, resources.peak_resident_bytes())
+    assert resources.peak_resident_bytes() >= ballast.nbytes
 
 
 def test_the_model_counts_rdp_s_features():

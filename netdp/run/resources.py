@@ -90,6 +90,27 @@ def _own_limit() -> int:
     return int(0.8 * total)
 
 
+def peak_resident_bytes() -> int:
+    """This process's peak resident memory so far, in bytes.
+
+    Linux's ``VmHWM`` of ``/proc/self/status``: the high-water mark of this process's own
+    memory since it started. ``getrusage``'s ``ru_maxrss`` is not that: a child started by
+    ``subprocess`` (vfork, then exec) inherits its parent's peak there, so a small run
+    started from a large process reports the parent's peak (seen in CI, where both sizes of
+    a benchmark then "peaked" at the test worker's memory). Elsewhere ``ru_maxrss``, in
+    bytes (macOS reports bytes, Linux KiB).
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if os.uname().sysname == "Darwin" else peak * 1024
+
+
 def time_limit() -> float:
     """Seconds a run may take: ``NETDP_TIME_LIMIT`` (``inf``: none) or an hour."""
     raw = os.environ.get("NETDP_TIME_LIMIT", "").strip()
