@@ -218,7 +218,7 @@ def _walk_losses(setup: Setup, trace: Trace, accountant: str, coalition: Sequenc
     # them, a node's subsampled entries can pass the LDP loss of the largest count of its
     # contributions the view allows, which bounds the view too (spec Correction 6).
     return cap_to_view(losses, trace, cfg.epsilon, cfg.delta, coalition, walk_stays(setup),
-                       *ldp_setting(setup))
+                       *ldp_setting(setup), in_place=True)
 
 
 def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
@@ -256,7 +256,7 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
         table = graph_walk_losses(trace, transition(setup), cfg.epsilon, cfg.delta, z,
                                   accountant, coalition, observers)
     return cap_to_view(table, trace, cfg.epsilon, cfg.delta, coalition, walk_stays(setup),
-                       *ldp_setting(setup))
+                       *ldp_setting(setup), in_place=True)
 
 
 def icml_theory(setup: Setup) -> dict[str, float]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from netdp.data.values import population_variance
 from netdp.engine.routing import CHUNK
-from netdp.engine.trace import Trace
+from netdp.engine.trace import Trace, holder_counts
 from netdp.graphs.topologies import Topology
 from netdp.mechanisms.base import AdditiveNoise, Mechanism
 
@@ -77,7 +77,7 @@ def ring_sum(trace: Trace, values: np.ndarray, mechanism: AdditiveNoise,
     """
     n, steps = trace.n, trace.steps
     draws = int(ring_noise_mask(n, steps, every_hop).sum())
-    data = _weighted_sum(np.bincount(trace.holders[0], minlength=n), values)
+    data = _weighted_sum(holder_counts(trace.holders[0], n), values)
     token = float(data + _noise_sum(mechanism, rng, draws))
     scale = steps  # K n contributions
     return SumOutcome(token / scale, float(values.mean()),
@@ -93,7 +93,7 @@ def walk_sum(trace: Trace, values: np.ndarray, mechanism: AdditiveNoise,
     tokens, steps = trace.tokens, trace.steps
     sums = np.empty(tokens)
     for k in range(tokens):
-        data = _weighted_sum(np.bincount(trace.holders[k], minlength=trace.n), values)
+        data = _weighted_sum(holder_counts(trace.holders[k], trace.n), values)
         sums[k] = data + _noise_sum(mechanism, rng, steps)
     std = walk_sum_std(topology, walk, values, steps, mechanism.std)
     return SumOutcome(float(sums.mean() / steps), float(values.mean()),
@@ -123,7 +123,7 @@ def randomized_sum(trace: Trace, values: np.ndarray, mechanism: Mechanism,
     per_node = mechanism.variance(scaled)
     std: float | None
     if topology.walk_kind.public_schedule:
-        counts = np.bincount(trace.holders[0], minlength=trace.n)
+        counts = holder_counts(trace.holders[0], trace.n)
         std = math.sqrt(_weighted_sum(counts, per_node)) / steps
     else:
         std = walk_sum_std(topology, walk, scaled, steps, math.sqrt(float(per_node.mean())))

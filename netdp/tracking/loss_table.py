@@ -22,7 +22,7 @@ from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
 from netdp.accounting.target_delta import composition_slack, entry_delta, ldp_epsilon
 from netdp.core.errors import InputError, check
 from netdp.core.simulation_config import CONVENTIONS
-from netdp.engine.trace import Trace
+from netdp.engine.trace import Trace, holder_counts
 from netdp.tracking import complete_law
 from netdp.tracking._kernels import walk as kernels
 
@@ -283,7 +283,7 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
 def most_entries(holders: np.ndarray, n_ids: int, observers: np.ndarray) -> int:
     """A bound on the entries of any observer's pairs: its largest number of visits
     (each entry ends at a visit)."""
-    visits = np.bincount(holders[holders >= 0], minlength=n_ids)
+    visits = holder_counts(holders, n_ids)
     return int(visits[observers].max(initial=0))
 
 

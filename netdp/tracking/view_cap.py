@@ -115,9 +115,13 @@ def largest_counts(trace: Trace, coalition: Sequence[int] | None = None,
         ids[coalition_members(coalition, n)] = 0
     if trace.holders.size == 0:
         return np.zeros(n_ids, np.int64)
+    if stays:  # the runs of an observer are every position it does not hold
+        held = trace.visits()
+        own = held if coalition is None else held[ids >= 0].sum(keepdims=True)
+        return trace.holders.size - own
     holders = np.ascontiguousarray(trace.holders).reshape(-1)
     full, half, repeats = _run_counts(holders, trace.steps, ids, n_ids)
-    return full if stays or repeats else half
+    return full if repeats else half
 
 
 def view_caps(trace: Trace, eps0: float, delta: float,
@@ -134,19 +138,33 @@ def view_caps(trace: Trace, eps0: float, delta: float,
 def cap_to_view(losses: PairLosses, trace: Trace, eps0: float, delta: float,
                 coalition: Sequence[int] | None = None, stays: bool = True,
                 target: float | None = None,
-                noise_multiplier: float | None = None) -> PairLosses:
+                noise_multiplier: float | None = None,
+                in_place: bool = False) -> PairLosses:
     """Every pair's loss capped at its observer's :func:`view_caps`:
     ``min(ε_{u→v}, LDP(K̄(v)))``, both bounds on the loss of ``v``'s view, so the minimum
     is one too. One cap per observer: the base and every corrected pair of it take the
     same, so no pair is singled out and ``nodes`` is not needed. An unamplified pair
-    (``inf``, a law too costly to compute) falls back to the cap."""
+    (``inf``, a law too costly to compute) falls back to the cap. ``in_place``: the
+    corrected pairs are capped in ``losses.values`` itself (a caller that drops the
+    uncapped table: one copy of them at the peak, not two)."""
     if losses.split:
         raise ValueError("cap_to_view caps walk tables (a ring's path is public: no cap)")
     caps = view_caps(trace, eps0, delta, coalition, stays, target, noise_multiplier)
     cap = caps[np.where(losses.observers >= 0, losses.observers, 0)]
-    values = np.repeat(cap, losses.counts)  # the corrected pairs' caps, then their losses:
-    np.minimum(losses.values, values, out=values)  # one array of them beside the table's
-    return dataclasses.replace(losses, base=np.minimum(losses.base, cap), values=values)
+    out = losses.values if in_place else np.empty_like(losses.values)
+    _capped(losses.values, losses.counts, cap, out)
+    return dataclasses.replace(losses, base=np.minimum(losses.base, cap), values=out)
+
+
+@nb.njit(cache=True)
+def _capped(values, counts, cap, out):
+    """``out``: ``values`` (grouped by observer, ``counts[o]`` of observer ``o``) each
+    capped at its observer's ``cap``, without ``np.repeat``'s array of the caps."""
+    i = 0
+    for o in range(counts.size):
+        for _ in range(counts[o]):
+            out[i] = min(values[i], cap[o])
+            i += 1
 
 
 def chain_stays(P: Any) -> bool:

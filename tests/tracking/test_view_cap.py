@@ -145,6 +145,24 @@ def test_no_self_moves_halves_a_run():
     assert largest_counts(Trace(4, np.array([[0, 1, 1, 0]])), stays=False)[0] == 2
 
 
+def test_lost_steps_count_as_positions_across_blocks(monkeypatch):
+    """A fault's lost steps (-1) are positions of a run, under both rules, and the visit
+    counts that the rule with stays reads are the same read in blocks of 3 holders."""
+    from netdp.engine import trace as trace_module
+
+    rng = np.random.default_rng(7)
+    holders = rng.integers(-1, 5, size=(3, 11))
+    trace = Trace(5, holders)
+    truth = np.array([(holders == u).sum() for u in range(5)])
+    monkeypatch.setattr(trace_module, "_VISIT_BLOCK", 3)
+    assert np.array_equal(trace.visits(), truth)
+    for stays in (True, False):
+        got = largest_counts(trace, stays=stays)
+        for v in range(5):
+            assert got[v] == plain_bound(holders, [v], stays), (stays, v)
+        assert largest_counts(trace, [1, 3], stays)[0] == plain_bound(holders, [1, 3], stays)
+
+
 # ----------------------------------------------------------------- the issue's example
 
 EXAMPLE = np.array([[2, 4, 2, 5, 1, 1, 1, 5], [1, 2, 2, 1, 4, 0, 0, 2]])
@@ -282,3 +300,8 @@ def test_the_cap_takes_unamplified_pairs_and_leaves_the_rest():
     capped = cap_to_view(wild, trace, 0.5, 1e-6)
     np.testing.assert_array_equal(capped.values, np.repeat(caps[raw.observers], raw.counts))
     np.testing.assert_array_equal(cap_to_view(raw, trace, 0.5, 1e-6).matrix(), raw.matrix())
+    # in place: the same figures, in the table's own array
+    values = wild.values
+    again = cap_to_view(wild, trace, 0.5, 1e-6, in_place=True)
+    assert again.values is values
+    np.testing.assert_array_equal(again.values, capped.values)
