@@ -359,14 +359,14 @@ def output_noise(task: Task[Any], setup: Setup, trace: Trace | None,
 #: ``experiments/bench_command.py`` and ``tests/test_resources.py``; docs/performance.md,
 #: "Limits"). Per hop: the trace (int32 holders and the sum's float a hop) and, tracked,
 #: for each run and accountant its corrected pairs (about two a hop, 8 bytes each) kept
-#: to the report, and one more such table a run (the one being capped, then the summary's
-#: sorted copy). Per node: the tables' own arrays, and per node and numba thread the
+#: to the report, and one more such table a run (the tracker's pairs before they are
+#: compacted; the cap and the summary copy none since issue 43). Per node: the tables' own arrays, and per node and numba thread the
 #: per-observer pass's slot (sound convention) or accumulators (reference convention:
 #: 8 bytes a feature, kov 3, rdp 18, the others assumed 18). Once: what the allocator
 #: keeps of the freed arrays below its mmap threshold (32 MiB each at most).
 TRACE_HOP_BYTES, TABLE_HOP_BYTES = 12.0, 18.0
 TABLE_NODE_BYTES, FEATURE_BYTES, SLOT_BYTES = 96.0, 8.0, 8.0
-FEATURES = {"kov": 3}
+KOV_FEATURES = 3
 RDP_FEATURES = 18
 ALLOCATOR_SLACK = 16.0 * 2**20
 
@@ -395,7 +395,8 @@ def walk_footprint(config: SimulationConfig, nodes: int,
     if config.accountants != ():
         names = config.accountants or ("rdp",)  # None: the task's default, rdp at most
         tables = TABLE_HOP_BYTES * (len(names) + 1) * hops
-        features = max(FEATURES.get(name, RDP_FEATURES) for name in names)
+        features = max(KOV_FEATURES if registry.entry(name).kernel_mode == "KOV"
+                       else RDP_FEATURES for name in names)
         # a thread of the sound pass holds a slot a node (its pairs' sums in a block of
         # its visits); the reference pass an n x features accumulator and a flag a node
         own = SLOT_BYTES if config.convention != "reference" else FEATURE_BYTES * features + 1

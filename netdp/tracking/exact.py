@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from netdp.accounting import loss_pmf
+from netdp.accounting import loss_pmf, registry
 from netdp.accounting import mixture_pld as mp
 from netdp.accounting import pld_fourier as pf
 from netdp.core.errors import check
@@ -244,7 +244,7 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
     ``base, weight, k, counts, values, nodes`` as the walk kernels give them; each pair
     at the one δ ``target``, else at ``2 k δ`` for an observer of ``k`` views."""
     views_total = sum(x.size for x in lengths)
-    exact = accountant == "exact"
+    exact = registry.entry(accountant).exact
     if exact:
         check(views_total <= EXACT_LIMIT, "accountant",
               f"exact accounts at most {EXACT_LIMIT:,} views over all observers (this run "

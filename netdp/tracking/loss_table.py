@@ -16,6 +16,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from netdp.accounting import registry
 from netdp.accounting._arrays import observer_bar
 from netdp.accounting.composition import kov_het_epsilon, kov_het_terms, opti
 from netdp.accounting.events import ApproxDP, DpEvent, Gaussian, Subsampled
@@ -26,8 +27,9 @@ from netdp.engine.trace import Trace, holder_counts
 from netdp.tracking import complete_law
 from netdp.tracking._kernels import walk as kernels
 
-WALK_ACCOUNTANTS = ("kov", "rdp", "pld")
-SOUND_ACCOUNTANTS = ("kov", "rdp", "pld", "exact")
+#: The accountants of the complete graph's walk trackers, by convention (the registry's).
+WALK_ACCOUNTANTS = registry.names(kind="complete", convention="reference")
+SOUND_ACCOUNTANTS = registry.names(kind="complete", convention="sound")
 # Integer orders (the subsampled Gaussian's RDP is exact there). The largest order bounds
 # how small an rdp loss can get: about (ln(1/δ) - ln α_max) / α_max, ~0.02 at δ = 2e-5, so
 # rdp flattens there for very large n (sound, but loose; kov keeps falling).
@@ -179,7 +181,7 @@ def walk_losses(
     )
     n = trace.n
     holders, n_ids, observers, others = observer_view(trace, coalition)
-    mode = {"kov": kernels.KOV, "rdp": kernels.RDP, "pld": kernels.MU2}[accountant]
+    mode = getattr(kernels, str(registry.entry(accountant).kernel_mode))
     base, weight, k, offsets, counts, values, nodes = kernels.pairwise(
         holders,
         trace.steps,
@@ -198,7 +200,7 @@ def walk_losses(
     used = kernels.compact(values, nodes, offsets, counts, keep_pairs)
     values = values[:used]
     nodes = nodes[:used] if keep_pairs else None
-    if accountant == "pld":
+    if registry.entry(accountant).composes_pld:
         base, values = _pld_losses(
             holders, trace.steps, n_ids, n, observers, k, counts, values, delta,
             noise_multiplier,
@@ -239,8 +241,9 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
 
     check(accountant in SOUND_ACCOUNTANTS, "accountant",
           f"must be one of {', '.join(SOUND_ACCOUNTANTS)} for a walk (got {accountant!r})")
-    check(not laplace or accountant == "kov", "accountant",
-          f"{accountant} accounts Gaussian noise; use kov with Laplace noise")
+    entry = registry.entry(accountant)
+    check(not laplace or not entry.needs_gaussian, "accountant",
+          f"{accountant} accounts Gaussian noise; use {_pure()} with Laplace noise")
     n = trace.n
     holders, n_ids, observers, others = observer_view(trace, coalition)
     if subset is not None and coalition is None:
@@ -249,7 +252,7 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
     watchers = 1 if coalition is None else n - int(others[0])
     law = ce.binomial_law(1.0 / (n - watchers)) if self_moves else _no_self_law(n, watchers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
-    if accountant in ("pld", "exact"):
+    if entry.composes_pld:
         lengths = view_lengths(holders, trace.steps, n_ids, observers)
         from netdp.tracking import exact
 
@@ -257,7 +260,7 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
             holders, trace.steps, n_ids, observers, others, lengths, law, noise, delta,
             accountant, keep_pairs, target)
     else:
-        mode = kernels.KOV if accountant == "kov" else kernels.RDP
+        mode = getattr(kernels, str(entry.kernel_mode))
         watched = np.zeros(n_ids, np.bool_)
         watched[observers] = True
         regular, first = kernels.length_flags(holders, trace.steps, n_ids, watched)
@@ -278,6 +281,11 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
     k_max = int(k.max()) if k.size else 0
     return PairLosses(accountant, n, observers, base, weight, k, values, counts, nodes,
                       2 * k_max * delta if target is None else float(target))
+
+
+def _pure() -> str:
+    """The accountants of ε0-DP (Laplace) noise, for an error line."""
+    return " or ".join(registry.names(noise="pure"))
 
 
 def most_entries(holders: np.ndarray, n_ids: int, observers: np.ndarray) -> int:
@@ -326,7 +334,7 @@ def entry_event(accountant: str, m: int, c: int, n: int, eps0: float, delta: flo
     them with the accountants themselves and compare.
     """
     q = -math.expm1(m * math.log1p(-1.0 / n))
-    if accountant == "kov":
+    if registry.entry(accountant).kernel_mode == "KOV":
         release: DpEvent = ApproxDP(max(c, 1) * eps0 / math.sqrt(m), delta)
     else:
         release = Gaussian(z * math.sqrt(m), float(max(c, 1)))

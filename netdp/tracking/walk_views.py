@@ -91,9 +91,10 @@ def _slack(views: Views, accountant: str, noise: ce.Noise, delta: float) -> np.n
         kind, length = int(views.kind[e]), int(views.length[e])
         size = ce.interior(kind, length)
         s = noise.z * math.sqrt(ce.draws(kind, length))
-        if accountant == "kov":
+        mode = registry.entry(accountant).kernel_mode
+        if mode == "KOV":
             grow = ce.kov_growth(2, size, s, noise, delta)
-        elif accountant == "rdp":
+        elif mode == "RDP":
             grow = ce.rdp_growth(2, size, s)
         else:
             out[e] = 1e-6 * delta
@@ -147,16 +148,19 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     """
     from scipy import sparse
 
-    check(accountant in ("kov", "rdp", "pld", "exact"), "accountant",
-          f"must be one of kov, rdp, pld, exact on a graph (got {accountant!r})")
-    check(not laplace or accountant == "kov", "accountant",
-          f"{accountant} accounts Gaussian noise; use kov with Laplace noise")
+    allowed = registry.names(kind="graph")
+    check(accountant in allowed, "accountant",
+          f"must be one of {', '.join(allowed)} on a graph (got {accountant!r})")
+    entry = registry.entry(accountant)
+    check(not laplace or not entry.needs_gaussian, "accountant",
+          f"{accountant} accounts Gaussian noise; use "
+          f"{' or '.join(registry.names(noise='pure'))} with Laplace noise")
     n = trace.n
     P = sparse.csr_array(P)
     pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
     holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
-    if accountant in ("pld", "exact"):
+    if entry.composes_pld:
         others = n - (members.sum() if coalition is not None else 1)
         budget = 0
         for v in obs_ids:
@@ -209,7 +213,7 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
     views = observer_views(holders, shared["steps"], pos[start[v]:start[v + 1]])
     delta = entry_delta_of(shared["delta"], shared.get("target"), views.size)
     keep = np.flatnonzero(~blocked)
-    if law_work(views, n, P.nnz) > LAW_WORK and accountant in ("kov", "rdp"):
+    if law_work(views, n, P.nnz) > LAW_WORK and _bounds_laws(accountant):
         try:
             eps = bounded_losses(P, blocked, shared["pi0"], views, accountant, noise, delta)
         except law_bound.Unbounded:
@@ -314,11 +318,12 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
         return np.zeros(keep.size)
     dt = min(2.0 * k * delta, 1.0)
     orders = _orders()
-    if accountant in ("pld", "exact"):
+    entry = registry.entry(accountant)
+    if entry.composes_pld:
         from netdp.accounting import mixture_pld as mp
         regular = views.kind == ce.REGULAR
         step = ce.grid_step((views.length[regular], views.length[~regular]), 1, noise.z,
-                         accountant == "exact")
+                         entry.exact)
         out = np.empty(keep.size)
         for r, u in enumerate(keep):
             parts = []
@@ -330,7 +335,8 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
                 parts.append(mp.mixture_pld(w, s, h=step, tail=float(tails[e, u])))
             out[r] = max(float(loss_pmf.PldPair.compose_many(parts).epsilon(dt)), 0.0)
         return out
-    nf = 3 if accountant == "kov" else orders.size
+    kov = entry.kernel_mode == "KOV"
+    nf = 3 if kov else orders.size
     feats = np.zeros((keep.size, nf))
     tmp = np.empty((keep.size, nf))
     span = np.arange(laws.shape[2])
@@ -339,7 +345,7 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
         with np.errstate(divide="ignore"):
             logp = np.log(np.clip(laws[e, keep], 0.0, None))
             ltail = np.log(np.clip(tails[e, keep], 0.0, None))
-        if accountant == "kov":
+        if kov:
             top = int(cu.max(initial=0)) + span.size
             if noise.laplace:
                 eps_j = np.arange(top) * noise.eps0
@@ -356,9 +362,16 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
         else:
             ce.rdp_entries(logp, ltail, cu, size, s, orders, tmp)
             feats += tmp
-    if accountant == "kov":
+    if kov:
         return np.array([kov_epsilon(f, k, delta) for f in feats])
     return np.array([rdp_epsilon(f, dt, orders) for f in feats])
+
+
+def _bounds_laws(accountant: str) -> bool:
+    """Whether the accountant takes the law bound (:mod:`netdp.tracking.law_bound`) where
+    the exact laws cost too much: the kernels' KOV and Rényi entries, not a PLD's."""
+    entry = registry.entry(accountant)
+    return entry.kernel_mode in ("KOV", "RDP") and not entry.composes_pld
 
 
 def _view_setting(views: Views, e: int, keep: np.ndarray,

@@ -1,6 +1,6 @@
 """No code outside the accountant registry compares an accountant's name: it asks the
-registry (:mod:`netdp.accounting.registry`) for a capability instead. The files still to
-be migrated are listed with their count, which may only go down."""
+registry (:mod:`netdp.accounting.registry`) for a capability instead (issue 38: none
+left; a file that starts again fails)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,8 @@ from netdp.accounting import registry
 
 PACKAGE = Path(__file__).resolve().parents[2] / "netdp"
 NAMES = {e.name for e in registry.entries()}
-#: Files still branching on accountant names (rewritten elsewhere at the time of the
-#: registry), with their count of branches: a count may fall, never rise, and no other
-#: file may start.
-ALLOWED = {
-    "netdp/tracking/exact.py": 1,
-    "netdp/tracking/loss_table.py": 6,
-    "netdp/tracking/walk_views.py": 11,
-}
+#: Files allowed to branch on accountant names, with their count: none.
+ALLOWED: dict[str, int] = {}
 
 
 def _names_in(node: ast.AST) -> bool:
