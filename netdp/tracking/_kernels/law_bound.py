@@ -35,6 +35,7 @@ def expected_log_table(logB, logrho, logmu, c, size, table, terms, out):
             hi, lo = table[f, j], table[f, j - 1]
             if hi > lo:
                 steps[f, j] = hi + math.log(-math.expm1(lo - hi))
+    logS = np.empty(terms + 2)  # the survival bound's log at counts k0 + 1 .. top
     for r in range(logB.size):
         lb, lr, lm, cr = logB[r], logrho[r], logmu[r], c[r]
         if lb < 0.0:
@@ -46,23 +47,41 @@ def expected_log_table(logB, logrho, logmu, c, size, table, terms, out):
         if lm < math.log(size + 1.0):  # S(k) <= E[I] / k < 1 from k > E[I]
             k0 = min(k0, int(math.floor(math.exp(lm))))
         top = min(k0 + terms, size)
+        filled = k0  # logS is known up to this count (shared by every row of the table)
         for f in range(nf):
             Ft, St = table[f], steps[f]
-            acc = Ft[cr + k0]
+            # the sum as e^ref (1 + extra): one exp a term (ref moved where a term passes it)
+            ref = Ft[cr + k0]
+            extra = 0.0
             k = k0 + 1
             while k <= size:
                 if k > top or (k - k0) % 8 == 1:
                     # the counts k..size together: (number) x (the larger end term)
+                    acc = ref + math.log1p(extra)
                     end = Ft[cr + size]
                     rest = math.log(size - k + 1.0) + min(
                         max(Ft[cr + k] + lb + (k - 1) * lr, end + lb + (size - 1) * lr), end)
                     if k > top or rest < acc - NEGLIGIBLE or rest > acc + DOMINANT:
-                        acc = _log_add(acc, rest)
+                        ref, extra = _add(ref, extra, rest)
                         break
-                ls = min(lb + (k - 1) * lr, lm - math.log(k), 0.0)
-                acc = _log_add(acc, ls + St[cr + k])
+                if k > filled:
+                    logS[k - k0] = min(lb + (k - 1) * lr, lm - math.log(k), 0.0)
+                    filled = k
+                ref, extra = _add(ref, extra, logS[k - k0] + St[cr + k])
                 k += 1
-            out[r, f] = acc
+            out[r, f] = ref + math.log1p(extra)
+
+
+@nb.njit(cache=True, inline="always")
+def _add(ref, extra, term):
+    """``e^ref (1 + extra) + e^term`` as a new ``(ref, extra)``."""
+    if term == -np.inf:
+        return ref, extra
+    if ref == -np.inf:
+        return term, 0.0
+    if term > ref + 600.0:
+        return term, (1.0 + extra) * math.exp(ref - term)
+    return ref, extra + math.exp(term - ref)
 
 
 @nb.njit(cache=True)
