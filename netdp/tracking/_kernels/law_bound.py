@@ -88,33 +88,50 @@ def _add(ref, extra, term):
 def forward_normalisers(indptr, indices, data, X, due, col, row, out):
     """``out[e] = log (Q^{due[e]} applied to X's column col[e])[row[e]]`` for ``due``
     sorted, ``(indptr, indices, data)`` the CSR rows of ``Q^T`` (one forward step is
-    ``X <- Q^T X``), columns rescaled by their maxima at every step (logs kept)."""
+    ``X <- Q^T X``), columns rescaled by their maxima at every step (logs kept). A column
+    is stepped only until its last view is read: the columns are ordered by that time, so
+    those still needed are a prefix that shrinks."""
     n, C = X.shape
-    cur = X.copy()
+    last = np.full(C, -1, np.int64)
+    for e in range(due.size):
+        last[col[e]] = max(last[col[e]], due[e])
+    order = np.argsort(-last, kind="mergesort")  # the columns needed longest first
+    place = np.empty(C, np.int64)
+    for i in range(C):
+        place[order[i]] = i
+    cur = np.empty_like(X)
+    for i in range(C):
+        cur[:, i] = X[:, order[i]]
     nxt = np.empty_like(cur)
     logscale = np.zeros(C)
+    top = np.zeros(C)
+    active = C
     e = 0
     t = 0
     while e < due.size:
         while e < due.size and due[e] == t:
-            v = cur[row[e], col[e]]
-            out[e] = math.log(v) + logscale[col[e]] if v > 0.0 else -np.inf
+            c = place[col[e]]
+            v = cur[row[e], c]
+            out[e] = math.log(v) + logscale[c] if v > 0.0 else -np.inf
             e += 1
         if e >= due.size:
             break
-        top = np.zeros(C)
+        while active > 0 and last[order[active - 1]] <= t:
+            active -= 1
+        for c in range(active):
+            top[c] = 0.0
         for i in range(n):
-            for c in range(C):
+            for c in range(active):
                 nxt[i, c] = 0.0
             for j in range(indptr[i], indptr[i + 1]):
                 w = data[j]
                 src = indices[j]
-                for c in range(C):
+                for c in range(active):
                     nxt[i, c] += w * cur[src, c]
-            for c in range(C):
+            for c in range(active):
                 if nxt[i, c] > top[c]:
                     top[c] = nxt[i, c]
-        for c in range(C):
+        for c in range(active):
             if top[c] > 0.0:
                 logscale[c] += math.log(top[c])
                 inv = 1.0 / top[c]
