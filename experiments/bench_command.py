@@ -10,8 +10,8 @@ it; else that accountant), a fresh process runs what a user types::
     netdp simulate --task sum --mechanism gaussian --epsilon 0.1 --delta 1e-7 --seed 1 \\
         --nodes N [--accountant A] --json --quiet --out FILE
 
-through :func:`netdp.run.cli.main`, in a small wrapper that then prints its own peak
-resident memory (``getrusage`` maxrss of the whole process: interpreter, imports, numba
+through :func:`netdp.run.cli.main`, in a small wrapper (``experiments/_command.py``) that
+then prints its own peak resident memory (the whole process's: interpreter, imports, numba
 kernels, the run). The wall time is the process's, measured from here (start-up, imports
 and exit included); the phases are the report's ``timing`` (set-up, walk, accounting,
 report). Another fresh process then runs the tracker alone as
@@ -37,13 +37,11 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+import _command
 import numba
 
 from netdp.run.resources import planned_size
@@ -54,21 +52,7 @@ from netdp.tasks.base import footprint
 PARAMS: dict[str, Any] = {"task": "sum", "mechanism": "gaussian", "epsilon": 0.1,
                           "delta": 1e-7, "seed": 1}
 T_PER_NODE = 100
-MIB = 2**20
-
-#: Runs the command's argv (``sys.argv[1:]``) in this process, then prints one JSON line:
-#: its exit status, the seconds of the imports and of the command, and the process's peak.
-WRAPPER = (
-    "import json, sys, time\n"
-    "t0 = time.perf_counter()\n"
-    "from netdp.run.cli import main\n"
-    "from netdp.run.resources import peak_resident_bytes\n"
-    "t1 = time.perf_counter()\n"
-    "status = main(sys.argv[1:])\n"
-    "t2 = time.perf_counter()\n"
-    "print(json.dumps({'status': status, 'import_s': t1 - t0, 'main_s': t2 - t1,\n"
-    "                  'peak_bytes': peak_resident_bytes()}))\n"
-)
+MIB = _command.MIB
 
 
 def _bench_tracker() -> Any:
@@ -81,14 +65,14 @@ def _bench_tracker() -> Any:
     return module
 
 
-def command(n: int, accountant: str, out: str) -> list[str]:
+def command(n: int, accountant: str) -> list[str]:
     """The ``netdp simulate`` argv of one row (``default``: no ``--accountant``)."""
     argv = ["simulate", "--nodes", str(n)]
     for key, value in PARAMS.items():
         argv += [f"--{key}", str(value)]
     if accountant != "default":
         argv += ["--accountant", accountant]
-    return [*argv, "--json", "--quiet", "--out", out]
+    return argv
 
 
 def model_bytes(n: int, accountant: str) -> float:
@@ -104,24 +88,13 @@ def model_bytes(n: int, accountant: str) -> float:
 
 def run_command(n: int, accountant: str, timeout: float) -> dict | str:
     """One fresh process running the command: its numbers, or why there are none."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "run.json")
-        cmd = [sys.executable, "-c", WRAPPER, *command(n, accountant, out)]
-        start = time.perf_counter()
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return f"stopped after {timeout:.0f} s"
-        wall = time.perf_counter() - start
-        lines = done.stdout.strip().splitlines()
-        if done.returncode != 0 or not lines or json.loads(lines[-1])["status"] != 0:
-            tail = (done.stderr.strip().splitlines() or ["?"])[-1]
-            return f"failed (rc {done.returncode}, {wall:.0f} s): {tail}"
-        own = json.loads(lines[-1])
-        report = json.loads(Path(out).read_text())
+    done = _command.run_command(command(n, accountant), timeout)
+    if done["status"] != 0:
+        return done["error"]
+    report = done["report"]
     empirical = report["privacy"]["empirical"][0]
-    return {"wall_s": wall, "import_s": own["import_s"], "main_s": own["main_s"],
-            "peak_bytes": own["peak_bytes"], **report["timing"],
+    return {"wall_s": done["wall_s"], "import_s": done["import_s"], "main_s": done["main_s"],
+            "peak_bytes": done["peak_bytes"], **done["timing"],
             "accountant_used": empirical["accountant"], "mean_eps": empirical["mean"],
             "hops": report["hops"]}
 

@@ -15,6 +15,17 @@ compiled), the views of the observers and how many fell back to the LDP loss
 law_bound`), the mean loss and the mean LDP baseline of the same pairs, and, timed in the
 same process as the yardstick, one sparse step of the walk (``P.T @ x``): seconds per
 observer over that step's seconds is the machine-free cost.
+
+Beside each row, a fresh process runs the command a user types for the same run
+(``experiments/_command.py``)::
+
+    netdp simulate --topology NAME --nodes N --steps 100N --epsilon 1 --delta 1e-6 \\
+        --accountant A --sources OBSERVERS --seed SEED
+
+(its observers drawn by ``simulate``, not these), with its wall time, its peak resident
+memory and its ratio to the kernels timed here: the set-up and walk, and the observers'
+seconds (``--observers`` times seconds per observer). The command also computes the ICML
+closed form and the published bounds by distance. ``--no-command`` skips it.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import platform
 import sys
 import time
 
+import _command
 import numpy as np
 
 from netdp.core.setup import Streams
@@ -58,8 +70,18 @@ def step_seconds(P) -> float:
     return (time.perf_counter() - start) / 200
 
 
+def command(topology: str, n: int | str, steps: int | str, accountant: str, observers: int,
+            seed: int) -> list[str]:
+    """The ``netdp simulate`` argv of the run a cell times."""
+    return ["simulate", "--topology", topology, "--nodes", str(n), "--steps", str(steps),
+            "--epsilon", str(EPS0), "--delta", str(DELTA), "--accountant", accountant,
+            "--sources", str(observers), "--seed", str(seed)]
+
+
 def cell(topology: str, n: int, accountant: str, observers: int, seed: int) -> dict:
+    start = time.perf_counter()
     setup, trace = prepared(topology, n, seed)
+    prepared_s = time.perf_counter() - start
     P = transition(setup)
     n = P.shape[0]
     z = setup.mechanism.sigma / setup.mechanism.sensitivity
@@ -82,7 +104,8 @@ def cell(topology: str, n: int, accountant: str, observers: int, seed: int) -> d
             "bounded_observers": int(sum(w > walk_views.LAW_WORK for w in works[1:])),
             "mean_eps": float(np.mean(table.values)),
             "mean_ldp": float(np.mean(ldp[table.nodes])),
-            "longest_view": int(max(int(v.length.max(initial=0)) for v in views[1:]))}
+            "longest_view": int(max(int(v.length.max(initial=0)) for v in views[1:])),
+            "kernels_s": prepared_s + seconds * observers}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,14 +115,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--accountants", nargs="+", default=["rdp", "kov"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
+    _command.add_arguments(ap)
     args = ap.parse_args(argv)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    if not args.no_command:
+        line = _command.shell_line(command("NAME", "N", "100N", "A", args.observers, args.seed))
+        print(f"# command: {line} (a fresh process per row; x the kernels: its wall time over "
+              "the set-up, walk and observers timed here)", file=sys.stderr)
+    prepared("hypercube", 16, args.seed)  # load (or compile) the walk's kernels: not timed
     rows = []
     for spec in args.graphs:
         name, n = spec.rsplit(":", 1)
         for accountant in args.accountants:
             row = cell(name, int(n), accountant, args.observers, args.seed)
+            if not args.no_command:
+                row.update(_command.beside(command(name, n, row["T"], accountant,
+                                                   args.observers, args.seed),
+                                           row["kernels_s"], args.command_timeout))
             rows.append(row)
             if not args.json:
                 print(f"{row['graph']:>17} n={row['n']:<5} T={row['T']:<7} "
@@ -108,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"{row['views']}, fell back {row['unamplified']}, observers exact/"
                       f"bounded {row['exact_observers']}/{row['bounded_observers']}, mean "
                       f"eps {row['mean_eps']:.3f} (LDP {row['mean_ldp']:.1f}), longest view "
-                      f"{row['longest_view']}", flush=True)
+                      f"{row['longest_view']}"
+                      + ("" if args.no_command else f"; {_command.sentence(row)}"), flush=True)
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0

@@ -10,7 +10,18 @@ extrapolated cost of every observer, the cycles left unamplified (rows beyond th
 budget), the mean loss, and, as the baseline timed in the same process, the reference
 tracker of the complete graph on a walk of the same n and T (every observer), and the
 ICML 2024 closed form the tracker stands beside (``--icml-sources`` sources; ``simulate``
-takes 256, and its cost is linear in them). Rows print as they finish.
+takes 256, and its cost is linear in them). Rows print as they finish. The graph is
+drawn from ``--seed`` as ``simulate`` draws it.
+
+Beside each row, a fresh process runs the command a user types for the same run
+(``experiments/_command.py``; the tracker here is the reference convention's)::
+
+    netdp simulate --topology NAME --nodes N --steps 100N --epsilon 1 --delta 1e-6 \\
+        --accountant A --convention reference --sources OBSERVERS --seed SEED
+
+with its wall time, its peak resident memory and its ratio to the kernels it runs: the
+walk, the tracker and the closed form, whose seconds are scaled to the sources the command
+takes (every one up to 512 nodes, else 256). ``--no-command`` skips it.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import platform
 import sys
 import time
 
+import _command
 import numba
 import numpy as np
 
@@ -34,6 +46,8 @@ from netdp.tracking import graph_walk, loss_summary, taboo
 from netdp.tracking import loss_table as tracker
 
 EPS0, DELTA = 1.0, 1e-6
+#: The closed form's sources in ``simulate``: every one up to ICML_ALL nodes, else ICML_SAMPLED.
+ICML_ALL, ICML_SAMPLED = 512, 256
 
 
 def _maxrss_mb() -> float:
@@ -42,7 +56,7 @@ def _maxrss_mb() -> float:
 
 def bench(spec: str, observers: int, accountant: str, seed: int, icml_sources: int) -> dict:
     name, n_text = spec.split(":")
-    topo = topology.build(name, int(n_text))
+    topo = topology.build(name, int(n_text), seed=seeding.seed_sequence(seed, "topology"))
     n, steps = topo.n, 100 * topo.n
     rule = resolve_walk(topo, "auto")
     z = mechanisms.Gaussian(EPS0, DELTA).sigma
@@ -69,12 +83,22 @@ def bench(spec: str, observers: int, accountant: str, seed: int, icml_sources: i
     graph_walk.icml_coefficients(P, steps, sources)
     icml_s = time.perf_counter() - start
     per = tracker_s / chosen.size
+    command_sources = n if n <= ICML_ALL else ICML_SAMPLED
     return {"graph": name, "n": n, "T": steps, "walk": rule, "walk_s": walk_s,
             "observers": int(chosen.size), "tracker_s": tracker_s, "per_observer_s": per,
             "all_observers_s": per * n, "unamplified": table.unamplified,
             "cycles": int(sum(int(k) for k in table.entries)),
             "mean": float(table.values.mean()), "reference_all_s": reference_s,
-            "icml_s": icml_s, "icml_sources": int(sources.size), "peak_mib": _maxrss_mb()}
+            "icml_s": icml_s, "icml_sources": int(sources.size), "peak_mib": _maxrss_mb(),
+            "kernels_s": walk_s + tracker_s + icml_s * command_sources / sources.size}
+
+
+def command(row: dict, accountant: str, seed: int) -> list[str]:
+    """The ``netdp simulate`` argv of the run a row times."""
+    return ["simulate", "--topology", row["graph"], "--nodes", str(row["n"]),
+            "--steps", str(row["T"]), "--epsilon", str(EPS0), "--delta", str(DELTA),
+            "--accountant", accountant, "--convention", "reference",
+            "--sources", str(row["observers"]), "--seed", str(seed)]
 
 
 def main() -> None:
@@ -86,21 +110,35 @@ def main() -> None:
     parser.add_argument("--icml-sources", type=int, default=16)
     parser.add_argument("--accountant", default="kov", choices=taboo.ACCOUNTANTS)
     parser.add_argument("--seed", type=int, default=0)
+    _command.add_arguments(parser)
     args = parser.parse_args()
     bench("hypercube:16", 2, args.accountant, 0, 2)  # load (or compile) the kernels
     print(f"{platform.platform()}, {numba.get_num_threads()} numba threads, "
           f"accountant {args.accountant}")
+    with_command = not args.no_command
+    if with_command:
+        shape = {"graph": "NAME", "n": "N", "T": "100N", "observers": args.observers}
+        print(f"command: {_command.shell_line(command(shape, args.accountant, args.seed))}; "
+              "command / kernels: its wall time over walk + tracker + closed form (at the "
+              "command's sources)")
     print("| graph | n | T | walk | s / observer | every observer (est.) | unamplified "
           "cycles | mean ε | reference tracker, complete graph, every observer | "
-          "ICML closed form (sources) | peak MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+          "ICML closed form (sources) | peak MiB |"
+          + (_command.markdown(_command.HEADER) if with_command else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|" + (_command.RULE if with_command else ""),
+          flush=True)
     for spec in args.graphs:
         r = bench(spec, args.observers, args.accountant, args.seed, args.icml_sources)
+        if with_command:
+            r.update(_command.beside(command(r, args.accountant, args.seed), r["kernels_s"],
+                                     args.command_timeout))
         print(f"| {r['graph']} | {r['n']:,} | {r['T']:.0e} | {r['walk']} | "
               f"{r['per_observer_s']:.2f} | {r['all_observers_s'] / 3600:.1f} h | "
               f"{r['unamplified']} of {r['cycles']} | {r['mean']:.4f} | "
               f"{r['reference_all_s']:.2f} s | {r['icml_s']:.1f} s ({r['icml_sources']}) | "
-              f"{r['peak_mib']:.0f} |", flush=True)
+              f"{r['peak_mib']:.0f} |"
+              + (_command.markdown(_command.cells(r)) if with_command else ""),
+              flush=True)
         print(json.dumps(r), file=sys.stderr, flush=True)
 
 

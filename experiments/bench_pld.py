@@ -12,6 +12,16 @@ pld's seconds to the new one's, and the mean over pairs (and the largest) of eac
 ratio to exact. ``--all-observers`` also times the new pld over every observer of each
 cell (what ``netdp simulate --accountant pld`` does). Machine: whatever runs it; compare
 the ratios, not the seconds.
+
+Beside the new pld's row and exact's, a fresh process runs the command a user types for
+the same cell (``experiments/_command.py``), which accounts every observer::
+
+    netdp simulate --nodes N --steps 100N --epsilon EPS0 --delta 1e-6 --accountant A \\
+        --seed SEED
+
+with its wall time, its peak resident memory and its ratio to the kernels: the walk and
+every observer's accounting (measured with ``--all-observers`` for pld, else the seconds
+per observer times n). ``--no-command`` skips it.
 """
 
 from __future__ import annotations
@@ -22,8 +32,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import _command
 import numpy as np
 
 from netdp import engine, mechanisms
@@ -34,6 +47,8 @@ from netdp.tracking import loss_table as tracker
 
 DELTA, T_PER_NODE = 1e-6, 100
 ROOT = Path(__file__).resolve().parents[1]
+#: The rows a user can run as a command, and the accountant it names.
+COMMAND_ACCOUNTANTS = {"pld new": "pld", "exact": "exact"}
 
 
 def old_module(rev: str):
@@ -47,6 +62,19 @@ def old_module(rev: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def without_target(old_losses: Callable[..., Any]) -> Callable[..., Any]:
+    """An old ``walk_pld_losses`` (from before the one target δ) called as the tracker
+    calls the new one: its last argument, ``target``, must be ``None`` (every pair at
+    ``2 k δ``, as the old one composes)."""
+
+    def call(*args: Any) -> Any:
+        *before, target = args
+        assert target is None, target
+        return old_losses(*before)
+
+    return call
 
 
 def account(trace, eps0: float, z: float, accountant: str, obs: np.ndarray,
@@ -66,14 +94,27 @@ def account(trace, eps0: float, z: float, accountant: str, obs: np.ndarray,
     return loss_summary.dense(losses), sec
 
 
-def cell(n: int, eps0: float, n_obs: int, seed: int, old, every: bool) -> list[dict]:
+def command(n: int, eps0: float, accountant: str, seed: int) -> list[str]:
+    """The ``netdp simulate`` argv of a cell's run, every observer accounted."""
+    return ["simulate", "--nodes", str(n), "--steps", str(T_PER_NODE * n),
+            "--epsilon", str(eps0), "--delta", str(DELTA), "--accountant", accountant,
+            "--seed", str(seed)]
+
+
+def cell(n: int, eps0: float, n_obs: int, seed: int, old, every: bool,
+         timeout: float | None) -> list[dict]:
+    """The rows of one cell; with ``timeout`` (seconds), the command beside the new pld's
+    row and exact's."""
     z = mechanisms.Gaussian(eps0, DELTA).sigma
     topo = topology.complete(n, self_moves=True)
+    start = time.perf_counter()
     trace = engine.walk("vector", engine.Router(topo), T_PER_NODE * n,
                         [seeding.generator(seed, "walk", 0, 0)])
+    walk_s = time.perf_counter() - start
     obs = np.sort(np.random.default_rng(seed).choice(n, size=min(n_obs, n), replace=False))
     account(trace, eps0, z, "pld", obs[:1])  # warm the compiled kernels and imports
-    runs = {"pld old": account(trace, eps0, z, "pld", obs, old.walk_pld_losses),
+    runs = {"pld old": account(trace, eps0, z, "pld", obs,
+                               without_target(old.walk_pld_losses)),
             "pld new": account(trace, eps0, z, "pld", obs),
             "exact": account(trace, eps0, z, "exact", obs)}
     ex = runs["exact"][0]
@@ -86,10 +127,17 @@ def cell(n: int, eps0: float, n_obs: int, seed: int, old, every: bool) -> list[d
                          ratio_max=float(ratio.max()), ratio_min=float(ratio.min()),
                          s_per_observer=sec / obs.size))
     rows[1]["speedup"] = rows[0]["s_per_observer"] / rows[1]["s_per_observer"]
+    every_s = {r["method"]: r["s_per_observer"] * n for r in rows}
     if every:
         m, sec = account(trace, eps0, z, "pld", np.arange(n))
         rows.append(dict(n=n, eps0=eps0, observers=n, method="pld new, every observer",
                          mean=float(np.nanmean(m)), seconds=sec, s_per_observer=sec / n))
+        every_s["pld new"] = sec
+    if timeout is not None:
+        for row in rows:
+            if row["method"] in COMMAND_ACCOUNTANTS:
+                argv = command(n, eps0, COMMAND_ACCOUNTANTS[row["method"]], seed)
+                row.update(_command.beside(argv, walk_s + every_s[row["method"]], timeout))
     return rows
 
 
@@ -101,13 +149,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--old", default="06bc09d", help="git revision of the old pld")
     parser.add_argument("--all-observers", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
+    _command.add_arguments(parser)
     args = parser.parse_args(argv)
     old = old_module(args.old)
+    timeout = None if args.no_command else args.command_timeout
     for n in args.nodes:
         for eps0 in args.eps0:
-            for row in cell(n, eps0, args.observers, args.seed, old, args.all_observers):
+            for row in cell(n, eps0, args.observers, args.seed, old, args.all_observers,
+                            timeout):
                 print({k: (float(f"{v:.4g}") if isinstance(v, float) else v)
-                       for k, v in row.items()}, flush=True)
+                       for k, v in row.items() if k != "command_timing"}, flush=True)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,17 @@ accountant are skipped.
 Then a direct per-pair implementation (Python lists of ``(m, c)`` entries for every ordered
 pair, as the published research code does, KOV-het per pair) runs at ``--direct-n`` on the
 same walk as the tracker, and both must agree on mean, min and max to 1e-9 relative.
+
+Beside each row that finished, a fresh process runs the command a user types for the same
+run (``experiments/_command.py``)::
+
+    netdp simulate --nodes N --epsilon 0.1 --delta 1e-7 --accountant A --convention C --seed 0
+
+and the table gives its wall time (start-up, imports and the whole report included), its
+peak resident memory and the ratio of its wall time to the row's walk + losses + summary.
+The command walks the same walk (seed 0); under ``sound`` it composes every pair at the
+one target δ, the row at ``2 k δ``, so their mean ε differ.
+``--no-command`` skips it; ``--command-timeout`` bounds each (default 900 s).
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ import subprocess
 import sys
 import time
 
+import _command
 import numba
 import numpy as np
 
@@ -108,6 +120,17 @@ def _run_worker(n: int, accountant: str, timeout: float, mem_limit_gb: float,
         tail = (done.stderr.strip().splitlines() or ["?"])[-1]
         return f"failed (rc {done.returncode}, {time.perf_counter() - start:.0f} s): {tail}"
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def command(n: int | str, accountant: str, convention: str) -> list[str]:
+    """The ``netdp simulate`` argv of the run a row times."""
+    return ["simulate", "--nodes", str(n), "--epsilon", str(EPS0), "--delta", str(DELTA),
+            "--accountant", accountant, "--convention", convention, "--seed", str(SEED)]
+
+
+def kernels_s(row: dict) -> float:
+    """Seconds of a row's walk, losses and summary (its warm-up left out)."""
+    return row["walk_s"] + row["losses_s"] + row["summarize_s"]
 
 
 def direct_pairwise(holders: np.ndarray, n: int, eps0: float, delta: float) -> np.ndarray:
@@ -198,22 +221,23 @@ def compare_direct(n: int) -> None:
         assert math.isclose(direct[k], summary[k], rel_tol=1e-9), (k, direct[k], summary[k])
 
 
-def _print_table(rows: list[dict | tuple]) -> None:
+def _print_table(rows: list[dict | tuple], with_command: bool) -> None:
     print(f"{'n':>9}{'T':>13} {'acct':5}{'conv.':10}{'walk s':>9}{'losses s':>10}{'summ. s':>9}"
           f"{'total s':>9}  {'peak RSS MiB: start':>19}{'walk':>7}{'losses':>8}{'summ.':>8}"
-          f"{'mean eps':>11}")
+          f"{'mean eps':>11}" + (_command.padded(_command.HEADER) if with_command else ""))
     for row in rows:
         if isinstance(row, tuple):
             n, acct, conv, why = row
             print(f"{n:>9,}{T_PER_NODE * n:>13,} {acct:5}{conv:10}  {why}")
             continue
-        total = row["walk_s"] + row["losses_s"] + row["summarize_s"]
+        total = kernels_s(row)
         print(f"{row['n']:>9,}{row['T']:>13,} {row['accountant']:5}{row['convention']:10}"
               f"{row['walk_s']:>9.3f}"
               f"{row['losses_s']:>10.3f}{row['summarize_s']:>9.3f}{total:>9.2f}  "
               f"{row['rss_start_mb']:>19,.0f}{row['rss_walk_mb']:>7,.0f}"
               f"{row['rss_losses_mb']:>8,.0f}{row['rss_summarize_mb']:>8,.0f}"
-              f"{row['mean']:>11.5f}")
+              f"{row['mean']:>11.5f}"
+              + (_command.padded(_command.cells(row)) if with_command else ""))
 
 
 def _print_ratios(rows: list[dict | tuple]) -> None:
@@ -252,6 +276,7 @@ def main() -> None:
                         help="address-space limit of each measurement (0: none)")
     parser.add_argument("--convention", choices=("sound", "reference", "both"), default="both",
                         help="tracker convention(s) timed (default both, back to back)")
+    _command.add_arguments(parser)
     parser.add_argument("--worker", nargs=2, metavar=("N", "ACCOUNTANT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -265,6 +290,10 @@ def main() -> None:
           f"numpy {np.__version__}, numba {numba.__version__}")
     print(f"complete graph with self-moves, T = {T_PER_NODE} n, one walk, eps0 = {EPS0}, "
           f"delta = {DELTA:g}; one fresh process per row (kernels warmed up first)")
+    if not args.no_command:
+        print(f"command: {_command.shell_line(command('N', 'A', 'C'))} "
+              "(a fresh process per row; command / kernels: its wall time over walk + "
+              "losses + summary)")
     rows: list[dict | tuple] = []
     conventions = ["sound", "reference"] if args.convention == "both" else [args.convention]
     for acct in args.accountant:
@@ -284,11 +313,14 @@ def main() -> None:
                     if row.startswith("stopped"):
                         timed_out.add(conv)
                     row = (n, acct, conv, row)
+                elif not args.no_command:
+                    row.update(_command.beside(command(n, acct, conv), kernels_s(row),
+                                               args.command_timeout))
                 rows.append(row)
                 print(f"  done n = {n:,} {acct} {conv}", file=sys.stderr, flush=True)
                 if isinstance(row, dict):
                     print(json.dumps(row), file=sys.stderr, flush=True)
-    _print_table(rows)
+    _print_table(rows, not args.no_command)
     _print_ratios(rows)
     if args.direct_n:
         compare_direct(args.direct_n)
