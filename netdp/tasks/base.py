@@ -360,10 +360,11 @@ def output_noise(task: Task[Any], setup: Setup, trace: Trace | None,
 #: "Limits"). Per hop: the trace (int32 holders and the sum's float a hop) and, tracked,
 #: for each run and accountant its corrected pairs (about two a hop, 8 bytes each) kept
 #: to the report, and one more such table a run (the tracker's pairs before they are
-#: compacted; the cap and the summary copy none since issue 43). Per node: the tables' own arrays, and per node and numba thread the
-#: per-observer pass's slot (sound convention) or accumulators (reference convention:
-#: 8 bytes a feature, kov 3, rdp 18, the others assumed 18). Once: what the allocator
-#: keeps of the freed arrays below its mmap threshold (32 MiB each at most).
+#: compacted; the cap and the summary copy none since issue 43). Per node: the tables'
+#: own arrays, and per node and numba thread the per-observer pass's slot (sound
+#: convention) or accumulators (reference convention: 8 bytes a feature, kov 3, rdp 18,
+#: the others assumed 18). Once: what the allocator keeps of the freed arrays below its
+#: mmap threshold (32 MiB each at most).
 TRACE_HOP_BYTES, TABLE_HOP_BYTES = 12.0, 18.0
 TABLE_NODE_BYTES, FEATURE_BYTES, SLOT_BYTES = 96.0, 8.0, 8.0
 KOV_FEATURES = 3
