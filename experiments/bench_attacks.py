@@ -9,7 +9,11 @@ attack: a walk sum (Gaussian noise) and an OUE histogram (d = 32), first without
 (the baseline, timed in the same process), then with ``--malicious`` random holders
 running each attack. An attacked run replays the honest run for its counterfactual, then
 the attacked one, then both checks at every honest receipt. Prints one JSON row per
-setting: hops per second and the ratio of its time to the baseline's.
+setting: hops per second and the ratio of its time to the baseline's, and beside it the
+same run as a command in a fresh process (``netdp simulate --task T --nodes N --steps S
+--seed SEED --no-tracking [--mechanism oue --domain 32] [--attack A --malicious
+random:M]``, ``experiments/_command.py``): its wall time, its own peak memory and its
+ratio to the in-process run (``--no-command`` leaves it out).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import json
 import platform
 import statistics
 import time
+
+import _command
 
 from netdp import simulate
 
@@ -44,6 +50,7 @@ def main() -> None:
     parser.add_argument("--malicious", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    _command.add_arguments(parser)
     args = parser.parse_args()
     print(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
                       "nodes": args.nodes, "steps": args.steps, "malicious": args.malicious}))
@@ -58,9 +65,16 @@ def main() -> None:
                 params.update(attack=attack, malicious=f"random:{args.malicious}")
             seconds = timed(params, args.repeats)
             base = base or seconds
-            print(json.dumps({"task": task, "attack": attack, "seconds": round(seconds, 3),
-                              "hops_per_s": round(args.steps / seconds),
-                              "ratio": round(seconds / base, 2)}))
+            row = {"task": task, "attack": attack, "seconds": round(seconds, 3),
+                   "hops_per_s": round(args.steps / seconds), "ratio": round(seconds / base, 2)}
+            if not args.no_command:
+                argv = ["simulate", "--task", task, "--nodes", str(args.nodes), "--steps",
+                        str(args.steps), "--seed", str(args.seed), "--no-tracking"]
+                argv += [f"--{k}={v}" for k, v in extra.items()]
+                if attack != "none":
+                    argv += ["--attack", attack, "--malicious", f"random:{args.malicious}"]
+                row.update(_command.beside(argv, seconds, args.command_timeout))
+            print(json.dumps(row, default=str))
 
 
 if __name__ == "__main__":
