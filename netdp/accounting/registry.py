@@ -249,6 +249,28 @@ def choice(name: str, param: str = "accountant") -> Entry:
     return found
 
 
+def check_noise(name: str, gaussian: bool, given: str) -> None:
+    """:class:`~netdp.core.errors.InputError` (``--accountant``) where accountant ``name``
+    cannot account the run's noise (``gaussian``: Gaussian, else ε0-DP noise such as
+    Laplace's), naming those that can; ``given`` names the noise in the line.
+
+    Examples
+    --------
+    >>> check_noise("kov", False, "laplace")
+    >>> try:
+    ...     check_noise("rdp", False, "laplace")
+    ... except InputError as err:
+    ...     print(err)
+    accountant: rdp accounts Gaussian noise; use --accountant kov with laplace
+    """
+    axis = "gaussian" if gaussian else "pure"
+    found = find(name)  # an unknown name is refused where the names are checked
+    if found is not None and axis not in found.noise:
+        raise InputError("accountant", f"{name} accounts "
+                         f"{'eps0-DP' if gaussian else 'Gaussian'} noise; use --accountant "
+                         f"{' or '.join(names(noise=axis))} with {given}")
+
+
 def load(name: str) -> Any:
     """The library class of ``name`` (its module loaded on first use); ``KeyError`` for a
     name without one."""

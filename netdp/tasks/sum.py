@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from netdp import mechanisms
+from netdp.accounting.registry import check_noise
 from netdp.accounting.registry import entry as accountant_entry
-from netdp.accounting.registry import find as find_accountant
-from netdp.accounting.registry import names as accountant_names
 from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, received_mass
 from netdp.core import seeding
 from netdp.core.errors import check
@@ -124,10 +123,7 @@ class SumConfig(UserLevelSection):
               "noise-every-hop", f"applies to the ring only (every holder adds noise on "
               f"{config.topology})")
         for name in config.accountants or ():  # an unknown name: refused by make_config
-            gaussian = getattr(find_accountant(name), "needs_gaussian", False)
-            check(not gaussian or self.mechanism == "gaussian", "accountant",
-                  f"{name} accounts Gaussian noise; use --accountant "
-                  f"{' or '.join(accountant_names(noise='laplace'))} with {self.mechanism}")
+            check_noise(name, self.mechanism == "gaussian", self.mechanism)
         check(config.attack is None or self.mechanism in ADDITIVE, "attack",
               f"malicious sums are modelled with additive noise (gaussian, laplace); "
               f"{self.mechanism} reports replace the value")

@@ -166,7 +166,6 @@ def _quantile(ranked: _Ranked, span: np.ndarray, rank: float) -> float:
     one pass over the corrected pairs, and narrowed to the first bin whose end reaches the
     rank, until a bin is one key or few enough pairs to sort."""
     lo, hi = np.uint64(span[0]), np.uint64(span[1])
-    below = 0  # corrected pairs below lo
     while True:
         shift = max(0, (int(hi) - int(lo)).bit_length() - _BIN_BITS)
         below, hist = ranked.histogram(lo, hi, shift)

@@ -241,9 +241,8 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
 
     check(accountant in SOUND_ACCOUNTANTS, "accountant",
           f"must be one of {', '.join(SOUND_ACCOUNTANTS)} for a walk (got {accountant!r})")
+    registry.check_noise(accountant, not laplace, "laplace")
     entry = registry.entry(accountant)
-    check(not laplace or not entry.needs_gaussian, "accountant",
-          f"{accountant} accounts Gaussian noise; use {_pure()} with Laplace noise")
     n = trace.n
     holders, n_ids, observers, others = observer_view(trace, coalition)
     if subset is not None and coalition is None:
@@ -281,11 +280,6 @@ def sound_walk_losses(trace: Trace, eps0: float, delta: float, noise_multiplier:
     k_max = int(k.max()) if k.size else 0
     return PairLosses(accountant, n, observers, base, weight, k, values, counts, nodes,
                       2 * k_max * delta if target is None else float(target))
-
-
-def _pure() -> str:
-    """The accountants of ε0-DP (Laplace) noise, for an error line."""
-    return " or ".join(registry.names(noise="pure"))
 
 
 def most_entries(holders: np.ndarray, n_ids: int, observers: np.ndarray) -> int:

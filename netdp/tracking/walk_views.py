@@ -87,11 +87,11 @@ def _slack(views: Views, accountant: str, noise: ce.Noise, delta: float) -> np.n
     the entry's terms at the largest count (kov, rdp), or ``1e-6 δ`` (pld, exact: the tail
     is mass at an infinite loss)."""
     out = np.empty(views.size)
+    mode = registry.entry(accountant).kernel_mode
     for e in range(views.size):
         kind, length = int(views.kind[e]), int(views.length[e])
         size = ce.interior(kind, length)
         s = noise.z * math.sqrt(ce.draws(kind, length))
-        mode = registry.entry(accountant).kernel_mode
         if mode == "KOV":
             grow = ce.kov_growth(2, size, s, noise, delta)
         elif mode == "RDP":
@@ -151,10 +151,8 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     allowed = registry.names(kind="graph")
     check(accountant in allowed, "accountant",
           f"must be one of {', '.join(allowed)} on a graph (got {accountant!r})")
+    registry.check_noise(accountant, not laplace, "laplace")
     entry = registry.entry(accountant)
-    check(not laplace or not entry.needs_gaussian, "accountant",
-          f"{accountant} accounts Gaussian noise; use "
-          f"{' or '.join(registry.names(noise='pure'))} with Laplace noise")
     n = trace.n
     P = sparse.csr_array(P)
     pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
@@ -370,8 +368,7 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
 def _bounds_laws(accountant: str) -> bool:
     """Whether the accountant takes the law bound (:mod:`netdp.tracking.law_bound`) where
     the exact laws cost too much: the kernels' KOV and Rényi entries, not a PLD's."""
-    entry = registry.entry(accountant)
-    return entry.kernel_mode in ("KOV", "RDP") and not entry.composes_pld
+    return registry.entry(accountant).kernel_mode in ("KOV", "RDP")
 
 
 def _view_setting(views: Views, e: int, keep: np.ndarray,

@@ -106,3 +106,18 @@ def test_the_sweep_weights_and_the_cost_model_are_the_registry_s():
     assert round(pld_seconds("exact", True, 6, 6, 100, 4.22), 1) == 11.9
     with pytest.raises(AssertionError, match="no cost model"):
         pld_seconds("kov", True, 6, 6, 100, 4.22)
+
+
+def test_a_gaussian_accountant_with_laplace_noise_is_refused_naming_those_that_can():
+    """The line names the accountants of eps0-DP noise from the registry (it named none
+    when the noise axis was renamed and the caller still asked for ``laplace``)."""
+    import pytest
+
+    from netdp import simulate
+    from netdp.core.errors import InputError
+
+    pure = registry.names(noise="pure")
+    assert pure
+    with pytest.raises(InputError, match=f"use --accountant {' or '.join(pure)} with laplace"):
+        simulate({"nodes": 20, "mechanism": "laplace", "accountants": ["rdp"], "seed": 1})
+    registry.check_noise(pure[0], False, "laplace")  # one that can: no refusal
