@@ -50,6 +50,7 @@ __all__ = [
     "ring_ndp",
     "ring_ldp",
     "Curve",
+    "Spending",
     "CURVES",
     "curve_table",
     "histogram_ring",
@@ -205,11 +206,24 @@ def ring_ldp(
 
 
 @dataclass(frozen=True)
+class Spending:
+    """How a curve's guarantee spends δ: ``slacks(**params)`` times its ``delta`` (a
+    Chernoff bound's failure, a composition theorem's slack), plus, where each
+    contribution is only ``(eps0, δ0)``-DP (Gaussian noise), ``entries(**params)`` times
+    ``δ0`` (``None``: the contributions are ``eps0``-DP, e.g. randomized response)."""
+
+    slacks: Callable[..., Any]
+    entries: Callable[..., Any] | None
+    text: str
+
+
+@dataclass(frozen=True)
 class Curve:
     """A named theoretical curve: ``func(**{p: value for p in params})`` gives epsilon.
 
     ``task`` and ``topology`` say where it applies: the runs (rows of a result table) it
-    bounds, so that a plot draws it beside those only.
+    bounds, so that a plot draws it beside those only. ``spending`` says how its
+    ``delta`` adds up to the guarantee's (:meth:`at_target`).
     """
 
     name: str
@@ -218,6 +232,7 @@ class Curve:
     params: tuple[str, ...]
     task: str = "sum"
     topology: str = "complete"
+    spending: Spending | None = None
 
     def applies(self, task: str, topology: str) -> bool:
         """Whether the curve bounds a run of ``task`` on ``topology``."""
@@ -228,6 +243,39 @@ class Curve:
         if missing:
             raise ValueError(f"curve {self.name!r} needs keyword arguments {missing}")
         return self.func(**{p: kwargs[p] for p in self.params})
+
+    def at_target(self, target: float, noise_multiplier: float | None = None,
+                  **kwargs: npt.ArrayLike) -> np.ndarray | np.float64:
+        """The curve as an ``(ε, target)`` guarantee (spec Correction 7): its whole δ
+        budget, Chernoff failures, composition slacks and the contributions' own δ0,
+        within ``target``.
+
+        With ``eps0``-DP contributions (``noise_multiplier`` ``None``) each of the
+        curve's ``s`` slacks takes ``target / s``. With Gaussian ones (``z = σ / Δ``)
+        the slacks take half the target and the ``k`` contributions the other half:
+        each is read at ``δ0 = target / (2 k)``, so ``eps0`` becomes the ε of one
+        ``z``-Gaussian release at that ``δ0`` (``kwargs``' ``eps0`` and ``delta`` are
+        replaced).
+
+        Examples
+        --------
+        >>> c = CURVES["ring-ldp"]
+        >>> float(c.at_target(1e-6, n=10, K=1, eps0=1.0)) == float(c(n=10, K=1, eps0=1.0,
+        ...                                                        delta=1e-6))
+        True
+        """
+        if self.spending is None:
+            raise ValueError(f"curve {self.name!r} does not say how it spends delta")
+        args = {**kwargs, "delta": target}
+        slacks = _f(self.spending.slacks(**args))
+        if noise_multiplier is None or self.spending.entries is None:
+            return self(**{**args, "delta": target / slacks})
+        args["delta"] = target / (2.0 * slacks)
+        k = np.maximum(_f(self.spending.entries(**args)), 1.0)
+        from netdp.accounting.gdp import gaussian_epsilon
+
+        eps0 = gaussian_epsilon(1.0 / float(noise_multiplier), target / (2.0 * k))
+        return self(**{**args, "eps0": eps0})
 
 
 def _complete(kind: str, bound: str) -> Callable[..., np.ndarray | np.float64]:
@@ -276,6 +324,29 @@ def _kov_rounds(eps_s: np.ndarray, K: np.ndarray, delta: float) -> np.ndarray:
 _CG = ("n", "T", "eps0", "delta")
 _RING = ("n", "K", "eps0", "delta")
 
+
+def _chernoff(bound: str, ndp: bool) -> Spending:
+    """A complete-graph curve's: the Chernoff bound's failure (none for ``fixed``) and
+    the advanced composition's slack, each ``delta``; its entries ``N_v`` (LDP) or
+    ``N_v + T / n`` (NDP)."""
+
+    def slacks(**p: Any) -> float:
+        return 1.0 if bound == "fixed" else 2.0
+
+    def entries(*, n: Any, T: Any, delta: Any, **_: Any) -> np.ndarray:
+        return _nv(bound, n, T, delta) + (_f(T) / _f(n) if ndp else 0.0)
+
+    text = ("the advanced composition's slack" if bound == "fixed" else
+            "the Chernoff bound's failure and the advanced composition's slack, each")
+    return Spending(slacks, entries, f"{text} delta (+ each contribution's delta0)")
+
+
+_RING_SPENDING = Spending(lambda **p: 1.0, lambda *, K, **_: _f(K),
+                          "the advanced composition's slack delta (+ K delta0)")
+_HISTOGRAM_RING_SPENDING = Spending(
+    lambda *, K, **_: 2.0 * np.maximum(np.trunc(_f(K)), 1.0), None,
+    "each of the K shuffled windows delta and KOV's slack K delta (reports are eps0-DP)")
+
 #: Named theoretical curves (epsilon as a function of n and the setting).
 CURVES: dict[str, Curve] = {
     c.name: c
@@ -285,36 +356,42 @@ CURVES: dict[str, Curve] = {
             _complete("ldp", "chernoff"),
             "complete graph, LDP: opti(eps0, delta, N_v), N_v = T/n + sqrt(3 (T/n) ln(1/delta))",
             _CG,
+            spending=_chernoff("chernoff", False),
         ),
         Curve(
             "complete-ndp-chernoff",
             _complete("ndp", "chernoff"),
             "complete graph, NDP: opti(3 eps0/sqrt(n), delta, N_v + T/n), Chernoff N_v",
             _CG,
+            spending=_chernoff("chernoff", True),
         ),
         Curve(
             "complete-ldp-chernoff-ref-variant",
             _complete("ldp", "chernoff-ref-variant"),
             "complete graph, LDP, reference script's N_v = T/n + sqrt(1.5 T ln(1/delta))",
             _CG,
+            spending=_chernoff("chernoff-ref-variant", False),
         ),
         Curve(
             "complete-ndp-chernoff-ref-variant",
             _complete("ndp", "chernoff-ref-variant"),
             "complete graph, NDP, reference script's N_v = T/n + sqrt(1.5 T ln(1/delta))",
             _CG,
+            spending=_chernoff("chernoff-ref-variant", True),
         ),
         Curve(
             "complete-ldp-fixed",
             _complete("ldp", "fixed"),
             "complete graph, LDP, fixed contributions N_v = T/n",
             _CG,
+            spending=_chernoff("fixed", False),
         ),
         Curve(
             "complete-ndp-fixed",
             _complete("ndp", "fixed"),
             "complete graph, NDP, fixed contributions: opti(3 eps0/sqrt(n), delta, 2T/n)",
             _CG,
+            spending=_chernoff("fixed", True),
         ),
         Curve(
             "ring-ndp",
@@ -322,6 +399,7 @@ CURVES: dict[str, Curve] = {
             "ring, NDP over K turns: opti(eps0, delta', K) (total delta K delta0 + delta')",
             _RING,
             topology="ring",
+            spending=_RING_SPENDING,
         ),
         Curve(
             "histogram-ring",
@@ -331,6 +409,7 @@ CURVES: dict[str, Curve] = {
             _RING,
             task="histogram",
             topology="ring",
+            spending=_HISTOGRAM_RING_SPENDING,
         ),
         Curve(
             "ring-ldp",
@@ -338,6 +417,7 @@ CURVES: dict[str, Curve] = {
             "ring, LDP baseline: opti(eps0, delta, K) over a node's K contributions",
             _RING,
             topology="ring",
+            spending=_RING_SPENDING,
         ),
     )
 }

@@ -526,8 +526,8 @@ class PairwisePrivacy(PrivacyReport):
         head = f"  privacy: eps(u -> v) over ordered pairs; each contribution is " \
                f"eps0={self.epsilon0:g}-LDP"
         if self.target_delta is not None:
-            head += (f"\n  every pairwise figure and the LDP baseline at delta = "
-                     f"{self.target_delta:g} (the theory curves spend delta as their papers do)")
+            head += (f"\n  every pairwise figure, the LDP baseline and every theory line at "
+                     f"delta = {self.target_delta:g}")
         widths = (14,) + (10,) * 6
         lines = ["", head, row(("", "mean", "min", "max", "q50", "q90", "q99"), widths)
                  + "  delta"]

@@ -75,6 +75,7 @@ from netdp.tasks.user_level import (
     total,
     users_of,
 )
+from netdp.tracking.base import ldp_setting
 from netdp.tracking.graph_observers import report_tracking, shuffle_tracking, sources_param
 
 MECHANISMS = registry.names("frequency-oracle")
@@ -233,11 +234,15 @@ def _per_record(setup: Setup, outcome: Any) -> Any:
 
 
 def _ring_theory(setup: Setup) -> dict[str, float]:
-    from netdp.tracking.shuffle import ring_histogram_theory
+    """The ring curve at the tracker's entry δ: at the report's one δ under the sound
+    convention (:func:`~netdp.tracking.shuffle.at_target`'s ``target / (2 K)``)."""
+    from netdp.tracking.shuffle import ring_entry_delta, ring_histogram_theory
 
     cfg, sec = setup.config, _section(setup)
+    target = ldp_setting(setup)[0]
+    delta = cfg.delta if target is None else ring_entry_delta(target, cfg.rounds)
     return {"histogram-ring": ring_histogram_theory(
-        setup.topology.n, cfg.rounds, sec.local_epsilon(cfg.epsilon), cfg.delta, sec.shuffle,
+        setup.topology.n, cfg.rounds, sec.local_epsilon(cfg.epsilon), delta, sec.shuffle,
         sec.domain)}
 
 

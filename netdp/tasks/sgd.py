@@ -303,11 +303,11 @@ class SgdTracker(Tracker):
                 (r for r in regimes if r != "nonprivate" and r not in LDP_REGIMES), None)
             if regime is not None:
                 sigma, clip = cals[regime].sigma, sec.lipschitz
-                eps = _pair_epsilons(coef, sigma, clip, cfg.delta)
+                eps = _pair_epsilons(coef, sigma, clip, cfg.report_delta)
                 np.fill_diagonal(eps, np.nan)
                 self.pairs = eps
                 updates = outcome.curves[regime].contributions.astype(float)
-                self.ldp = _pair_epsilons(updates, sigma, clip, cfg.delta)
+                self.ldp = _pair_epsilons(updates, sigma, clip, cfg.report_delta)
 
     def matrix(self) -> np.ndarray | None:
         return self.pairs
@@ -320,12 +320,12 @@ class SgdTracker(Tracker):
         cfg, sec = self.setup.config, _section(self.setup)
         calibrations = self.setup.calibrations.value
         if not self.tracking:
-            return SgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (),
+            return SgdPrivacy(cfg.report_delta, cfg.epsilon, calibrations, (),
                               "pairwise tracking skipped (no accountant)")
 
         n = self.setup.topology.n
         off = ~np.eye(n, dtype=bool)
-        clip, delta = sec.lipschitz, cfg.delta
+        clip, delta = sec.lipschitz, cfg.report_delta
         distances = np.tile(hop_distances(self.setup.topology).astype(np.int32)[off],
                             len(self.tracked))
         empirical: list[RegimeLosses] = []
@@ -365,7 +365,7 @@ class SgdTracker(Tracker):
         mask = np.ones(coef.shape, dtype=bool)
         rows = np.arange(coef.shape[0])
         mask[rows, rows if sources is None else sources] = False
-        eps = _pair_epsilons(coef[mask], sigma, _section(setup).lipschitz, cfg.delta)
+        eps = _pair_epsilons(coef[mask], sigma, _section(setup).lipschitz, cfg.report_delta)
         return float(eps.mean())
 
 

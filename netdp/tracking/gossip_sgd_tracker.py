@@ -122,7 +122,7 @@ class GossipSgdTracker(Tracker):
         from netdp.tracking.sgd import epsilon
 
         local = epsilon(self.setup.steps / (2.0 * self._paired().noise_multiplier**2),
-                        self.setup.config.delta)
+                        self.setup.config.report_delta)
         return np.full(self.setup.topology.n, float(local))
 
     def _private(self) -> list[Calibration]:
@@ -138,7 +138,8 @@ class GossipSgdTracker(Tracker):
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
         eps[off] = epsilon_upper(self.setup.steps * coef[off]
-                                 / (2.0 * cal.noise_multiplier**2), self.setup.config.delta)
+                                 / (2.0 * cal.noise_multiplier**2),
+                                 self.setup.config.report_delta)
         return eps
 
     def report(self) -> GossipSgdPrivacy:
@@ -152,9 +153,9 @@ class GossipSgdTracker(Tracker):
                    "spectral_gap": setup.plan.gap}
         calibrations = setup.calibrations
         if self.joint is None:
-            return GossipSgdPrivacy(cfg.delta, cfg.epsilon, calibrations, (), details,
+            return GossipSgdPrivacy(cfg.report_delta, cfg.epsilon, calibrations, (), details,
                                     note="pairwise tracking skipped (no accountant)")
-        joint, delta = self.joint, cfg.delta
+        joint, delta = self.joint, cfg.report_delta
         mask = joint.pair_mask()
         distances = gossip_matrix.hop_distances(setup.plan.adj, joint.nodes)
         rows, theory, renyi = [], {}, {}

@@ -184,21 +184,23 @@ class GossipTracker(Tracker):
         coef = joint.matrix()  # capped, NaN on the diagonal
         eps = np.full(coef.shape, np.nan)
         off = ~np.isnan(coef)
-        eps[off] = coefficient_epsilon(coef[off], self.setup.sigma, cfg.delta,
+        eps[off] = coefficient_epsilon(coef[off], self.setup.sigma, cfg.report_delta,
                                        first_accountant(cfg))
         return eps
 
-    def _ldp(self) -> tuple[float, str]:
-        """Every node's LDP ε (one Gaussian release) and how it is computed."""
+    def _ldp(self, delta: float | None = None) -> tuple[float, str]:
+        """Every node's LDP ε (one Gaussian release) at ``delta`` (default: the report's
+        one δ) and how it is computed."""
         from netdp.tracking.sgd import epsilon
 
         cfg, sigma = self.setup.config, self.setup.sigma
+        delta = cfg.report_delta if delta is None else delta
         if registry.entry(first_accountant(cfg)).gaussian_shift == "curve":
             from netdp.accounting.gdp import gaussian_epsilon
 
-            return (float(gaussian_epsilon(1.0 / sigma, cfg.delta)),
+            return (float(gaussian_epsilon(1.0 / sigma, delta)),
                     "one Gaussian release per node: exact (1/sigma)-Gaussian DP")
-        return (float(epsilon(1.0 / (2.0 * sigma**2), cfg.delta)),
+        return (float(epsilon(1.0 / (2.0 * sigma**2), delta)),
                 "one Gaussian release per node: RDP alpha / (2 sigma^2), converted")
 
     def node_ldp(self) -> np.ndarray | None:
@@ -208,14 +210,14 @@ class GossipTracker(Tracker):
         if not self.coalitions:
             return None
         cfg, first = self.setup.config, self.coalitions[0]
-        eps = first.epsilon(self.setup.sigma, cfg.delta, first_accountant(cfg))[0]
+        eps = first.epsilon(self.setup.sigma, cfg.report_delta, first_accountant(cfg))[0]
         return np.where(first.pair_mask()[0], eps, np.nan)
 
     def report(self) -> GossipPrivacy:
         from netdp.tracking import gossip
 
         setup, cfg = self.setup, self.setup.config
-        sigma, delta, n = setup.sigma, cfg.delta, setup.topology.n
+        sigma, delta, n = setup.sigma, cfg.report_delta, setup.topology.n
         eps_ldp, how = self._ldp()
         ldp = LdpSummary(how, eps_ldp, eps_ldp, eps_ldp)
         details = {"gossip_matrix": setup.matrix, "accelerated": setup.plan.accelerated,
@@ -287,7 +289,7 @@ class GossipTracker(Tracker):
         """Every other node's loss towards the run's coalition, pooled over the runs."""
 
         setup, cfg = self.setup, self.setup.config
-        sigma, delta = setup.sigma, cfg.delta
+        sigma, delta = setup.sigma, cfg.report_delta
         masks = [c.pair_mask()[0] for c in self.coalitions]
         hops = [GM.hop_distances(setup.plan.adj, c.members).min(axis=0)
                 for c in self.coalitions]

@@ -24,7 +24,7 @@ from netdp.engine.trace import Trace
 from netdp.graphs.topologies import hop_distances
 from netdp.graphs.walk_kind import KINDS
 from netdp.report.types import by_distance
-from netdp.tracking.base import Tracking
+from netdp.tracking.base import Tracking, ldp_setting
 
 DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
 SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
@@ -155,7 +155,8 @@ def report_tracking(shuffle: ShuffleParams,
         return graph_histogram_losses(trace, transition(setup), eps0, setup.config.delta,
                                       bound, domain, coalition,
                                       matrix_observers(setup, keep_pairs),
-                                      convention=setup.config.convention)
+                                      convention=setup.config.convention,
+                                      target=ldp_setting(setup)[0])
 
     return Tracking("graph", "each window one shuffle of its reports, a node's every "
                     "report counted, each hidden position its with the walk's largest "
@@ -187,11 +188,13 @@ def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
         if KINDS[topology].public_schedule:
             dummies = getattr(cfg.section, "dummies", None) or 0
             return ring_histogram_losses(setup.topology.n, cfg.rounds, eps0, cfg.delta, bound,
-                                         domain, dummies, coalition, cfg.convention)
+                                         domain, dummies, coalition, cfg.convention,
+                                         ldp_setting(setup)[0])
         if published is not None:
             trace = published(setup, trace)
         return walk_histogram_losses(trace, eps0, cfg.delta, bound, domain, coalition,
                                      keep_pairs, convention=cfg.convention,
-                                     self_moves=setup.topology.self_moves)
+                                     self_moves=setup.topology.self_moves,
+                                     target=ldp_setting(setup)[0])
 
     return Tracking(topology, summary, losses, ("kov",), **options)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numba
 import numba as nb
@@ -52,7 +53,13 @@ from netdp.tracking.loss_table import (
     PairLosses,
     coalition_members,
 )
-from netdp.tracking.shuffle import shuffled_epsilon, trace_windows
+from netdp.tracking.shuffle import (
+    at_target,
+    most_windows,
+    shuffled_at,
+    shuffled_epsilon,
+    trace_windows,
+)
 from netdp.tracking.shuffle_sound import sound_entries
 from netdp.tracking.taboo import Cycles, cycle_rows, reversible_measure
 from netdp.tracking.view_cap import cap_to_view, chain_stays
@@ -131,6 +138,7 @@ def graph_histogram_losses(
     cap: bool = True,
     presence: str = "taboo",
     convention: str = "sound",
+    target: float | None = None,
 ) -> PairLosses:
     """Pairwise losses of a report-based walk (histogram, Alg. 4) on any graph.
 
@@ -158,6 +166,10 @@ def graph_histogram_losses(
         the others (:func:`_sound_observer`); ``delta`` is then the largest total δ of a
         pair. ``reference``: presence counted once at the taboo-chain rate (the AISTATS
         2022 method on a graph; not an upper bound of the loss).
+    target
+        The sound convention at one δ (spec Correction 7): every pair's figure and the
+        cap at ``target``, ``delta`` unused
+        (:func:`~netdp.tracking.shuffle.at_target`). ``None``: each pair at its own δ.
 
     Returns
     -------
@@ -171,13 +183,29 @@ def graph_histogram_losses(
 
     n = trace.n
     P = sparse.csr_array(P)
-    w = trace_windows(trace, eps0, delta, bound, domain, coalition)
     members = np.zeros(n, bool)
     if coalition is not None:
         members[coalition_members(coalition, n)] = True
         index = np.zeros(1, np.int64)
     else:
         index = np.arange(n) if observers is None else np.asarray(observers, np.int64)
+    if convention == "sound" and target is not None:
+        w = trace_windows(trace, eps0, None, bound, domain, coalition)
+        return at_target(lambda d: _graph_histogram(
+            trace, P, shuffled_at(w, eps0, d, bound, domain), eps0, d, bound, domain,
+            coalition, members, index, cap, presence, convention, target), target,
+            most_windows(w, index))
+    w = trace_windows(trace, eps0, delta, bound, domain, coalition)
+    return _graph_histogram(trace, P, w, eps0, delta, bound, domain, coalition, members,
+                            index, cap, presence, convention)
+
+
+def _graph_histogram(trace: Trace, P: Any, w: Windows, eps0: float, delta: float,
+                     bound: str, domain: int, coalition: Sequence[int] | None,
+                     members: np.ndarray, index: np.ndarray, cap: bool, presence: str,
+                     convention: str, target: float | None = None) -> PairLosses:
+    """:func:`graph_histogram_losses` with the windows' shuffled ε at ``delta``."""
+    n = trace.n
     lo = np.searchsorted(w.own, index, side="left")
     hi = np.searchsorted(w.own, index, side="right")
     sound = convention == "sound"
@@ -230,7 +258,7 @@ def graph_histogram_losses(
                      unamplified=unamplified)
     if not cap:
         return raw
-    return cap_to_view(raw, trace, eps0, delta, coalition, chain_stays(P))
+    return cap_to_view(raw, trace, eps0, delta, coalition, chain_stays(P), target)
 
 
 def _observer_terms(w: Windows, sel: slice, P, pi, scale, blocked, presence: str,

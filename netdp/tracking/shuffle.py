@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numba as nb
 import numpy as np
@@ -188,10 +188,12 @@ def _pairwise_windows(own, reports, first, last, eps_s, n_obs, n_ids, others, de
 
 
 
-def trace_windows(trace: Trace, eps0: float, delta: float, bound: str = "fmt-numeric",
-                  domain: int = 2, coalition: Sequence[int] | None = None) -> Windows:
+def trace_windows(trace: Trace, eps0: float, delta: float | None,
+                  bound: str = "fmt-numeric", domain: int = 2,
+                  coalition: Sequence[int] | None = None) -> Windows:
     """The windows every observer (or the coalition) sees of ``trace``, each with the ε of
-    one report shuffled among the window's (``bound``; large windows binned)."""
+    one report shuffled among the window's (``bound``; large windows binned) at ``delta``
+    (``None``: none yet, :func:`shuffled_at` adds them)."""
     check(bound in SHUFFLE_BOUNDS, "shuffle",
           f"must be one of {', '.join(SHUFFLE_BOUNDS)} (got {bound!r})")
     holders, n_ids, observers, others = observer_view(trace, coalition)
@@ -200,8 +202,56 @@ def trace_windows(trace: Trace, eps0: float, delta: float, bound: str = "fmt-num
     if (trace.holders < 0).any():  # a lost token's steps that never happened: no node
         phantom = n_ids - 1
         first, last = (np.where(x == phantom, -1, x) for x in (first, last))
-    eps_s = _binned_epsilon(bound, eps0, reports, delta, domain)
+    eps_s = (np.empty(0) if delta is None
+             else _binned_epsilon(bound, eps0, reports, delta, domain))
     return Windows(own, reports, first, last, eps_s, n_ids, observers, others)
+
+
+def shuffled_at(w: Windows, eps0: float, delta: float, bound: str, domain: int) -> Windows:
+    """``w`` with each window's shuffled ε at ``delta`` (the windows themselves kept)."""
+    return dataclasses.replace(w, eps_s=_binned_epsilon(bound, eps0, w.reports, delta, domain))
+
+
+def most_windows(w: Windows, index: np.ndarray | None = None) -> int:
+    """The most windows one observer (or the coalition) composes, among the observers
+    ``index`` (default: all)."""
+    per = np.bincount(w.own, minlength=w.observers.size)
+    if index is not None:
+        per = per[index]
+    return int(per.max()) if per.size else 0
+
+
+TARGET_TRIES = 4  # entry deltas tried before a tracker keeps its pairs' own delta
+
+
+def ring_entry_delta(target: float, entries: int) -> float:
+    """``target / (2 k)``, rounded down so that ``k`` entries and KOV's slack ``k δ`` stay
+    within ``target`` in floating point: the ring's entries' δ at one target δ (its ``K``
+    windows are certain, so this is where :func:`at_target` stops)."""
+    return target / (2.0 * max(entries, 1)) * (1.0 - 1e-12)
+
+
+def at_target(account: Callable[[float], PairLosses], target: float,
+              entries: int) -> PairLosses:
+    """``account(δ_e)`` at one target δ (spec Correction 7): the pairs' figures with each
+    entry's shuffle bound at ``δ_e``, whose largest total δ (``.delta``: the entries' δ
+    and KOV's slack) must not exceed ``target``.
+
+    ``δ_e`` starts at ``target / (2 k)`` (``k = entries``, the most windows of a pair): KOV's
+    slack ``k δ_e`` takes half the target, the entries the other half. An entry whose node
+    may hold several reports of a window spends more than ``δ_e`` (group privacy,
+    :func:`~netdp.tracking.shuffle_sound.window_entry`); while the total is over the
+    target, ``δ_e`` shrinks in proportion and the figures are made again (at most
+    :data:`TARGET_TRIES` times; then the table keeps its own δ, shown in its row). A table
+    within the target is an ε at the target itself (a smaller δ only makes it stronger).
+    """
+    d = ring_entry_delta(target, entries)
+    for _ in range(TARGET_TRIES):
+        out = account(d)
+        if out.delta <= target:
+            return dataclasses.replace(out, delta=target)
+        d *= 0.999 * target / out.delta
+    return out
 
 
 def walk_histogram_losses(
@@ -216,6 +266,7 @@ def walk_histogram_losses(
     convention: str = "sound",
     self_moves: bool = True,
     law: CountLaw | None = None,
+    target: float | None = None,
 ) -> PairLosses:
     """Pairwise losses of the random-walk histogram (AISTATS 2022 Alg. 4), each capped at
     the LDP loss of the largest count of its node's reports that the observer's view
@@ -250,10 +301,19 @@ def walk_histogram_losses(
         The sound convention's law of a node's reports at a window's unknown positions
         (:data:`CountLaw`); default ``Binomial(positions, holder_rate(N, self_moves))``
         for the ``N`` nodes outside the observer.
+    target
+        The sound convention at one δ (spec Correction 7): every pair's figure at
+        ``target``, ``delta`` unused (:func:`at_target` chooses the entries' δ), the cap
+        at ``target`` too. ``None``: each pair at its own total δ.
     """
     check(convention in CONVENTIONS, "convention",
           f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
     n = trace.n
+    if convention == "sound" and target is not None:
+        w = trace_windows(trace, eps0, None, bound, domain, coalition)
+        return at_target(lambda d: _sound_walk_histogram(
+            trace, shuffled_at(w, eps0, d, bound, domain), eps0, d, bound, domain, coalition,
+            cap, self_moves, law, target), target, most_windows(w))
     w = trace_windows(trace, eps0, delta, bound, domain, coalition)
     if convention == "sound":
         return _sound_walk_histogram(trace, w, eps0, delta, bound, domain, coalition, cap,
@@ -274,8 +334,10 @@ def walk_histogram_losses(
 
 def _sound_walk_histogram(trace: Trace, w: Windows, eps0: float, delta: float, bound: str,
                           domain: int, coalition: Sequence[int] | None, cap: bool,
-                          self_moves: bool, law: CountLaw | None) -> PairLosses:
-    """:func:`walk_histogram_losses` under the sound convention."""
+                          self_moves: bool, law: CountLaw | None,
+                          target: float | None = None) -> PairLosses:
+    """:func:`walk_histogram_losses` under the sound convention (the cap at ``target``
+    where given)."""
     n = trace.n
     observers, others = w.observers, w.others
     if law is None:
@@ -290,7 +352,7 @@ def _sound_walk_histogram(trace: Trace, w: Windows, eps0: float, delta: float, b
         "kov", n, np.array([-1]) if coalition is not None else observers, base, weight, k,
         values[:used], counts, nodes[:used], float(pair_delta.max(initial=0.0)),
     )
-    return cap_to_view(raw, trace, eps0, delta, coalition, self_moves) if cap else raw
+    return cap_to_view(raw, trace, eps0, delta, coalition, self_moves, target) if cap else raw
 
 
 def ring_histogram_losses(
@@ -303,8 +365,11 @@ def ring_histogram_losses(
     dummies: int = 0,
     coalition: Sequence[int] | None = None,
     convention: str = "sound",
+    target: float | None = None,
 ) -> PairLosses:
-    """Pairwise losses of the ring histogram (AISTATS 2022 Alg. 2).
+    """Pairwise losses of the ring histogram (AISTATS 2022 Alg. 2); under the sound
+    convention with a ``target``, every pair at that one δ (:func:`at_target`: each of the
+    ``K`` entries at ``target / (2 K)``, ``delta`` unused).
 
     Node 0 starts the token with ``dummies`` reports of uniform values and adds as many
     again before publishing; it knows them, every other observer counts them as reports.
@@ -334,8 +399,10 @@ def ring_histogram_losses(
           f"must be one of {', '.join(SHUFFLE_BOUNDS)} (got {bound!r})")
     check(convention in CONVENTIONS, "convention",
           f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
+    if convention == "sound" and target is not None:
+        return at_target(lambda d: ring_histogram_losses(
+            n, rounds, eps0, d, bound, domain, dummies, coalition, "sound"), target, rounds)
     if convention == "sound":
-
         ref = ring_histogram_losses(n, rounds, eps0, delta, bound, domain, dummies, coalition,
                                     "reference")
         return dataclasses.replace(ref, delta=min(rounds * delta, 1.0) + rounds * delta)

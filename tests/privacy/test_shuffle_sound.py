@@ -411,9 +411,14 @@ def test_cli_default_run_sound_above_reference():
     sound = run(argv)["privacy"]
     ref = run([*argv, "--convention", "reference"])["privacy"]
     s, r = sound["empirical"][0], ref["empirical"][0]
+    # the cap is the LDP loss at the largest count a view allows (Correction 6), at most
+    # every report of the walk; a pair may exceed the realised LDP maximum (above)
+    from netdp.accounting.target_delta import ldp_epsilon
+
+    most = float(ldp_epsilon([4000], 1.0, sound["target_delta"])[0])
+    assert sound["target_delta"] == s["delta"] == 1e-6  # every figure at the one δ
     for key in ("mean", "min", "max", "q50", "q90", "q99"):
-        assert r[key] <= s[key] <= sound["ldp"]["max"] + 1e-12, key
-    assert s["mean"] <= sound["ldp"]["mean"]
+        assert r[key] <= s[key] <= most, key
 
 
 def test_no_self_moves_take_the_larger_rate():

@@ -152,9 +152,10 @@ def test_theory_recomputed_when_the_column_is_missing(privacy_csv):
     recomputed, kept = plots.theory_columns(df.drop(columns=["theory_complete-ndp-chernoff"]))
     assert kept == ["complete-ndp-chernoff"]
     np.testing.assert_allclose(recomputed["theory_complete-ndp-chernoff"], stored, rtol=1e-12)
-    row = df.iloc[0]
-    assert stored[0] == pytest.approx(float(CURVES["complete-ndp-chernoff"](
-        n=row["nodes"], T=row["steps"], eps0=row["eps0"], delta=row["delta"])))
+    row = df.iloc[0]  # at the report's one target delta (Correction 7)
+    z = row["mechanism_sigma"] / row["mechanism_sensitivity"]
+    assert stored[0] == pytest.approx(float(CURVES["complete-ndp-chernoff"].at_target(
+        row["privacy_target_delta"], z, n=row["nodes"], T=row["steps"], eps0=row["eps0"])))
 
 
 # --------------------------------------------------------------------------- one run

@@ -461,6 +461,9 @@ def _applies(df: pd.DataFrame, curve: str) -> pd.Series:
 
 
 def _curve(rows: pd.DataFrame, name: str) -> np.ndarray:
+    """The curve at each row's setting: at the row's one target δ where the report had one
+    (``privacy_target_delta``; Gaussian contributions read from ``mechanism_sigma`` /
+    ``mechanism_sensitivity``), else at ``delta`` as its paper spends it."""
     from netdp.bounds.curves import CURVES
 
     n = rows["nodes"].to_numpy(float)
@@ -470,8 +473,23 @@ def _curve(rows: pd.DataFrame, name: str) -> np.ndarray:
     params["T"] = (steps.fillna(pd.Series(100 * n, index=rows.index)).to_numpy(float)
                    if steps is not None else 100 * n)
     params["K"] = rows["rounds"].to_numpy(float) if "rounds" in rows else np.ones_like(n)
+    curve = CURVES[name]
     with np.errstate(all="ignore"):
-        return np.asarray(CURVES[name](**params), dtype=float) * np.ones_like(n)
+        out = np.asarray(curve(**params), dtype=float) * np.ones_like(n)
+        target = _numbers(rows, "privacy_target_delta")  # the report's, not the config's
+        sigma = _numbers(rows, "mechanism_sigma") / _numbers(rows, "mechanism_sensitivity")
+        for i in np.flatnonzero(np.isfinite(target)):
+            z = float(sigma[i]) if np.isfinite(sigma[i]) and sigma[i] > 0 else None
+            out[i] = float(curve.at_target(float(target[i]), z,
+                                           **{k: v[i] for k, v in params.items()}))
+    return out
+
+
+def _numbers(rows: pd.DataFrame, column: str) -> np.ndarray:
+    """``rows[column]`` as floats (NaN where absent or not a number)."""
+    if column not in rows:
+        return np.full(len(rows), np.nan)
+    return pd.to_numeric(rows[column], errors="coerce").to_numpy(float)
 
 
 def privacy_vs_n(df: pd.DataFrame, *, x: str = "nodes", hue: str | None = "eps0",
