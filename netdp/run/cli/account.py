@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.errors import check
-from netdp.core.files import write_atomic
+from netdp.core.files import check_distinct, check_file_name, write_atomic
 from netdp.report import figures
 from netdp.run.account import account
 from netdp.run.cli import integer, number, parse_sets
@@ -117,14 +117,17 @@ def run(args: argparse.Namespace) -> int:
     params = {**parse_sets(getattr(args, "set", [])), **options}
     targets = {name: Path(getattr(args, name)) for name in ("out", "pairs_out")
                if name in args}
-    for name, path in targets.items():
-        check_writable(path, name.replace("_", "-"))
+    for name in targets:
+        check_writable(getattr(args, name), name.replace("_", "-"))
     plot = Path(args.plot) if "plot" in args else None
     if plot is not None:
+        check_file_name(args.plot, "plot")
         check_image(plot, "plot")
         who = next((f for f in ("observer", "coalition") if f in args), None)
         check(who is None, "plot", f"draws the losses of every ordered pair; --{who} "
               "observes as one (no matrix): leave --plot out")
+    check_distinct([(name.replace("_", "-"), path) for name, path in targets.items()]
+                   + [("plot", plot)])
     report = account(args.log, repair="repair" in args,
                      keep_pairs="pairs_out" in targets or plot is not None,
                      observer=getattr(args, "observer", None), **params)
