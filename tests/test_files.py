@@ -261,3 +261,25 @@ def test_sigterm_removes_the_temporary_files(tmp_path):
     assert done.returncode == 128 + 15, (done.returncode, done.stderr[-2000:])
     assert done.stderr.strip() == "netdp: terminated"
     assert list(tmp_path.iterdir()) == []  # no temporary file, no output
+
+
+def test_the_learning_curves_are_written_both_or_neither(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from matplotlib.figure import Figure
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["simulate", "--task", "sgd", "-n", "8", "--compare", "local,network", "--curves",
+            "c", "-q"]
+    assert main([*argv, "--seed", "1"]) == 0
+    old = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert sorted(old) == ["c.csv", "c.png"]
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full)
+    capsys.readouterr()
+    assert main([*argv, "--seed", "2"]) == 2
+    assert "--curves: cannot write" in _one_line(capsys, "simulate")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
