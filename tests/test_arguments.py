@@ -57,6 +57,7 @@ def test_a_wrong_type_is_an_input_error_naming_the_argument(log, call, param, wo
 def test_what_stands_for_a_value_is_accepted(log, tmp_path):
     report = netdp.account(Path(log), repair=np.bool_(False), observer=np.int64(0))
     assert report.topology.n == 6
+    assert netdp.account(log, nodes=np.int64(6), epsilon=np.float32(0.5)).topology.n == 6
     out = tmp_path / "again.csv"
     netdp.simulate(SMALL, trace_out=out, progress=np.bool_(False), keep_pairs=np.bool_(True))
     assert out.read_text() == Path(log).read_text()

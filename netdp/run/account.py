@@ -152,6 +152,7 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     keep_pairs = bool(arguments.flag(keep_pairs, "keep_pairs"))
     if observer is not None:
         observer = arguments.integer(observer, "observer")
+    params = {key: arguments.plain(value) for key, value in params.items()}  # np.int64(6): 6
     lines = trace_log.read(log)
     given = _given(lines, params, observer)
     merged = _merged(lines, given)
