@@ -212,7 +212,8 @@ def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[
             one = st.one_of(one, st.sampled_from(EXTREME_TEXT))
     elif dest in OUTPUT_FILES:
         one = st.sampled_from(["out.json", "a-folder", "missing/x.png", "x.png", "/dev/null",
-                               "", ".", "x.unknown", "x.csv", "x.npy", "x.parquet"])
+                               "", ".", "x.unknown", "x.csv", "x.npy", "x.parquet",
+                               "newdir/", "x.png/", "./out.json"])
     else:
         texts = [st.sampled_from(EXTREME_TEXT), st.text(max_size=20)]
         choices = action.choices or _declared_choices().get(dest)  # checked after parsing
@@ -455,14 +456,16 @@ def _busy(seconds: float) -> None:
 
 def test_the_default_tier_bounds_cpu_time_and_the_long_run_wall_time(monkeypatch):
     """A case that waits (a busy machine) passes the default tier's bound and fails the
-    long run's; a case that computes fails both; one that hangs meets the alarm."""
+    long run's; a case that computes fails the default tier's; one that hangs meets the
+    alarm."""
     here = sys.modules[__name__]
     monkeypatch.setattr(here, "LIMIT_S", 0.2)
+    monkeypatch.setattr(here, "RUNAWAY", 100.0)  # the alarm far off: 20 s (a busy machine)
     monkeypatch.setattr(here, "main", lambda argv: time.sleep(0.5) or 0)
     assert check_case(["simulate"]) == 0
     with pytest.raises(AssertionError, match="of wall time"):
         check_case(["simulate"], wall=True)
-    monkeypatch.setattr(here, "main", lambda argv: _busy(0.4) or 0)
+    monkeypatch.setattr(here, "main", lambda argv: _busy(0.3) or 0)
     with pytest.raises(AssertionError, match="of CPU time"):
         check_case(["simulate"])
     monkeypatch.setattr(here, "RUNAWAY", 1.5)  # the alarm at 0.3 s of wall-clock time
