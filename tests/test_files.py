@@ -283,3 +283,15 @@ def test_the_learning_curves_are_written_both_or_neither(tmp_path, monkeypatch, 
     assert main([*argv, "--seed", "2"]) == 2
     assert "--curves: cannot write" in _one_line(capsys, "simulate")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
+
+
+def test_accounting_a_log_removes_the_labels_of_an_earlier_matrix(here, capsys):
+    (here / "named.txt").write_text("alice bob\nbob carol\ncarol dave\ndave alice\n")
+    assert main(["simulate", "--topology", "named.txt", "--pairs-out", "p.npy", "-q"]) == 0
+    assert (here / "p.labels.json").exists()
+    assert main(["account", "log.csv", "--pairs-out", "p.npy", "-q"]) == 0
+    assert not (here / "p.labels.json").exists()  # the log's nodes are 0..5: no labels
+    capsys.readouterr()
+    assert main(["account", "log.csv", "--pairs-out", "q.npy", "--out", "q.labels.json"]) == 2
+    assert "--out: writes 'q.labels.json', and --pairs-out writes its labels there" in \
+        _one_line(capsys, "account")
