@@ -96,3 +96,202 @@ def test_path_kind_names_what_is_there_and_never_raises(tmp_path):
     assert path_kind(tmp_path) == "dir" and path_kind(tmp_path / "f.txt") == "file"
     assert path_kind(tmp_path / "pipe") == "other" and path_kind(tmp_path / "nothing") is None
     assert path_kind("x" * 5000) is None and path_kind("a\0b") is None  # cannot stat
+
+
+# --------------------------------------------------------------------------- issue 39
+
+
+def _one_line(capsys, command: str) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"netdp {command}: error: "), err
+    return err[0]
+
+
+@pytest.fixture()
+def here(tmp_path, monkeypatch):
+    """A fresh current folder with a log (``log.csv``) and a sweep spec (``s.toml``)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "-n", "6", "--steps", "30", "--seed", "1", "-q",
+                 "--trace-out", "log.csv"]) == 0
+    (tmp_path / "s.toml").write_text('seeds = 1\n[fixed]\ntask = "sum"\nsteps = 20\n'
+                                     "[grid]\nnodes = [4]\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(("argv", "flags"), [
+    (["simulate", "-n", "6", "--out", "x.json", "--pairs-out", "x.json"],
+     ("--pairs-out", "--out")),
+    (["simulate", "-n", "6", "--out", "./x.json", "--html", "x.json"], ("--html", "--out")),
+    (["simulate", "-n", "6", "--trace-out", "sub/../x.csv", "--out", "x.csv"],
+     ("--trace-out", "--out")),
+    (["simulate", "-n", "6", "--pairs-out", "p.npy", "--html", "p.labels.json"],
+     ("--html", "--pairs-out")),
+    (["simulate", "--task", "sgd", "-n", "8", "--curves", "c", "--out", "c.csv"],
+     ("--curves", "--out")),
+    (["account", "log.csv", "--out", "a.npy", "--pairs-out", "a.npy"],
+     ("--pairs-out", "--out")),
+    (["account", "log.csv", "--pairs-out", "f.png", "--plot", "./f.png"],
+     ("--plot", "--pairs-out")),
+    (["sweep", "s.toml", "--out", "d", "--html", "d", "--backend", "serial"],
+     ("--html", "--out")),
+    (["results", "{sweep}", "--csv", "t", "--parquet", "./t"], ("--parquet", "--csv")),
+])
+def test_two_outputs_at_one_path_are_refused(here, capsys, argv, flags):
+    (here / "sub").mkdir()
+    if "{sweep}" in argv:
+        assert main(["sweep", "s.toml", "--out", "sw", "--backend", "serial", "-q"]) == 0
+        capsys.readouterr()
+        argv = [w.replace("{sweep}", "sw") for w in argv]
+    before = sorted(p.name for p in here.iterdir())
+    assert main(argv) == 2
+    line = _one_line(capsys, argv[0])
+    assert line.startswith(f"netdp {argv[0]}: error: {flags[0]}: ") and flags[1] in line
+    assert "give each output its own file" in line
+    assert sorted(p.name for p in here.iterdir()) == before  # nothing written
+
+
+def test_two_names_of_one_file_collide_and_devices_do_not(tmp_path):
+    from netdp.core.errors import InputError
+    from netdp.core.files import check_distinct
+
+    real = tmp_path / "r.json"
+    real.write_text("{}")
+    (tmp_path / "link.json").symlink_to(real)
+    os.link(real, tmp_path / "hard.json")
+    for other in ("link.json", "hard.json"):
+        with pytest.raises(InputError, match="so does --out") as err:
+            check_distinct([("out", real), ("html", tmp_path / other)])
+        assert err.value.param == "html"
+    check_distinct([("out", os.devnull), ("pairs-out", os.devnull), ("html", None)])
+    check_distinct([("pairs-out", tmp_path / "p.npy")],
+                   companions=[("pairs-out", tmp_path / "p.labels.json", "labels")])
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "-n", "6", "--out", "newdir/"],
+    ["simulate", "-n", "6", "--pairs-out", "newdir/"],
+    ["simulate", "-n", "6", "--trace-out", "newdir/."],
+    ["simulate", "-n", "6", "--html", "newdir/"],
+    ["simulate", "--task", "sgd", "-n", "8", "--curves", "newdir/"],
+    ["account", "log.csv", "--out", "newdir/"],
+    ["account", "log.csv", "--plot", "newdir.png/"],
+    ["audit", "--trials", "200", "--plot", "newdir.png/"],
+    ["report", "log.csv", "--html", "newdir/"],
+    ["plot", "--preset", "distance", "-n", "6", "--out", "newdir.png/"],
+    ["sweep", "s.toml", "--out", "d", "--html", "newdir/", "--backend", "serial"],
+    ["results", "d", "--csv", "newdir/"],
+])
+def test_an_output_name_ending_in_a_slash_is_a_folder_not_a_file(here, capsys, argv):
+    assert main(argv) == 2
+    flag = next(w for w in argv if w.startswith("--") and "newdir" in argv[argv.index(w) + 1])
+    line = _one_line(capsys, argv[0])
+    assert line.startswith(f"netdp {argv[0]}: error: {flag}: ") and "names a folder" in line
+    assert not list(here.glob("newdir*")) and not (here / "d").exists()
+
+
+def test_a_sweep_into_a_folder_named_with_a_slash(here, capsys):
+    assert main(["sweep", "s.toml", "--out", "newdir/", "--backend", "serial", "-q"]) == 0
+    assert (here / "newdir").is_dir() and (here / "newdir" / "sweep.json").is_file()
+
+
+def test_labelled_pairs_are_all_or_nothing(tmp_path, monkeypatch):
+    import netdp.run.cli.simulate as cli_simulate
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "named.txt").write_text("alice bob\nbob carol\ncarol dave\ndave alice\n")
+    assert main(["simulate", "--topology", "named.txt", "--pairs-out", "p.npy", "-q"]) == 0
+    labels = tmp_path / "p.labels.json"
+    matrix, names = (tmp_path / "p.npy").read_bytes(), labels.read_text()
+    assert json.loads(names) == ["alice", "bob", "carol", "dave"]
+    # the labels fail to write: the matrix stays the old one (no new matrix, old labels)
+    monkeypatch.setattr(cli_simulate, "plain_labels", lambda topology: [object()] * 5)
+    with pytest.raises(TypeError):
+        main(["simulate", "--topology", "complete", "-n", "5", "--pairs-out", "p.npy",
+              "--seed", "3", "-q"])
+    assert (tmp_path / "p.npy").read_bytes() == matrix and labels.read_text() == names
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["named.txt", "p.labels.json",
+                                                          "p.npy"]
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    # a graph without labels: the old labels are removed with the new matrix
+    assert main(["simulate", "-n", "5", "--pairs-out", "p.npy", "-q"]) == 0
+    assert not labels.exists() and (tmp_path / "p.npy").read_bytes() != matrix
+
+
+def test_several_files_are_replaced_together_or_not_at_all(tmp_path):
+    from netdp.core.files import atomic_files
+
+    a, b, stale = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for path in (a, b, stale):
+        path.write_text("old")
+    with pytest.raises(RuntimeError), atomic_files([a, b], stale=[stale]) as (fa, fb):
+        fa.write(b"new")
+        fb.write(b"new")
+        raise RuntimeError
+    assert [p.read_text() for p in (a, b, stale)] == ["old"] * 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c"]
+    with atomic_files([a, b], stale=[stale]) as (fa, fb):
+        fa.write(b"A")
+        fb.write(b"B")
+    assert (a.read_text(), b.read_text(), stale.exists()) == ("A", "B", False)
+
+
+TERM_SCRIPT = """
+import os, signal, sys, time
+import numpy as np
+real = np.save
+def save(fh, array, *args, **kwargs):  # half the file written, then SIGTERM
+    real(fh, array, *args, **kwargs)
+    fh.flush()
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+np.save = save
+from netdp.run.cli import main
+sys.exit(main(["simulate", "-n", "6", "--pairs-out", "p.npy", "--out", "r.json"]))
+"""
+
+
+def test_sigterm_removes_the_temporary_files(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", TERM_SCRIPT], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 128 + 15, (done.returncode, done.stderr[-2000:])
+    assert done.stderr.strip() == "netdp: terminated"
+    assert list(tmp_path.iterdir()) == []  # no temporary file, no output
+
+
+def test_the_learning_curves_are_written_both_or_neither(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from matplotlib.figure import Figure
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["simulate", "--task", "sgd", "-n", "8", "--compare", "local,network", "--curves",
+            "c", "-q"]
+    assert main([*argv, "--seed", "1"]) == 0
+    old = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert sorted(old) == ["c.csv", "c.png"]
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full)
+    capsys.readouterr()
+    assert main([*argv, "--seed", "2"]) == 2
+    assert "--curves: cannot write" in _one_line(capsys, "simulate")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
+
+
+def test_accounting_a_log_removes_the_labels_of_an_earlier_matrix(here, capsys):
+    (here / "named.txt").write_text("alice bob\nbob carol\ncarol dave\ndave alice\n")
+    assert main(["simulate", "--topology", "named.txt", "--pairs-out", "p.npy", "-q"]) == 0
+    assert (here / "p.labels.json").exists()
+    assert main(["account", "log.csv", "--pairs-out", "p.npy", "-q"]) == 0
+    assert not (here / "p.labels.json").exists()  # the log's nodes are 0..5: no labels
+    capsys.readouterr()
+    assert main(["account", "log.csv", "--pairs-out", "q.npy", "--out", "q.labels.json"]) == 2
+    assert "--out: writes 'q.labels.json', and --pairs-out writes its labels there" in \
+        _one_line(capsys, "account")

@@ -12,7 +12,10 @@ uncaught exception; with 2 exactly one line on stderr; with ``--json`` and 0, st
 (no NaN / Infinity); and every case done within ``LIMIT_S`` seconds (a run that would be
 huge must be refused up front: the cases run with ``NETDP_TIME_LIMIT`` at
 ``TIME_LIMIT`` seconds of estimated work, so the estimates of netdp.run.resources are
-checked too).
+checked too). The default tier counts this process's CPU time (every thread), which a
+busy machine does not stretch, with a wall-clock alarm at ``RUNAWAY`` times the limit
+as a guard against a case that hangs; the long run (``test_fuzz_command_long``,
+tests/fuzz_long.py) bounds the wall-clock time itself.
 
 The default tier runs a seeded, bounded number of cases (``derandomize``); the slow tier
 (``-m slow``) runs many more. Failures found are kept in tests/test_fuzz_regressions.py.
@@ -26,6 +29,7 @@ import io
 import json
 import os
 import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -43,6 +47,9 @@ LIMIT_S = 10.0  # one case's time limit (seconds)
 #: workers' start-up alone takes 3.5 s on an idle 2-core machine and 11-16 s at
 #: ``nice -n 19`` beside other jobs (docs/fuzzing.md).
 CLUSTER_LIMIT_S = 30.0
+#: The wall-clock alarm of a case, as a multiple of its limit: only a guard against a case
+#: that hangs (the default tier bounds CPU time; a busy machine stretches wall time).
+RUNAWAY = 6.0
 #: The estimated seconds of work a fuzzed run may have (``NETDP_TIME_LIMIT``; the
 #: estimates err towards the shorter run and leave out the start-up): beyond it a run is
 #: refused up front, so that every case ends within LIMIT_S.
@@ -205,7 +212,8 @@ def values(action: argparse.Action, files: dict[str, str]) -> st.SearchStrategy[
             one = st.one_of(one, st.sampled_from(EXTREME_TEXT))
     elif dest in OUTPUT_FILES:
         one = st.sampled_from(["out.json", "a-folder", "missing/x.png", "x.png", "/dev/null",
-                               "", ".", "x.unknown", "x.csv", "x.npy", "x.parquet"])
+                               "", ".", "x.unknown", "x.csv", "x.npy", "x.parquet",
+                               "newdir/", "x.png/", "./out.json"])
     else:
         texts = [st.sampled_from(EXTREME_TEXT), st.text(max_size=20)]
         choices = action.choices or _declared_choices().get(dest)  # checked after parsing
@@ -324,9 +332,15 @@ def starts_cluster(argv: list[str]) -> bool:
     return any(a == "--backend" and b == "dask" for a, b in pairs) or "--backend=dask" in argv
 
 
-def check_case(argv: list[str], lines: list[str] | None = None) -> int:
+def check_case(argv: list[str], lines: list[str] | None = None, wall: bool = False) -> int:
     """Run ``netdp argv`` in a fresh folder, assert the property; the exit status (and
-    stderr's lines appended to ``lines``)."""
+    stderr's lines appended to ``lines``).
+
+    The time bound is on this process's CPU time (``time.process_time``: every thread,
+    not the time spent waiting for a busy machine), or on wall-clock time with ``wall``
+    (the long run); either way a wall-clock alarm at ``RUNAWAY`` times the limit stops
+    a case that hangs.
+    """
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
@@ -335,13 +349,16 @@ def check_case(argv: list[str], lines: list[str] | None = None) -> int:
         os.environ["NETDP_TIME_LIMIT"] = TIME_LIMIT
         old = signal.signal(signal.SIGALRM, _alarm)
         limit_s = CLUSTER_LIMIT_S if starts_cluster(argv) else LIMIT_S
-        signal.setitimer(signal.ITIMER_REAL, 3 * limit_s)
-        start = time.perf_counter()
+        alarm_s = RUNAWAY * limit_s
+        signal.setitimer(signal.ITIMER_REAL, alarm_s)
+        clock = time.perf_counter if wall else time.process_time
+        start = clock()
         try:
             with _quiet() as (out, err):
                 code = main(argv)
+            seconds = clock() - start
         except _Timeout:
-            pytest.fail(f"over {3 * limit_s:.0f} s: netdp {' '.join(argv)}")
+            pytest.fail(f"over {alarm_s:g} s of wall-clock time: netdp {' '.join(argv)}")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
@@ -350,7 +367,6 @@ def check_case(argv: list[str], lines: list[str] | None = None) -> int:
                 os.environ.pop("NETDP_TIME_LIMIT", None)
             else:
                 os.environ["NETDP_TIME_LIMIT"] = limit
-        seconds = time.perf_counter() - start
     stderr, stdout = err.getvalue(), out.getvalue()
     if lines is not None:
         lines += stderr.strip().splitlines()
@@ -362,19 +378,19 @@ def check_case(argv: list[str], lines: list[str] | None = None) -> int:
         check_names(argv, stderr.strip())
     if code == 0 and "--json" in argv and stdout.strip():
         json.loads(stdout, parse_constant=_strict)
-    assert seconds <= limit_s, (case, f"{seconds:.1f} s")
+    assert seconds <= limit_s, (case, f"{seconds:.1f} s of {'wall' if wall else 'CPU'} time")
     return code
 
 
 FUZZ_COMMANDS = [c for c in COMMANDS if c != "topologies"]
 
 
-def _fuzz(command: str, files: dict[str, str], examples: int) -> None:
+def _fuzz(command: str, files: dict[str, str], examples: int, wall: bool = False) -> None:
     @settings(max_examples=examples, derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(argv=argv_for(command, files))
     def run(argv: list[str]) -> None:
-        check_case(argv)
+        check_case(argv, wall=wall)
 
     run()
 
@@ -391,8 +407,10 @@ def test_fuzz_command(command, inputs):
 @pytest.mark.parametrize("command", FUZZ_COMMANDS)
 def test_fuzz_command_long(command, inputs):
     """The long run: many more cases per subcommand (still derandomized); on demand, since
-    its whole run has not yet finished clean (the open cases are in the regressions)."""
-    _fuzz(command, inputs, int(os.environ.get("NETDP_FUZZ_EXAMPLES", SLOW_EXAMPLES)))
+    its whole run has not yet finished clean (the open cases are in the regressions). Its
+    time bound is on wall-clock time: run it on a quiet machine."""
+    _fuzz(command, inputs, int(os.environ.get("NETDP_FUZZ_EXAMPLES", SLOW_EXAMPLES)),
+          wall=True)
 
 
 @pytest.mark.parametrize(("argv", "line", "right"), [
@@ -428,6 +446,32 @@ def test_the_naming_rule(argv, line, right, tmp_path):
     else:
         with pytest.raises(AssertionError):
             check_names(argv, line)
+
+
+def _busy(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_the_default_tier_bounds_cpu_time_and_the_long_run_wall_time(monkeypatch):
+    """A case that waits (a busy machine) passes the default tier's bound and fails the
+    long run's; a case that computes fails the default tier's; one that hangs meets the
+    alarm."""
+    here = sys.modules[__name__]
+    monkeypatch.setattr(here, "LIMIT_S", 0.2)
+    monkeypatch.setattr(here, "RUNAWAY", 100.0)  # the alarm far off: 20 s (a busy machine)
+    monkeypatch.setattr(here, "main", lambda argv: time.sleep(0.5) or 0)
+    assert check_case(["simulate"]) == 0
+    with pytest.raises(AssertionError, match="of wall time"):
+        check_case(["simulate"], wall=True)
+    monkeypatch.setattr(here, "main", lambda argv: _busy(0.3) or 0)
+    with pytest.raises(AssertionError, match="of CPU time"):
+        check_case(["simulate"])
+    monkeypatch.setattr(here, "RUNAWAY", 1.5)  # the alarm at 0.3 s of wall-clock time
+    monkeypatch.setattr(here, "main", lambda argv: time.sleep(2) or 0)
+    with pytest.raises(pytest.fail.Exception, match="over 0.3 s of wall-clock time"):
+        check_case(["simulate"])
 
 
 def test_every_command_declares_flags():

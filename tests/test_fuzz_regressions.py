@@ -191,6 +191,17 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
                                "1", "--json"], "--attributes"),  # was --categorical (2)
     ("sgd-dataset-five-labels", ["simulate", "-n", "6", "--task", "sgd", "--dataset",
                                  "{contacts.csv}", "--json"], "--dataset"),  # was --target
+    # issue 39: two outputs at one file, an output name that reads as a folder
+    ("out-and-pairs-out-one-file", [*SIM, "--out", "x.json", "--pairs-out", "x.json"],
+     "--pairs-out"),
+    ("out-and-html-dot-slash", [*SIM, "--out", "./x.json", "--html", "x.json"], "--html"),
+    ("out-newdir-slash", [*SIM, "--out", "newdir/"], "--out"),  # wrote a file 'newdir'
+    ("trace-out-newdir-dot", [*SIM, "--trace-out", "newdir/."], "--trace-out"),
+    ("account-out-newdir-slash", ["account", "{log}", "--out", "newdir/"], "--out"),
+    ("results-csv-parquet-one-file", ["results", "{sweep}", "--csv", "t", "--parquet", "t"],
+     "--parquet"),
+    ("plot-out-png-slash", ["plot", "{sweep}", "--preset", "privacy-vs-n", "--out",
+                            "x.png/"], "--out"),
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.

@@ -309,6 +309,40 @@ def test_topology_given_as_a_path_object(tmp_path):
     assert topology.build(path).n == 3
 
 
+def test_a_path_object_and_numpy_integers_in_a_config(tmp_path):
+    """Issue 39: ``netdp.simulate`` takes a ``pathlib.Path`` topology and numpy integers."""
+    import numpy as np
+
+    import netdp
+
+    path = tmp_path / "edges.txt"
+    path.write_text("0 1\n1 2\n2 3\n3 0\n")
+    report = netdp.simulate({"topology": path, "seed": np.int64(1), "steps": np.int32(20)})
+    assert report.topology.n == 4 and report.config.topology == str(path)
+    report = netdp.simulate({"nodes": np.int64(6), "epsilon": np.float32(0.5), "seed": 1,
+                             "steps": 20})
+    assert report.topology.n == 6 and type(report.config.nodes) is int
+    assert report.config.epsilon == 0.5
+
+
+def test_multigraphs_with_parallel_edges_are_refused_unless_weighted():
+    """Issue 39: an unweighted multigraph lost its parallel edges without a word."""
+    import netdp
+
+    for graph in (nx.MultiGraph([(0, 1), (0, 1), (1, 2), (2, 0)]),
+                  nx.MultiDiGraph([(0, 1), (0, 1), (1, 2), (2, 0)])):
+        error = refused("topology", "a multigraph with 1 parallel edge", topology.from_networkx,
+                        graph)
+        assert "weight" in error.message and "networkx.Graph(G)" in error.message
+        refused("topology", "parallel edge", netdp.make_config, {"topology": graph})
+    plain = nx.MultiGraph([(0, 1), (1, 2), (2, 0)])  # no parallel edge: nothing lost
+    assert topology.from_networkx(plain).edge_count == 3
+    weighted = nx.MultiGraph()
+    weighted.add_weighted_edges_from([(0, 1, 1.0), (0, 1, 2.0), (1, 2, 1.0), (2, 0, 1.0)])
+    topo = topology.from_networkx(weighted, weight="weight")
+    assert sorted(topo.weights.tolist()) == [1.0, 1.0, 1.0, 1.0, 3.0, 3.0]  # they add up
+
+
 # --------------------------------------------------------------------------- the CLI
 
 @pytest.mark.parametrize("argv,line", [

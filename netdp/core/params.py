@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from netdp.core.arguments import plain
 from netdp.core.errors import InputError
 
 KINDS = (bool, int, float, str, tuple)
@@ -138,7 +140,9 @@ def check_value(name: str, spec: Param, value: Any) -> Any:
     """``value`` if it has the declared type and range, else :class:`InputError`.
 
     ``int`` values are accepted for a ``float`` parameter (and returned as ``float``),
-    lists for a ``tuple`` one (returned as a tuple); nothing else is converted.
+    lists for a ``tuple`` one (returned as a tuple), numpy scalars as the Python values
+    they hold, an :class:`os.PathLike` for a ``str`` one as its name; nothing else is
+    converted.
     """
     flag = spec.pair or spec.flag or name.replace("_", "-")
     if value is None:
@@ -146,6 +150,7 @@ def check_value(name: str, spec: Param, value: Any) -> Any:
             return None
         raise InputError(flag, f"must be {spec.allowed()} (got None)")
     kind = spec.kind
+    value = _standing_for(kind, value)
     if kind is bool:
         ok = isinstance(value, bool)
     elif kind is int:
@@ -213,7 +218,9 @@ def coerce(spec: Param, value: Any) -> Any:
     """TOML ``1`` for a float parameter becomes ``1.0`` (and ``200.0`` for an integer one
     ``200``), a list (or comma-separated text)
     a tuple: the forms the checks accept, so that equal configs hash alike. Anything else
-    is left to the checks."""
+    is left to the checks. A numpy scalar is the Python value it holds, an
+    :class:`os.PathLike` for a text parameter its file name."""
+    value = _standing_for(spec.kind, value)
     if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if spec.kind is int and isinstance(value, float) and value.is_integer() \
@@ -223,6 +230,16 @@ def coerce(spec: Param, value: Any) -> Any:
         return tuple(value)
     if spec.kind is tuple and isinstance(value, str):  # "local,network" from a flag
         return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+def _standing_for(kind: type, value: Any) -> Any:
+    """What ``value`` stands for: a numpy scalar's Python value; for a ``str`` parameter,
+    an :class:`os.PathLike`'s name (``pathlib.Path("edges.txt")``)."""
+    value = plain(value)
+    if kind is str and isinstance(value, os.PathLike):
+        name = os.fspath(value)
+        return name if isinstance(name, str) else value
     return value
 
 

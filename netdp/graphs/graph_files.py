@@ -175,6 +175,21 @@ def is_graph_object(spec: Any) -> bool:
     return isinstance(spec, nx.Graph)
 
 
+def check_no_parallel_edges(graph: nx.Graph, adj: Any, name: str) -> None:
+    """Refuse an unweighted multigraph with parallel edges (``adj``: its edge counts),
+    which the walk's graph would merge into one edge without a word."""
+    from scipy import sparse
+
+    if not graph.is_multigraph() or not adj.nnz or adj.data.max() <= 1:
+        return
+    counted = adj if graph.is_directed() else sparse.triu(adj, format="csr")
+    parallel = int((counted.data - 1).sum())
+    raise InputError("topology", f"{name}: a multigraph with {parallel:,} parallel edge(s), "
+                     "which an unweighted graph would merge into one; give its weight "
+                     "attribute (weight, --weight: parallel edges' weights add up) or merge "
+                     "them first (networkx.Graph(G))")
+
+
 def check_weights(graph: nx.Graph, weight: str, name: str) -> None:
     """Every edge has the attribute ``weight``, a finite number > 0."""
     missing = object()

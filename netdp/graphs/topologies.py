@@ -209,8 +209,8 @@ def from_networkx(graph: nx.Graph, name: str | None = None,
         The topology's name in reports (default: the graph's ``name``, else ``graph``).
     weight
         The edge attribute that holds each edge's weight (finite, > 0, on every edge;
-        parallel edges of a multigraph add up); ``None``: unweighted. Weights that are
-        all alike are the unweighted graph (every walk and gossip rule is the same).
+        parallel edges of a multigraph add up); ``None``: unweighted (a multigraph's
+        parallel edges are refused). Weights that are all alike are the unweighted graph.
 
     Nodes are renumbered ``0..n-1`` in the graph's node order; the original labels (any
     hashable) are kept in :attr:`Topology.labels`. Graphs beyond ``MAX_GRAPH_NODES``
@@ -239,6 +239,7 @@ def from_networkx(graph: nx.Graph, name: str | None = None,
     weights = None
     if weight is None:
         adj = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=None, format="csr")
+        graph_files.check_no_parallel_edges(graph, adj, name)
         adj = sparse.csr_array((np.ones_like(adj.data, dtype=np.int8), adj.indices,
                                 adj.indptr), shape=adj.shape)
     else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
@@ -27,16 +27,23 @@ def save(fig: Figure, path: str | Path, dpi: int = 150, param: str = "out") -> P
     """Write ``fig`` to ``path`` (format from the extension: .png, .pdf, .svg) through a
     temporary file in the same folder and an atomic rename; same input, same bytes. A
     failed write (a read-only folder, a full disk) is an :class:`InputError` on ``param``."""
-    import matplotlib
-
     path = Path(path)
     fmt = path.suffix.lower()
     if fmt not in FORMATS:
         raise InputError(param, f"unknown image format {path.suffix or '(none)'!r}; "
                          f"allowed: {', '.join(FORMATS)}")
-    with atomic(path, param=param) as fh, matplotlib.rc_context({"svg.hashsalt": "netdp"}):
-        fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=METADATA[fmt])
+    with atomic(path, param=param) as fh:
+        draw(fig, fh, fmt, dpi)
     return path
+
+
+def draw(fig: Figure, fh: BinaryIO, fmt: str, dpi: int = 150) -> None:
+    """Write ``fig`` to the open handle ``fh`` in format ``fmt`` (``".png"``, ``".pdf"``,
+    ``".svg"``); same input, same bytes."""
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "netdp"}):
+        fig.savefig(fh, format=fmt[1:], dpi=dpi, metadata=METADATA[fmt])
 
 
 #: What each format records of the writer (no date: same input, same bytes).

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp import __version__
+from netdp.core import arguments
 from netdp.core.config import flat_params
 from netdp.core.errors import InputError, check
 from netdp.core.files import atomic
@@ -143,8 +144,15 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     ------
     InputError
         On a problem of the log (naming the file and the line), or a parameter out of
-        range; a task whose tracker a log cannot drive (sgd).
+        range or of the wrong type (any argument); a task whose tracker a log cannot
+        drive (sgd).
     """
+    log = arguments.path(log, "log")
+    repair = bool(arguments.flag(repair, "repair"))
+    keep_pairs = bool(arguments.flag(keep_pairs, "keep_pairs"))
+    if observer is not None:
+        observer = arguments.integer(observer, "observer")
+    params = {key: arguments.plain(value) for key, value in params.items()}  # np.int64(6): 6
     lines = trace_log.read(log)
     given = _given(lines, params, observer)
     merged = _merged(lines, given)

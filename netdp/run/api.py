@@ -17,7 +17,10 @@ from typing import Any
 
 from netdp import __version__
 from netdp.adversary.network import AttackReport, adversary_of
+from netdp.core import arguments
 from netdp.core import progress as bars
+from netdp.core.errors import InputError
+from netdp.core.files import check_file_name
 from netdp.core.setup import Setup, Streams
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.trace import Trace
@@ -73,10 +76,17 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
     Raises
     ------
     InputError
-        On a parameter out of range, or a run too large for this machine (checked before
-        anything is built).
+        On a parameter out of range or of the wrong type (any argument), or a run too
+        large for this machine (checked before anything is built).
     """
     started = time.perf_counter()
+    progress = arguments.flag(progress, "progress", optional=True)
+    if not callable(keep_pairs):
+        keep_pairs = bool(arguments.flag(keep_pairs, "keep_pairs"))
+    if trace_out is not None:
+        trace_out = arguments.path(trace_out, "trace_out")
+        check_file_name(trace_out, "trace_out")
+    workers, scheduler = _cluster_arguments(client, workers, scheduler)
     config = with_seed(make_config(config))
     task = task_of(config)
     check_footprint(task, config)
@@ -87,6 +97,25 @@ def simulate(config: SimulationConfig | Mapping[str, Any], progress: bool | None
                         scheduler=scheduler) as setup:
             return _run_writing(setup, progress, keep_pairs, trace_out, started)
     return _run_writing(task.prepare(config), progress, keep_pairs, trace_out, started)
+
+
+def _cluster_arguments(client: Any, workers: Any, scheduler: Any) -> tuple[Any, Any]:
+    """``workers`` (a numpy integer as the integer) and ``scheduler`` (a string), and
+    ``client`` checked a ``distributed.Client``."""
+    workers = arguments.plain(workers)  # np.int64(2): 2 (the range is on_cluster's)
+    if scheduler is not None:
+        scheduler = arguments.text(scheduler, "scheduler", "an address, tcp://HOST:PORT")
+    if client is not None:
+        try:
+            from distributed import Client
+
+            ok = isinstance(client, Client)
+        except ImportError:  # no dask: there is no client to give
+            ok = False
+        if not ok:
+            raise InputError("client", f"must be a distributed.Client (got "
+                             f"{type(client).__name__})")
+    return workers, scheduler
 
 
 def _run_writing(setup: Setup, progress: bool | None,

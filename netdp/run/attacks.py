@@ -8,8 +8,8 @@ import math
 
 from netdp import mechanisms
 from netdp.adversary.poisoning import Poisoning, choose_targets, poison
-from netdp.core import seeding
-from netdp.core.errors import check
+from netdp.core import arguments, seeding
+from netdp.core.errors import InputError, check
 from netdp.core.params import MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.data.values import categories
 from netdp.mechanisms import registry
@@ -35,8 +35,20 @@ def attack(mechanism: str = "oue", attack: str = "mga", domain: int = 128,
     Raises
     ------
     InputError
-        On a parameter out of range.
+        On a parameter out of range or of the wrong type.
     """
+    domain, targets, users, trials, seed = (
+        arguments.integer(value, name) for value, name in (
+            (domain, "domain"), (targets, "targets"), (users, "users"), (trials, "trials"),
+            (seed, "seed")))
+    epsilon, beta = arguments.real(epsilon, "epsilon"), arguments.real(beta, "beta")
+    mechanism, attack, target_choice, data = (
+        arguments.text(value, name) for value, name in (
+            (mechanism, "mechanism"), (attack, "attack"), (target_choice, "target_choice"),
+            (data, "data")))
+    if isinstance(defences, str) or not isinstance(defences, tuple | list):
+        raise InputError("defences", f"must be a list of names (got {defences!r:.60})")
+    defences = tuple(arguments.text(d, "defences") for d in defences)
     check(MIN_EPSILON <= epsilon <= ORACLE_MAX_EPSILON, "epsilon",
           f"must be a number in the range [{MIN_EPSILON:g}, {ORACLE_MAX_EPSILON:g}] (e^epsilon "
           f"must stay finite; got {epsilon:g})")

@@ -19,7 +19,7 @@ import numpy as np
 
 from netdp.core import seeding
 from netdp.core.errors import check
-from netdp.core.files import write_atomic
+from netdp.core.files import atomic_files
 from netdp.core.params import MAX_SCALE, Section, param
 from netdp.core.setup import Once, Setup, Streams, View, once
 from netdp.core.simulation_config import SimulationConfig
@@ -31,7 +31,7 @@ from netdp.learning import training_data as datasets
 from netdp.learning.curves import curves_csv, curves_figure
 from netdp.learning.models import MODELS, Model, solve
 from netdp.learning.training_data import DATASETS, canary_worlds
-from netdp.report.figures import save
+from netdp.report.figures import draw
 from netdp.report.types import (
     QUANTILES,
     PrivacyReport,
@@ -402,10 +402,12 @@ def learning_data(config: SimulationConfig, cap: int | None = None,
 
 
 def write_curves(report: Report, paths: Sequence[Path]) -> None:
-    """``PREFIX.csv`` (objective and test score against steps, per regime) and ``PREFIX.png``."""
-
-    write_atomic(paths[0], curves_csv(report), param="curves")
-    save(curves_figure(report), paths[1], dpi=120, param="curves")
+    """``PREFIX.csv`` (objective and test score against steps, per regime) and ``PREFIX.png``,
+    both or neither (:func:`~netdp.core.files.atomic_files`)."""
+    figure = curves_figure(report)
+    with atomic_files(paths[:2], param="curves") as (table, image):
+        table.write(curves_csv(report).encode("utf-8"))
+        draw(figure, image, ".png", dpi=120)
 
 
 CURVES = Output("curves", "PREFIX", "write PREFIX.csv (objective and test score against "

@@ -181,10 +181,10 @@ def _axis(n: int, start: float = 0.5) -> list[float]:
     ({"grid": {"nodes": "5"}}, "nodes", "a grid axis takes a list"),
 ])
 def test_sizes_and_value_types_are_checked_before_expanding(data, param, words):
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(InputError) as err:
         parse_spec(data, "s.toml")
-    assert time.perf_counter() - start < 2.0  # counted, never expanded
+    assert time.process_time() - start < 2.0  # counted, never expanded
     assert err.value.param == param and not err.value.positional
     assert words in err.value.message and "s.toml" in err.value.message, err.value.message
 
@@ -205,9 +205,9 @@ def test_the_limits_are_module_constants(monkeypatch):
 def test_cli_refuses_a_huge_sweep_at_once_even_for_a_dry_run(tmp_path, capsys):
     for text in ("seeds = 1000000000\n", "seeds = 1e9\n"):
         spec = _spec(tmp_path, text)
-        start = time.perf_counter()
+        start = time.process_time()
         assert main(["sweep", spec, "--out", str(tmp_path / "o"), "--dry-run"]) == 2
-        assert time.perf_counter() - start < 2.0
+        assert time.process_time() - start < 2.0
         line = _one_line(capsys, "sweep")
         assert line.startswith("netdp sweep: error: --seeds: the sweep has 1000000000 runs")
     assert not (tmp_path / "o").exists()
@@ -257,10 +257,10 @@ def pairs_npy(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("bins", ["1000000000", "0", "-5", "10001"])
 def test_plot_bins_out_of_range(tmp_path, capsys, pairs_npy, bins):
     out = tmp_path / "p.png"
-    start = time.perf_counter()
+    start = time.process_time()
     assert main(["plot", "--preset", "pairs", "--pairs", str(pairs_npy), "--bins", bins,
                  "--out", str(out)]) == 2
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert _one_line(capsys, "plot").startswith("netdp plot: error: --bins: must be an "
                                                 "integer in 1..10000")
     assert not out.exists()
@@ -289,10 +289,10 @@ def test_plot_refuses_too_many_groups_before_drawing(tmp_path, capsys):
     pd.DataFrame({"nodes": np.tile([10, 20], n), "epsilon": np.repeat(0.1 + np.arange(n), 2),
                   "abs_error": np.linspace(0.1, 1, 2 * n), "status": "ok"}).to_csv(table)
     out = tmp_path / "f.png"
-    start = time.perf_counter()
+    start = time.process_time()
     assert main(["plot", str(table), "--x", "n", "--y", "abs_error", "--hue", "epsilon",
                  "--out", str(out)]) == 2
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0
     assert f"--hue: {n} groups of runs to draw" in _one_line(capsys, "plot")
     assert not out.exists()
 

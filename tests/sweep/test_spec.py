@@ -118,12 +118,12 @@ def test_fixed_values_are_checked_with_each_grid_point():
 
 
 def test_validating_many_grid_points_is_fast():
-    start = time.perf_counter()
+    start = time.process_time()
     spec = parse_spec({"seeds": 3, "grid": {"nodes": {"start": 10, "stop": 1e4, "num": 50},
                                             "epsilon": {"start": 0.1, "stop": 10, "num": 40,
                                                         "logspace": True}}})
     assert len(spec.points) == 2000
-    assert time.perf_counter() - start < 5.0  # about 0.1 s here: configs, never runs
+    assert time.process_time() - start < 5.0  # about 0.1 s here: configs, never runs
 
 
 def test_experiment_specs_are_valid():

@@ -13,10 +13,12 @@ import io
 import math
 import os
 import re
+import signal
 import sys
 import tomllib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from netdp import __version__
@@ -176,6 +178,32 @@ class ClosedStdout(io.TextIOBase):
         return 1
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as an interrupt is, so that every cleanup runs
+    (the temporary files of :mod:`netdp.core.files` are removed, nothing half-written is
+    left)."""
+
+
+def _terminate(signum: int, frame: Any) -> NoReturn:
+    raise Terminated
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (elsewhere,
+    or where SIGTERM is ignored or already handled, nothing changes)."""
+    try:
+        handled = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        old = signal.signal(signal.SIGTERM, _terminate) if handled else None
+    except ValueError:  # not the main thread
+        old = None
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -194,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed: a print must fail, not vanish
         sys.stdout = ClosedStdout()
     try:
-        with progress.quiet(bool(getattr(args, "quiet", False))):
+        with sigterm_raises(), progress.quiet(bool(getattr(args, "quiet", False))):
             status = int(handler(args))
         if sys.stdout is not None:
             sys.stdout.flush()  # a full device fails here, not at exit
@@ -206,6 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"netdp {args.command}: error: ran out of memory; lower the sizes (--nodes, "
               "--steps, --domain, ...)", file=sys.stderr)
         return 2
+    except Terminated:
+        print("netdp: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("netdp: interrupted", file=sys.stderr)
         return 130

@@ -9,11 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.errors import check
-from netdp.core.files import write_atomic
+from netdp.core.files import check_distinct, check_file_name, write_atomic
 from netdp.report import figures
 from netdp.run.account import account
 from netdp.run.cli import integer, number, parse_sets
-from netdp.run.cli.simulate import add_flag, check_writable, report_outputs
+from netdp.run.cli.simulate import (
+    add_flag,
+    check_writable,
+    labels_path,
+    report_outputs,
+    write_pairs,
+)
 from netdp.run.sweep.plot_command import check_image, pairs_plot
 from netdp.tasks import param_specs
 
@@ -117,21 +123,26 @@ def run(args: argparse.Namespace) -> int:
     params = {**parse_sets(getattr(args, "set", [])), **options}
     targets = {name: Path(getattr(args, name)) for name in ("out", "pairs_out")
                if name in args}
-    for name, path in targets.items():
-        check_writable(path, name.replace("_", "-"))
+    for name in targets:
+        check_writable(getattr(args, name), name.replace("_", "-"))
     plot = Path(args.plot) if "plot" in args else None
     if plot is not None:
+        check_file_name(args.plot, "plot")
         check_image(plot, "plot")
         who = next((f for f in ("observer", "coalition") if f in args), None)
         check(who is None, "plot", f"draws the losses of every ordered pair; --{who} "
               "observes as one (no matrix): leave --plot out")
+    labels = labels_path(targets["pairs_out"]) if "pairs_out" in targets else None
+    check_distinct([(name.replace("_", "-"), path) for name, path in targets.items()]
+                   + [("plot", plot)], companions=[("pairs-out", labels, "labels")])
     report = account(args.log, repair="repair" in args,
                      keep_pairs="pairs_out" in targets or plot is not None,
                      observer=getattr(args, "observer", None), **params)
     result = report.to_json()
     text = json.dumps(result, indent=2, allow_nan=False)
     if "pairs_out" in targets:
-        write_atomic(targets["pairs_out"], report.pairs, binary=True, param="pairs-out")
+        write_pairs(targets["pairs_out"], labels_path(targets["pairs_out"]), report.pairs,
+                    None)  # a log's nodes are 0..n-1: an earlier run's labels removed
     if plot is not None:
         figures.save(pairs_plot(report.pairs, result, what=f"the log {args.log}"), plot,
                      param="plot")

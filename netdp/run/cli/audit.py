@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from netdp.core.errors import InputError, check
+from netdp.core.files import check_file_name
 from netdp.core.params import MAX_EPSILON, MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.core.setup import Streams
 from netdp.mechanisms import registry
@@ -211,6 +212,7 @@ def _check_plot(path: str) -> None:
     """Refuse a --plot file that cannot be written, before the audit runs."""
 
 
+    check_file_name(path, "plot")
     out = Path(path)
     if out.suffix.lower() not in FORMATS:
         raise InputError("plot", f"unknown image format {out.suffix or '(none)'!r} in "

@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     """Read PATH, render, write OUT.html, say where."""
     from netdp.run.page import page_of, write_page
 
+    check_writable(args.html, "html")
     out = Path(args.html)
-    check_writable(out, "html")
     write_page(out, page_of(args.path, args.pairs))
     print(f"wrote {out}")
     return 0

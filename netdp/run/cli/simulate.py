@@ -13,7 +13,7 @@ from typing import Any
 
 from netdp.core.config import flat_params, read_config
 from netdp.core.errors import InputError
-from netdp.core.files import write_atomic
+from netdp.core.files import atomic_files, check_distinct, check_file_name, write_atomic
 from netdp.core.params import Param, params_of
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
@@ -235,19 +235,22 @@ def run(args: argparse.Namespace) -> int:
         if prefix is None and output.default and output.when and output.when(params):
             prefix = output.default
         if prefix is not None:
+            check_file_name(prefix, output.flag)  # PREFIX/ is a folder
             outputs.append((output, [Path(prefix + s) for s in output.suffixes]))
-    out = Path(args.out) if "out" in args else None
-    pairs_out = Path(args.pairs_out) if "pairs_out" in args else None
-    trace_out = Path(args.trace_out) if "trace_out" in args else None
-    html = Path(args.html) if "html" in args else None
-    if pairs_out is not None:
-        check_writable(pairs_out, "pairs-out")  # a name to derive the labels' file from
+    named = {flag: getattr(args, flag.replace("-", "_"), None)
+             for flag in ("out", "pairs-out", "trace-out", "html")}
+    for flag, name in named.items():
+        if name is not None:
+            check_writable(name, flag)
+    out, pairs_out, trace_out, html = (None if n is None else Path(n) for n in named.values())
     labels_out = None if pairs_out is None else labels_path(pairs_out)
-    for path, name in ((out, "out"), (pairs_out, "pairs-out"), (labels_out, "pairs-out"),
-                       (trace_out, "trace-out"), (html, "html"),
-                       *((p, o.flag) for o, paths in outputs for p in paths)):
-        if path is not None:
-            check_writable(path, name)
+    for output, paths in outputs:
+        for path in paths:
+            check_writable(path, output.flag)
+    if labels_out is not None:
+        check_writable(labels_out, "pairs-out")
+    check_distinct([*named.items(), *((o.flag, p) for o, paths in outputs for p in paths)],
+                   companions=[("pairs-out", labels_out, "labels")])
     keep = True if pairs_out is not None else (page_keeps_pairs if html is not None else False)
     cluster = {"workers": getattr(args, "workers", None),
                "scheduler": getattr(args, "scheduler", None)}
@@ -264,11 +267,8 @@ def run(args: argparse.Namespace) -> int:
             return 1
     for output, paths in outputs:
         output.write(report, paths)
-    if pairs_out is not None:
-        write_atomic(pairs_out, report.pairs, binary=True, param="pairs-out")
-        labels = plain_labels(report.topology)
-        if labels is not None and labels_out is not None:
-            write_atomic(labels_out, json.dumps(labels) + "\n", param="pairs-out")
+    if pairs_out is not None and labels_out is not None:
+        write_pairs(pairs_out, labels_out, report.pairs, plain_labels(report.topology))
     if out is not None or "json" in args or html is not None:
         result = report.to_json()
         for output, paths in outputs:
@@ -314,8 +314,27 @@ def labels_path(pairs: Path) -> Path:
     return pairs.with_name(pairs.name.removesuffix(".npy") + ".labels.json")
 
 
-def check_writable(path: Path, param: str = "out") -> None:
-    """Refuse, before any work, a target that cannot be written."""
+def write_pairs(path: Path, labels_out: Path, pairs: Any, labels: list | None) -> None:
+    """``--pairs-out``: the matrix and, on a graph with labels, its labels' file, all or
+    nothing; a labels' file of an earlier run beside it is removed (no stale labels beside
+    a new matrix)."""
+    import numpy as np
+
+    if labels is None:
+        with atomic_files([path], param="pairs-out", stale=[labels_out]) as (matrix,):
+            np.save(matrix, pairs)
+        return
+    with atomic_files([path, labels_out], param="pairs-out") as (matrix, names):
+        np.save(matrix, pairs)
+        names.write((json.dumps(labels) + "\n").encode("utf-8"))
+
+
+def check_writable(name: str | Path, param: str = "out") -> None:
+    """Refuse, before any work, a target that cannot be written: a name that reads as a
+    folder (``newdir/``, :func:`~netdp.core.files.check_file_name`), an existing folder,
+    a file in no writable folder."""
+    check_file_name(name, param)
+    path = Path(name)
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise InputError(param, f"{str(path)!r} is a directory; give a file name")

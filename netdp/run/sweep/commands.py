@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from netdp.core.errors import InputError
+from netdp.core.files import check_distinct, check_file_name
 from netdp.run.sweep.runner import (
     WORKERS_PER_CORE,
     RunFailed,
@@ -129,7 +130,8 @@ def _sweep(args: argparse.Namespace) -> int:
         raise InputError("workers", f"at most {max_workers()} on this machine "
                          f"({WORKERS_PER_CORE} per core; got {args.workers})")
     if args.html is not None:
-        _check_writable(Path(args.html), "html")
+        _check_writable(args.html, "html")
+        check_distinct([("out", args.out), ("html", args.html)])
     todo, skipped = pending_runs(spec, args.out)
     if args.dry_run:
         axes = ", ".join(f"{k} ({len(v)})" for k, v in spec.grid.items()) or "none"
@@ -167,9 +169,11 @@ def _results(args: argparse.Namespace) -> int:
     if args.parquet is not None and not parquet_available():
         raise InputError("parquet", "writing Parquet needs pyarrow (or fastparquet): "
                          "pip install 'netdp[parquet]' (or pyarrow)")
-    for flag, target in (("csv", args.csv), ("parquet", args.parquet)):
-        if target is not None and target != "-":
-            _check_writable(Path(target), flag)
+    files = [(flag, target) for flag, target in (("csv", args.csv), ("parquet", args.parquet))
+             if target is not None and target != "-"]
+    for flag, target in files:
+        _check_writable(target, flag)
+    check_distinct(files)
     table = ResultTable(args.dir, param="DIR")
     if not table.path.is_dir() or table.manifest() is None:
         raise InputError("DIR", f"{args.dir!r} is not a sweep folder (no sweep.json); make "
@@ -245,9 +249,11 @@ def provenance_table(frame, where: str = "") -> str:
     return "\n".join(lines)
 
 
-def _check_writable(path: Path, flag: str) -> None:
+def _check_writable(name: str, flag: str) -> None:
     """Refuse up front a file that cannot be written (what the write finds later, a full
-    disk, is refused then, as one line too)."""
+    disk, is refused then, as one line too), or a name that reads as a folder."""
+    check_file_name(name, flag)
+    path = Path(name)
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise InputError(flag, f"{str(path)!r} is a folder; give a file name")

@@ -11,6 +11,7 @@ from typing import Any
 
 from netdp.core.config import read_config
 from netdp.core.errors import InputError, shorten
+from netdp.core.files import check_file_name
 from netdp.core.reading import read_json
 from netdp.report import figures, run_marks
 from netdp.run.api import run
@@ -157,6 +158,8 @@ def _plot(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> Path:
     from netdp.run.sweep import plots
 
+    if args.out is not None:
+        check_file_name(args.out, "out")
     out = Path(args.out) if args.out else Path(_default_name(args))
     check_image(out)
     if not 1 <= args.bins <= figures.MAX_BINS:
