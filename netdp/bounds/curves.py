@@ -493,12 +493,15 @@ class BoundsTable:
     n: np.ndarray
     curves: dict[str, np.ndarray] = field(default_factory=dict)
     descriptions: dict[str, str] = field(default_factory=dict)
+    target_delta: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``netdp bounds --json`` (infinite values as ``"inf"``)."""
+        at = {} if self.target_delta is None else {"target_delta": self.target_delta}
         return jsonable({
             "eps0": self.eps0,
             "delta": self.delta,
+            **at,
             "steps_per_node": self.steps_per_node,
             "rounds": self.rounds,
             "n": self.n.tolist(),
@@ -520,8 +523,11 @@ class BoundsTable:
     def text(self) -> str:
         """The table ``netdp bounds`` prints: one row per ``n``, then the descriptions."""
         widths = {k: max(len(k), 10) for k in self.curves}
+        spent = (f"every curve at delta = {self.target_delta:g} in all"
+                 if self.target_delta is not None else
+                 f"delta = {self.delta:g} as each paper spends it")
         lines = [
-            f"theoretical epsilon; eps0 = {self.eps0:g}, delta = {self.delta:g}, "
+            f"theoretical epsilon; eps0 = {self.eps0:g}, {spent}, "
             f"T = {self.steps_per_node:g} n (complete), K = {self.rounds} (ring)",
             f"{'n':>12}  " + "  ".join(f"{k:>{w}}" for k, w in widths.items()),
         ]
@@ -530,6 +536,10 @@ class BoundsTable:
                                                      for k, w in widths.items()))
         lines.append("")
         lines += [f"  {name}: {text}" for name, text in self.descriptions.items()]
+        if self.target_delta is not None:
+            lines += ["", "  delta spent (each curve's share of the target):"]
+            lines += [f"  {name}: {CURVES[name].spending.text}"  # type: ignore[union-attr]
+                      for name in self.descriptions]
         return "\n".join(lines)
 
 
@@ -568,6 +578,7 @@ def bounds_table(
     n_max: float = N_MAX,
     points: int = 10,
     curves: Iterable[str] | None = None,
+    target_delta: float | None = None,
 ) -> BoundsTable:
     """Evaluate the :data:`CURVES` over ``points`` log-spaced values of ``n``.
 
@@ -588,6 +599,9 @@ def bounds_table(
         Number of log-spaced values, a whole number in ``[1, 10000]``.
     curves
         Curve names (default, or empty: all, in registry order).
+    target_delta
+        Every curve at this one δ in all (:meth:`Curve.at_target`, contributions
+        ``eps0``-DP), in ``[1e-300, 1)``; ``None``: at ``delta`` as its paper spends it.
 
     Raises
     ------
@@ -619,14 +633,26 @@ def bounds_table(
                                   f"< 1 for the histogram-ring curve (got {_show(delta)}); the "
                                   f"other curves take delta >= {_show(DELTA_MIN)}")
 
+    if target_delta is not None:
+        target_delta = _number("target-delta", target_delta, DELTA_MIN, 1.0, hi_open=True)
+        if "histogram-ring" in names:  # its windows' delta: the target over 2 K
+            low = HISTOGRAM_DELTA_MIN * 2 * rounds
+            if target_delta < low:
+                raise InputError("target-delta", f"must be a number with {_show(low)} <= "
+                                 f"target-delta < 1 for the histogram-ring curve at K = "
+                                 f"{rounds} (got {_show(target_delta)})")
+
     n = np.unique(np.round(np.geomspace(n_min, n_max, points)))
     table = {}
     for name in names:
         params: dict[str, npt.ArrayLike] = {"n": n, "eps0": eps0, "delta": delta,
                                             "T": steps_per_node * n, "K": rounds}
-        eps = np.asarray(CURVES[name](**params), dtype=float) * np.ones_like(n)
+        curve = CURVES[name]
+        value = (curve(**params) if target_delta is None
+                 else curve.at_target(target_delta, None, **params))
+        eps = np.asarray(value, dtype=float) * np.ones_like(n)
         eps.setflags(write=False)
         table[name] = eps
     n.setflags(write=False)
     return BoundsTable(eps0, delta, steps_per_node, rounds, n, table,
-                       {name: CURVES[name].description for name in names})
+                       {name: CURVES[name].description for name in names}, target_delta)

@@ -76,9 +76,9 @@ from netdp.tracking.graph_observers import (
     DENSE_NODES,
     graph_by_distance,
     graph_note,
-    matrix_observers,
     sources_param,
     transition,
+    walk_observers,
     walk_stays,
 )
 
@@ -229,7 +229,7 @@ def _graph_walk_losses(setup: Setup, trace: Trace, accountant: str,
     from netdp.tracking.walk_views import sound_graph_losses
 
     cfg, mech = setup.config, setup.mechanism
-    observers = matrix_observers(setup, keep_pairs)
+    observers = walk_observers(setup)
     z = getattr(mech, "sigma", math.nan) / mech.sensitivity
     topo = setup.topology
     if topo.time_varying:  # the taboo chain indexed by time (netdp.tracking.time_varying)
@@ -350,7 +350,8 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
                  f"{DENSE_NODES} nodes, sampled beyond",
                  _graph_walk_losses, ("kov", "rdp", "pld", "exact"), ADDITIVE, icml_theory,
                  note=graph_note, by_distance=graph_by_distance,
-                 theory_per_pair=False, theory_by_distance=_published_lines),
+                 theory_per_pair=False, theory_by_distance=_published_lines,
+                 observers=walk_observers),
     )
 
     def prepare(self, config: SimulationConfig) -> UserLevelSetup:

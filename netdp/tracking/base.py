@@ -99,6 +99,10 @@ class Tracking:
         ``theory_by_distance(setup) -> (rows, info)``: theory lines by hop distance
         (``{name: rows}``) and what each is (``{name: {...}}``), shown beside
         ``by_distance`` (:func:`netdp.bounds.by_distance.published_by_distance`).
+    observers
+        ``observers(setup) -> ids | None``: the observers the tracker accounts where it
+        samples them (``None``: all; :func:`netdp.tracking.graph_observers.walk_observers`).
+        A full matrix (``--pairs-out``) needs them all.
     """
 
     topology: str
@@ -112,6 +116,7 @@ class Tracking:
     by_distance: Callable[[Setup, Sequence[Any]], tuple[DistanceRow, ...]] | None = None
     theory_per_pair: bool = True
     theory_by_distance: Callable[[Setup], tuple[dict[str, Any], dict[str, Any]]] | None = None
+    observers: Callable[[Setup], np.ndarray | None] | None = None
 
     def covers(self, kind: str, mechanism: str | None) -> bool:
         """Whether it applies to a topology of this kind and this mechanism."""
@@ -213,6 +218,10 @@ class PairwiseTracker(Tracker):
                   f"the full matrix is offered up to n = {MATRIX_LIMIT} (n = {n})")
             check(setup.config.coalition is None, "pairs-out",
                   "a coalition observes as one: no matrix")
+            sampled = tracking is not None and tracking.observers is not None and (
+                tracking.observers(setup) is not None)
+            check(not sampled, "pairs-out", f"the matrix needs every observer: the tracker "
+                  f"samples them on this graph (n = {n}); give --sources {n}")
             check(bool(accountants), "pairs-out", "the matrix comes from pairwise "
                   "tracking: drop --no-tracking")
             if tracking is None:  # what is missing: a tracker for the mechanism, or the graph

@@ -55,14 +55,6 @@ def walk_observers(setup: Setup) -> np.ndarray | None:
     return np.sort(rng.choice(n, size=samples, replace=False))
 
 
-def matrix_observers(setup: Setup, keep_pairs: bool) -> np.ndarray | None:
-    """:func:`walk_observers`, refused when the full matrix is asked for and sampled."""
-    observers = walk_observers(setup)
-    check(not keep_pairs or observers is None, "pairs-out", f"the matrix needs every "
-          f"observer: up to {DENSE_NODES} nodes, or --sources {setup.topology.n}")
-    return observers
-
-
 def transition(setup: Setup) -> Any:
     """The walk's transition matrix (built once per topology and walk rule)."""
     topo = setup.topology
@@ -154,7 +146,7 @@ def report_tracking(shuffle: ShuffleParams,
             trace = published(setup, trace)
         return graph_histogram_losses(trace, transition(setup), eps0, setup.config.delta,
                                       bound, domain, coalition,
-                                      matrix_observers(setup, keep_pairs),
+                                      walk_observers(setup),
                                       convention=setup.config.convention,
                                       target=ldp_setting(setup)[0])
 
@@ -164,7 +156,8 @@ def report_tracking(shuffle: ShuffleParams,
                     "at the taboo-chain rate); KOV, capped at LDP of the largest count the "
                     "view allows; "
                     f"every observer up to {DENSE_NODES} nodes, sampled beyond", losses,
-                    ("kov",), note=graph_note, by_distance=graph_by_distance)
+                    ("kov",), note=graph_note, by_distance=graph_by_distance,
+                    observers=walk_observers)
 
 
 def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,

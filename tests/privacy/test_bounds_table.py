@@ -147,3 +147,23 @@ def test_screening_error_is_far_below_its_margin(eps0, m):
     assert not exact.any()
     err = np.abs(np.minimum(total + dropped, 1.0) - want)
     assert np.all(err <= FN.FMT_SCREEN_RTOL / 100 * scale + 1e-300)
+
+
+def test_target_delta_puts_every_curve_at_one_delta_in_all(capsys):
+    """``--target-delta``: each curve at that one delta (Correction 7), split among its
+    failures and slacks, never below the paper's own figure at the same delta."""
+    table = bounds_table(eps0=0.5, delta=1e-6, target_delta=1e-6, points=4, n_max=1e6)
+    paper = bounds_table(eps0=0.5, delta=1e-6, points=4, n_max=1e6)
+    for name, eps in table.curves.items():
+        want = [float(CURVES[name].at_target(1e-6, n=x, T=100 * x, K=1, eps0=0.5))
+                for x in table.n]
+        np.testing.assert_allclose(eps, want, rtol=1e-12)
+        assert np.all(eps >= paper.curves[name] * (1 - 1e-12)), name
+    assert table.curves["complete-ldp-chernoff"][0] > paper.curves["complete-ldp-chernoff"][0]
+    assert table.to_json()["target_delta"] == 1e-6 and "target_delta" not in paper.to_json()
+    assert main(["bounds", "--target-delta", "1e-6", "--points", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "every curve at delta = 1e-06 in all" in out and "delta spent" in out
+    assert main(["bounds", "--target-delta", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("netdp bounds: error: --target-delta:") and len(err.splitlines()) == 1

@@ -82,6 +82,17 @@ def test_sampled_observers_refuse_a_pairs_matrix(capsys):
     assert "Traceback" not in err
 
 
+def test_exact_beside_another_accountant_runs_on_sampled_observers():
+    """The exact accountant keeps its pairs to give each other accountant's ratio to it;
+    that is no matrix, so sampled observers do not refuse it (it was refused with the
+    --pairs-out line, a flag the user never gave)."""
+    report = run(topology="hypercube", nodes=16, steps=48, sources=2, convention="sound",
+                 accountants=("rdp", "exact"))
+    rdp, exact = report.privacy.empirical
+    assert rdp.pairs == exact.pairs == 2 * 15
+    assert rdp.to_exact and rdp.to_exact["mean"] >= 1 - 1e-9  # sound: never below exact
+
+
 def test_pld_is_refused_on_a_graph_with_the_allowed_accountants(capsys):
     """The reference convention on a graph has kov and rdp only; the sound one also pld
     and exact (small graphs)."""

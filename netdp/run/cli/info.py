@@ -10,7 +10,8 @@ from netdp.graphs.topologies import available
 from netdp.run.cli import integer, number
 
 EPILOG_BOUNDS = ("examples:\n  netdp bounds\n  netdp bounds --eps0 0.4 --n-max 1e6 --csv > "
-                 "curves.csv\n  netdp bounds --curve complete-ndp-chernoff --json")
+                 "curves.csv\n  netdp bounds --curve complete-ndp-chernoff --json\n"
+                 "  netdp bounds --target-delta 1e-6")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                          epilog=EPILOG_BOUNDS)
     bnd.add_argument("--eps0", type=number, default=0.1, help="LDP level of one contribution "
                      "(default: 0.1)")
-    bnd.add_argument("--delta", type=number, default=1e-7, help="delta (default: 1e-7)")
+    bnd.add_argument("--delta", type=number, default=1e-7, help="delta, spent as each "
+                     "curve's paper spends it (a Chernoff failure and a composition slack "
+                     "each take it) (default: 1e-7)")
+    bnd.add_argument("--target-delta", type=number, default=None, metavar="DELTA",
+                     help="every curve at this one delta in all instead, split among its "
+                     "failures and slacks as a report's theory lines are (default: off)")
     bnd.add_argument("--steps-per-node", type=number, default=100.0, metavar="T/n",
                      help="complete graph: T = this x n (default: 100)")
     bnd.add_argument("--rounds", type=integer, default=1, metavar="K", help="ring: turns "
@@ -49,7 +55,8 @@ def bounds(args: argparse.Namespace) -> int:
 
     table = bounds_table(eps0=args.eps0, delta=args.delta, steps_per_node=args.steps_per_node,
                          rounds=args.rounds, n_min=args.n_min, n_max=args.n_max,
-                         points=args.points, curves=args.curve)
+                         points=args.points, curves=args.curve,
+                         target_delta=args.target_delta)
     if args.json:
         print(json.dumps({**table.to_json(), "provenance": provenance()}, indent=2))
     else:
