@@ -60,7 +60,7 @@ def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
     still to do after the last ``kmax`` go on with twice the count, up to their interior
     positions (where the tail is 0: the laws are whole), while their laws fit in
     :data:`EXTEND_BYTES` and their cost in :data:`EXTEND_WORK` (:func:`_extended`);
-    beyond, their tails stay (at an infinite loss: sound).
+    beyond, their tails stay (at the worst count, or an infinite loss: sound).
     """
     from netdp.tracking import count_law
 
@@ -110,7 +110,8 @@ def _extended(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
             break
         km = int(min(2 * km, inner[todo].max()))
         lam = float(views.length[todo].max())
-        work = n * (3 * lam * nnz + (km + 1) * lam * lam / 2 + todo.size * (km + 1) * lam)
+        work = n * (3 * lam * nnz + (km + 1) * lam * lam / 2  # sweeps, powers
+                    + todo.size * (lam + km + 1) * lam)  # per view: A and the dots
         if 8.0 * todo.size * n * (km + 1) > EXTEND_BYTES or work > EXTEND_WORK:
             break
         reg = todo[views.kind[todo] == ce.REGULAR]
