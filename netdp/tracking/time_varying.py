@@ -36,6 +36,7 @@ from netdp.accounting._arrays import observer_bar
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
+from netdp.tracking import walk_views
 from netdp.tracking.walk_views import (
     _observer_losses,
     _slack,
@@ -133,33 +134,48 @@ def view_law(transitions: Sequence[Any], blocked: np.ndarray, start_law: np.ndar
 
 
 def _observer_laws(transitions: Sequence[Any], blocked: np.ndarray, start_law: np.ndarray,
-                   views: ce.Views, t0: np.ndarray, widest: int, slack: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """``(views, n, widest)`` laws of every node's interior visits in each view and
-    ``(views, n)`` their tails ``P(I >= width - 1)`` where a view's law was cut: each view
-    is computed with the counts up to ``KMAX[0]``, again up to the next ``KMAX`` while its
-    largest tail is not below ``slack`` (as :func:`netdp.tracking.walk_views.view_laws`);
-    exact (no tail) once the width exceeds the view's interior positions."""
+                   views: ce.Views, t0: np.ndarray, widest: int, slack: np.ndarray,
+                   per_step: float | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every node's law of interior visits in each view (``laws[e]``, ``(n, w)``: ``w =
+    widest`` unless the view went beyond ``KMAX``) and ``(views, n)`` their tails
+    ``P(I >= w)`` where a view's law was cut: each view is computed with the counts up to
+    ``KMAX[0]``, again up to the next ``KMAX`` while its largest tail is not below
+    ``slack`` (as :func:`netdp.tracking.walk_views.view_laws`), then with twice the count
+    while the pass (``n² w`` floats, ``L n w`` times ``per_step`` flops, default ``n²``)
+    fits in :data:`~netdp.tracking.walk_views.EXTEND_BYTES` and
+    :data:`~netdp.tracking.walk_views.EXTEND_WORK`; exact (no tail) once the width exceeds
+    the view's interior positions."""
     n = blocked.size
-    laws = np.zeros((views.size, n, widest))
+    per_step = float(n * n) if per_step is None else per_step
+    base = np.zeros((views.size, n, widest))
     tails = np.zeros((views.size, n))
+    laws = list(base)
     cache: dict[int, Any] = {}
     for e in range(views.size):
         kind, length = int(views.kind[e]), int(views.length[e])
         inner = ce.interior(kind, length)
-        for km in KMAX:
+        km = KMAX[0]
+        while True:
             width = max(min(inner, km + 1) + 1, 2)
             law = view_law(transitions, blocked, start_law, kind, length, int(views.a[e]),
                            int(views.b[e]), int(t0[e]), width, cache)
-            if inner <= km:  # exact: the last column is a count, not a tail
-                laws[e, :, :width] = law
-                tails[e] = 0.0
+            wide = width > widest
+            if wide:
+                laws[e] = law if inner <= km else law[:, :-1]
+            elif inner <= km:  # exact: the last column is a count, not a tail
+                base[e, :, :width] = law
+            else:
+                base[e, :, :width - 1] = law[:, :-1]
+                base[e, :, width - 1:] = 0.0
+            tails[e] = 0.0 if inner <= km else law[:, -1]
+            if inner <= km or tails[e].max() < slack[e]:
                 break
-            laws[e, :, :width - 1] = law[:, :-1]
-            laws[e, :, width - 1:] = 0.0
-            tails[e] = law[:, -1]
-            if tails[e].max() < slack[e]:
-                break
+            bigger = [k for k in KMAX if k > km]
+            km = bigger[0] if bigger else min(2 * km, inner)
+            width = min(inner, km + 1) + 1
+            if not bigger and (8.0 * n * n * width > walk_views.EXTEND_BYTES
+                               or length * n * width * per_step > walk_views.EXTEND_WORK):
+                break  # beyond: the tail at an infinite loss (sound)
     return laws, tails
 
 
@@ -211,14 +227,14 @@ def time_varying_losses(trace: Trace, transitions: Sequence[Any], eps0: float, d
         inner = int(max((ce.interior(int(k), int(m)) for k, m in
                          zip(views.kind, views.length, strict=True)), default=0))
         widest = max(min(inner, KMAX[-1] + 1) + 1, 2)
-        work = float(np.sum(views.length.astype(float))) * n * (KMAX[0] + 2) * \
-            (n * n if n <= DENSE_NODES and nnz >= 0.2 * n * n else nnz)
+        per_step = float(n * n if n <= DENSE_NODES and nnz >= 0.2 * n * n else nnz)
+        work = float(np.sum(views.length.astype(float))) * n * (KMAX[0] + 2) * per_step
         if work > EXACT_WORK:
             eps = np.full(keep.size, np.inf)
             unamplified += views.size
         else:
             laws, tails = _observer_laws(transitions, blocked, pi0, views, t0, widest,
-                                         _slack(views, accountant, noise, d))
+                                         _slack(views, accountant, noise, d), per_step)
             eps = _observer_losses(views, laws, tails, keep, accountant, noise, d)
         losses.append(eps)
         nodes.append(keep)

@@ -44,23 +44,29 @@ KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
 LAW_WORK = 3e7  # estimated flops of one observer's exact laws beyond which kov and rdp bound
 # them (netdp.tracking.law_bound)
+EXTEND_BYTES = 256 * 2**20  # at most this much for a round of laws beyond KMAX[-1] visits
+EXTEND_WORK = 5e10  # estimated flops of a round of laws beyond KMAX[-1] visits, at most
 
 
 def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
               slack: np.ndarray | None = None, kmax: tuple[int, ...] = KMAX
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """``(views, n, kmax[-1] + 1)`` laws of every node's interior visits in each view, and
-    ``(views, n)`` their tails ``P(I > kmax)``.
+              ) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every node's law of interior visits in each view: ``laws[e]`` is ``(n, w)`` with
+    ``laws[e][u, k] = P(I_u = k)``, and ``(views, n)`` the tails ``P(I_u > w - 1)``.
 
     The laws are computed up to ``kmax[0]`` visits first; a view whose largest tail is not
     below ``slack[view]`` (how small the caller needs it: its terms grow with the count)
-    is computed again with the next ``kmax``, and so on.
+    is computed again with the next ``kmax``, and so on (``w = kmax[-1] + 1``). The views
+    still to do after the last ``kmax`` go on with twice the count, up to their interior
+    positions (where the tail is 0: the laws are whole), while their laws fit in
+    :data:`EXTEND_BYTES` and their cost in :data:`EXTEND_WORK` (:func:`_extended`);
+    beyond, their tails stay (at the worst count, or an infinite loss: sound).
     """
     from netdp.tracking import count_law
 
     n = P.shape[0]
     width = kmax[-1] + 1
-    laws = np.zeros((views.size, n, width))
+    base = np.zeros((views.size, n, width))
     tails = np.ones((views.size, n))
     todo = np.arange(views.size)
     for km in kmax:
@@ -69,17 +75,59 @@ def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
         if reg.size:
             got, tail = count_law.bridge_interior_laws_batch(
                 P, blocked, views.a[reg], views.b[reg], views.length[reg] - 2, km)
-            laws[reg, :, :km + 1], tails[reg] = got, tail
+            base[reg, :, :km + 1], tails[reg] = got, tail
         if fst.size:
             got, tail = count_law.first_stretch_laws_batch(
                 P, blocked, start_law, views.b[fst], views.length[fst], km)
-            laws[fst, :, :km + 1], tails[fst] = got, tail
+            base[fst, :, :km + 1], tails[fst] = got, tail
         if slack is None:
             break
         todo = todo[tails[todo].max(axis=1, initial=0.0) >= slack[todo]]
         if todo.size == 0:
             break
+    laws = list(base)
+    if slack is not None and todo.size:
+        _extended(P, blocked, start_law, views, slack, todo, kmax[-1], laws, tails)
     return laws, tails
+
+
+def _extended(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
+              slack: np.ndarray, todo: np.ndarray, km: int, laws: list[np.ndarray],
+              tails: np.ndarray) -> None:
+    """The views ``todo``, whose tails at ``km`` visits are still not below ``slack``, with
+    ``2 km``, ``4 km``, ... visits (at most their interior positions), in ``laws`` and
+    ``tails``; stops where a round's laws would take more than :data:`EXTEND_BYTES` or its
+    estimated cost more than :data:`EXTEND_WORK` flops (those views keep their tails)."""
+    from netdp.tracking import count_law
+
+    n = P.shape[0]
+    inner = np.array([ce.interior(int(k), int(m)) for k, m in
+                      zip(views.kind, views.length, strict=True)], dtype=np.int64)
+    nnz = int(getattr(P, "nnz", n * n))
+    while todo.size:
+        todo = todo[inner[todo] > km]  # the others' laws are whole: no tail
+        if todo.size == 0:
+            break
+        km = int(min(2 * km, inner[todo].max()))
+        lam = float(views.length[todo].max())
+        work = n * (3 * lam * nnz + (km + 1) * lam * lam / 2  # sweeps, powers
+                    + todo.size * (lam + km + 1) * lam)  # per view: A and the dots
+        if 8.0 * todo.size * n * (km + 1) > EXTEND_BYTES or work > EXTEND_WORK:
+            break
+        reg = todo[views.kind[todo] == ce.REGULAR]
+        fst = todo[views.kind[todo] == ce.FIRST]
+        for sel, regular in ((reg, True), (fst, False)):
+            if sel.size == 0:
+                continue
+            if regular:
+                got, tail = count_law.bridge_interior_laws_batch(
+                    P, blocked, views.a[sel], views.b[sel], views.length[sel] - 2, km)
+            else:
+                got, tail = count_law.first_stretch_laws_batch(
+                    P, blocked, start_law, views.b[sel], views.length[sel], km)
+            for j, e in enumerate(sel):
+                laws[e], tails[e] = got[j], tail[j]
+        todo = todo[tails[todo].max(axis=1, initial=0.0) >= slack[todo]]
 
 
 def _slack(views: Views, accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
@@ -218,7 +266,7 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
             return np.full(keep.size, np.inf), keep, views.size, views.size  # capped
         return eps, keep, views.size, 0
     laws, tails = view_laws(P, blocked, shared["pi0"], views,
-                            _slack(views, accountant, noise, delta))
+                            _slack(views, accountant, noise, delta), KMAX)
     eps = _observer_losses(views, laws, tails, keep, accountant, noise, delta)
     return eps, keep, views.size, 0
 
@@ -308,9 +356,11 @@ def law_work(views: Views, n: int, nnz: int) -> float:
     return n * (3 * lam * nnz + sources * k * lam * lam / 2 + views.size * k * lam)
 
 
-def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np.ndarray,
-                     accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:
-    """Each kept node's loss towards one observer."""
+def _observer_losses(views: Views, laws: Sequence[np.ndarray], tails: np.ndarray,
+                     keep: np.ndarray, accountant: str, noise: ce.Noise,
+                     delta: float) -> np.ndarray:
+    """Each kept node's loss towards one observer, from ``laws[e]`` (``(n, w)``, ``w``
+    view by view, :func:`view_laws`) and the ``(views, n)`` tails beyond them."""
     k = views.size
     if k == 0:
         return np.zeros(keep.size)
@@ -328,7 +378,7 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
             for e in range(k):
                 key = views.key(e, int(u))
                 c = ce.attributable(int(views.kind[e]), int(views.length[e]), key)
-                w = np.concatenate([np.zeros(c), laws[e, u]])
+                w = np.concatenate([np.zeros(c), laws[e][u]])
                 s = noise.z * math.sqrt(ce.draws(int(views.kind[e]), int(views.length[e])))
                 parts.append(mp.mixture_pld(w, s, h=step, tail=float(tails[e, u])))
             out[r] = max(float(loss_pmf.PldPair.compose_many(parts).epsilon(dt)), 0.0)
@@ -337,11 +387,11 @@ def _observer_losses(views: Views, laws: np.ndarray, tails: np.ndarray, keep: np
     nf = 3 if kov else orders.size
     feats = np.zeros((keep.size, nf))
     tmp = np.empty((keep.size, nf))
-    span = np.arange(laws.shape[2])
     for e in range(k):
         s, size, cu = _view_setting(views, e, keep, noise)
+        span = np.arange(laws[e].shape[1])
         with np.errstate(divide="ignore"):
-            logp = np.log(np.clip(laws[e, keep], 0.0, None))
+            logp = np.log(np.clip(laws[e][keep], 0.0, None))
             ltail = np.log(np.clip(tails[e, keep], 0.0, None))
         if kov:
             top = int(cu.max(initial=0)) + span.size

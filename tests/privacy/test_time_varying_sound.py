@@ -23,6 +23,7 @@ from netdp.accounting import mixture_pld as mp
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking import time_varying as tvt
+from netdp.tracking import walk_views
 
 STEP = 2e-3
 CASES = 40
@@ -284,10 +285,15 @@ def test_ignoring_time_falls_below_the_exact_loss():
     assert static[1] < truth - 0.05, (static[1], truth)
 
 
-def test_laws_cut_to_their_tails_stay_above_the_enumerated_loss(monkeypatch):
+@pytest.mark.parametrize("extend", [False, True])
+def test_laws_cut_to_their_tails_stay_above_the_enumerated_loss(monkeypatch, extend):
     """With the counts cut after one visit (``KMAX = (1,)``), every view longer than that
-    is accounted through its tail at the worst count: still at or above the exact ε."""
+    is accounted through its tail at the worst count (``extend`` false: no laws beyond
+    ``KMAX``), or through laws with twice the count, and so on (``extend``): either way
+    still at or above the exact ε."""
     monkeypatch.setattr(tvt, "KMAX", (1,))
+    if not extend:
+        monkeypatch.setattr(walk_views, "EXTEND_BYTES", 0)
     bad, cut = [], 0
     for seed in range(0, CASES, 4):
         n, Ps, holders, z, delta, members = make_case(seed)
