@@ -6,15 +6,7 @@ import contextlib
 import io
 import json
 import math
-import os
 from pathlib import Path
-
-# Each xdist worker gets one BLAS thread (before numpy loads BLAS): the workers already
-# share the cores, and OpenBLAS's threads spin when they are oversubscribed (a 1024-node
-# eigh took 10 s with 2 threads per worker on a busy 2-core machine, 0.3 s with one).
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(_var, "1")
 
 import numpy as np
 import pytest

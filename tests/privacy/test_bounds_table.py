@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from netdp.accounting import fmt_numeric as FN
-from netdp.bounds.curves import CURVES, bounds_table, histogram_ring
+from netdp.bounds.curves import CURVES, histogram_ring
+from netdp.bounds.table import bounds_table
 from netdp.core.errors import InputError
 from netdp.run.cli import main
 from netdp.tracking.shuffle import RTOL, ring_histogram_theory

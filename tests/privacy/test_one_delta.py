@@ -78,7 +78,7 @@ def test_the_complete_graph_gaussian_curve_counts_every_composed_contribution():
     eps0 = float(gaussian_epsilon(1 / z, TARGET / (2 * k)))
     assert gdp_delta(1 / z, eps0) == pytest.approx(TARGET / (2 * k), rel=1e-6)
     want = float(opti(3 * eps0 / 10, quarter, k))
-    assert got == pytest.approx(want, rel=1e-12)
+    assert want <= got == pytest.approx(want, rel=1e-8)  # eps0 rounded up, by 1e-9
 
 
 def test_the_histogram_ring_curve_is_the_ring_tracker_at_the_target():
@@ -100,7 +100,7 @@ def test_a_sum_report_s_theory_is_at_its_target_and_the_reference_keeps_the_pape
 
     z = analytic_sigma(1.0, 1e-6)  # the default noise: (1, 1e-6) per turn, range width 1
     want = float(CURVES["ring-ndp"].at_target(1e-5, z, n=30, K=2, eps0=1.0))
-    assert sound.theory["ring-ndp"] == pytest.approx(want, rel=1e-12)
+    assert sound.theory["ring-ndp"] == want
     ref = netdp.simulate({**cfg, "convention": "reference"}).privacy
     assert ref.theory["ring-ndp"] == float(CURVES["ring-ndp"](n=30, K=2, eps0=1.0,
                                                                 delta=1e-6))

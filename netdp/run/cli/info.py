@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def bounds(args: argparse.Namespace) -> int:
     """Print the curves: a table, ``--json`` or ``--csv``."""
-    from netdp.bounds.curves import bounds_table
+    from netdp.bounds.table import bounds_table
 
     table = bounds_table(eps0=args.eps0, delta=args.delta, steps_per_node=args.steps_per_node,
                          rounds=args.rounds, n_min=args.n_min, n_max=args.n_max,

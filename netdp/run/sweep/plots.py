@@ -44,6 +44,7 @@ from netdp.report.figures import (  # noqa: F401 (re-exported)
 from netdp.report.pair_figures import pairs_figure  # noqa: F401 (re-exported)
 from netdp.report.run_marks import DEFAULT_THEORY
 from netdp.run.sweep import table
+from netdp.run.sweep.theory_values import curve_applies, curve_values
 from netdp.tasks import TASKS, param_specs
 
 #: Most groups of runs (lines) and categories (x ticks) a table figure draws, and most
@@ -437,10 +438,10 @@ def theory_columns(df: pd.DataFrame, names: Sequence[str] | None = None) -> tupl
         col = f"theory_{name}"
         values = (pd.to_numeric(df[col], errors="coerce") if col in df
                   else pd.Series(np.nan, index=df.index))
-        missing = values.isna() & _applies(df, name)
+        missing = values.isna() & curve_applies(df, name)
         if missing.any():
             values = values.copy()
-            values[missing] = _curve(df[missing], name)
+            values[missing] = curve_values(df[missing], name)
         if values.notna().any():
             df[col] = values
             kept.append(name)
@@ -448,48 +449,6 @@ def theory_columns(df: pd.DataFrame, names: Sequence[str] | None = None) -> tupl
             raise InputError("theory", f"curve {name!r} does not apply to any row "
                              "(topology / task)")
     return df, kept
-
-
-def _applies(df: pd.DataFrame, curve: str) -> pd.Series:
-    """The rows the curve bounds, as the curve declares (:meth:`Curve.applies`)."""
-    from netdp.bounds.curves import CURVES
-
-    topo = df.get("topology", pd.Series("complete", index=df.index)).astype(str)
-    task = df.get("task", pd.Series("sum", index=df.index)).astype(str)
-    found = CURVES[curve]
-    return (task == found.task) & (topo == found.topology)
-
-
-def _curve(rows: pd.DataFrame, name: str) -> np.ndarray:
-    """The curve at each row's setting: at the row's one target δ where the report had one
-    (``privacy_target_delta``; Gaussian contributions read from ``mechanism_sigma`` /
-    ``mechanism_sensitivity``), else at ``delta`` as its paper spends it."""
-    from netdp.bounds.curves import CURVES
-
-    n = rows["nodes"].to_numpy(float)
-    eps0 = rows["eps0" if "eps0" in rows else "epsilon"].to_numpy(float)
-    params = {"n": n, "eps0": eps0, "delta": rows["delta"].to_numpy(float)}
-    steps = pd.to_numeric(rows.get("steps"), errors="coerce") if "steps" in rows else None
-    params["T"] = (steps.fillna(pd.Series(100 * n, index=rows.index)).to_numpy(float)
-                   if steps is not None else 100 * n)
-    params["K"] = rows["rounds"].to_numpy(float) if "rounds" in rows else np.ones_like(n)
-    curve = CURVES[name]
-    with np.errstate(all="ignore"):
-        out = np.asarray(curve(**params), dtype=float) * np.ones_like(n)
-        target = _numbers(rows, "privacy_target_delta")  # the report's, not the config's
-        sigma = _numbers(rows, "mechanism_sigma") / _numbers(rows, "mechanism_sensitivity")
-        for i in np.flatnonzero(np.isfinite(target)):
-            z = float(sigma[i]) if np.isfinite(sigma[i]) and sigma[i] > 0 else None
-            out[i] = float(curve.at_target(float(target[i]), z,
-                                           **{k: v[i] for k, v in params.items()}))
-    return out
-
-
-def _numbers(rows: pd.DataFrame, column: str) -> np.ndarray:
-    """``rows[column]`` as floats (NaN where absent or not a number)."""
-    if column not in rows:
-        return np.full(len(rows), np.nan)
-    return pd.to_numeric(rows[column], errors="coerce").to_numpy(float)
 
 
 def privacy_vs_n(df: pd.DataFrame, *, x: str = "nodes", hue: str | None = "eps0",
