@@ -470,3 +470,61 @@ def test_the_worked_example_in_the_docs_is_real(tmp_path):
                 for x in text.strip().splitlines() if not re.search(r" in \S+ s;", x)]
 
     assert norm(printed) == norm(shown)
+
+
+# -- a log's header never makes netdp open a file -----------------------------------------
+
+
+SECRET = "SECRET-7f3a-do-not-print"
+
+
+@pytest.mark.parametrize("key,value,flag", [
+    ("topology", "{secret}", "--topology FILE"),
+    ("topology", "hypercube", "--topology FILE"),  # with format = "contacts": a file
+    ("gossip_matrix", "{secret}", "--set gossip_matrix=FILE"),
+    ("loss", "file:{secret}", "--set loss=file:FILE"),
+    ("data_file", "{secret}", "--set data_file=FILE"),
+])
+def test_a_file_the_header_names_is_not_opened(capsys, tmp_path, walk_log, monkeypatch, key,
+                                                value, flag):
+    """A header naming a file (any file: it would be read and quoted) is refused in one
+    line naming the flag to give; the file is never opened."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"t,u,v\n{SECRET},1,2\n")
+    opened: list[str] = []
+    real_open = open
+
+    def spy(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    lines = walk_log.read_text().splitlines()
+    header = [f"# {key} = {json.dumps(value.format(secret=secret))}"]
+    if value == "hypercube":
+        header.append('# graph_format = "contacts"')
+        (tmp_path / "hypercube").write_text(f"t,u,v\n{SECRET},1,2\n")
+        monkeypatch.chdir(tmp_path)
+    lines = [x for x in lines if not x.startswith(f"# {key} ")]
+    log = tmp_path / "crafted.csv"
+    log.write_text("\n".join(lines[:1] + header + lines[1:]) + "\n")
+    text = log.read_text()  # read before the spy
+    monkeypatch.setattr("builtins.open", spy)
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: (opened.append(str(self)),
+                                                                   text)[1])
+    code, out, err = cli(capsys, "account", log)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and out == "", err
+    assert flag in err and "names a file" in err and SECRET not in err, err
+    assert not any("secret" in p or p.endswith("hypercube") for p in opened), opened
+
+
+def test_a_file_the_user_names_is_read(tmp_path):
+    """The same log, with the file named by the user: accounted."""
+    edges = tmp_path / "edges.txt"
+    edges.write_text("0 1\n1 2\n2 3\n3 0\n")
+    log = tmp_path / "file.csv"
+    netdp.simulate({"topology": str(edges), "steps": 20, "seed": 1}, trace_out=log)
+    assert f"# topology = {json.dumps(str(edges))}" in log.read_text()
+    with pytest.raises(InputError, match="names a file") as caught:
+        netdp.account(log)
+    assert caught.value.param == "topology"
+    assert netdp.account(log, topology=str(edges)).topology.n == 4

@@ -490,6 +490,14 @@ def _spec_dir() -> Traversable:
 _SpecRef = tuple["Traversable", str, str, bool]
 
 
+def is_named(spec: Any) -> bool:
+    """Whether ``spec`` names a graph netdp makes (``ring``, ``complete``, a named spec of
+    :func:`available`), not a file: a result or a log may name it, netdp rebuild it."""
+    return isinstance(spec, str) and (spec in BUILTIN or (
+        len(spec) <= 100 and _NAME.fullmatch(spec) is not None
+        and (_spec_dir() / f"{spec}.toml").is_file()))
+
+
 def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
     """What ``spec`` names: ``("ring"|"complete", None)``, ``("spec", (source, name,
     label, named))`` or ``("file", path)``; refuses what is neither."""
@@ -504,10 +512,8 @@ def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
         raise InputError("topology", f"{shorten(repr(spec), 120)} records a graph given "
                          "from Python; pass the networkx graph itself: "
                          "netdp.simulate({'topology': graph, ...})")
-    if len(spec) <= 100 and _NAME.fullmatch(spec):
-        named = _spec_dir() / f"{spec}.toml"
-        if named.is_file():
-            return "spec", (named, spec, spec, True)
+    if is_named(spec):
+        return "spec", (_spec_dir() / f"{spec}.toml", spec, spec, True)
     shown = shorten(repr(spec), 200)
     try:
         mode = os.stat(spec).st_mode if spec else None
@@ -529,12 +535,6 @@ def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
     if path.suffix == ".toml":
         return "spec", (path, path.stem, path.name, False)
     return "file", path
-
-
-# --------------------------------------------------------------------------- generators
-
-
-# --------------------------------------------------------------------------- expressions
 
 
 def hop_distances(topology: Topology, sources: np.ndarray | None = None) -> np.ndarray:

@@ -32,6 +32,7 @@ from netdp.engine import trace_log
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.engine.trace_log import LogLines
+from netdp.graphs.topologies import is_named
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, RunRecord, Utility
 from netdp.run.resources import check_footprint
@@ -156,6 +157,7 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     lines = trace_log.read(log)
     given = _given(lines, params, observer)
     merged = _merged(lines, given)
+    _no_named_files(lines, given, merged)
     nodes = merged.get("nodes")
     if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
         raise InputError("nodes", "the log's header does not state n, the number of nodes "
@@ -236,6 +238,33 @@ def _merged(lines: LogLines, given: dict[str, Any]) -> dict[str, Any]:
     if protocol == "walk" and "sigma" in merged:
         merged["epsilon"] = _walk_epsilon(merged)
     return merged
+
+
+def _opens_file(key: str, value: Any, params: Mapping[str, Any]) -> bool:
+    """Whether parameter ``key`` at ``value`` would make netdp open a file (a graph, a
+    matrix, a table of values, links or downtimes) rather than make what it names."""
+    text = str(value).strip()
+    if key == "topology":
+        contacts = "contacts" in (params.get("graph_format"), params.get("format"))
+        return contacts or not is_named(value)
+    if key == "gossip_matrix":
+        return text not in ("metropolis", "lazy")
+    if key in ("loss", "churn"):
+        return text.startswith("file:")
+    return key in (DATA_FILE, "dataset")
+
+
+def _no_named_files(lines: LogLines, given: Mapping[str, Any],
+                    merged: Mapping[str, Any]) -> None:
+    """Refuse a file the log's header names (and the caller did not): a log never makes
+    netdp open a file; the caller names it with the flag the message gives."""
+    for key, at in lines.header_at.items():
+        if key in given or not _opens_file(key, lines.header[key], merged):
+            continue
+        flag = (f"--{key} FILE" if key == "topology"
+                else f"--set {key}={'file:FILE' if key in ('loss', 'churn') else 'FILE'}")
+        raise InputError(key, f"the header of {lines.name} (line {at}) names a file; netdp "
+                         f"opens no file a log names: give {flag} to use one")
 
 
 def _walk_epsilon(params: dict[str, Any]) -> float:
