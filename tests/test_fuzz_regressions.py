@@ -250,3 +250,59 @@ def test_regression(case, inputs):
 def test_regression_runs(label, argv, inputs):
     """Each case runs: exit 0 or 1 (a refuted claim), no traceback, within the limit."""
     assert check_case(_argv(argv, inputs)) in (0, 1)
+
+
+#: Issue 39: a file whose offending text would be quoted: (name, files, argv, the one
+#: line's words). ``{x}`` is the file ``x`` of the case; its text holds the secret.
+SECRET = "SECRET7c2e"
+LOG_HEAD = "# netdp trace log 1\n# topology = \"ring\"\n# nodes = 4\n"
+QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
+    ("log-column-line", {"l.csv": LOG_HEAD + f"t,{SECRET},sender,receiver\n1,0,0,1\n"},
+     ["account", "{l.csv}"], "line 4: expected the column line"),
+    ("log-field", {"l.csv": LOG_HEAD + f"t,token,sender,receiver\n1,0,{SECRET},1\n"},
+     ["account", "{l.csv}"], "line 5: the sender field is not a whole number"),
+    ("log-header-value", {"l.csv": LOG_HEAD + f"# epsilon = {SECRET}\nt,token,sender,"
+                          "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: the value of a '# key = value' header line is not a TOML value"),
+    ("log-header-key", {"l.csv": LOG_HEAD + f"# {SECRET} = 1\nt,token,sender,receiver\n"
+                        "1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: a header key that is not a parameter"),
+    ("contacts-time", {"c.csv": f"0,1,2\n{SECRET},2,3\n"},
+     ["simulate", "--topology", "{c.csv}", "--format", "contacts"],
+     "line 2: time (the first field) must be an integer >= 0"),
+    ("contacts-weight", {"c.csv": f"0,1,2,{SECRET}\n"},
+     ["simulate", "--topology", "{c.csv}", "--format", "contacts"],
+     "line 1: weight (the fourth field) must be a finite number > 0"),
+    ("gossip-matrix-line", {"w.txt": f"0 1 {SECRET}\n"},
+     ["simulate", "--protocol", "gossip", "--topology", "complete", "-n", "3",
+      "--gossip-matrix", "{w.txt}"], "w.txt line 1: expected two whole node numbers"),
+    ("data-file-cell", {"d.csv": f"x\n1\n{SECRET}\n"},
+     ["simulate", "--data-file", "{d.csv}"], "d.csv line 3, column 0: not a number"),
+    ("data-file-columns", {"d.csv": f"{SECRET}\n1\n2\n"},
+     ["simulate", "--data-file", "{d.csv}", "--column", "nope"],
+     "d.csv has no column 'nope'; give a name from its header row or an index 0..0"),
+    ("itemsets-cell", {"s.csv": f"items\n1 2\n1 {SECRET}\n"},
+     ["simulate", "--task", "itemsets", "--data-file", "{s.csv}"],
+     "line 3: items must be integers separated by spaces"),
+    ("graphml-unknown-node", {"g.graphml": '<graphml xmlns="http://graphml.graphdrawing.org/'
+                              'xmlns"><graph edgedefault="undirected">\n<node id="a"/>\n'
+                              f'<edge source="a" target="{SECRET}"/>\n</graph></graphml>\n'},
+     ["simulate", "--topology", "{g.graphml}"],
+     "line 3: an <edge> names a node that no <node> element declares"),
+]
+
+
+@pytest.mark.parametrize(("label", "files", "argv", "says"), QUOTED,
+                         ids=[c[0] for c in QUOTED])
+def test_error_lines_never_quote_a_file(label, files, argv, says, tmp_path, capsys):
+    """Issue 39: a reader's error names the file, the line and what was wrong in netdp's
+    words; the offending text itself (here a secret) never reaches the line."""
+    from netdp.run.cli import main
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    code = main([re.sub(r"\{([^}]+)\}", lambda m: str(tmp_path / m.group(1)), word)
+                 for word in argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert says in err and SECRET not in err + out, err

@@ -208,7 +208,8 @@ def _given(lines: LogLines, params: Mapping[str, Any], observer: int | None) -> 
     specs = param_specs()
     for key, at in lines.header_at.items():
         if key not in specs and key not in ("range",):
-            raise lines.error(f"{key} is not a parameter of netdp simulate", at)
+            raise lines.error("a header key that is not a parameter of netdp simulate "
+                              "(netdp simulate --help lists them)", at)
     given = flat_params(dict(params))
     if observer is not None:
         check("coalition" not in given, "observer", "give an observer or a coalition, not "
