@@ -306,3 +306,56 @@ def test_error_lines_never_quote_a_file(label, files, argv, says, tmp_path, caps
     out, err = capsys.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert says in err and SECRET not in err + out, err
+
+
+#: Issue 39: (name, argv, the parameter named): ``{fifo}`` a named pipe, ``{rows}`` a
+#: sweep folder whose first batch of rows is one. Each once blocked for ever (or, on
+#: /dev/zero, read until memory ran out); now refused before anything is opened.
+SPECIAL = [
+    ("account-fifo", ["account", "{fifo}"], "LOG"),
+    ("account-dev-zero", ["account", "/dev/zero"], "LOG"),
+    ("account-folder", ["account", "{folder}"], "LOG"),
+    ("report-fifo", ["report", "{fifo}", "--html", "page.html"], "PATH"),
+    ("sweep-spec-fifo", ["sweep", "{fifo}", "--out", "swept"], "SPEC.toml"),
+    ("config-fifo", [*SIM, "--config", "{fifo}"], "--config"),
+    ("data-file-fifo", [*SIM, "--data-file", "{fifo}"], "--data-file"),
+    ("pairs-fifo", ["plot", "--preset", "pairs", "--pairs", "{fifo}", "--out", "f.png"],
+     "--pairs"),
+    ("sweep-rows-fifo", ["results", "{rows}"], "DIR"),
+]
+
+
+@pytest.mark.parametrize(("label", "argv", "param"), SPECIAL, ids=[c[0] for c in SPECIAL])
+def test_special_files_are_refused_before_reading(label, argv, param, inputs, tmp_path,
+                                                  capsys, monkeypatch):
+    """Issue 39: a FIFO, a device or a folder where a file is read is one line naming the
+    flag or argument, before the file is opened (an alarm stops a read that blocks)."""
+    import os
+    import shutil
+    import signal
+
+    from netdp.run.cli import main
+
+    def alarm(*_):
+        raise TimeoutError(f"blocked: netdp {' '.join(argv)}")
+
+    fifo, rows, folder = tmp_path / "pipe", tmp_path / "sweep", tmp_path / "folder"
+    os.mkfifo(fifo)
+    folder.mkdir()
+    shutil.copytree(inputs["sweep"], rows)
+    part = sorted((rows / "rows").glob("part-*.jsonl"))[0]
+    part.unlink()
+    os.mkfifo(part)
+    paths = {"fifo": str(fifo), "rows": str(rows), "folder": str(folder)}
+    monkeypatch.chdir(tmp_path)
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(60)
+    try:
+        code = main(_argv(argv, paths))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and out == "", err
+    assert f" {param}: cannot read " in lines[0] and "not a regular file" in lines[0], lines

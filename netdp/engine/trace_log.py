@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import InputError
+from netdp.core.reading import check_regular
 from netdp.engine.trace import GossipRounds, Trace, holder_dtype
 from netdp.graphs.topologies import Topology, edges
 
@@ -170,6 +171,7 @@ def read(path: str | Path) -> LogLines:
     """Read a log file: its header, its column line and its well-formed lines (the
     malformed ones listed, not refused)."""
     name = str(path)
+    check_regular(path, "LOG", "a log file (CSV with a '#' header)", positional=True)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:

@@ -14,6 +14,7 @@ from scipy import sparse
 
 from netdp.core import progress
 from netdp.core.errors import InputError, check, one_line
+from netdp.core.reading import check_regular
 
 if TYPE_CHECKING:
     from netdp.graphs.topologies import Topology
@@ -190,6 +191,7 @@ def from_file(path: str | Path, topology: Topology) -> sparse.csr_array:
     n = topology.n
     path = Path(path)
     name = path.name
+    check_regular(path, "gossip-matrix", "a .npy file or a text file of 'u v w' lines")
     if path.suffix == ".npy":
         from netdp.core.npy_file import read_npy
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
+from netdp.core.reading import check_regular
 from netdp.graphs import generators, graph_files
 from netdp.graphs.generators import (
     check_nodes,
@@ -276,6 +276,7 @@ def read_file(path: Path, fmt: str, directed: bool = False,
     """The topology of a graph file in ``fmt`` (:data:`~netdp.graphs.graph_files.FORMATS`):
     GraphML and GML weighted by their edge attribute ``weight``, an edge list by its third
     column."""
+    check_regular(path, "topology", "a graph file")
     graph, weight = graph_files.read(path, fmt, directed, weight)
     return from_networkx(graph, name=path.name, weight=weight)
 
@@ -529,8 +530,7 @@ def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
         raise InputError("topology", f"unknown topology {shown}; choose one of "
                          f"{', '.join(available())}, or give a graph file (GraphML, GML, "
                          "adjacency or edge list) or a TOML spec")
-    check(not stat.S_ISDIR(mode), "topology", f"cannot read {shown}: it is a directory")
-    check(stat.S_ISREG(mode), "topology", f"cannot read {shown}: not a regular file")
+    check_regular(spec, "topology", "a graph file or a TOML spec")
     path = Path(spec)
     if path.suffix == ".toml":
         return "spec", (path, path.stem, path.name, False)
