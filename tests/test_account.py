@@ -268,7 +268,7 @@ BAD = {
                               else ",".join([x.split(",")[0], "1", *x.split(",")[2:]])
                               for x in ls], [], "no line for token 0 in run 0"),
     "steps disagree": (lambda ls: ls[:1] + ["# steps = 5"] + ls[1:], [],
-                       "line 2: steps = 5, but the lines give 20"),
+                       "line 2: steps is not what the lines give (20)"),
     "not a move": (lambda ls: ls, ["--topology", "hypercube", "--nodes", "16"],
                    "is not a move of the simple walk on hypercube"),
     "unknown header key": (lambda ls: ls[:1] + ["# colour = 3"] + ls[1:], [],

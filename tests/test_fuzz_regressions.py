@@ -255,7 +255,7 @@ def test_regression_runs(label, argv, inputs):
 #: Issue 39: a file whose offending text would be quoted: (name, files, argv, the one
 #: line's words). ``{x}`` is the file ``x`` of the case; its text holds the secret.
 SECRET = "SECRET7c2e"
-LOG_HEAD = "# netdp trace log 1\n# topology = \"ring\"\n# nodes = 4\n"
+LOG_HEAD = "# netdp trace log 1\n# topology = \"complete\"\n# nodes = 4\n"
 QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
     ("log-column-line", {"l.csv": LOG_HEAD + f"t,{SECRET},sender,receiver\n1,0,0,1\n"},
      ["account", "{l.csv}"], "line 4: expected the column line"),
@@ -267,6 +267,15 @@ QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
     ("log-header-key", {"l.csv": LOG_HEAD + f"# {SECRET} = 1\nt,token,sender,receiver\n"
                         "1,0,0,1\n"}, ["account", "{l.csv}"],
      "line 4: a header key that is not a parameter"),
+    ("log-header-epsilon", {"l.csv": LOG_HEAD + f'# epsilon = "{SECRET}"\nt,token,sender,'
+                            "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: epsilon: must be a finite number"),
+    ("log-header-sigma", {"l.csv": LOG_HEAD + f'# sigma = "{SECRET}"\nt,token,sender,'
+                          "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: sigma: must be a finite number"),
+    ("log-header-protocol", {"l.csv": LOG_HEAD + f'# protocol = "{SECRET}"\nt,token,sender,'
+                             "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: the protocol is not that of the column line (line 5), a walk log"),
     ("contacts-time", {"c.csv": f"0,1,2\n{SECRET},2,3\n"},
      ["simulate", "--topology", "{c.csv}", "--format", "contacts"],
      "line 2: time (the first field) must be an integer >= 0"),

@@ -13,6 +13,7 @@ what they added: the report has no utility. The format, the checks and the repai
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ NO_UTILITY = ("a log records who held the token, not the values: the task's util
               "not available")
 #: Flag names whose field is named otherwise, for errors on a header's key.
 _FIELDS = {"range": "low", "accountant": "accountants", "no_self_moves": "self_moves"}
+#: The ``(got VALUE)`` of a refusal: a header's value, not quoted back.
+_GOT = re.compile(r"\s*\(got .*\)\s*$")
 
 
 def log_params(config: SimulationConfig) -> dict[str, Any]:
@@ -161,7 +164,7 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     nodes = merged.get("nodes")
     if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
         raise InputError("nodes", "the log's header does not state n, the number of nodes "
-                         f"(ids 0..n-1): add '# nodes = N' or give --nodes N (got {nodes!r})")
+                         "(ids 0..n-1, n >= 2): add '# nodes = N' or give --nodes N")
     check(observer is None or observer < nodes, "observer",
           f"must be a node id in 0..{nodes - 1} (got {observer})")
     read = lines.size + len(lines.malformed)
@@ -231,13 +234,15 @@ def _merged(lines: LogLines, given: dict[str, Any]) -> dict[str, Any]:
     protocol = merged.setdefault("protocol", lines.protocol)
     if protocol != lines.protocol:
         shown = f"protocol {protocol!r}"
-        if "protocol" not in given:
-            raise lines.error(f"{shown}, but the column line (line {lines.columns_at}) is "
-                              f"that of a {lines.protocol} log", lines.header_at["protocol"])
+        if "protocol" not in given:  # the header's value is not quoted
+            raise lines.error(f"the protocol is not that of the column line (line "
+                              f"{lines.columns_at}), a {lines.protocol} log",
+                              lines.header_at["protocol"])
         raise InputError("protocol", f"{lines.name} is a {lines.protocol} log (its column "
                          f"line, line {lines.columns_at}); got {shown}")
     if protocol == "walk" and "sigma" in merged:
-        merged["epsilon"] = _walk_epsilon(merged)
+        with _naming_header(lines, given):
+            merged["epsilon"] = _walk_epsilon(merged)
     return merged
 
 
@@ -306,7 +311,7 @@ def _with_shape(lines: LogLines, params: dict[str, Any]) -> dict[str, Any]:
             shape = {"runs": runs, "tokens": tokens, "rounds": steps // n}
     for key, value in shape.items():
         if key in params and params[key] != value:
-            raise lines.error(f"{key} = {params[key]!r}, but the lines give {value}",
+            raise lines.error(f"{key} is not what the lines give ({value})",
                               lines.header_at.get(key))
     return {**params, **shape}
 
@@ -325,4 +330,4 @@ def _naming_header(lines: LogLines, given: Mapping[str, Any]) -> Iterator[None]:
                                           ("low", "high") else None)
         if key in given or (at is None and key not in FROM_LINES):
             raise
-        raise lines.error(f"{key}: {exc.message}", at) from None
+        raise lines.error(f"{key}: {_GOT.sub('', exc.message)}", at) from None
