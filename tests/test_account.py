@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_names import check_names, named
 
 import netdp
 from netdp.core.errors import InputError
@@ -513,7 +514,9 @@ def test_a_file_the_header_names_is_not_opened(capsys, tmp_path, walk_log, monke
                                                                    text)[1])
     code, out, err = cli(capsys, "account", log)
     assert code == 2 and len(err.strip().splitlines()) == 1 and out == "", err
-    assert flag in err and "names a file" in err and SECRET not in err, err
+    assert f"give {flag} to use a file" in err and SECRET not in err, err
+    assert named(err.strip(), "account") == flag.split()[0]
+    check_names(["account", str(log)], err.strip())
     assert not any("secret" in p or p.endswith("hypercube") for p in opened), opened
 
 
@@ -524,7 +527,7 @@ def test_a_file_the_user_names_is_read(tmp_path):
     log = tmp_path / "file.csv"
     netdp.simulate({"topology": str(edges), "steps": 20, "seed": 1}, trace_out=log)
     assert f"# topology = {json.dumps(str(edges))}" in log.read_text()
-    with pytest.raises(InputError, match="names a file") as caught:
+    with pytest.raises(InputError, match="netdp opens no file a log names") as caught:
         netdp.account(log)
     assert caught.value.param == "topology"
     assert netdp.account(log, topology=str(edges)).topology.n == 4

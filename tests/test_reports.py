@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from fuzz_names import check_names
 
 from netdp import simulate
 from netdp.report.types import SCHEMA, PairSummary, fmt, row
@@ -87,7 +88,9 @@ def test_report_opens_no_file_its_json_names(tmp_path, capsys, monkeypatch):
     code = main(["report", str(crafted), "--pairs", str(pairs), "--html", str(page)])
     out, err = capsys.readouterr()
     assert code == 2 and not page.exists() and SECRET not in err + out, err
-    assert "--topology" in err and len(err.strip().splitlines()) == 1, err
+    assert "--topology: give --topology FILE" in err and len(err.strip().splitlines()) == 1, err
+    check_names(["report", str(crafted), "--pairs", str(pairs), "--html", str(page)],
+                err.strip())
     assert str(secret) not in opened
     edges = tmp_path / "cube.txt"
     edges.write_text("".join(f"{u} {u ^ (1 << b)}\n" for u in range(8) for b in range(3)

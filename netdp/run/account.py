@@ -269,8 +269,9 @@ def _no_named_files(lines: LogLines, given: Mapping[str, Any],
             continue
         flag = (f"--{key} FILE" if key == "topology"
                 else f"--set {key}={'file:FILE' if key in ('loss', 'churn') else 'FILE'}")
-        raise InputError(key, f"the header of {lines.name} (line {at}) names a file; netdp "
-                         f"opens no file a log names: give {flag} to use one")
+        raise InputError("topology" if key == "topology" else "set",
+                         f"give {flag} to use a file for {key}: the header of {lines.name} "
+                         f"(line {at}) names one, and netdp opens no file a log names")
 
 
 def _walk_epsilon(params: dict[str, Any]) -> float:

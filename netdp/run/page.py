@@ -128,9 +128,9 @@ def result_topology(result: Mapping[str, Any], topology: str | None = None) -> A
     if topology is not None:
         params["topology"] = topology
     elif not is_named(params["topology"]) or params.get("graph_format") == "contacts":
-        raise InputError("topology", "the heatmap needs the run's graph, which the JSON "
-                         "names as a file; netdp opens no file a JSON names: give "
-                         "--topology FILE (the graph of the run)")
+        raise InputError("topology", "give --topology FILE, the run's graph: the heatmap "
+                         "needs it, the JSON names a file, and netdp opens no file a JSON "
+                         "names")
     built = with_seed(make_config(params))
     return build_topology(built, built.nodes)
 
