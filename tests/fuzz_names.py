@@ -45,7 +45,11 @@ ENVIRONMENT = frozenset({"NETDP_TIME_LIMIT", "NETDP_MEMORY_LIMIT"})
 #: (command, parameter) a refusal may name while it is absent, when it asks for it
 #: (``NAME: give ...``): ``plot`` draws a table (DIR, with --x and --y or a table preset)
 #: or one run (by-distance reads --result files); neither can be argparse's "required".
-MISSING = frozenset({("plot", "DIR"), ("plot", "--x"), ("plot", "--y"), ("plot", "--result")})
+#: ``account`` and ``report`` ask for the file a log's header or a JSON names (issue 39:
+#: netdp opens no file they name).
+MISSING = frozenset({("plot", "DIR"), ("plot", "--x"), ("plot", "--y"), ("plot", "--result"),
+                     ("account", "--topology"), ("account", "--set"),
+                     ("report", "--topology")})
 
 
 @functools.cache

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_names import check_names, named
 
 import netdp
 from netdp.core.errors import InputError
@@ -244,13 +245,13 @@ BAD = {
     "three fields": (lambda ls: _edit(ls, 2, [",".join(_hop(ls, 2)[:3])]), [],
                      "line 14: 3 field(s)"),
     "a word for a node": (lambda ls: _edit(ls, 0, ["1,0,x," + _hop(ls, 0)[3]]), [],
-                          "line 12: sender = 'x' is not a whole number"),
+                          "line 12: the sender field is not a whole number"),
     "a fractional token": (lambda ls: _edit(ls, 1, ["2,0.5," + ",".join(_hop(ls, 1)[2:])]), [],
-                           "line 13: token = '0.5'"),
+                           "line 13: the token field is not a whole number >= 0"),
     "a negative token": (lambda ls: _edit(ls, 1, ["2,-1," + ",".join(_hop(ls, 1)[2:])]), [],
-                         "line 13: token = '-1' is not a whole number >= 0"),
+                         "line 13: the token field is not a whole number >= 0"),
     "time nan": (lambda ls: _edit(ls, 3, ["nan," + ",".join(_hop(ls, 3)[1:])]), [],
-                 "line 15: t = 'nan' is not a finite number"),
+                 "line 15: the t field is not a finite number"),
     "unknown node": (lambda ls: _edit(ls, 4, [",".join(_hop(ls, 4)[:3] + ["10"])]), [],
                      "line 16: receiver 10 is not a node id (0..9"),
     "negative node": (lambda ls: _edit(ls, 0, ["1,0,-3," + _hop(ls, 0)[3]]), [],
@@ -268,16 +269,16 @@ BAD = {
                               else ",".join([x.split(",")[0], "1", *x.split(",")[2:]])
                               for x in ls], [], "no line for token 0 in run 0"),
     "steps disagree": (lambda ls: ls[:1] + ["# steps = 5"] + ls[1:], [],
-                       "line 2: steps = 5, but the lines give 20"),
+                       "line 2: steps is not what the lines give (20)"),
     "not a move": (lambda ls: ls, ["--topology", "hypercube", "--nodes", "16"],
                    "is not a move of the simple walk on hypercube"),
     "unknown header key": (lambda ls: ls[:1] + ["# colour = 3"] + ls[1:], [],
-                           "line 2: colour is not a parameter"),
+                           "line 2: a header key that is not a parameter"),
     "bad header value": (lambda ls: [x if not x.startswith("# epsilon") else "# epsilon = -1"
                                      for x in ls], [], "line 7: epsilon:"),
     "header not toml": (lambda ls: [x if not x.startswith("# topology") else
                                     "# topology = complete" for x in ls], [],
-                        "line 4: topology = complete: not a TOML value"),
+                        "line 4: the value of a '# key = value' header line is not a TOML value"),
     "no nodes": (lambda ls: [x for x in ls if not x.startswith("# nodes")], [],
                  "--nodes: the log's header does not state n"),
     "protocol mismatch": (lambda ls: ls, ["--protocol", "gossip"],
@@ -305,7 +306,7 @@ def test_a_bad_log_exits_2_with_one_line(capsys, tmp_path, walk_log, name):
     ("duplicate", lambda ls: ls + ls[-1:], "repeats line"),
     ("round backwards", lambda ls: ls + ["0,0,8"], "t = 0 comes after t = 5"),
     ("fractional round", lambda ls: ls[:-1] + ["5.5," + ls[-1].split(",", 1)[1]],
-     "t = '5.5' is not a whole round"),
+     "the t field is not a whole round >= 0"),
 ])
 def test_a_bad_gossip_log_exits_2_with_one_line(capsys, tmp_path, gossip_log, name, edit,
                                                 says):
@@ -470,3 +471,63 @@ def test_the_worked_example_in_the_docs_is_real(tmp_path):
                 for x in text.strip().splitlines() if not re.search(r" in \S+ s;", x)]
 
     assert norm(printed) == norm(shown)
+
+
+# -- a log's header never makes netdp open a file -----------------------------------------
+
+
+SECRET = "SECRET-7f3a-do-not-print"
+
+
+@pytest.mark.parametrize("key,value,flag", [
+    ("topology", "{secret}", "--topology FILE"),
+    ("topology", "hypercube", "--topology FILE"),  # with format = "contacts": a file
+    ("gossip_matrix", "{secret}", "--set gossip_matrix=FILE"),
+    ("loss", "file:{secret}", "--set loss=file:FILE"),
+    ("data_file", "{secret}", "--set data_file=FILE"),
+])
+def test_a_file_the_header_names_is_not_opened(capsys, tmp_path, walk_log, monkeypatch, key,
+                                                value, flag):
+    """A header naming a file (any file: it would be read and quoted) is refused in one
+    line naming the flag to give; the file is never opened."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"t,u,v\n{SECRET},1,2\n")
+    opened: list[str] = []
+    real_open = open
+
+    def spy(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    lines = walk_log.read_text().splitlines()
+    header = [f"# {key} = {json.dumps(value.format(secret=secret))}"]
+    if value == "hypercube":
+        header.append('# graph_format = "contacts"')
+        (tmp_path / "hypercube").write_text(f"t,u,v\n{SECRET},1,2\n")
+        monkeypatch.chdir(tmp_path)
+    lines = [x for x in lines if not x.startswith(f"# {key} ")]
+    log = tmp_path / "crafted.csv"
+    log.write_text("\n".join(lines[:1] + header + lines[1:]) + "\n")
+    text = log.read_text()  # read before the spy
+    monkeypatch.setattr("builtins.open", spy)
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: (opened.append(str(self)),
+                                                                   text)[1])
+    code, out, err = cli(capsys, "account", log)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and out == "", err
+    assert f"give {flag} to use a file" in err and SECRET not in err, err
+    assert named(err.strip(), "account") == flag.split()[0]
+    check_names(["account", str(log)], err.strip())
+    assert not any("secret" in p or p.endswith("hypercube") for p in opened), opened
+
+
+def test_a_file_the_user_names_is_read(tmp_path):
+    """The same log, with the file named by the user: accounted."""
+    edges = tmp_path / "edges.txt"
+    edges.write_text("0 1\n1 2\n2 3\n3 0\n")
+    log = tmp_path / "file.csv"
+    netdp.simulate({"topology": str(edges), "steps": 20, "seed": 1}, trace_out=log)
+    assert f"# topology = {json.dumps(str(edges))}" in log.read_text()
+    with pytest.raises(InputError, match="netdp opens no file a log names") as caught:
+        netdp.account(log)
+    assert caught.value.param == "topology"
+    assert netdp.account(log, topology=str(edges)).topology.n == 4

@@ -250,3 +250,121 @@ def test_regression(case, inputs):
 def test_regression_runs(label, argv, inputs):
     """Each case runs: exit 0 or 1 (a refuted claim), no traceback, within the limit."""
     assert check_case(_argv(argv, inputs)) in (0, 1)
+
+
+#: Issue 39: a file whose offending text would be quoted: (name, files, argv, the one
+#: line's words). ``{x}`` is the file ``x`` of the case; its text holds the secret.
+SECRET = "SECRET7c2e"
+LOG_HEAD = "# netdp trace log 1\n# topology = \"complete\"\n# nodes = 4\n"
+QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
+    ("log-column-line", {"l.csv": LOG_HEAD + f"t,{SECRET},sender,receiver\n1,0,0,1\n"},
+     ["account", "{l.csv}"], "line 4: expected the column line"),
+    ("log-field", {"l.csv": LOG_HEAD + f"t,token,sender,receiver\n1,0,{SECRET},1\n"},
+     ["account", "{l.csv}"], "line 5: the sender field is not a whole number"),
+    ("log-header-value", {"l.csv": LOG_HEAD + f"# epsilon = {SECRET}\nt,token,sender,"
+                          "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: the value of a '# key = value' header line is not a TOML value"),
+    ("log-header-key", {"l.csv": LOG_HEAD + f"# {SECRET} = 1\nt,token,sender,receiver\n"
+                        "1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: a header key that is not a parameter"),
+    ("log-header-epsilon", {"l.csv": LOG_HEAD + f'# epsilon = "{SECRET}"\nt,token,sender,'
+                            "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: epsilon: must be a finite number"),
+    ("log-header-sigma", {"l.csv": LOG_HEAD + f'# sigma = "{SECRET}"\nt,token,sender,'
+                          "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: sigma: must be a finite number"),
+    ("log-header-protocol", {"l.csv": LOG_HEAD + f'# protocol = "{SECRET}"\nt,token,sender,'
+                             "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"],
+     "line 4: the protocol is not that of the column line (line 5), a walk log"),
+    ("contacts-time", {"c.csv": f"0,1,2\n{SECRET},2,3\n"},
+     ["simulate", "--topology", "{c.csv}", "--format", "contacts"],
+     "line 2: time (the first field) must be an integer >= 0"),
+    ("contacts-weight", {"c.csv": f"0,1,2,{SECRET}\n"},
+     ["simulate", "--topology", "{c.csv}", "--format", "contacts"],
+     "line 1: weight (the fourth field) must be a finite number > 0"),
+    ("gossip-matrix-line", {"w.txt": f"0 1 {SECRET}\n"},
+     ["simulate", "--protocol", "gossip", "--topology", "complete", "-n", "3",
+      "--gossip-matrix", "{w.txt}"], "w.txt line 1: expected two whole node numbers"),
+    ("data-file-cell", {"d.csv": f"x\n1\n{SECRET}\n"},
+     ["simulate", "--data-file", "{d.csv}"], "d.csv line 3, column 0: not a number"),
+    ("data-file-columns", {"d.csv": f"{SECRET}\n1\n2\n"},
+     ["simulate", "--data-file", "{d.csv}", "--column", "nope"],
+     "d.csv has no column 'nope'; give a name from its header row or an index 0..0"),
+    ("itemsets-cell", {"s.csv": f"items\n1 2\n1 {SECRET}\n"},
+     ["simulate", "--task", "itemsets", "--data-file", "{s.csv}"],
+     "line 3: items must be integers separated by spaces"),
+    ("graphml-unknown-node", {"g.graphml": '<graphml xmlns="http://graphml.graphdrawing.org/'
+                              'xmlns"><graph edgedefault="undirected">\n<node id="a"/>\n'
+                              f'<edge source="a" target="{SECRET}"/>\n</graph></graphml>\n'},
+     ["simulate", "--topology", "{g.graphml}"],
+     "line 3: an <edge> names a node that no <node> element declares"),
+]
+
+
+@pytest.mark.parametrize(("label", "files", "argv", "says"), QUOTED,
+                         ids=[c[0] for c in QUOTED])
+def test_error_lines_never_quote_a_file(label, files, argv, says, tmp_path, capsys):
+    """Issue 39: a reader's error names the file, the line and what was wrong in netdp's
+    words; the offending text itself (here a secret) never reaches the line."""
+    from netdp.run.cli import main
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    code = main([re.sub(r"\{([^}]+)\}", lambda m: str(tmp_path / m.group(1)), word)
+                 for word in argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert says in err and SECRET not in err + out, err
+
+
+#: Issue 39: (name, argv, the parameter named): ``{fifo}`` a named pipe, ``{rows}`` a
+#: sweep folder whose first batch of rows is one. Each once blocked for ever (or, on
+#: /dev/zero, read until memory ran out); now refused before anything is opened.
+SPECIAL = [
+    ("account-fifo", ["account", "{fifo}"], "LOG"),
+    ("account-dev-zero", ["account", "/dev/zero"], "LOG"),
+    ("account-folder", ["account", "{folder}"], "LOG"),
+    ("report-fifo", ["report", "{fifo}", "--html", "page.html"], "PATH"),
+    ("sweep-spec-fifo", ["sweep", "{fifo}", "--out", "swept"], "SPEC.toml"),
+    ("config-fifo", [*SIM, "--config", "{fifo}"], "--config"),
+    ("data-file-fifo", [*SIM, "--data-file", "{fifo}"], "--data-file"),
+    ("pairs-fifo", ["plot", "--preset", "pairs", "--pairs", "{fifo}", "--out", "f.png"],
+     "--pairs"),
+    ("sweep-rows-fifo", ["results", "{rows}"], "DIR"),
+]
+
+
+@pytest.mark.parametrize(("label", "argv", "param"), SPECIAL, ids=[c[0] for c in SPECIAL])
+def test_special_files_are_refused_before_reading(label, argv, param, inputs, tmp_path,
+                                                  capsys, monkeypatch):
+    """Issue 39: a FIFO, a device or a folder where a file is read is one line naming the
+    flag or argument, before the file is opened (an alarm stops a read that blocks)."""
+    import os
+    import shutil
+    import signal
+
+    from netdp.run.cli import main
+
+    def alarm(*_):
+        raise TimeoutError(f"blocked: netdp {' '.join(argv)}")
+
+    fifo, rows, folder = tmp_path / "pipe", tmp_path / "sweep", tmp_path / "folder"
+    os.mkfifo(fifo)
+    folder.mkdir()
+    shutil.copytree(inputs["sweep"], rows)
+    part = sorted((rows / "rows").glob("part-*.jsonl"))[0]
+    part.unlink()
+    os.mkfifo(part)
+    paths = {"fifo": str(fifo), "rows": str(rows), "folder": str(folder)}
+    monkeypatch.chdir(tmp_path)
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(60)
+    try:
+        code = main(_argv(argv, paths))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and out == "", err
+    assert f" {param}: cannot read " in lines[0] and "not a regular file" in lines[0], lines

@@ -264,15 +264,15 @@ def test_binary_files_are_refused(tmp_path):
 
 
 def test_unreadable_paths_are_refused(tmp_path):
-    refused("topology", rf"cannot read '{re.escape(str(tmp_path))}': it is a directory",
+    refused("topology", rf"cannot read '{re.escape(str(tmp_path))}': a directory, not a regular",
             topology.build, str(tmp_path))
     refused("topology", "cannot read 'a{100}.*: File name too long", topology.build,
             "a" * 300)
     refused("topology", "not a valid file name", topology.build, "edges\x00.txt")
-    refused("topology", "cannot read edge list .*: Is a directory", topology.read_edgelist,
-            tmp_path)
+    refused("topology", "cannot read .*: a directory, not a regular file; give a graph file",
+            topology.read_edgelist, tmp_path)
     if Path("/dev/null").exists():
-        refused("topology", "cannot read '/dev/null': not a regular file", topology.build,
+        refused("topology", "cannot read '/dev/null': a device, not a regular file", topology.build,
                 "/dev/null")
 
 

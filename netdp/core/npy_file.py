@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from netdp.core.errors import InputError, one_line
+from netdp.core.reading import check_regular
 
 MAGIC = b"\x93NUMPY"
 
@@ -47,6 +48,7 @@ def read_npy(path: str | Path, param: str, mmap: bool = False) -> np.ndarray:
     """
     path = Path(path)
     name = path.name
+    check_regular(path, param, "a .npy file")
     try:
         with path.open("rb") as fh:
             head = fh.read(len(MAGIC))

@@ -12,16 +12,48 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import stat
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, shorten
+
+
+def check_regular(path: str | os.PathLike[str], param: str, what: str = "a file",
+                  positional: bool | None = None) -> None:
+    """Refuse, before it is opened, what ``path`` names when it is not a regular file: a
+    folder, a FIFO (a read would block for ever), a device (``/dev/zero``: read until
+    memory runs out) or a socket; :class:`InputError` on ``param`` naming it. A name that
+    names nothing passes: opening it says so.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_regular("/dev/zero", "LOG", "a log file")
+    ... except InputError as err:
+    ...     print(err.message)
+    cannot read '/dev/zero': a device, not a regular file; give a log file
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing, a name too long, a NUL: the reader says so
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
+    shown = shorten(repr(os.fspath(path)), 200)
+    raise InputError(param, f"cannot read {shown}: {kind}, not a regular file; give {what}",
+                     positional)
 
 
 def read_text(path: str | Path, param: str, what: str = "a UTF-8 text file") -> str:
-    """The text of ``path``; :class:`InputError` on ``param`` when it cannot be read."""
+    """The text of ``path``; :class:`InputError` on ``param`` when it cannot be read (what
+    is not a regular file refused before it is opened: :func:`check_regular`)."""
+    check_regular(path, param, what)
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:

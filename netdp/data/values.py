@@ -85,18 +85,17 @@ def read_column(path: str | Path, column: str | None = None) -> np.ndarray:
     elif column.isdigit() and int(column) < len(header):
         index = int(column)
     else:
-        raise InputError("column", f"{path.name} has no column {column!r}; its columns are "
-                         f"{', '.join(header)}")
+        raise InputError("column", f"{path.name} has no column {column!r}; give a name "
+                         f"from its header row or an index 0..{len(header) - 1}")
     values = np.empty(len(rows) - 1)
     for i, row in enumerate(rows[1:], 2):
         try:
             values[i - 2] = float(row[index])
         except (ValueError, IndexError):
-            cell = row[index] if index < len(row) else ""
-            raise InputError("data-file", f"{path.name} row {i}, column {header[index]!r}: "
-                             f"{cell!r} is not a number") from None
+            raise InputError("data-file", f"{path.name} line {i}, column {index}: not a "
+                             "number") from None
     check(bool(np.all(np.isfinite(values))), "data-file",
-          f"{path.name} column {header[index]!r} holds non-finite values")
+          f"{path.name} column {index} holds non-finite values (nan or inf)")
     return values
 
 

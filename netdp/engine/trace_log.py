@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import InputError
+from netdp.core.reading import check_regular
 from netdp.engine.trace import GossipRounds, Trace, holder_dtype
 from netdp.graphs.topologies import Topology, edges
 
@@ -170,6 +171,7 @@ def read(path: str | Path) -> LogLines:
     """Read a log file: its header, its column line and its well-formed lines (the
     malformed ones listed, not refused)."""
     name = str(path)
+    check_regular(path, "LOG", "a log file (CSV with a '#' header)", positional=True)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -196,14 +198,14 @@ def parse(text: str, name: str = "<log>") -> LogLines:
         if match:
             key, value = match.group(1).replace("-", "_"), match.group(2)
             if key in header:
-                raise InputError(name, f"line {i}: {key} is given twice (also on line "
+                raise InputError(name, f"line {i}: a header key given twice (also on line "
                                  f"{header_at[key]})", positional=True)
             try:
                 header[key] = tomllib.loads(f"v = {value}")["v"]
             except tomllib.TOMLDecodeError:
-                raise InputError(name, f"line {i}: {key} = {value}: not a TOML value (a "
-                                 "number, true/false or a \"quoted string\")",
-                                 positional=True) from None
+                raise InputError(name, f"line {i}: the value of a '# key = value' header "
+                                 "line is not a TOML value (a number, true/false or a "
+                                 "\"quoted string\")", positional=True) from None
             header_at[key] = i
     if not start:
         raise InputError(name, "empty log: no column line and no hop or message line",
@@ -214,8 +216,7 @@ def parse(text: str, name: str = "<log>") -> LogLines:
     if protocol is None:
         raise InputError(name, f"line {start}: expected the column line t,token,sender,"
                          "receiver (a walk) or t,sender,receiver (gossip), either with a "
-                         f"leading run column (got {lines[start - 1].strip()[:60]!r})",
-                         positional=True)
+                         "leading run column", positional=True)
     numbers, data = [], []
     for i in range(start + 1, len(lines) + 1):
         stripped = lines[i - 1].strip()
@@ -258,7 +259,7 @@ def _fields(data: list[str], numbers: list[int], columns: tuple[str, ...],
             kind = ("a whole round >= 0" if column == "t" else "a whole number >= 0") \
                 if least is not None else ("a whole number" if whole else "a finite number")
             problems.append(Problem(numbers[rows[i]], "malformed",
-                                    f"{column} = {table[i, j].strip()[:30]!r} is not {kind}"))
+                                    f"the {column} field is not {kind}"))
         good &= ~bad
         out[column] = values
     out = {k: v[good] for k, v in out.items()}

@@ -13,7 +13,8 @@ import numpy as np
 from scipy import sparse
 
 from netdp.core import progress
-from netdp.core.errors import InputError, check, one_line, shorten
+from netdp.core.errors import InputError, check, one_line
+from netdp.core.reading import check_regular
 
 if TYPE_CHECKING:
     from netdp.graphs.topologies import Topology
@@ -190,6 +191,7 @@ def from_file(path: str | Path, topology: Topology) -> sparse.csr_array:
     n = topology.n
     path = Path(path)
     name = path.name
+    check_regular(path, "gossip-matrix", "a .npy file or a text file of 'u v w' lines")
     if path.suffix == ".npy":
         from netdp.core.npy_file import read_npy
 
@@ -228,8 +230,8 @@ def _read_triplets(path: Path, n: int) -> sparse.csr_array:
         try:
             u, v, w = int(line[0]), int(line[1]), float(line[2])
         except ValueError:
-            raise InputError("gossip-matrix", f"{where}: expected two node numbers and a "
-                             f"weight (got {shorten(raw)!r})") from None
+            raise InputError("gossip-matrix", f"{where}: expected two whole node numbers "
+                             "and a weight (a number)") from None
         check(0 <= u < n and 0 <= v < n, "gossip-matrix",
               f"{where}: nodes are numbered 0..{n - 1} (got {u} {v})")
         check(math.isfinite(w), "gossip-matrix", f"{where}: the weight must be finite")

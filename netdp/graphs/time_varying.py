@@ -264,7 +264,7 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
         check(len(row) in (3, 4), "topology",
               f"{path.name} line {line}: expected t,u,v[,w] (got {len(row)} fields)")
         check(_is_int(row[0]) and int(row[0]) >= 0, "topology",
-              f"{path.name} line {line}: time must be an integer >= 0 (got {row[0][:20]!r})")
+              f"{path.name} line {line}: time (the first field) must be an integer >= 0")
         check(bool(row[1]) and bool(row[2]), "topology",
               f"{path.name} line {line}: empty node label")
         w = 1.0
@@ -274,8 +274,8 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
             except ValueError:
                 w = float("nan")
             check(bool(np.isfinite(w)) and w > 0, "topology",
-                  f"{path.name} line {line}: weight must be finite and > 0 (got "
-                  f"{row[3][:20]!r})")
+                  f"{path.name} line {line}: weight (the fourth field) must be a finite "
+                  "number > 0")
             weighted = True
         rows.append((int(row[0]), row[1], row[2], w))
     check(bool(rows), "topology", f"{path.name}: no contacts")
@@ -334,8 +334,9 @@ def _snapshot(graph: nx.Graph, labels: tuple, weight: str | None, isolated: Isol
     lonely = np.flatnonzero(np.diff(adj.indptr) == 0)
     if lonely.size:
         if isolated == "error":
-            raise InputError("topology", f"{name}: node {labels[int(lonely[0])]!r} has no "
-                             "out-neighbour (use isolated='stay' to let it keep the token)")
+            raise InputError("topology", f"{name}: node {int(lonely[0])} (in the sorted "
+                             "order of the labels) has no out-neighbour (use isolated='stay' "
+                             "to let it keep the token)")
         n = len(labels)
         adj = (adj + sparse.csr_array((np.ones(lonely.size), (lonely, lonely)),
                                       shape=(n, n))).tocsr()

@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
+from netdp.core.reading import check_regular
 from netdp.graphs import generators, graph_files
 from netdp.graphs.generators import (
     check_nodes,
@@ -276,6 +276,7 @@ def read_file(path: Path, fmt: str, directed: bool = False,
     """The topology of a graph file in ``fmt`` (:data:`~netdp.graphs.graph_files.FORMATS`):
     GraphML and GML weighted by their edge attribute ``weight``, an edge list by its third
     column."""
+    check_regular(path, "topology", "a graph file")
     graph, weight = graph_files.read(path, fmt, directed, weight)
     return from_networkx(graph, name=path.name, weight=weight)
 
@@ -490,6 +491,14 @@ def _spec_dir() -> Traversable:
 _SpecRef = tuple["Traversable", str, str, bool]
 
 
+def is_named(spec: Any) -> bool:
+    """Whether ``spec`` names a graph netdp makes (``ring``, ``complete``, a named spec of
+    :func:`available`), not a file: a result or a log may name it, netdp rebuild it."""
+    return isinstance(spec, str) and (spec in BUILTIN or (
+        len(spec) <= 100 and _NAME.fullmatch(spec) is not None
+        and (_spec_dir() / f"{spec}.toml").is_file()))
+
+
 def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
     """What ``spec`` names: ``("ring"|"complete", None)``, ``("spec", (source, name,
     label, named))`` or ``("file", path)``; refuses what is neither."""
@@ -504,10 +513,8 @@ def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
         raise InputError("topology", f"{shorten(repr(spec), 120)} records a graph given "
                          "from Python; pass the networkx graph itself: "
                          "netdp.simulate({'topology': graph, ...})")
-    if len(spec) <= 100 and _NAME.fullmatch(spec):
-        named = _spec_dir() / f"{spec}.toml"
-        if named.is_file():
-            return "spec", (named, spec, spec, True)
+    if is_named(spec):
+        return "spec", (_spec_dir() / f"{spec}.toml", spec, spec, True)
     shown = shorten(repr(spec), 200)
     try:
         mode = os.stat(spec).st_mode if spec else None
@@ -523,18 +530,11 @@ def _resolve(spec) -> tuple[str, _SpecRef | Path | None]:
         raise InputError("topology", f"unknown topology {shown}; choose one of "
                          f"{', '.join(available())}, or give a graph file (GraphML, GML, "
                          "adjacency or edge list) or a TOML spec")
-    check(not stat.S_ISDIR(mode), "topology", f"cannot read {shown}: it is a directory")
-    check(stat.S_ISREG(mode), "topology", f"cannot read {shown}: not a regular file")
+    check_regular(spec, "topology", "a graph file or a TOML spec")
     path = Path(spec)
     if path.suffix == ".toml":
         return "spec", (path, path.stem, path.name, False)
     return "file", path
-
-
-# --------------------------------------------------------------------------- generators
-
-
-# --------------------------------------------------------------------------- expressions
 
 
 def hop_distances(topology: Topology, sources: np.ndarray | None = None) -> np.ndarray:

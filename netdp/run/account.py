@@ -13,6 +13,7 @@ what they added: the report has no utility. The format, the checks and the repai
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from netdp.engine import trace_log
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.engine.trace_log import LogLines
+from netdp.graphs.topologies import is_named
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, RunRecord, Utility
 from netdp.run.resources import check_footprint
@@ -54,6 +56,8 @@ NO_UTILITY = ("a log records who held the token, not the values: the task's util
               "not available")
 #: Flag names whose field is named otherwise, for errors on a header's key.
 _FIELDS = {"range": "low", "accountant": "accountants", "no_self_moves": "self_moves"}
+#: The ``(got VALUE)`` of a refusal: a header's value, not quoted back.
+_GOT = re.compile(r"\s*\(got .*\)\s*$")
 
 
 def log_params(config: SimulationConfig) -> dict[str, Any]:
@@ -156,10 +160,11 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     lines = trace_log.read(log)
     given = _given(lines, params, observer)
     merged = _merged(lines, given)
+    _no_named_files(lines, given, merged)
     nodes = merged.get("nodes")
     if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
         raise InputError("nodes", "the log's header does not state n, the number of nodes "
-                         f"(ids 0..n-1): add '# nodes = N' or give --nodes N (got {nodes!r})")
+                         "(ids 0..n-1, n >= 2): add '# nodes = N' or give --nodes N")
     check(observer is None or observer < nodes, "observer",
           f"must be a node id in 0..{nodes - 1} (got {observer})")
     read = lines.size + len(lines.malformed)
@@ -206,7 +211,8 @@ def _given(lines: LogLines, params: Mapping[str, Any], observer: int | None) -> 
     specs = param_specs()
     for key, at in lines.header_at.items():
         if key not in specs and key not in ("range",):
-            raise lines.error(f"{key} is not a parameter of netdp simulate", at)
+            raise lines.error("a header key that is not a parameter of netdp simulate "
+                              "(netdp simulate --help lists them)", at)
     given = flat_params(dict(params))
     if observer is not None:
         check("coalition" not in given, "observer", "give an observer or a coalition, not "
@@ -228,14 +234,44 @@ def _merged(lines: LogLines, given: dict[str, Any]) -> dict[str, Any]:
     protocol = merged.setdefault("protocol", lines.protocol)
     if protocol != lines.protocol:
         shown = f"protocol {protocol!r}"
-        if "protocol" not in given:
-            raise lines.error(f"{shown}, but the column line (line {lines.columns_at}) is "
-                              f"that of a {lines.protocol} log", lines.header_at["protocol"])
+        if "protocol" not in given:  # the header's value is not quoted
+            raise lines.error(f"the protocol is not that of the column line (line "
+                              f"{lines.columns_at}), a {lines.protocol} log",
+                              lines.header_at["protocol"])
         raise InputError("protocol", f"{lines.name} is a {lines.protocol} log (its column "
                          f"line, line {lines.columns_at}); got {shown}")
     if protocol == "walk" and "sigma" in merged:
-        merged["epsilon"] = _walk_epsilon(merged)
+        with _naming_header(lines, given):
+            merged["epsilon"] = _walk_epsilon(merged)
     return merged
+
+
+def _opens_file(key: str, value: Any, params: Mapping[str, Any]) -> bool:
+    """Whether parameter ``key`` at ``value`` would make netdp open a file (a graph, a
+    matrix, a table of values, links or downtimes) rather than make what it names."""
+    text = str(value).strip()
+    if key == "topology":
+        contacts = "contacts" in (params.get("graph_format"), params.get("format"))
+        return contacts or not is_named(value)
+    if key == "gossip_matrix":
+        return text not in ("metropolis", "lazy")
+    if key in ("loss", "churn"):
+        return text.startswith("file:")
+    return key in (DATA_FILE, "dataset")
+
+
+def _no_named_files(lines: LogLines, given: Mapping[str, Any],
+                    merged: Mapping[str, Any]) -> None:
+    """Refuse a file the log's header names (and the caller did not): a log never makes
+    netdp open a file; the caller names it with the flag the message gives."""
+    for key, at in lines.header_at.items():
+        if key in given or not _opens_file(key, lines.header[key], merged):
+            continue
+        flag = (f"--{key} FILE" if key == "topology"
+                else f"--set {key}={'file:FILE' if key in ('loss', 'churn') else 'FILE'}")
+        raise InputError("topology" if key == "topology" else "set",
+                         f"give {flag} to use a file for {key}: the header of {lines.name} "
+                         f"(line {at}) names one, and netdp opens no file a log names")
 
 
 def _walk_epsilon(params: dict[str, Any]) -> float:
@@ -276,7 +312,7 @@ def _with_shape(lines: LogLines, params: dict[str, Any]) -> dict[str, Any]:
             shape = {"runs": runs, "tokens": tokens, "rounds": steps // n}
     for key, value in shape.items():
         if key in params and params[key] != value:
-            raise lines.error(f"{key} = {params[key]!r}, but the lines give {value}",
+            raise lines.error(f"{key} is not what the lines give ({value})",
                               lines.header_at.get(key))
     return {**params, **shape}
 
@@ -295,4 +331,4 @@ def _naming_header(lines: LogLines, given: Mapping[str, Any]) -> Iterator[None]:
                                           ("low", "high") else None)
         if key in given or (at is None and key not in FROM_LINES):
             raise
-        raise lines.error(f"{key}: {exc.message}", at) from None
+        raise lines.error(f"{key}: {_GOT.sub('', exc.message)}", at) from None

@@ -87,9 +87,10 @@ def run_figures(result: Mapping[str, Any], pairs: Any = None, topology: Any = No
         if n > HEATMAP_NODES:
             out.append(paragraph(f"Heatmap left out: n = {n} > {HEATMAP_NODES} nodes."))
         else:
+            graph = (lambda: topology) if topology is not None else partial(result_topology,
+                                                                             res)
             out.append(_figure("fig-heatmap",
-                               lambda: plot_command.heatmap_plot(pairs, res,
-                                                                 topology or _topology(res)),
+                               lambda: plot_command.heatmap_plot(pairs, res, graph()),
                                f"Heatmap of the {n} x {n} matrix of pairwise losses, rows "
                                "sources u, columns observers v, both ordered by hop distance "
                                f"to node 0, with a colour bar.{_loss_words(res)}",
@@ -106,15 +107,32 @@ def run_figures(result: Mapping[str, Any], pairs: Any = None, topology: Any = No
     return "\n".join(out)
 
 
-def _topology(result: Mapping[str, Any]) -> Any:
-    """The graph of a result, rebuilt from its config (a graph file must still be there)."""
-    from netdp.tasks import make_config, task_of
+#: The config keys that say how a run's graph is built (:func:`result_topology`).
+GRAPH_KEYS = ("topology", "nodes", "seed", "self_moves", "directed", "graph_format", "weight",
+              "snapshot_period", "after_snapshots")
 
-    try:
-        config = make_config(dict(result["config"]))
-    except (KeyError, TypeError) as exc:
-        raise InputError("result", f"no config to rebuild the graph from ({exc})") from None
-    return task_of(config).prepare(config).topology
+
+def result_topology(result: Mapping[str, Any], topology: str | None = None) -> Any:
+    """The graph of a result: rebuilt from its config when it names a graph netdp makes
+    (``hypercube``, ``ring``, ...), else from ``topology``, the file the user names
+    (``--topology``); a file the JSON names is never opened."""
+    from netdp.graphs.topologies import is_named
+    from netdp.tasks import make_config
+    from netdp.tasks.preparation import build_topology, with_seed
+
+    config = result.get("config")
+    if not isinstance(config, Mapping) or "topology" not in config:
+        raise InputError("PATH", "the result has no config naming its graph (the heatmap "
+                         "needs it)")
+    params = {key: config[key] for key in GRAPH_KEYS if key in config}
+    if topology is not None:
+        params["topology"] = topology
+    elif not is_named(params["topology"]) or params.get("graph_format") == "contacts":
+        raise InputError("topology", "give --topology FILE, the run's graph: the heatmap "
+                         "needs it, the JSON names a file, and netdp opens no file a JSON "
+                         "names")
+    built = with_seed(make_config(params))
+    return build_topology(built, built.nodes)
 
 
 def run_page(result: Mapping[str, Any], *, pairs: Any = None, topology: Any = None,
@@ -267,9 +285,11 @@ def read_result(path: str | Path, param: str = "PATH") -> dict[str, Any]:
     return found
 
 
-def page_of(path: str | Path, pairs: str | Path | None = None) -> str:
+def page_of(path: str | Path, pairs: str | Path | None = None,
+            topology: str | None = None) -> str:
     """The page of a result file or a sweep folder (``pairs``: the run's matrix, from
-    ``netdp simulate --pairs-out``)."""
+    ``netdp simulate --pairs-out``; ``topology``: the run's graph file, which the heatmap
+    needs when the JSON names a file; netdp opens no file a JSON names)."""
     from netdp.core.npy_file import read_npy
 
     path = Path(path)
@@ -278,6 +298,9 @@ def page_of(path: str | Path, pairs: str | Path | None = None) -> str:
     except OSError as exc:  # a name too long, a loop of links
         raise InputError("PATH", f"cannot read {shorten(str(path))!r}: "
                          f"{exc.strerror or exc}") from None
+    if topology is not None and pairs is None:
+        raise InputError("topology", "the graph of the heatmap, which goes with --pairs "
+                         "(the run's matrix)")
     if folder:
         if pairs is not None:
             raise InputError("pairs", "goes with a run's JSON, not a sweep folder")
@@ -297,7 +320,13 @@ def page_of(path: str | Path, pairs: str | Path | None = None) -> str:
                 n is not None and matrix.shape[0] != n):
             raise InputError("pairs", f"expects the run's n x n matrix (n = {n}; got shape "
                              f"{matrix.shape})")
-    return run_page(result, pairs=matrix)
+    graph = None
+    if matrix is not None and matrix.shape[0] <= HEATMAP_NODES:
+        graph = result_topology(result, topology)
+        if graph.n != matrix.shape[0]:
+            raise InputError("topology", f"has {graph.n} nodes; the matrix in --pairs has "
+                             f"{matrix.shape[0]}")
+    return run_page(result, pairs=matrix, topology=graph)
 
 
 def write_page(path: str | Path, text: str, param: str = "html") -> Path:

@@ -179,7 +179,8 @@ def read_sets(path: str, column: str | None, domain: int) -> ItemSets:
         index = header.index(column)
     else:
         check(column.isdigit() and int(column) < len(header), "column",
-              f"no column {column!r} in {path} (columns: {', '.join(header)})")
+              f"{path} has no column {column!r}; give a name from its header row or "
+              f"an index 0..{len(header) - 1}")
         index = int(column)
     sets = []
     for line, row in enumerate(rows[1:], start=2):
@@ -188,7 +189,7 @@ def read_sets(path: str, column: str | None, domain: int) -> ItemSets:
             sets.append([int(tok) for tok in cell.split()])
         except ValueError:
             raise InputError("data-file", f"{path} line {line}: items must be integers "
-                             f"separated by spaces (got {cell!r})") from None
+                             "separated by spaces") from None
     return ItemSets.from_lists(sets, domain)
 
 

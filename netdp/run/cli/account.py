@@ -50,6 +50,9 @@ The lines give the runs, the tokens and the steps (hops per token + 1; full turn
 ring; gossip: the last round). Flags override the header; --epsilon or --sigma replaces
 its noise (on a walk --sigma S means eps0 = the exact eps(delta) of N(0, S^2) with
 sensitivity 1).
+netdp opens no file a log names: a header naming a graph file (or a gossip matrix, a
+data file, a loss or churn table) is refused until you name the file yourself
+(--topology FILE, --set KEY=FILE); a named graph (hypercube, grid, ...) is rebuilt.
 
 Checks (each problem is one line naming its line number; the first refuses, exit 2):
   malformed     a line without the columns' number of fields, or a field that is not

@@ -12,6 +12,8 @@ examples:
   netdp simulate --json > run.json && netdp report run.json --html run.html
   netdp simulate -n 100 --seed 1 --pairs-out p.npy --out r.json
   netdp report r.json --pairs p.npy --html r.html   # with the pairs and heatmap figures
+  netdp simulate --topology edges.txt --pairs-out q.npy --out q.json
+  netdp report q.json --pairs q.npy --topology edges.txt --html q.html  # a graph file
   netdp sweep experiments/sweeps/figure1b_quick.toml --out out/fig1b
   netdp report out/fig1b --html fig1b.html
 
@@ -19,7 +21,8 @@ One self-contained file: tables, and the figures inline as SVG (the pairs and he
 figures of a run whose matrix is given, its loss by hop distance where the result has
 it; a sweep's privacy-vs-n and utility-vs-eps presets where their x axis varies). It
 needs no network to open and reads without JavaScript. `netdp simulate --html FILE` and
-`netdp sweep --html FILE` write the same page beside their outputs.
+`netdp sweep --html FILE` write the same page beside their outputs. netdp opens no file
+a JSON names: the heatmap of a run on a graph file needs --topology FILE.
 Bad input exits with status 2 and writes nothing.
 """
 
@@ -38,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "(atomically)")
     rep.add_argument("--pairs", metavar="FILE.npy", help="the run's n x n matrix (`netdp "
                      "simulate --pairs-out`): adds the pairs and heatmap figures")
+    rep.add_argument("--topology", metavar="FILE", help="the run's graph file, for the "
+                     "heatmap with --pairs when the run's graph is a file (netdp opens no "
+                     "file a JSON names; a named graph, e.g. hypercube, is rebuilt)")
     rep.set_defaults(handler=run)
 
 
@@ -47,6 +53,6 @@ def run(args: argparse.Namespace) -> int:
 
     check_writable(args.html, "html")
     out = Path(args.html)
-    write_page(out, page_of(args.path, args.pairs))
+    write_page(out, page_of(args.path, args.pairs, args.topology))
     print(f"wrote {out}")
     return 0

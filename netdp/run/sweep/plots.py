@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 
 from netdp.accounting import registry
 from netdp.core.errors import InputError
+from netdp.core.reading import check_regular
 from netdp.report.figures import (  # noqa: F401 (re-exported)
     COLORS,
     FORMATS,
@@ -131,6 +132,7 @@ def _read_any(path: Path) -> pd.DataFrame:
 
 
 def _read_file(path: Path) -> pd.DataFrame:
+    check_regular(path, "DIR", "a sweep folder or a .parquet/.csv/.jsonl table")
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return pd.read_parquet(path)

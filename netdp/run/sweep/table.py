@@ -37,6 +37,7 @@ from netdp import __version__
 from netdp.core.errors import InputError, check, one_line, shorten
 from netdp.core.files import atomic, cannot_write, write_atomic
 from netdp.core.provenance import provenance
+from netdp.core.reading import check_regular
 from netdp.core.table_rows import FIRST, table_row, tidy
 from netdp.report.config_hash import config_hash as config_hash_of
 from netdp.tasks import make_config
@@ -231,6 +232,8 @@ class ResultTable:
         seen: set = set()
         out = []
         for part in self.parts():
+            check_regular(part, self.param, "a batch file of rows (delete it and rerun the "
+                          "sweep)")
             try:
                 lines = part.read_text().splitlines()
                 rows = [json.loads(line) for line in lines]
