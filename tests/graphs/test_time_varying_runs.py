@@ -215,7 +215,7 @@ def test_account_reproduces_a_time_varying_run(contacts, tmp_path, protocol, ste
     ran = cli("simulate", "--protocol", protocol, "--topology", str(contacts), "--format",
               "contacts", "--steps", steps, "--seed", "3", "--trace-out", str(log), "--json")
     assert ran.returncode == 0, ran.stderr
-    again = cli("account", str(log), "--json")
+    again = cli("account", str(log), "--topology", str(contacts), "--json")  # the user's file
     assert again.returncode == 0, again.stderr
     a = json.loads(ran.stdout)["privacy"]["empirical"][0]
     b = json.loads(again.stdout)["privacy"]["empirical"][0]
@@ -238,7 +238,7 @@ def test_account_refuses_a_hop_off_its_snapshot(contacts, tmp_path):
                      and (cells[-2], str(v)) not in met and (str(v), cells[-2]) not in met)
     lines[last] = ",".join(cells)
     log.write_text("\n".join(lines) + "\n")
-    out = cli("account", str(log))
+    out = cli("account", str(log), "--topology", str(contacts))
     assert out.returncode == 2 and "is not a move" in out.stderr, out.stderr
 
 

@@ -214,7 +214,7 @@ def test_bad_npy_matrices_are_refused_in_one_line(tmp_path, case):
 
 BAD_TEXT = {
     "columns": ("0 0 0.5 1\n", "3 columns"),
-    "not numbers": ("a b 0.5\n", "two node numbers and a weight"),
+    "not numbers": ("a b 0.5\n", "two whole node numbers and a weight"),
     "range": ("0 4 0.5\n", "numbered 0..3"),
     "duplicate": ("0 0 0.5\n0 0 0.5\n", "already given on line 1"),
     "empty": ("# nothing\n", "no entries"),
