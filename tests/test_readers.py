@@ -93,7 +93,17 @@ SLOW_RUNS = [
 ]
 
 #: Where the table says a parameter is read but the value cannot show it, and why.
-UNSHOWN: dict[tuple[str, str], str] = {}
+UNSHOWN: dict[tuple[str, str], str] = {
+    ("shuffle", json.dumps({"task": task, **extra, **where}, sort_keys=True)):
+        "the hypercube's report trackers put every pair at its view's cap (the LDP loss of "
+        "the largest count its view allows) whichever --shuffle bound they read: no "
+        "amplification on sparse graphs yet (issue 38), and at the one target delta the "
+        "bounds' differences no longer reach the figures"
+    for task, extra in (("histogram", {}), ("fraction", {}), ("itemsets", {}),
+                        ("multidim", {}), ("heavy-hitters", {"domain_bits": 8, "support": 50}),
+                        ("one-bit", {}))
+    for where in ({"topology": "hypercube", "steps": 40},
+                  {"topology": "hypercube", "steps": 40, "sources": 4})}
 
 
 def test_every_reader_is_a_declared_parameter():
