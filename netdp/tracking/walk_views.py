@@ -62,7 +62,6 @@ def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
     :data:`EXTEND_BYTES` and their cost in :data:`EXTEND_WORK` (:func:`_extended`);
     beyond, their tails stay (at the worst count, or an infinite loss: sound).
     """
-    from netdp.tracking import count_law
 
     n = P.shape[0]
     width = kmax[-1] + 1
@@ -70,16 +69,8 @@ def view_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
     tails = np.ones((views.size, n))
     todo = np.arange(views.size)
     for km in kmax:
-        reg = todo[views.kind[todo] == ce.REGULAR]
-        fst = todo[views.kind[todo] == ce.FIRST]
-        if reg.size:
-            got, tail = count_law.bridge_interior_laws_batch(
-                P, blocked, views.a[reg], views.b[reg], views.length[reg] - 2, km)
-            base[reg, :, :km + 1], tails[reg] = got, tail
-        if fst.size:
-            got, tail = count_law.first_stretch_laws_batch(
-                P, blocked, start_law, views.b[fst], views.length[fst], km)
-            base[fst, :, :km + 1], tails[fst] = got, tail
+        for sel, got, tail in _batches(P, blocked, start_law, views, todo, km):
+            base[sel, :, :km + 1], tails[sel] = got, tail
         if slack is None:
             break
         todo = todo[tails[todo].max(axis=1, initial=0.0) >= slack[todo]]
@@ -98,7 +89,6 @@ def _extended(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
     ``2 km``, ``4 km``, ... visits (at most their interior positions), in ``laws`` and
     ``tails``; stops where a round's laws would take more than :data:`EXTEND_BYTES` or its
     estimated cost more than :data:`EXTEND_WORK` flops (those views keep their tails)."""
-    from netdp.tracking import count_law
 
     n = P.shape[0]
     inner = np.array([ce.interior(int(k), int(m)) for k, m in
@@ -114,20 +104,28 @@ def _extended(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
                     + todo.size * (lam + km + 1) * lam)  # per view: A and the dots
         if 8.0 * todo.size * n * (km + 1) > EXTEND_BYTES or work > EXTEND_WORK:
             break
-        reg = todo[views.kind[todo] == ce.REGULAR]
-        fst = todo[views.kind[todo] == ce.FIRST]
-        for sel, regular in ((reg, True), (fst, False)):
-            if sel.size == 0:
-                continue
-            if regular:
-                got, tail = count_law.bridge_interior_laws_batch(
-                    P, blocked, views.a[sel], views.b[sel], views.length[sel] - 2, km)
-            else:
-                got, tail = count_law.first_stretch_laws_batch(
-                    P, blocked, start_law, views.b[sel], views.length[sel], km)
+        for sel, got, tail in _batches(P, blocked, start_law, views, todo, km):
             for j, e in enumerate(sel):
                 laws[e], tails[e] = got[j], tail[j]
         todo = todo[tails[todo].max(axis=1, initial=0.0) >= slack[todo]]
+
+
+def _batches(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Views,
+             todo: np.ndarray, km: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``(views, laws, tails)`` up to ``km`` visits of the views ``todo``, a batch per kind:
+    the regular views' bridges, then the first stretches."""
+    from netdp.tracking import count_law
+
+    out = []
+    reg = todo[views.kind[todo] == ce.REGULAR]
+    fst = todo[views.kind[todo] == ce.FIRST]
+    if reg.size:
+        out.append((reg, *count_law.bridge_interior_laws_batch(
+            P, blocked, views.a[reg], views.b[reg], views.length[reg] - 2, km)))
+    if fst.size:
+        out.append((fst, *count_law.first_stretch_laws_batch(
+            P, blocked, start_law, views.b[fst], views.length[fst], km)))
+    return out
 
 
 def _slack(views: Views, accountant: str, noise: ce.Noise, delta: float) -> np.ndarray:

@@ -4,8 +4,8 @@ target, the shuffle trackers fit their entries' δ to it, and every task's pairs
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -57,12 +57,11 @@ def test_gaussian_contributions_are_read_at_their_share_of_the_target(z):
     a turn's epsilon is the z-Gaussian's at that delta (checked with the closed form)."""
     got = float(CURVES["ring-ldp"].at_target(TARGET, z, **ARGS))
     drv_half = TARGET / 2
-    eps_turn = None
-    for eps in np.linspace(0.01, 40, 400_001):  # the turn's epsilon, found independently
-        if gdp_delta(1 / z, eps) <= TARGET / 6:
-            eps_turn = float(eps)
-            break
-    assert eps_turn is not None
+    grid = np.linspace(0.01, 40, 400_001)  # the turn's epsilon, found independently
+    mu = 1 / z
+    deltas = norm.cdf(-grid / mu + mu / 2) - np.exp(grid) * norm.cdf(-grid / mu - mu / 2)
+    eps_turn = float(grid[np.argmax(deltas <= TARGET / 6)])
+    assert gdp_delta(mu, eps_turn) <= TARGET / 6
     want = float(opti(eps_turn, drv_half, 3.0))
     assert got == pytest.approx(want, rel=1e-3)  # the grid's step
 
@@ -110,21 +109,19 @@ def test_a_sum_report_s_theory_is_at_its_target_and_the_reference_keeps_the_pape
 
 
 def test_at_target_shrinks_the_entry_delta_until_the_pairs_fit():
-    calls = []
-
-    def account(d):
-        calls.append(d)
-        # 7 entries, each over its share (1.3 d), and KOV's slack 7 d
-        return SimpleNamespace(delta=7 * d * 1.3 + 7 * d, values=d)
-
-    import dataclasses
-
     @dataclasses.dataclass(frozen=True)
     class Table:
         delta: float
         values: float
 
-    out = st.at_target(lambda d: Table(**vars(account(d))), 1e-6, 7)
+    calls = []
+
+    def account(d):
+        calls.append(d)
+        # 7 entries, each over its share (1.3 d), and KOV's slack 7 d
+        return Table(7 * d * 1.3 + 7 * d, d)
+
+    out = st.at_target(account, 1e-6, 7)
     assert out.delta == 1e-6 and len(calls) == 2
     assert 7 * 2.3 * calls[-1] <= 1e-6 < 7 * 2.3 * calls[0]
     assert calls[0] == pytest.approx(1e-6 / 14, rel=1e-9)
