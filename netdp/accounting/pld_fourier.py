@@ -221,7 +221,7 @@ class Bank:
         return np.maximum(spectral_epsilon(phi, a, size, self.h, inf, delta), 0.0)
 
 
-def _delta_at(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarray,
+def _delta_at(phi: np.ndarray, a: int | np.ndarray, size: int, h: float, inf: np.ndarray,
               i: np.ndarray) -> np.ndarray:
     """``δ`` of each row at ``ε = i[r] h`` from its transform (Parseval, module
     docstring), plus a bound on the sum's rounding."""
@@ -250,7 +250,7 @@ def _delta_at(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarray,
     return inf + total + slack
 
 
-def spectral_epsilon(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarray,
+def spectral_epsilon(phi: np.ndarray, a: int | np.ndarray, size: int, h: float, inf: np.ndarray,
                      delta: float) -> np.ndarray:
     """:func:`batch_epsilon` of the PMFs whose real FFTs of length ``size`` (positions
     ``x - a``) begin with the columns of ``phi`` (the rest 0), without inverting them:
@@ -259,6 +259,7 @@ def spectral_epsilon(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarr
     then the chord in ``e^ε`` between the two grid losses around the crossing."""
     rows = phi.shape[0]
     inf = np.broadcast_to(np.asarray(inf, dtype=np.float64), (rows,)).copy()
+    a = np.broadcast_to(np.asarray(a, dtype=np.int64), (rows,))
     out = np.full(rows, np.inf)
     top = a + size  # δ = inf from here up
     zero = np.zeros(rows, np.int64)
@@ -267,13 +268,13 @@ def spectral_epsilon(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarr
     todo = np.flatnonzero((d_lo > delta) & (inf <= delta) & (top > 0))
     if todo.size == 0:
         return out
-    ph, nf = phi[todo], inf[todo]
+    ph, nf, at = phi[todo], inf[todo], a[todo]
     lo = np.zeros(todo.size, np.int64)
-    hi = np.full(todo.size, top, np.int64)
+    hi = top[todo].copy()
     d0, d1 = d_lo[todo], nf.copy()
     while np.any(hi - lo > 1):
         mid = (lo + hi) // 2
-        d = _delta_at(ph, a, size, h, nf, mid)
+        d = _delta_at(ph, at, size, h, nf, mid)
         ok = d <= delta
         hi, d1 = np.where(ok, mid, hi), np.where(ok, d, d1)
         lo, d0 = np.where(ok, lo, mid), np.where(ok, d0, d)
@@ -283,12 +284,13 @@ def spectral_epsilon(phi: np.ndarray, a: int, size: int, h: float, inf: np.ndarr
     return out
 
 
-def batch_epsilon(probs: np.ndarray, lower: int, h: float, inf: np.ndarray,
+def batch_epsilon(probs: np.ndarray, lower: int | np.ndarray, h: float, inf: np.ndarray,
                   delta: float) -> np.ndarray:
     """The smallest ``ε >= 0`` with ``δ(ε) <= delta`` of each row of ``probs`` (masses at
-    the losses ``(lower + i) h``, plus ``inf[r]`` at ``+∞``; ``inf`` where none), by
-    direct sums: :meth:`~netdp.accounting.loss_pmf.LossPmf.epsilon` for many rows (the
-    oracle of :func:`spectral_epsilon` in the tests).
+    the losses ``(lower + i) h``, ``lower`` shared or one per row, plus ``inf[r]`` at
+    ``+∞``; ``inf`` where none), by direct sums:
+    :meth:`~netdp.accounting.loss_pmf.LossPmf.epsilon` for many rows (the oracle of
+    :func:`spectral_epsilon` in the tests).
 
     ``δ_r(ε) = inf_r + Σ_ℓ p_r(ℓ) (1 - e^{ε - ℓ})_+``: suffix sums (an exact recurrence
     for ``Σ_{j>i} p_j e^{-(j-i)h}``), the first grid loss where ``δ <= delta``, the chord in
@@ -296,7 +298,8 @@ def batch_epsilon(probs: np.ndarray, lower: int, h: float, inf: np.ndarray,
     probs = np.atleast_2d(np.asarray(probs, dtype=np.float64))
     rows, size = probs.shape
     inf = np.broadcast_to(np.asarray(inf, dtype=np.float64), (rows,))
-    losses = (lower + np.arange(size)) * h
+    low = np.broadcast_to(np.asarray(lower, dtype=np.int64), (rows,))
+    losses = (low[:, None] + np.arange(size)[None, :]) * h
     # tail[r, i] = Σ_{j > i} p_j, near[r, i] = Σ_{j > i} p_j e^{-(j - i) h}
     rev = probs[:, ::-1]
     tail = np.zeros_like(probs)
@@ -306,20 +309,19 @@ def batch_epsilon(probs: np.ndarray, lower: int, h: float, inf: np.ndarray,
     d_grid = inf[:, None] + np.maximum(tail - near, 0.0)  # δ at ε = each grid loss
     # δ at ε = 0, directly (the grid may start above 0)
     gain = np.where(losses > 0, -np.expm1(-np.maximum(losses, 0.0)), 0.0)
-    d_zero = inf + probs @ gain
-    ok = d_grid <= delta
-    ok[:, losses < 0] = False
+    d_zero = inf + np.einsum("ij,ij->i", probs, gain)
+    ok = (d_grid <= delta) & (losses >= 0)
     first = np.where(ok.any(axis=1), np.argmax(ok, axis=1), -1)
     out = np.full(rows, np.inf)
     out[d_zero <= delta] = 0.0
     todo = np.flatnonzero((d_zero > delta) & (first >= 0))
     if todo.size:
         i = first[todo]
-        e1 = losses[i]
-        prev = i - 1
-        at_zero = (prev < 0) | (losses[np.maximum(prev, 0)] <= 0.0)
-        e0 = np.where(at_zero, 0.0, losses[np.maximum(prev, 0)])
-        d0 = np.where(at_zero, d_zero[todo], d_grid[todo, np.maximum(prev, 0)])
+        e1 = losses[todo, i]
+        prev = np.maximum(i - 1, 0)
+        at_zero = (i - 1 < 0) | (losses[todo, prev] <= 0.0)
+        e0 = np.where(at_zero, 0.0, losses[todo, prev])
+        d0 = np.where(at_zero, d_zero[todo], d_grid[todo, prev])
         d1 = d_grid[todo, i]
         frac = np.clip((d0 - delta) / np.maximum(d0 - d1, 1e-300), 0.0, 1.0)
         out[todo] = e0 + np.log1p(frac * np.expm1(e1 - e0))

@@ -35,10 +35,11 @@ from netdp.accounting._compiled import kov_epsilon, rdp_epsilon
 from netdp.core.errors import check
 from netdp.engine.trace import Trace
 from netdp.tracking import cycle_entries as ce
-from netdp.tracking import law_bound
+from netdp.tracking import law_bound, view_plds
 from netdp.tracking._kernels.walk import group_by_holder
 from netdp.tracking.cycle_entries import Views, observer_views
 from netdp.tracking.observer_map import map_observers
+from netdp.tracking.view_plds import view_setting
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
@@ -259,7 +260,14 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
     keep = np.flatnonzero(~blocked)
     if law_work(views, n, P.nnz) > LAW_WORK and _bounds_laws(accountant):
         try:
-            eps = bounded_losses(P, blocked, shared["pi0"], views, accountant, noise, delta)
+            if registry.entry(accountant).composes_pld:  # pld: the dominating laws' PLDs
+                bound = view_plds.dominating_laws(P, blocked, shared["pi0"], views)
+                eps = view_plds.rows_pld(views, bound, keep, noise,
+                                         view_plds.step_of(views, noise, False),
+                                         min(2.0 * views.size * delta, 1.0))
+            else:
+                eps = bounded_losses(P, blocked, shared["pi0"], views, accountant, noise,
+                                     delta)
         except law_bound.Unbounded:
             return np.full(keep.size, np.inf), keep, views.size, views.size  # capped
         return eps, keep, views.size, 0
@@ -292,7 +300,7 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
     kov = registry.entry(accountant).kernel_mode == "KOV"
     feats = np.zeros((keep.size, 3 if kov else orders.size))
     for e in range(k):
-        s, size, cu = _view_setting(views, e, keep, noise)
+        s, size, cu = view_setting(views, e, keep, noise)
         if kov:
             eps = law_bound.kov_loss(logB[e], logrho, logmu[e], cu, size, s, noise,
                                      delta)
@@ -370,6 +378,9 @@ def _observer_losses(views: Views, laws: Sequence[np.ndarray], tails: np.ndarray
         regular = views.kind == ce.REGULAR
         step = ce.grid_step((views.length[regular], views.length[~regular]), 1, noise.z,
                          entry.exact)
+        if not entry.exact:
+            return view_plds.rows_pld(views, view_plds.exact_laws(laws, tails, keep), keep,
+                                      noise, step, dt)
         out = np.empty(keep.size)
         for r, u in enumerate(keep):
             parts = []
@@ -386,7 +397,7 @@ def _observer_losses(views: Views, laws: Sequence[np.ndarray], tails: np.ndarray
     feats = np.zeros((keep.size, nf))
     tmp = np.empty((keep.size, nf))
     for e in range(k):
-        s, size, cu = _view_setting(views, e, keep, noise)
+        s, size, cu = view_setting(views, e, keep, noise)
         span = np.arange(laws[e].shape[1])
         with np.errstate(divide="ignore"):
             logp = np.log(np.clip(laws[e][keep], 0.0, None))
@@ -415,19 +426,10 @@ def _observer_losses(views: Views, laws: Sequence[np.ndarray], tails: np.ndarray
 
 def _bounds_laws(accountant: str) -> bool:
     """Whether the accountant takes the law bound (:mod:`netdp.tracking.law_bound`) where
-    the exact laws cost too much: the kernels' KOV and Rényi entries, not a PLD's."""
-    return registry.entry(accountant).kernel_mode in ("KOV", "RDP")
-
-
-def _view_setting(views: Views, e: int, keep: np.ndarray,
-                  noise: ce.Noise) -> tuple[float, int, np.ndarray]:
-    """View ``e``'s noise std, its interior positions and each kept node's attributable
-    count there."""
-    kind, length = int(views.kind[e]), int(views.length[e])
-    cu = np.zeros(keep.size, np.int64)
-    for u in {int(views.a[e]), int(views.b[e])} - {-1}:
-        cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
-    return noise.z * math.sqrt(ce.draws(kind, length)), ce.interior(kind, length), cu
+    the exact laws cost too much: the kernels' KOV and Rényi entries and the PLDs of the
+    dominating laws (:mod:`netdp.tracking.view_plds`), not the exact accountant's."""
+    e = registry.entry(accountant)
+    return e.kernel_mode in ("KOV", "RDP") or (e.composes_pld and not e.exact)
 
 
 def _orders() -> np.ndarray:

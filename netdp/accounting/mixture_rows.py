@@ -1,0 +1,387 @@
+"""The PLDs of one view towards many nodes at once, and each node's composition over
+its views, in the Fourier domain.
+
+A walk observer's view of noise std ``s`` shows one number; towards node ``u`` (row
+``r``) the hypotheses are, on the standardised axis ``t = y / s``, ``P = N(0, 1)`` and
+``Q_r = Σ_k w[r, k] N(k / s, 1) + tail[r] δ_{+∞}`` (:mod:`netdp.accounting.mixture_pld`
+states the model and why the tail at ``+∞`` bounds the true view). The privacy loss
+``L_r(t) = log Σ_k w[r, k] e^{k t / s - k² / (2 s²)}`` is increasing and convex in ``t``
+(a log-sum-exp of lines of non-negative slope), which gives a discretisation that is
+pessimistic by construction and vectorises over the rows:
+
+* **Cells of t.** One grid ``t_0 < ... < t_M`` serves every row of a view. The mass of
+  ``Q_r`` on a cell ``(t_{j-1}, t_j]`` sits at the loss ``L_r(t_j)``, its largest there
+  (``(Q, P)`` direction); the mass of ``P`` on ``[t_j, t_{j+1})`` sits at ``-L_r(t_j)``,
+  the largest of ``-L_r`` there (``(P, Q)`` direction). Below ``t_0`` the ``Q`` mass sits at
+  ``L_r(t_0)`` and the ``P`` mass at ``+∞``; above ``t_M`` the ``Q`` mass at ``+∞`` and the
+  ``P`` mass at ``-L_r(t_M)``. Every loss is then rounded up to the grid ``{i h}`` (with a
+  margin for its float error). Raising losses never lowers ``δ(ε)``, before or after
+  composition, so no mass is neglected and every figure is an upper bound whatever the
+  cells; the cells only decide how tight. They follow the steepest row: ``L'`` is
+  increasing (convexity), so on a coarse interval it is at most its value at the
+  interval's right end, and the interval is cut so that no row's loss rises more than
+  :data:`RISE` ``h`` on a cell.
+* **Counts.** Counts above :data:`EXACT_COUNTS` are rounded up to a grid
+  :data:`COUNT_RATIO` apart (fewer columns in every product). A larger count is sound: the
+  likelihood ratio is increasing in ``y`` for every ``w``, so the most powerful tests are
+  half-lines ``y > z`` whatever ``w``, and the trade-off function ``T(P, Q_w)(α) =
+  Σ_k w_k Φ(z_{1-α} - k / s)`` only decreases when ``w`` moves up in the stochastic order;
+  so does its inverse (the other direction), and composition keeps that order (the tensor
+  product of trade-off functions is monotone: Dong, Roth and Su 2019).
+* **Clipping.** Losses below ``-LOWER_CUT`` are raised to it; losses above
+  :data:`MAX_LOSS` go to ``+∞`` (both raise losses).
+* **Masses.** ``P``'s are differences of ``Φ``; ``Q_r``'s on a cell ``(t_{j-1}, t_j]`` is
+  taken as ``e^{L_r(t_j)} P(cell)``, at least the true one (``dQ_r = e^{L_r} dP``, ``L_r``
+  increasing) by a factor at most ``e^{RISE h}``: more mass never lowers ``δ(ε)`` of a
+  composition either (every term is non-negative). Differences of ``Φ`` err by a few
+  units of round-off ``u`` a cell; ``4 u`` a cell is added again at ``+∞``.
+* **Composition.** :func:`compose_rows` multiplies the views' real FFTs row by row on a
+  window per row chosen by Chernoff bounds from the exact moment generating functions of
+  the discrete PMFs (by blocks, as :mod:`netdp.accounting.pld_fourier` does for one PMF),
+  and reads ``ε(δ)`` by :func:`~netdp.accounting.pld_fourier.spectral_epsilon`: mass below
+  a window folds upwards (pessimistic), the Chernoff bound of the mass above it is added
+  at ``+∞``, and so is the FFT's rounding bound.
+
+The oracle in the tests is :func:`~netdp.accounting.mixture_pld.mixture_pld` composed by
+:meth:`~netdp.accounting.loss_pmf.PldPair.compose_many` (an upper and a lower bound of
+the exact composition).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+from scipy import fft as sfft
+from scipy import special
+
+from netdp.accounting import pld_fourier as pf
+
+Z_TAIL = 9.5  # t-range: each component leaves about Φ(-9.5) ≈ 1e-21 outside (tightness)
+LOWER_CUT = 30.0  # losses below -LOWER_CUT are raised to it
+MAX_LOSS = 500.0  # losses above it go to +∞
+RISE = 0.5  # a t-cell's largest loss rise, as a share of h (tightness only)
+EXACT_COUNTS = 32  # counts kept one by one; above, rounded up to a grid (count_grid)
+COUNT_RATIO = 1.08  # the grid's ratio above EXACT_COUNTS
+COARSE = 129  # the coarse grid on which slopes are read
+MAX_CELLS = 1 << 14  # t-cells of one view, at most (coarser beyond: still sound)
+_U = 2.0 ** -53
+_FLOOR = 1e-280  # sums below it are recomputed in the log domain
+
+
+@dataclass(frozen=True, eq=False)
+class ViewRows:
+    """One direction of one view towards many rows: ``probs[r, m]`` is row ``r``'s mass
+    at the loss ``(lower[r] + m) h``, ``inf[r]`` its mass at ``+∞``."""
+
+    lower: np.ndarray
+    probs: np.ndarray
+    inf: np.ndarray
+
+
+def first_rows(part: ViewRows, rows: int) -> ViewRows:
+    """``part``'s first ``rows`` rows, trimmed to their own width."""
+    lower, probs = part.lower[:rows], part.probs[:rows]
+    live = np.flatnonzero(probs.any(axis=0))
+    width = int(live[-1]) + 1 if live.size else 1
+    return ViewRows(lower, probs[:, :width].copy(), part.inf[:rows])
+
+
+def count_grid(size: int) -> np.ndarray:
+    """The counts a view's laws keep, ``0 .. size - 1`` at most: every count up to
+    :data:`EXACT_COUNTS`, then a grid :data:`COUNT_RATIO` apart ending at ``size - 1``."""
+    pts = list(range(min(size, EXACT_COUNTS + 1)))
+    x = EXACT_COUNTS
+    while x < size - 1:
+        x = min(max(x + 1, math.ceil(x * COUNT_RATIO)), size - 1)
+        pts.append(x)
+    return np.array(pts, dtype=np.float64)
+
+
+def _t_range(ka: np.ndarray, wmax: np.ndarray, spare: float) -> tuple[float, float]:
+    """``[t_0, t_M]``: ``P`` leaves at most ``spare / 2`` below ``t_0`` and each ``Q_r`` at
+    most ``spare / 2`` above ``t_M`` (put at ``+∞``: only tightness depends on it)."""
+    present = np.flatnonzero(wmax > 0)
+    z = -float(special.ndtri(spare / 2))
+    share = np.clip(spare / (2 * present.size * wmax[present]), 1e-300, 0.5)
+    hi = float(np.max(ka[present] - special.ndtri(share), initial=z))
+    return -z, max(hi, z)
+
+
+def _losses(w: np.ndarray, ka: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``L_r(t_j)`` for every row and point (``-inf`` for a row without weight)."""
+    x = np.multiply.outer(ka, t) - 0.5 * (ka * ka)[:, None]  # (K, M)
+    live = np.flatnonzero(w.max(axis=0, initial=0.0) > 0)
+    m = x[live].max(axis=0) if live.size else np.zeros(t.size)
+    s = w @ np.exp(x - m[None, :])
+    with np.errstate(divide="ignore"):
+        out = m[None, :] + np.log(s)
+    bad = np.flatnonzero((s < _FLOOR).any(axis=1) & (w.sum(axis=1) > 0))
+    for r in bad:  # rows whose weight sits far from the largest term: the log domain
+        k = np.flatnonzero(w[r] > 0)
+        out[r] = special.logsumexp(np.log(w[r, k])[:, None] + x[k], axis=0)
+    return out
+
+
+def _slopes(w: np.ndarray, ka: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The largest ``L_r'(t_j)`` over the rows (``ka``'s largest where a sum underflows)."""
+    live = np.flatnonzero(w.max(axis=0, initial=0.0) > 0)
+    w, ka = w[:, live], ka[live]
+    x = np.multiply.outer(ka, t) - 0.5 * (ka * ka)[:, None]
+    e = np.exp(x - x.max(axis=0, initial=-np.inf)[None, :])
+    num, den = w @ (ka[:, None] * e), w @ e
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sl = np.where(den > _FLOOR, num / den, ka.max(initial=0.0))
+    return sl.max(axis=0, initial=0.0)
+
+
+def _t_grid(w: np.ndarray, ka: np.ndarray, h: float, spare: float) -> np.ndarray:
+    """The view's t-cells (module docstring)."""
+    t0, t1 = _t_range(ka, w.max(axis=0, initial=0.0), spare)
+    coarse = np.linspace(t0, t1, COARSE)
+    slope = _slopes(w, ka, coarse)[1:]  # at each interval's right end: its largest
+    cells = np.maximum(np.ceil(np.diff(coarse) * slope / (RISE * h)), 1.0)
+    if cells.sum() > MAX_CELLS:
+        cells = np.maximum(np.floor(cells * (MAX_CELLS / cells.sum())), 1.0)
+    cells = cells.astype(np.int64)
+    start = np.repeat(coarse[:-1], cells)
+    width = np.repeat(np.diff(coarse) / cells, cells)
+    step = np.arange(cells.sum()) - np.repeat(np.cumsum(cells) - cells, cells)
+    return np.concatenate((start + step * width, [t1]))
+
+
+def view_rows(w: np.ndarray, tail: np.ndarray, s: float, h: float,
+              spare: float = 1e-18) -> tuple[ViewRows, ViewRows]:
+    """The ``(Q, P)`` and ``(P, Q)`` PMFs of one view towards each row (module docstring).
+
+    Parameters
+    ----------
+    w : ndarray
+        ``(rows, K)``: ``w[r, k] = Pr[K_r = k]``; each row sums to ``1 - tail[r]``.
+    tail : ndarray
+        ``(rows,)``: the mass of a count beyond ``K - 1`` (at ``+∞``).
+    s : float
+        The view's noise std over the sensitivity, ``> 0``.
+    h : float
+        The loss grid step.
+    spare : float
+        Mass each direction may put at ``+∞`` beyond the t-range, and (in all) the counts
+        whose weight is below ``spare / K`` in every row (moved to the tail).
+
+    Returns
+    -------
+    (ViewRows, ViewRows)
+        Loss ``L`` under ``Q``, and ``-L`` under ``P``.
+    """
+    w = np.array(w, dtype=np.float64)
+    tail = np.array(tail, dtype=np.float64)
+    rows = w.shape[0]
+    small = w.max(axis=0, initial=0.0) < 0.5 * spare / w.shape[1]
+    small[0] = False
+    tail += w[:, small].sum(axis=1)  # counts nobody needs: at an infinite count
+    w[:, small] = 0.0
+    kk = int(np.flatnonzero(w.max(axis=0) > 0).max(initial=0)) + 1
+    counts = count_grid(kk)
+    starts = np.concatenate(([0], counts[:-1] + 1)).astype(np.int64)
+    w = np.add.reduceat(w[:, :kk], starts, axis=1)  # counts in (g_{i-1}, g_i] at g_i
+    ka = counts / s
+    t = _t_grid(w, ka, h, spare)
+    loss = _losses(w, ka, t)  # (rows, M + 1)
+    sure = np.asarray(~(w[:, 1:] > 0).any(axis=1))  # never counted: L = log w_0, exactly
+    with np.errstate(divide="ignore"):
+        loss[sure] = np.log(w[sure, :1])
+    cells = _normal_cells(t)  # P on (-∞, t_0], (t_0, t_1], ..., (t_M, ∞)
+    p = cells[1:]  # P on [t_j, t_{j+1}), [t_M, ∞)
+    # Q on (t_{j-1}, t_j] is at most e^{L(t_j)} P there (L increasing): more mass, at
+    # the cell's largest loss, bounds δ from above before and after composition
+    pcell = cells[:-1]
+    with np.errstate(over="ignore"):
+        q = np.exp(np.minimum(loss, MAX_LOSS + 1.0)) * np.maximum(pcell, 0.0)[None, :]
+    above = w @ special.ndtr(ka - t[-1])  # Q_r(T > t_M)
+    err = 4 * _U * (t.size + 1)
+    qp = _pack(loss, q, tail + above + err, h, sure, spare)
+    pq = _pack(-loss, np.broadcast_to(p, loss.shape), np.full(rows, float(cells[0]) + err), h,
+               sure, spare)
+    return qp, pq
+
+
+def _normal_cells(t: np.ndarray) -> np.ndarray:
+    """``N(0, 1)``'s mass on ``(-∞, t_0], (t_0, t_1], ..., (t_M, ∞)``, each with relative
+    precision: differences of ``Φ`` below 0 and of ``Φ(-t)`` above (a difference of two
+    values near 1 would lose the upper cells, where ``e^L`` is largest)."""
+    edges = np.concatenate(([-np.inf], t, [np.inf]))
+    low = special.ndtr(edges)
+    high = special.ndtr(-edges)
+    return np.maximum(np.where(edges[1:] <= 0, np.diff(low), -np.diff(high)), 0.0)
+
+
+def _pack(loss: np.ndarray, mass: np.ndarray, inf: np.ndarray, h: float,
+          sure: np.ndarray, spare: float) -> ViewRows:
+    """Round ``loss`` up to the grid and bin each row's masses: ``+∞``, ``-∞`` and NaN
+    losses' masses, and those above :data:`MAX_LOSS`, go to ``+∞``; losses below
+    ``-LOWER_CUT`` are raised to it, and the lowest cells of a row, up to ``spare`` of its
+    mass, are raised to the first loss above them (:func:`_bin_rows`)."""
+    rows = loss.shape[0]
+    lo = np.empty(rows, np.int64)
+    hi = np.empty(rows, np.int64)
+    lv = np.empty(loss.shape, np.int64)
+    extra = np.zeros(rows)
+    margin = np.where(sure, 0.0, 1e-12)
+    _levels(loss, mass, h, margin, spare, MAX_LOSS, LOWER_CUT, lv, lo, hi, extra)
+    width = int((hi - lo).max(initial=0)) + 1
+    probs = np.zeros((rows, width))
+    _bin_rows(lv, mass, lo, probs)
+    return ViewRows(lo, probs, np.minimum(inf + extra, 1.0))
+
+
+@nb.njit(cache=True)
+def _levels(loss, mass, h, margin, spare, max_loss, lower_cut, lv, lo, hi, extra):
+    """Each cell's grid level (``-1`` marks ``+∞``, its mass into ``extra``) and each row's
+    lowest and highest level (:func:`_pack`); the losses of a row are monotone in ``j``
+    (either way): the levels are made so (a running maximum from the low end: raising)."""
+    rows, cells = loss.shape
+    for r in range(rows):
+        up = cells > 1 and loss[r, cells - 1] >= loss[r, 0]
+        prev = -(1 << 62)
+        acc = 0.0
+        low = -(1 << 62)
+        top = -(1 << 62)
+        for i in range(cells):
+            j = i if up else cells - 1 - i
+            x = loss[r, j]
+            m = mass[r, j]
+            if not (x <= max_loss):  # +∞, NaN or above MAX_LOSS
+                lv[r, j] = -(1 << 62) + 1
+                extra[r] += m
+                continue
+            x = max(x, -lower_cut)
+            lev = int(math.ceil((x + margin[r] * (1.0 + abs(x))) / h))
+            lev = max(lev, prev)
+            prev = lev
+            lv[r, j] = lev
+            if low == -(1 << 62):
+                acc += m
+                if acc > spare:
+                    low = lev
+            top = lev
+        if low == -(1 << 62):
+            low = top if top != -(1 << 62) else 0
+        if top == -(1 << 62):
+            top = low
+        lo[r] = low
+        hi[r] = max(top, low)
+
+
+@nb.njit(cache=True)
+def _bin_rows(lv, mass, lo, probs):
+    """``probs[r, max(level, lo[r]) - lo[r]] += mass`` for every finite cell."""
+    rows, cells = lv.shape
+    for r in range(rows):
+        for j in range(cells):
+            lev = lv[r, j]
+            if lev == -(1 << 62) + 1:
+                continue
+            probs[r, max(lev, lo[r]) - lo[r]] += mass[r, j]
+
+
+# --------------------------------------------------------------------------------------
+# Composition, row by row
+
+_BLOCK = 16
+_HALF = 0.25 * 2.0 ** np.arange(18)  # 0.25 .. 3.3e4
+ORDERS = np.concatenate([-_HALF[::-1], _HALF])
+
+
+def _log_mgf(part: ViewRows, h: float) -> np.ndarray:
+    """An upper bound of each row's ``log Σ_m p_m e^{λ ℓ_m}`` at :data:`ORDERS`: blocks of
+    :data:`_BLOCK` masses at their top (``λ > 0``) or bottom loss (``λ < 0``)."""
+    rows, width = part.probs.shape
+    nb = -(-width // _BLOCK)
+    pad = np.zeros((rows, nb * _BLOCK))
+    pad[:, :width] = part.probs
+    mass = pad.reshape(rows, nb, _BLOCK).sum(axis=2)
+    b = np.arange(nb, dtype=np.float64) * _BLOCK * h
+    pos = ORDERS > 0
+    out = np.empty((rows, ORDERS.size))
+    span = (nb - 1) * _BLOCK * h
+    # λ > 0: factor out the top block's top loss; λ < 0: the bottom block's bottom
+    e_pos = np.exp(np.multiply.outer(b - span, ORDERS[pos]))
+    e_neg = np.exp(np.multiply.outer(b, ORDERS[~pos]))
+    slack = nb * 1e-300
+    with np.errstate(divide="ignore"):
+        top = (part.lower + (nb - 1) * _BLOCK + _BLOCK - 1) * h
+        out[:, pos] = (np.log(mass @ e_pos * (1 + 1e-12) + slack)
+                       + np.multiply.outer(top, ORDERS[pos]))
+        out[:, ~pos] = (np.log(mass @ e_neg * (1 + 1e-12) + slack)
+                        + np.multiply.outer(part.lower * h, ORDERS[~pos]))
+    return out
+
+
+def compose_rows(parts: Sequence[ViewRows], h: float, delta: float,
+                 times: Sequence[int] | None = None) -> np.ndarray:
+    """Each row's ``ε(δ)`` (at least 0) of the composition of its PMFs in ``parts`` (one
+    :class:`ViewRows` a view, all of one direction and the same rows; module docstring),
+    part ``j`` composed ``times[j]`` times (default once).
+    """
+    rows = parts[0].probs.shape[0]
+    mult = np.ones(len(parts)) if times is None else np.asarray(times, dtype=np.float64)
+    lmgf = np.zeros((rows, ORDERS.size))
+    lo = np.zeros(rows, np.int64)
+    hi = np.zeros(rows, np.int64)
+    inf = np.zeros(rows)
+    for m, part in zip(mult, parts, strict=True):
+        lmgf += m * _log_mgf(part, h)
+        lo += int(m) * part.lower
+        hi += int(m) * (part.lower + part.probs.shape[1] - 1)
+        inf += m * part.inf
+    beta = math.log(pf.TAIL_SHARE * delta)
+    pos, neg = ORDERS > 0, ORDERS < 0
+    top = np.min((lmgf[:, pos] - beta) / ORDERS[pos], axis=1) / h
+    bottom = np.max((beta - lmgf[:, neg]) / -ORDERS[neg], axis=1) / h
+    a = np.floor(np.maximum(bottom, lo)).astype(np.int64)
+    b = np.ceil(np.maximum(np.minimum(top, hi), a)).astype(np.int64)
+    # rows grouped by the FFT length their window needs (the few near the observer need
+    # long ones): each group composed on its own length
+    sizes = np.array([pf.fft_size(int(x) + 1) for x in b - a])
+    out = np.empty(rows)
+    for size in np.unique(sizes):
+        sel = np.flatnonzero(sizes == size)
+        out[sel] = _compose_window([p.probs[sel] for p in parts], mult, lo[sel], a[sel],
+                                   hi[sel], lmgf[sel], inf[sel], int(size), h, delta)
+    return out
+
+
+def _compose_window(probs: Sequence[np.ndarray], mult: np.ndarray, lo: np.ndarray,
+                    a: np.ndarray, hi: np.ndarray, lmgf: np.ndarray, inf: np.ndarray,
+                    size: int, h: float, delta: float) -> np.ndarray:
+    """:func:`compose_rows` of rows whose windows ``[a, a + size)`` share one length."""
+    rows = a.size
+    pos = ORDERS > 0
+    edge = (a + size - 1) * h
+    above = np.exp(np.minimum(np.min(lmgf[:, pos] - np.multiply.outer(edge, ORDERS[pos]),
+                                     axis=1), 0.0))
+    above[hi <= a + size - 1] = 0.0
+    f = np.arange(size // 2 + 1, dtype=np.int64)
+    turn = np.mod(np.multiply.outer(np.mod(lo - a, size), f), size) / size
+    phi = np.exp(-2j * np.pi * turn)
+    for m, p in zip(mult, probs, strict=True):
+        live = np.flatnonzero(p.any(axis=0))
+        p = p[:, :int(live[-1]) + 1 if live.size else 1]
+        if p.shape[1] > size:  # fold modulo the window
+            pad = np.zeros((rows, -(-p.shape[1] // size) * size))
+            pad[:, :p.shape[1]] = p
+            p = pad.reshape(rows, -1, size).sum(axis=1)
+        spec = sfft.rfft(p, n=size, axis=1)
+        with np.errstate(under="ignore"):
+            phi *= spec if m == 1 else spec ** int(m)  # φ^m by squarings
+    out = sfft.irfft(phi, n=size, axis=1)
+    # the inverse's rounding, unsigned: at most about u log2(F) of the largest mass per
+    # entry (bounded by 4 u log2 F per factor and entry, in all), and what the clipped
+    # negative entries and float sums lose: all at +∞
+    factors = float(mult.sum())
+    noise = 4.0 * _U * max(math.log2(size), 1.0) * (factors + 1.0) * size + size * 1e-300
+    out = np.maximum(out, 0.0)
+    return np.maximum(pf.batch_epsilon(out, a, h, inf + above + noise, delta), 0.0)

@@ -1,0 +1,134 @@
+"""An observer's views composed as privacy loss distributions, every node at once.
+
+View ``e`` of observer ``v`` (noise std ``s_e``) towards node ``u`` is the mixture
+``Σ_k w_k N(k / s_e, 1)`` against ``N(0, 1)``, ``w`` the law of ``u``'s count ``K = c + I``
+there (:mod:`netdp.tracking.walk_views`); :mod:`netdp.accounting.mixture_rows` builds a
+view's PLDs towards all nodes in one pass and composes each node's views in the Fourier
+domain. Views with the same ends and length have the same laws: each is built once and
+composed with its multiplicity.
+
+The laws come from one of two sources:
+
+* :func:`exact_laws`: the exact laws of :func:`~netdp.tracking.walk_views.view_laws`;
+* :func:`dominating_laws`: where those cost too much, the law whose survival function is
+  the sound bound ``S_u(k) >= P(I_u >= k)`` of :mod:`netdp.tracking.law_bound` (made
+  nonincreasing by a running minimum, which keeps it a bound), so that the bound's ``I'``
+  is stochastically larger than ``I``. That is sound for the PLD too: the likelihood ratio
+  of ``Σ_k w_k N(k / s, 1)`` to ``N(0, 1)`` is increasing in ``y`` whatever ``w`` (shifts
+  ``k >= 0``), so the most powerful tests are half-lines ``y > t`` whatever ``w``, and the
+  trade-off function ``T(P, Q_w)(α) = Σ_k w_k Φ(z_{1-α} - k / s)`` decreases when ``w``
+  moves up in the stochastic order (``Φ(z - k / s)`` decreases in ``k``); its inverse,
+  the other direction, too. Composition (the tensor product of trade-off functions) keeps
+  that order (Dong, Roth and Su 2019), so every ``ε(δ)`` of the dominating laws is at least
+  the true one. Counts beyond :data:`BOUND_COUNTS` go to an infinite count (the tail at
+  ``+∞``, more informative still).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from netdp.tracking import cycle_entries as ce
+from netdp.tracking.cycle_entries import Views
+
+ROWS_BYTES = 128 * 2**20  # the views' PMFs of one block of nodes, at most
+BOUND_COUNTS = 512  # the dominating laws' counts given in full (beyond: an infinite count)
+#: ``law(e, rows) -> (w, tail)``: view ``e``'s interior-count law of the kept nodes at the
+#: positions ``rows`` (``(r, w)`` and ``(r,)``).
+LawSource = Callable[[int, slice], tuple[np.ndarray, np.ndarray]]
+
+
+def exact_laws(laws: Sequence[np.ndarray], tails: np.ndarray, keep: np.ndarray) -> LawSource:
+    """The source of :func:`~netdp.tracking.walk_views.view_laws`'s laws (by node id)."""
+    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        ids = keep[rows]
+        return laws[e][ids], tails[e, ids]
+    return law
+
+
+def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
+                    views: Views) -> LawSource:
+    """The source of the laws dominating each free node's count in each view (module
+    docstring); :class:`~netdp.tracking.law_bound.Unbounded` where the bound does not
+    apply."""
+    from netdp.tracking import law_bound
+
+    logB, logrho, logmu, _ = law_bound.survival_logs(P, blocked, start_law, views.kind,
+                                                     views.a, views.b, views.length)
+
+    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        size = ce.interior(int(views.kind[e]), int(views.length[e]))
+        top = min(size, BOUND_COUNTS)
+        k = np.arange(1, top + 2, dtype=np.float64)  # counts 1 .. top + 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logS = np.minimum(logB[e, rows][:, None] + (k - 1) * logrho[rows][:, None],
+                              logmu[e, rows][:, None] - np.log(k))
+        logS = np.minimum.accumulate(np.minimum(np.nan_to_num(logS, nan=0.0), 0.0), axis=1)
+        surv = np.exp(logS)  # S(1) .. S(top + 1), nonincreasing
+        if top == size:
+            surv[:, -1] = 0.0  # no count beyond the interior positions
+        full = np.concatenate([np.ones((surv.shape[0], 1)), surv], axis=1)
+        return -np.diff(full, axis=1)[:, :top + 1], surv[:, -1]
+    return law
+
+
+def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h: float,
+             dt: float) -> np.ndarray:
+    """Each kept node's ``ε(dt)`` of its views' mixture PLDs (module docstring), in blocks of
+    nodes whose PMFs fit in :data:`ROWS_BYTES` (a block is halved, keeping what is built,
+    when they do not)."""
+    from netdp.accounting import mixture_rows as mr
+
+    k = views.size
+    if k == 0:
+        return np.zeros(keep.size)
+    ends = np.stack([views.kind, views.length, views.a, views.b], axis=1)
+    _, distinct, times = np.unique(ends, axis=0, return_index=True, return_counts=True)
+    settings = [(int(e), *view_setting(views, int(e), keep, noise)) for e in distinct]
+    spare = 1e-3 * dt / k  # each view's mass moved to +∞ or raised by the cuts
+    out = np.empty(keep.size)
+    r0 = 0
+    while r0 < keep.size:
+        r1 = keep.size
+        parts: list[tuple[mr.ViewRows, ...]] = []
+        used = 0
+        for e, s, _, cu_all in settings:
+            cu = cu_all[r0:r1]
+            w_law, tail = law(e, slice(r0, r1))
+            w = np.zeros((cu.size, int(cu.max(initial=0)) + w_law.shape[1]))
+            for c in np.unique(cu):
+                sel = cu == c
+                w[sel, c:c + w_law.shape[1]] = w_law[sel]
+            parts.append(mr.view_rows(w, tail, s, h, spare))
+            used += sum(p.probs.nbytes for p in parts[-1])
+            while used > ROWS_BYTES and r1 - r0 > 1:  # keep the block's first half
+                r1 = r0 + (r1 - r0) // 2
+                parts = [tuple(mr.first_rows(p, r1 - r0) for p in pair) for pair in parts]
+                used = sum(p.probs.nbytes for pair in parts for p in pair)
+        eps = [mr.compose_rows([p[d] for p in parts], h, dt, times.tolist())
+               for d in (0, 1)]
+        out[r0:r1] = np.maximum(*eps)
+        r0 = r1
+    return out
+
+
+def step_of(views: Views, noise: ce.Noise, exact: bool) -> float:
+    """The loss grid of an observer's PLDs (:func:`~netdp.tracking.cycle_entries.
+    grid_step` of its views)."""
+    regular = views.kind == ce.REGULAR
+    return ce.grid_step((views.length[regular], views.length[~regular]), 1, noise.z, exact)
+
+
+def view_setting(views: Views, e: int, keep: np.ndarray,
+                  noise: ce.Noise) -> tuple[float, int, np.ndarray]:
+    """View ``e``'s noise std, its interior positions and each kept node's attributable
+    count there."""
+    kind, length = int(views.kind[e]), int(views.length[e])
+    cu = np.zeros(keep.size, np.int64)
+    for u in {int(views.a[e]), int(views.b[e])} - {-1}:
+        cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
+    return noise.z * math.sqrt(ce.draws(kind, length)), ce.interior(kind, length), cu

@@ -1,0 +1,103 @@
+"""Many mixture PLDs at once (:mod:`netdp.accounting.mixture_rows`) against the one-at-a-time
+construction (:func:`~netdp.accounting.mixture_pld.mixture_pld`, composed by
+:meth:`~netdp.accounting.loss_pmf.PldPair.compose_many`): never below its optimistic twin
+(a lower bound of the exact composition), and within the grid's rounding of its
+pessimistic one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from netdp.accounting import mixture_rows as mr
+from netdp.accounting import pld_fourier as pf
+from netdp.accounting.loss_pmf import PldPair
+from netdp.accounting.mixture_pld import mixture_pld
+
+H = 1e-3
+
+
+def _case(seed: int, rows: int = 4, views: int = 6, s_range=(1.5, 20.0)):
+    """Random views: small and large noise, sticky counts up to 40, attributable counts
+    (no zero count), a tail beyond the largest count, a row that never counts."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for e in range(views):
+        s = float(np.exp(rng.uniform(*np.log(s_range))))
+        k = int(rng.integers(1, 40))
+        w = rng.dirichlet(np.full(k + 1, 0.3), size=rows)
+        w[:, 0] += rng.uniform(0, 3, size=rows)
+        w /= w.sum(axis=1, keepdims=True)
+        tail = np.where(rng.random(rows) < 0.3, 10.0 ** rng.uniform(-14, -8, rows), 0.0)
+        w *= (1.0 - tail)[:, None]
+        if e % 3 == 0:  # an attributable count: no mass at 0
+            w[0] = 0.0
+            w[0, min(2, k)] = 1.0 - tail[0]
+        w[-1] = 0.0
+        w[-1, 0] = 1.0 - tail[-1]  # never counted here
+        out.append((w, tail, s))
+    return out
+
+
+def _batched(views, delta, times=None):
+    parts = [mr.view_rows(w, tail, s, H) for w, tail, s in views]
+    return np.maximum(*(mr.compose_rows([p[d] for p in parts], H, delta, times)
+                        for d in (0, 1)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_bracket_the_exact_composition(seed):
+    views = _case(seed)
+    delta = 1e-6
+    got = _batched(views, delta)
+    for r in range(got.size):
+        hi = PldPair.compose_many([mixture_pld(w[r], s, h=H, tail=float(t[r]))
+                                   for w, t, s in views])
+        lo = PldPair.compose_many([mixture_pld(w[r], s, h=H, tail=float(t[r]),
+                                               pessimistic=False) for w, t, s in views])
+        exact_below = float(lo.epsilon(delta))
+        assert got[r] >= exact_below - 1e-9, (r, got[r], exact_below)
+        # the rounding: h a view (grid) and RISE h (cells), twice as the oracle's; 1 %
+        # where the steepest views meet MAX_CELLS (losses in the hundreds); and counts
+        # above EXACT_COUNTS rounded up by at most COUNT_RATIO
+        top = float(hi.epsilon(delta))
+        large = any(w.shape[1] > mr.EXACT_COUNTS + 1 for w, _, _ in views)
+        rel = 0.01 + (mr.COUNT_RATIO - 1.0) * large
+        slack = 2 * len(views) * (1 + mr.RISE) * H + rel * top
+        assert got[r] <= top + slack, (r, got[r], top)
+
+
+def test_small_noise_and_large_counts_keep_their_upper_cells():
+    """``s = 0.6``-like views with 25 counts put the loss near 30 in the upper cells of
+    ``P``, where ``Φ`` is within 1e-16 of 1: their masses must come from ``Φ(-t)``
+    (differences of ``Φ`` lost them, and the figure fell below the exact loss)."""
+    w = np.full((1, 26), 1.0 / 26)
+    qp, pq = mr.view_rows(w, np.zeros(1), 3.0, H)
+    for part in (qp, pq):
+        assert part.probs.sum() + part.inf[0] >= 1.0 - 1e-12
+    exact_below = mixture_pld(w[0], 3.0, h=H, pessimistic=False).epsilon(1e-6)
+    assert _batched([(w, np.zeros(1), 3.0)], 1e-6)[0] >= exact_below
+
+
+def test_a_part_composed_times_is_its_copies():
+    views = _case(7, rows=3, views=3, s_range=(2.0, 10.0))
+    copies = [views[0]] * 3 + [views[1]] + [views[2]] * 2
+    np.testing.assert_allclose(_batched(views, 1e-5, times=[3, 1, 2]),
+                               _batched(copies, 1e-5), rtol=1e-9, atol=1e-9)
+
+
+def test_a_row_that_the_observer_separates_surely_is_infinite():
+    w = np.array([[0.0, 0.0], [1.0, 0.0]])
+    got = _batched([(w, np.array([1.0, 0.0]), 2.0)], 1e-6)
+    assert got[0] == np.inf and got[1] == 0.0
+
+
+def test_batch_epsilon_reads_a_lower_per_row():
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(50), size=4)
+    lower = np.array([-10, 0, 7, 30])
+    inf = np.array([0.0, 1e-9, 0.0, 2e-7])
+    got = pf.batch_epsilon(probs, lower, 0.01, inf, 1e-6)
+    each = [pf.batch_epsilon(probs[r:r + 1], int(lower[r]), 0.01, inf[r:r + 1], 1e-6)[0]
+            for r in range(4)]
+    np.testing.assert_array_equal(got, each)
