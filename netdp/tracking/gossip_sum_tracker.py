@@ -126,8 +126,9 @@ class GossipTracker(Tracker):
         self.coalitions: list[Any] = []  # one GossipLosses per run, with --coalition
         self.realised: list[Any] = []  # one GossipLosses per run, with faults
         self.faulty = from_config(setup.config) is not None
+        self.scheduled = setup.schedule != "sync"  # each run's losses, from its trace
         if (self.tracking or keep_pairs) and setup.config.coalition is None \
-                and not self.faulty:
+                and not self.faulty and not self.scheduled:
             self.joint, self.sum = coefficients(setup, setup.steps, dense=keep_pairs)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
@@ -136,7 +137,20 @@ class GossipTracker(Tracker):
 
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
         assert trace.gossip is not None
-        if trace.gossip.lost is not None and (self.tracking or self.keep_pairs):
+        if self.scheduled:
+            from netdp.engine.async_gossip import is_scheduled
+
+            check(is_scheduled(trace.gossip), "gossip-schedule", f"the {self.setup.schedule}"
+                  " schedule's tracker reads the messages that fired; the trace has none")
+        members = draw_coalition(self.setup, run)
+        if self.scheduled and members is not None and self.tracking:
+            from netdp.tracking import async_gossip
+
+            self.coalitions.append(async_gossip.coalition(self.setup.plan.W, trace.gossip,
+                                                          members))
+            return
+        if (trace.gossip.lost is not None or self.scheduled) \
+                and (self.tracking or self.keep_pairs):
             n, sources = self.setup.topology.n, self.setup.sources
             observers: np.ndarray = np.arange(n)
             method: Method = "dense"
@@ -144,10 +158,15 @@ class GossipTracker(Tracker):
                 rng = Streams(self.setup.seed, run).generator("sources")
                 observers = np.sort(rng.choice(n, min(sources or SAMPLED, n), replace=False))
                 method = "sampled"
+            if self.scheduled:
+                from netdp.tracking import async_gossip
+
+                self.realised.append(async_gossip.joint(self.setup.plan.W, trace.gossip,
+                                                        observers, method))
+                return
             self.realised.append(gossip.realised_joint(self.setup.plan.W, trace.gossip,
                                                        observers, method))
             return
-        members = draw_coalition(self.setup, run)
         if members is not None and self.tracking:
             plan = self.setup.plan
             if self.setup.snapshots is not None:
@@ -222,6 +241,8 @@ class GossipTracker(Tracker):
         ldp = LdpSummary(how, eps_ldp, eps_ldp, eps_ldp)
         details = {"gossip_matrix": setup.matrix, "accelerated": setup.plan.accelerated,
                    "steps": setup.steps, "spectral_gap": setup.plan.gap}
+        if self.scheduled:
+            details["schedule"] = setup.schedule
         if self.coalitions:
             return self._coalition_report(eps_ldp, ldp, details)
         joint = self._joint()
@@ -264,6 +285,11 @@ class GossipTracker(Tracker):
             note = ("time-varying graph: each round's messages on the snapshot in force, "
                     "the view's rows the realised products W_t ... W_0; distances: hops on "
                     "the union of the snapshots; no per-message theory")
+        elif self.scheduled:
+            theory, theory_rows = {}, {}
+            note = (f"{setup.schedule} gossip: the exact loss of the messages each observer "
+                    f"received in each of the {len(self.realised)} run(s) (the schedule "
+                    "drawn in that run), pooled; no per-message theory")
         else:  # faults: each run's own messages, pooled over the runs
             theory, theory_rows = {}, {}
             note = (f"faults: the exact loss of the messages each observer received in "
