@@ -22,8 +22,8 @@ the log holds several runs (``0..R-1``; without it, one run).
 A walk's trace is rebuilt from its hops: ``holders[k, 0]`` is the sender of token ``k``'s
 first hop and ``holders[k, i + 1]`` the receiver of its hop ``i`` (its time ``times[k, i +
 1]``; ``times[k, 0]``, which a log does not say, is the first hop's; evenly spaced times
-``1, 2, ...`` give ``times = None``); gossip's from its rounds, every directed edge of the
-graph carrying one message at each round ``0..T``.
+``1, 2, ...`` give ``times = None``); gossip's from its rounds or exchanges
+(:mod:`netdp.engine.gossip_log`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ import numpy as np
 
 from netdp.core.errors import InputError
 from netdp.core.reading import check_regular
-from netdp.engine.trace import GossipRounds, Trace, holder_dtype
-from netdp.graphs.topologies import Topology, edges
+from netdp.engine.trace import Trace, holder_dtype
+from netdp.graphs.topologies import Topology
 
 FIRST_LINE = "# netdp trace log 1"
 RUN = "run"
@@ -497,76 +497,6 @@ def possible_hops(topology: Topology, walk: str, sender: np.ndarray,
     hops = sender.astype(np.int64) * n + receiver.astype(np.int64)
     at = np.minimum(np.searchsorted(moves, hops), moves.size - 1)
     return moves[at] == hops
-
-
-def gossip_traces(log: LogLines, topology: Topology, engine: str) -> list[Trace]:
-    """Each run's gossip :class:`Trace`: every directed edge of ``topology`` carries one
-    message at every round ``0..T`` (a message on another pair, or a missing one, is
-    refused)."""
-    runs = count_runs(log)
-    if topology.time_varying:
-        return timed_gossip_traces(log, topology, runs)
-    src, dst = edges(topology)
-    n = topology.n
-    links = np.sort(src.astype(np.int64) * n + dst)
-    keys = log.sender.astype(np.int64) * n + log.receiver
-    at = np.minimum(np.searchsorted(links, keys), links.size - 1)
-    off = links[at] != keys
-    if off.any():
-        i = int(np.flatnonzero(off)[0])
-        raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an edge of "
-                        f"{topology.describe()}", int(log.line[i]))
-    steps = int(log.t.max())
-    rounds = np.zeros((runs, steps + 1), dtype=np.int64)
-    np.add.at(rounds, (log.run, log.t.astype(np.int64)), 1)
-    short = np.argwhere(rounds != links.size)
-    if short.size:
-        r, t = (int(x) for x in short[0])
-        here = (log.run == r) & (log.t == t)
-        gone = np.setdiff1d(links, keys[here])
-        which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else "no message"
-        raise log.error(f"round {t} of run {r}: {which} (every edge carries a message at "
-                        f"every round 0..{steps}; lost messages are not accounted from a "
-                        "log)")
-    return [Trace(n, np.empty((0, 0), dtype=np.int64), None, 1.0, engine,
-                  gossip=GossipRounds(src, dst, steps)) for _ in range(runs)]
-
-
-def timed_gossip_traces(log: LogLines, topology: Any, runs: int) -> list[Trace]:
-    """:func:`gossip_traces` on a time-varying graph: round ``t``'s messages are the
-    directed edges of the snapshot in force at ``t``, each exactly once."""
-    from netdp.engine import time_varying_gossip
-    from netdp.graphs.gossip_snapshots import gossip_plan
-
-    step = log.t.astype(np.int64)
-    bad = np.flatnonzero(step != log.t)
-    if bad.size:
-        raise log.error("a gossip round's t is an integer", int(log.line[int(bad[0])]))
-    steps = int(step.max())
-    trace = time_varying_gossip.run(gossip_plan(topology), steps)
-    rounds = trace.gossip
-    assert rounds is not None
-    n = topology.n
-    keys = log.sender.astype(np.int64) * n + log.receiver
-    for r in range(runs):
-        for t in range(steps + 1):
-            src, dst = rounds.links(t)  # type: ignore[attr-defined]
-            want = np.sort(src.astype(np.int64) * n + dst)
-            here = np.flatnonzero((log.run == r) & (step == t))
-            got = np.sort(keys[here])
-            if np.array_equal(got, want):
-                continue
-            extra = np.setdiff1d(got, want)
-            if extra.size:
-                i = here[int(np.flatnonzero(keys[here] == extra[0])[0])]
-                raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an "
-                                f"edge of round {t}'s snapshot", int(log.line[i]))
-            gone = np.setdiff1d(want, got)
-            which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else \
-                "a message twice"
-            raise log.error(f"round {t} of run {r}: {which} (every edge of the snapshot in "
-                            "force carries a message at every round)")
-    return [trace] * runs  # the rounds are fixed: every run has the same
 
 
 def first_problem(log: LogLines, found: Sequence[Problem], repairing: bool) -> InputError:

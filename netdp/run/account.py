@@ -29,7 +29,7 @@ from netdp.core.params import MAX_SIGMA, MIN_SIGMA, params_of
 from netdp.core.sections import COLUMN, DATA_FILE
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
-from netdp.engine import trace_log
+from netdp.engine import gossip_log, trace_log
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.engine.trace_log import LogLines
@@ -187,7 +187,8 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     if lines.protocol == "walk":
         traces = trace_log.walk_traces(lines, topo, cfg.walk, cfg.engine)
     else:
-        traces = trace_log.gossip_traces(lines, topo, cfg.engine)
+        traces = gossip_log.gossip_traces(lines, topo, cfg.engine,
+                                           getattr(setup, "schedule", "sync"))
     check(traces[0].steps == setup.steps or lines.protocol == "gossip", "steps",
           f"the log's tokens make {traces[0].steps} contributions; the setup makes "
           f"{setup.steps}")
@@ -298,7 +299,9 @@ def _with_shape(lines: LogLines, params: dict[str, Any]) -> dict[str, Any]:
                          "'# topology = \"NAME\"' or give --topology NAME|FILE (the hidden "
                          "paths of a walk, and the edges of gossip, depend on it)")
     if lines.protocol == "gossip":
-        shape = {"runs": trace_log.count_runs(lines), "steps": int(lines.t.max())}
+        schedule = str(params.get("gossip_schedule", "sync"))
+        shape = {"runs": trace_log.count_runs(lines),
+                 "steps": gossip_log.log_steps(lines, schedule, params.get("nodes", 1))}
         if shape["steps"] < 1:
             raise lines.error("a gossip log holds the rounds 0..T, T >= 1 (here only round 0)")
     else:
