@@ -66,14 +66,16 @@ def view_rows(W: Any, rounds: GossipRounds, groups: list[np.ndarray]) -> list[np
     member received, in time order."""
     n = W.shape[0]
     _, _, dst = rounds.all_messages()
-    inside = [np.isin(dst, g) for g in groups]
-    keep = np.flatnonzero(np.logical_or.reduce(inside)) if inside else np.zeros(0, np.int64)
+    keep = np.flatnonzero(np.isin(dst, np.concatenate(groups)))
     rows = sent_rows(W, rounds, keep)
+    order = np.argsort(dst[keep], kind="stable")  # each receiver's messages, in time order
+    starts = np.searchsorted(dst[keep][order], np.arange(n + 1))
     out = []
-    for g, mask in zip(groups, inside, strict=True):
+    for g in groups:
+        got = np.sort(np.concatenate([order[starts[v]:starts[v + 1]] for v in g]))
         own = np.zeros((g.size, n))
         own[np.arange(g.size), g] = 1.0
-        out.append(np.vstack([own, rows[mask[keep]]]))
+        out.append(np.vstack([own, rows[got]]))
     return out
 
 
