@@ -148,10 +148,30 @@ def pairwise_schedule(src: np.ndarray, dst: np.ndarray, n: int, steps: int,
 
 
 def edge_weights(W: Any, rounds: GossipRounds) -> np.ndarray:
-    """``W[dst, src]`` for every directed edge of the rounds."""
+    """``W[dst, src]`` for every directed edge of the rounds; ``W`` a sequence of matrices
+    (a time-varying graph's snapshots): one row per snapshot."""
     from scipy import sparse
 
+    if isinstance(W, list | tuple):
+        return np.stack([edge_weights(M, rounds) for M in W])
     return np.asarray(sparse.csr_array(W)[rounds.dst, rounds.src]).ravel()
+
+
+def nodes_of(W: Any) -> int:
+    """n of a gossip matrix, or of a sequence of them."""
+    return int((W[0] if isinstance(W, list | tuple) else W).shape[0])
+
+
+def timed_partial(rounds: Any, p: float, n: int, rng: np.random.Generator) -> Any:
+    """Partial rounds on a time-varying graph: each edge of the snapshot in force fires
+    with probability ``p`` (both ways), drawn per edge of the union and round."""
+    import dataclasses
+
+    fires = partial_fired(rounds.src, rounds.dst, n, rounds.steps, p, rng)
+    there = np.zeros_like(fires)
+    for t, k in enumerate(rounds.snapshot.tolist()):
+        there[t, rounds.carried[k]] = True
+    return dataclasses.replace(rounds, fired=fires & there)
 
 
 def round_matrix(n: int, rounds: GossipRounds, weights: np.ndarray, t: int) -> Any:
@@ -161,6 +181,8 @@ def round_matrix(n: int, rounds: GossipRounds, weights: np.ndarray, t: int) -> A
 
     assert rounds.fired is not None
     on = np.flatnonzero(rounds.fired[t])
+    if weights.ndim == 2:  # a time-varying graph: the weights of the snapshot in force
+        weights = weights[int(rounds.snapshot[t])]  # type: ignore[attr-defined]
     s, d, w = rounds.src[on], rounds.dst[on], weights[on]
     diag = 1.0 - np.bincount(d, weights=w, minlength=n)
     return sparse.csr_array((np.concatenate([w, diag]),
@@ -211,7 +233,7 @@ def pairwise_states(rounds: PairwiseGossip, x0: np.ndarray, n: int,
 def scheduled_states(W: Any, x0: np.ndarray, rounds: GossipRounds) -> np.ndarray:
     """The states ``x_0..x_T`` of a partial or pairwise run (every ``n`` ticks)."""
     if isinstance(rounds, PairwiseGossip):
-        states, _ = pairwise_states(rounds, x0, W.shape[0], keep=np.zeros(0, np.int64))
+        states, _ = pairwise_states(rounds, x0, nodes_of(W), keep=np.zeros(0, np.int64))
         assert states is not None
         return states
     return partial_states(W, x0, rounds)
@@ -230,7 +252,7 @@ def received(rounds: GossipRounds, W: Any, x0: np.ndarray,
     when, src, dst = rounds.all_messages()
     mine = np.flatnonzero(dst == observer)
     if isinstance(rounds, PairwiseGossip):
-        _, sent = pairwise_states(rounds, x0, W.shape[0], keep=mine, record=False)
+        _, sent = pairwise_states(rounds, x0, nodes_of(W), keep=mine, record=False)
         return src[mine], when[mine], sent
     states = partial_states(W, x0, rounds)
     return src[mine], when[mine], states[when[mine], src[mine]]

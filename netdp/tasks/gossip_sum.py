@@ -15,6 +15,7 @@ pairs where it is below the exact loss).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -214,6 +215,11 @@ def _section(setup: GossipSumSetup) -> GossipSumConfig:
     return setup.config.section_as(GossipSumConfig)
 
 
+def _matrices(setup: GossipSumSetup) -> Any:
+    """The gossip matrix, or on a time-varying graph every snapshot's (a tuple)."""
+    return setup.plan.W if setup.snapshots is None else setup.snapshots.matrices
+
+
 def _noisy(setup: GossipSumSetup, streams: Streams) -> np.ndarray:
     """The nodes' values with the noise each adds once (the ``noise`` stream)."""
     sec = _section(setup)
@@ -250,8 +256,8 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         values, topo = real_values(config)
         snapshots = None
         if topo.time_varying:  # each round averages on the snapshot in force
-            check(sec.gossip_schedule == "sync", "gossip-schedule", "a time-varying graph "
-                  "gossips in synchronous rounds (leave --gossip-schedule out)")
+            check(sec.gossip_schedule in ("sync", "partial"), "gossip-schedule", "a time-"
+                  "varying graph gossips in rounds: sync or partial")
             from netdp.graphs.gossip_snapshots import gossip_plan
 
             check(not sec.accelerated, "accelerated", "a time-varying graph gossips plain "
@@ -276,16 +282,22 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
     def trace(self, setup: GossipSumSetup, streams: Streams) -> Trace:
 
         cfg = setup.config
+        p = _section(setup).edge_probability
+        if setup.snapshots is not None:
+            from netdp.engine import async_gossip, time_varying_gossip
+
+            timed = time_varying_gossip.run(setup.snapshots, setup.steps)
+            if setup.schedule == "partial":
+                assert p is not None and timed.gossip is not None
+                rounds = async_gossip.timed_partial(timed.gossip, p, setup.snapshots.n,
+                                                    streams.generator("schedule"))
+                return dataclasses.replace(timed, gossip=rounds)
+            return timed
         if setup.schedule != "sync":
             from netdp.engine import async_gossip
 
             return async_gossip.run(setup.schedule, setup.topology, setup.steps,
-                                    streams.generator("schedule"),
-                                    _section(setup).edge_probability)
-        if setup.snapshots is not None:
-            from netdp.engine import time_varying_gossip
-
-            return time_varying_gossip.run(setup.snapshots, setup.steps)
+                                    streams.generator("schedule"), p)
         return engine.run(cfg.engine, setup.topology, setup.steps, parse_latency(cfg.latency),
                           streams.generator("latency"), fault_run(setup, streams, 1))
 
@@ -306,7 +318,7 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         x0 = _noisy(setup, streams)
         if async_gossip.is_scheduled(trace.gossip):
             assert trace.gossip is not None
-            return async_gossip.scheduled_states(plan.W, x0, trace.gossip)
+            return async_gossip.scheduled_states(_matrices(setup), x0, trace.gossip)
         if setup.snapshots is not None:
             from netdp.engine import time_varying_gossip
 
@@ -387,8 +399,9 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         n = setup.topology.n
         if setup.schedule == "partial":
             p = _section(setup).edge_probability
-            return (f"gossip  {setup.steps} partial rounds (each edge fires with probability "
-                    f"{p:g}), {setup.matrix} weights on the edges that fire")
+            where = "" if setup.snapshots is None else " of the snapshot in force"
+            return (f"gossip  {setup.steps} partial rounds (each edge{where} fires with "
+                    f"probability {p:g}), {setup.matrix} weights on the edges that fire")
         if setup.schedule == "pairwise":
             return (f"gossip  pairwise: {n * setup.steps} exchanges ({setup.steps} time units "
                     "of rate-1 Poisson clocks), each with a uniform neighbour, both take "
@@ -425,7 +438,7 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         if setup.schedule != "sync":
             from netdp.engine import async_gossip
 
-            who, when, values = async_gossip.received(trace.gossip, setup.plan.W,
+            who, when, values = async_gossip.received(trace.gossip, _matrices(setup),
                                                       _noisy(setup, streams), observer)
             return View(observer, who, when, values, states[-1:])
         if setup.snapshots is not None:

@@ -43,7 +43,7 @@ MAX_NODES = 2000
 def sent_rows(W: Any, rounds: GossipRounds, keep: np.ndarray) -> np.ndarray:
     """``(keep.size, n)``: the row ``(B_k)_{w,:}`` that message ``keep[i]`` (an index into
     ``rounds.all_messages()``) carried, its sender ``w``, its round or tick ``k``."""
-    n = W.shape[0]
+    n = AG.nodes_of(W)
     check(n <= MAX_NODES, "nodes", f"the exact loss of asynchronous or partial gossip holds "
           f"n x n maps: up to n = {MAX_NODES} (got {n}); pass --no-tracking")
     if isinstance(rounds, AG.PairwiseGossip):
@@ -64,7 +64,7 @@ def sent_rows(W: Any, rounds: GossipRounds, keep: np.ndarray) -> np.ndarray:
 def view_rows(W: Any, rounds: GossipRounds, groups: list[np.ndarray]) -> list[np.ndarray]:
     """Each group's view ``M``: ``e_v`` for its members, then the rows of every message a
     member received, in time order."""
-    n = W.shape[0]
+    n = AG.nodes_of(W)
     _, _, dst = rounds.all_messages()
     keep = np.flatnonzero(np.isin(dst, np.concatenate(groups)))
     rows = sent_rows(W, rounds, keep)
@@ -86,7 +86,7 @@ def joint(W: Any, rounds: GossipRounds, observers: Any, method: Method = "dense"
     value 1 on every node it touches (counted in ``uncertified``)."""
     nodes = np.asarray(observers, dtype=np.int64)
     views = view_rows(W, rounds, [nodes[i:i + 1] for i in range(nodes.size)])
-    values, lo, hi, unsure = _coefficients(views, W.shape[0], tol)
+    values, lo, hi, unsure = _coefficients(views, AG.nodes_of(W), tol)
     return GossipLosses(values, nodes, "observer", "joint", method, rounds.steps, None,
                         (lo, hi), unsure)
 
@@ -95,7 +95,7 @@ def coalition(W: Any, rounds: GossipRounds, members: Any,
               tol: float = RANK_TOL) -> GossipLosses:
     """Exact ``c[u, C]`` of a coalition C observing as one (every member's own value and
     every message a member received, pooled); one row, ``nodes`` ``[-1]``."""
-    n = W.shape[0]
+    n = AG.nodes_of(W)
     ids = np.unique(np.asarray(members, dtype=np.int64))
     check(ids.size >= 1 and ids.size == np.asarray(members).size and ids.size < n
           and ids.min() >= 0 and ids.max() < n, "coalition",

@@ -146,7 +146,7 @@ class GossipTracker(Tracker):
         if self.scheduled and members is not None and self.tracking:
             from netdp.tracking import async_gossip
 
-            self.coalitions.append(async_gossip.coalition(self.setup.plan.W, trace.gossip,
+            self.coalitions.append(async_gossip.coalition(self._matrices(), trace.gossip,
                                                           members))
             return
         if (trace.gossip.lost is not None or self.scheduled) \
@@ -161,7 +161,7 @@ class GossipTracker(Tracker):
             if self.scheduled:
                 from netdp.tracking import async_gossip
 
-                self.realised.append(async_gossip.joint(self.setup.plan.W, trace.gossip,
+                self.realised.append(async_gossip.joint(self._matrices(), trace.gossip,
                                                         observers, method))
                 return
             self.realised.append(gossip.realised_joint(self.setup.plan.W, trace.gossip,
@@ -177,6 +177,11 @@ class GossipTracker(Tracker):
                 return
             self.coalitions.append(gossip.coalition(plan.W, plan.adj, self.setup.steps,
                                                     members))
+
+    def _matrices(self) -> Any:
+        """The gossip matrix, or every snapshot's on a time-varying graph."""
+        snapshots = self.setup.snapshots
+        return self.setup.plan.W if snapshots is None else snapshots.matrices
 
     def _joint(self) -> Any:
         """The exact losses of the run(s): the fault-free one, or every faulty run's
@@ -280,16 +285,19 @@ class GossipTracker(Tracker):
             note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at "
                     "LDP; not an upper bound (messages share their noise), shown for "
                     "comparison")
-        elif setup.snapshots is not None:
-            theory, theory_rows = {}, {}
-            note = ("time-varying graph: each round's messages on the snapshot in force, "
-                    "the view's rows the realised products W_t ... W_0; distances: hops on "
-                    "the union of the snapshots; no per-message theory")
         elif self.scheduled:
             theory, theory_rows = {}, {}
             note = (f"{setup.schedule} gossip: the exact loss of the messages each observer "
                     f"received in each of the {len(self.realised)} run(s) (the schedule "
                     "drawn in that run), pooled; no per-message theory")
+            if setup.snapshots is not None:
+                note += ("; time-varying graph: each round's edges those of the snapshot "
+                         "in force that fired; distances: hops on the union")
+        elif setup.snapshots is not None:
+            theory, theory_rows = {}, {}
+            note = ("time-varying graph: each round's messages on the snapshot in force, "
+                    "the view's rows the realised products W_t ... W_0; distances: hops on "
+                    "the union of the snapshots; no per-message theory")
         else:  # faults: each run's own messages, pooled over the runs
             theory, theory_rows = {}, {}
             note = (f"faults: the exact loss of the messages each observer received in "
