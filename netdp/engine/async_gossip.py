@@ -30,6 +30,7 @@ one sparse mat-vec each.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,8 +166,6 @@ def nodes_of(W: Any) -> int:
 def timed_partial(rounds: Any, p: float, n: int, rng: np.random.Generator) -> Any:
     """Partial rounds on a time-varying graph: each edge of the snapshot in force fires
     with probability ``p`` (both ways), drawn per edge of the union and round."""
-    import dataclasses
-
     fires = partial_fired(rounds.src, rounds.dst, n, rounds.steps, p, rng)
     there = np.zeros_like(fires)
     for t, k in enumerate(rounds.snapshot.tolist()):
