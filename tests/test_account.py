@@ -16,6 +16,7 @@ from fuzz_names import check_names, named
 
 import netdp
 from netdp.core.errors import InputError
+from netdp.engine import gossip_log as GL
 from netdp.engine import trace_log
 from netdp.run.api import run as run_loop
 from netdp.run.cli import main
@@ -153,7 +154,7 @@ def test_the_rebuilt_trace_is_the_engines(tmp_path):
             assert all(a.same_walk(b) and a.holders.dtype == b.holders.dtype
                        for a, b in zip(made, read, strict=True))
         else:
-            read = trace_log.gossip_traces(lines, setup.topology, "vector")
+            read = GL.gossip_traces(lines, setup.topology, "vector")
             for a, b in zip(made, read, strict=True):
                 assert a.gossip is not None and b.gossip is not None
                 assert np.array_equal(a.gossip.src, b.gossip.src)

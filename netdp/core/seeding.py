@@ -11,7 +11,7 @@ import numpy as np
 
 COMPONENTS = ("topology", "data", "walk", "noise", "latency", "faults", "coalition", "hashes",
               "sources", "paths", "attack", "targets", "calibration",
-              "bounding")
+              "bounding", "schedule")
 
 
 def fresh_seed() -> int:

@@ -46,11 +46,15 @@ class TimedGossipRounds(GossipRounds):
     @property
     def messages(self) -> int:
         """Messages delivered over all rounds."""
+        if self.fired is not None:  # partial rounds: those of the snapshot that fired
+            return int(self.fired.sum())
         return int(sum(self.carried[int(k)].size for k in self.snapshot))
 
     def all_messages(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(t, src, dst)`` of every message, round by round (each round its snapshot's
-        edges)."""
+        edges; of partial rounds, those that fired)."""
+        if self.fired is not None:
+            return super().all_messages()
         idx = [self.carried[int(k)] for k in self.snapshot]
         t = np.repeat(np.arange(self.steps + 1), [i.size for i in idx])
         every = np.concatenate(idx)
@@ -58,7 +62,8 @@ class TimedGossipRounds(GossipRounds):
 
     def links(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """``(src, dst)`` of the messages of round ``t``."""
-        idx = self.carried[int(self.snapshot[t])]
+        idx = self.carried[int(self.snapshot[t])] if self.fired is None else \
+            np.flatnonzero(self.fired[t])
         return self.src[idx], self.dst[idx]
 
 

@@ -32,6 +32,9 @@ class GossipRounds:
     frozen
         With faults: ``(steps, n)``, which nodes were down between step ``t`` and
         ``t + 1`` and kept their state.
+    fired
+        Partial rounds (:mod:`netdp.engine.async_gossip`): ``(steps + 1, edges)``, which
+        messages happened; ``None``: every one (synchronous rounds).
     """
 
     src: np.ndarray
@@ -40,16 +43,24 @@ class GossipRounds:
     arrivals: np.ndarray | None = None
     lost: np.ndarray | None = None
     frozen: np.ndarray | None = None
+    fired: np.ndarray | None = None
 
     @property
     def messages(self) -> int:
         """Messages delivered over all rounds."""
+        if self.fired is not None:
+            return int(self.fired.sum())
         return (self.steps + 1) * int(self.src.size)
 
     def all_messages(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(t, src, dst)`` of every message, round by round (lost ones included)."""
+        """``(t, src, dst)`` of every message, round by round (lost ones included; of
+        partial rounds, those that fired)."""
         t = np.repeat(np.arange(self.steps + 1), self.src.size)
-        return t, np.tile(self.src, self.steps + 1), np.tile(self.dst, self.steps + 1)
+        src, dst = np.tile(self.src, self.steps + 1), np.tile(self.dst, self.steps + 1)
+        if self.fired is None:
+            return t, src, dst
+        on = self.fired.reshape(-1)
+        return t[on], src[on], dst[on]
 
 
 @dataclass(frozen=True, eq=False)

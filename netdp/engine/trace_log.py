@@ -22,8 +22,8 @@ the log holds several runs (``0..R-1``; without it, one run).
 A walk's trace is rebuilt from its hops: ``holders[k, 0]`` is the sender of token ``k``'s
 first hop and ``holders[k, i + 1]`` the receiver of its hop ``i`` (its time ``times[k, i +
 1]``; ``times[k, 0]``, which a log does not say, is the first hop's; evenly spaced times
-``1, 2, ...`` give ``times = None``); gossip's from its rounds, every directed edge of the
-graph carrying one message at each round ``0..T``.
+``1, 2, ...`` give ``times = None``); gossip's from its rounds or exchanges
+(:mod:`netdp.engine.gossip_log`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ import numpy as np
 
 from netdp.core.errors import InputError
 from netdp.core.reading import check_regular
-from netdp.engine.trace import GossipRounds, Trace, holder_dtype
-from netdp.graphs.topologies import Topology, edges
+from netdp.engine.trace import Trace, holder_dtype
+from netdp.graphs.topologies import Topology
 
 FIRST_LINE = "# netdp trace log 1"
 RUN = "run"
@@ -82,6 +82,11 @@ class LogLines:
         gossip log; ``t`` a gossip round).
     malformed
         The lines that could not be read.
+    names, named
+        A label-keyed log (some sender or receiver not a whole number): ``(lines, 2)``,
+        each line's sender and receiver as written, and which of them are not whole
+        numbers (their ids are -1 until :func:`relabel` maps the names through the
+        graph's labels; unmapped, they are malformed). ``None`` otherwise.
     """
 
     name: str
@@ -96,6 +101,8 @@ class LogLines:
     sender: np.ndarray
     receiver: np.ndarray
     malformed: tuple[Problem, ...] = ()
+    names: np.ndarray | None = None
+    named: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -107,7 +114,19 @@ class LogLines:
         return dataclasses.replace(
             self, line=self.line[rows], run=self.run[rows], t=self.t[rows],
             token=self.token[rows], sender=self.sender[rows], receiver=self.receiver[rows],
-            malformed=())
+            malformed=(), names=None if self.names is None else self.names[rows],
+            named=None if self.named is None else self.named[rows])
+
+    def unnamed(self) -> tuple[LogLines, list[Problem]]:
+        """The lines whose sender and receiver are whole numbers, and a malformed problem
+        for each other line (a name the graph's labels did not map: :func:`relabel`)."""
+        if self.named is None:
+            return self, []
+        bad = self.named.any(axis=1)
+        problems = [Problem(int(self.line[i]), "malformed", f"the "
+                            f"{'sender' if self.named[i, 0] else 'receiver'} field is not a "
+                            "whole number") for i in np.flatnonzero(bad)]
+        return self.take(np.flatnonzero(~bad)), problems
 
     def error(self, text: str, line: int | None = None) -> InputError:
         """The one-line refusal, naming the file (and the line)."""
@@ -229,9 +248,10 @@ def parse(text: str, name: str = "<log>") -> LogLines:
     fields, malformed = _fields(data, numbers, columns, protocol)
     at = np.asarray(numbers, dtype=np.int64)[fields.pop("rows")]
     zeros = np.zeros(at.size, dtype=np.int64)
+    names, named = fields.pop("names", None), fields.pop("named", None)
     return LogLines(name, protocol, header, header_at, start, at, fields.get(RUN, zeros),
                     fields["t"], fields.get("token", zeros), fields["sender"],
-                    fields["receiver"], tuple(malformed))
+                    fields["receiver"], tuple(malformed), names, named)
 
 
 def _fields(data: list[str], numbers: list[int], columns: tuple[str, ...],
@@ -249,9 +269,15 @@ def _fields(data: list[str], numbers: list[int], columns: tuple[str, ...],
     table = np.array([split[i] for i in rows], dtype=str).reshape(rows.size, len(columns))
     good = np.ones(rows.size, dtype=bool)
     out: dict[str, np.ndarray] = {}
+    named = np.zeros((rows.size, 2), dtype=bool)
     for j, column in enumerate(columns):
         whole = column != "t" or protocol == "gossip"
         values, bad = _numbers(np.char.strip(table[:, j]), whole)
+        if column in ("sender", "receiver"):  # a name: a label-keyed log (relabel)
+            named[:, int(column == "receiver")] = bad
+            values[bad] = -1
+            out[column] = values
+            continue
         least = 0 if column in (RUN, "token") or (column == "t" and whole) else None
         if least is not None:
             bad |= ~bad & (values < least)
@@ -263,6 +289,10 @@ def _fields(data: list[str], numbers: list[int], columns: tuple[str, ...],
         good &= ~bad
         out[column] = values
     out = {k: v[good] for k, v in out.items()}
+    if named[good].any():
+        at = [columns.index("sender"), columns.index("receiver")]
+        out["names"] = np.char.strip(table[good][:, at])
+        out["named"] = named[good]
     out["rows"] = rows[good]
     return out, sorted(problems, key=lambda p: p.line)
 
@@ -295,7 +325,8 @@ def problems(log: LogLines, n: int) -> list[Problem]:
     exact duplicates of an earlier line, time going backwards within a token's hops (a
     gossip run's rounds) in the file's order, and (walks) a hop from a node that does not
     hold the token (the receiver of the token's previous hop, in time order)."""
-    out = list(log.malformed)
+    log, out = log.unnamed()
+    out += list(log.malformed)
     for role in ("sender", "receiver"):
         ids = getattr(log, role)
         for i in np.flatnonzero((ids < 0) | (ids >= n)):
@@ -334,9 +365,11 @@ def repair(log: LogLines) -> tuple[LogLines, list[str]]:
     hop whose sender does not hold the token (the receiver of its last hop kept). Node ids
     outside ``0..n-1`` are not repaired."""
     notes = []
-    if log.malformed:
-        notes.append(f"dropped {len(log.malformed)} malformed line(s) (first: line "
-                     f"{log.malformed[0].line})")
+    log, named = log.unnamed()
+    malformed = sorted(p.line for p in [*named, *log.malformed])
+    if malformed:
+        notes.append(f"dropped {len(malformed)} malformed line(s) (first: line "
+                     f"{malformed[0]})")
     first = _first_copy(log)
     copies = int((first != np.arange(log.size)).sum())
     if copies:
@@ -358,6 +391,26 @@ def repair(log: LogLines) -> tuple[LogLines, list[str]]:
                          f"the token (first: line {log.line[~keep][0]})")
             log = log.take(np.flatnonzero(keep))
     return log, notes
+
+
+def relabel(log: LogLines, labels: Sequence[Any], graph: str) -> LogLines:
+    """A label-keyed log's lines with every sender and receiver mapped through the graph's
+    node ``labels`` (``labels[i]`` is node i; a field matches a label written as
+    ``str(label)``); a field that is no label is refused, naming its line."""
+    if log.names is None:
+        return log
+    index = {str(label): i for i, label in enumerate(labels)}
+    ids = []
+    for col in (0, 1):
+        keys, inverse = np.unique(log.names[:, col], return_inverse=True)
+        ids.append(np.array([index.get(str(k), -1) for k in keys],
+                            dtype=np.int64)[inverse].reshape(-1))
+    unknown = np.stack(ids, axis=1) < 0
+    if unknown.any():
+        i, col = (int(x) for x in np.argwhere(unknown)[0])  # the first line, sender first
+        raise log.error(f"the {('sender', 'receiver')[col]} is not a node of {graph}: a "
+                        "label-keyed log names nodes by the graph's labels", int(log.line[i]))
+    return dataclasses.replace(log, sender=ids[0], receiver=ids[1], names=None, named=None)
 
 
 def _first_copy(log: LogLines) -> np.ndarray:
@@ -497,76 +550,6 @@ def possible_hops(topology: Topology, walk: str, sender: np.ndarray,
     hops = sender.astype(np.int64) * n + receiver.astype(np.int64)
     at = np.minimum(np.searchsorted(moves, hops), moves.size - 1)
     return moves[at] == hops
-
-
-def gossip_traces(log: LogLines, topology: Topology, engine: str) -> list[Trace]:
-    """Each run's gossip :class:`Trace`: every directed edge of ``topology`` carries one
-    message at every round ``0..T`` (a message on another pair, or a missing one, is
-    refused)."""
-    runs = count_runs(log)
-    if topology.time_varying:
-        return timed_gossip_traces(log, topology, runs)
-    src, dst = edges(topology)
-    n = topology.n
-    links = np.sort(src.astype(np.int64) * n + dst)
-    keys = log.sender.astype(np.int64) * n + log.receiver
-    at = np.minimum(np.searchsorted(links, keys), links.size - 1)
-    off = links[at] != keys
-    if off.any():
-        i = int(np.flatnonzero(off)[0])
-        raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an edge of "
-                        f"{topology.describe()}", int(log.line[i]))
-    steps = int(log.t.max())
-    rounds = np.zeros((runs, steps + 1), dtype=np.int64)
-    np.add.at(rounds, (log.run, log.t.astype(np.int64)), 1)
-    short = np.argwhere(rounds != links.size)
-    if short.size:
-        r, t = (int(x) for x in short[0])
-        here = (log.run == r) & (log.t == t)
-        gone = np.setdiff1d(links, keys[here])
-        which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else "no message"
-        raise log.error(f"round {t} of run {r}: {which} (every edge carries a message at "
-                        f"every round 0..{steps}; lost messages are not accounted from a "
-                        "log)")
-    return [Trace(n, np.empty((0, 0), dtype=np.int64), None, 1.0, engine,
-                  gossip=GossipRounds(src, dst, steps)) for _ in range(runs)]
-
-
-def timed_gossip_traces(log: LogLines, topology: Any, runs: int) -> list[Trace]:
-    """:func:`gossip_traces` on a time-varying graph: round ``t``'s messages are the
-    directed edges of the snapshot in force at ``t``, each exactly once."""
-    from netdp.engine import time_varying_gossip
-    from netdp.graphs.gossip_snapshots import gossip_plan
-
-    step = log.t.astype(np.int64)
-    bad = np.flatnonzero(step != log.t)
-    if bad.size:
-        raise log.error("a gossip round's t is an integer", int(log.line[int(bad[0])]))
-    steps = int(step.max())
-    trace = time_varying_gossip.run(gossip_plan(topology), steps)
-    rounds = trace.gossip
-    assert rounds is not None
-    n = topology.n
-    keys = log.sender.astype(np.int64) * n + log.receiver
-    for r in range(runs):
-        for t in range(steps + 1):
-            src, dst = rounds.links(t)  # type: ignore[attr-defined]
-            want = np.sort(src.astype(np.int64) * n + dst)
-            here = np.flatnonzero((log.run == r) & (step == t))
-            got = np.sort(keys[here])
-            if np.array_equal(got, want):
-                continue
-            extra = np.setdiff1d(got, want)
-            if extra.size:
-                i = here[int(np.flatnonzero(keys[here] == extra[0])[0])]
-                raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an "
-                                f"edge of round {t}'s snapshot", int(log.line[i]))
-            gone = np.setdiff1d(want, got)
-            which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else \
-                "a message twice"
-            raise log.error(f"round {t} of run {r}: {which} (every edge of the snapshot in "
-                            "force carries a message at every round)")
-    return [trace] * runs  # the rounds are fixed: every run has the same
 
 
 def first_problem(log: LogLines, found: Sequence[Problem], repairing: bool) -> InputError:

@@ -29,7 +29,7 @@ from netdp.core.params import MAX_SIGMA, MIN_SIGMA, params_of
 from netdp.core.sections import COLUMN, DATA_FILE
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
-from netdp.engine import trace_log
+from netdp.engine import gossip_log, trace_log
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.engine.trace_log import LogLines
@@ -39,7 +39,7 @@ from netdp.report.types import Report, RunRecord, Utility
 from netdp.run.resources import check_footprint
 from netdp.tasks import get_task, make_config, param_specs
 from netdp.tasks.base import report_parts
-from netdp.tasks.preparation import with_seed
+from netdp.tasks.preparation import build_topology, with_seed
 
 #: What a log's lines give (a header or a caller may state them: they must agree).
 FROM_LINES = ("steps", "rounds", "tokens", "runs")
@@ -168,6 +168,8 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     check(observer is None or observer < nodes, "observer",
           f"must be a node id in 0..{nodes - 1} (got {observer})")
     read = lines.size + len(lines.malformed)
+    if lines.names is not None:
+        lines = _relabelled(lines, merged, given)
     found = trace_log.problems(lines, nodes)
     notes: list[str] = []
     if found:
@@ -187,7 +189,8 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     if lines.protocol == "walk":
         traces = trace_log.walk_traces(lines, topo, cfg.walk, cfg.engine)
     else:
-        traces = trace_log.gossip_traces(lines, topo, cfg.engine)
+        traces = gossip_log.gossip_traces(lines, topo, cfg.engine,
+                                           getattr(setup, "schedule", "sync"))
     check(traces[0].steps == setup.steps or lines.protocol == "gossip", "steps",
           f"the log's tokens make {traces[0].steps} contributions; the setup makes "
           f"{setup.steps}")
@@ -203,6 +206,19 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
                   mechanism=mechanism, runs=tuple(records), utility=facts,
                   privacy=tracker.report(), sections={"log": facts.section()},
                   pairs=tracker.matrix(), process=process)
+
+
+def _relabelled(lines: LogLines, merged: dict[str, Any], given: Mapping[str, Any]) -> LogLines:
+    """A label-keyed log (some sender or receiver not a whole number) with every node
+    mapped through its graph's labels; a graph without labels leaves the names, which
+    are then malformed fields."""
+    with _naming_header(lines, given):
+        config = with_seed(make_config(merged))
+        topology = build_topology(config, merged.get("nodes"))
+    merged.setdefault("seed", config.seed)  # the same graph when the run is prepared
+    if not topology.labels:
+        return lines
+    return trace_log.relabel(lines, topology.labels, topology.describe())
 
 
 def _given(lines: LogLines, params: Mapping[str, Any], observer: int | None) -> dict[str, Any]:
@@ -298,7 +314,9 @@ def _with_shape(lines: LogLines, params: dict[str, Any]) -> dict[str, Any]:
                          "'# topology = \"NAME\"' or give --topology NAME|FILE (the hidden "
                          "paths of a walk, and the edges of gossip, depend on it)")
     if lines.protocol == "gossip":
-        shape = {"runs": trace_log.count_runs(lines), "steps": int(lines.t.max())}
+        schedule = str(params.get("gossip_schedule", "sync"))
+        shape = {"runs": trace_log.count_runs(lines),
+                 "steps": gossip_log.log_steps(lines, schedule, params.get("nodes", 1))}
         if shape["steps"] < 1:
             raise lines.error("a gossip log holds the rounds 0..T, T >= 1 (here only round 0)")
     else:

@@ -15,6 +15,7 @@ pairs where it is below the exact loss).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from netdp.core.setup import Streams, View
 from netdp.core.simulation_config import SimulationConfig
 from netdp.engine import choose
 from netdp.engine import gossip_rounds as engine
+from netdp.engine.async_gossip import SCHEDULES
 from netdp.engine.clock import parse_latency
 from netdp.engine.faults import fault_run, from_config
 from netdp.engine.trace import Trace
@@ -81,6 +83,22 @@ class GossipSumConfig(Section):
                                metavar="metropolis|lazy|FILE", group=GROUP)
     accelerated: bool = param(False, "Chebyshev acceleration (the accounting uses the "
                               "polynomial actually applied)", group=GROUP)
+    gossip_schedule: str = param("sync", "which messages happen: sync (every edge carries "
+                                 "both messages at every round, Muffliato), partial (each "
+                                 "edge fires with probability --edge-probability per "
+                                 "round), pairwise (each node wakes on a rate-1 Poisson "
+                                 "clock and averages with a random neighbour; --steps "
+                                 "counts time units of n exchanges) or push-pull "
+                                 "(PeerSim's cycles: every node wakes once per cycle, in a "
+                                 "random order; --steps counts cycles); the privacy of the "
+                                 "other schedules is exact for the messages each run sent",
+                                 choices=SCHEDULES, metavar="|".join(SCHEDULES), group=GROUP)
+    edge_probability: float | None = param(None, "partial rounds: the probability that an "
+                                           "edge fires (both ways) at a round, each edge "
+                                           "and round independently", kind=float, low=0.0,
+                                           low_open=True, high=1.0, metavar="P",
+                                           group=GROUP, default_text="none; --gossip-"
+                                           "schedule partial needs it")
     rdp_order: float | None = param(None, "also report the Renyi divergences at this order "
                                     "(unconverted, capped at the LDP level), as the papers "
                                     "plot them", kind=float, low=1.0, low_open=True,
@@ -103,12 +121,31 @@ class GossipSumConfig(Section):
         check_value_range(self.low, self.high)
         check_data_file(self)
         check_gossip(config)
-
+        check_schedule(self, config)
         if from_config(config) is not None:
             check(not self.accelerated, "accelerated", "with faults gossip runs plain steps "
                   "(a lost message breaks the Chebyshev recursion); leave --accelerated out")
             check(config.coalition is None, "coalition", "coalitions of a gossip run with "
                   "faults are not tracked yet")
+
+
+def check_schedule(sec: GossipSumConfig, config: Any) -> None:
+    """The schedule's own parameters, and what only synchronous rounds offer."""
+    if sec.gossip_schedule == "partial":
+        check(sec.edge_probability is not None, "edge-probability", "--gossip-schedule "
+              "partial needs the probability that an edge fires per round, in (0, 1]")
+    else:
+        check(sec.edge_probability is None, "edge-probability", "only --gossip-schedule "
+              f"partial takes it (a probability in (0, 1]); the schedule is "
+              f"{sec.gossip_schedule}")
+    if sec.gossip_schedule == "sync":
+        return
+    why = f"--gossip-schedule {sec.gossip_schedule} runs plain steps on the vector engine"
+    check(not sec.accelerated, "accelerated", f"{why}; Chebyshev's recursion needs "
+          "synchronous rounds (leave --accelerated out)")
+    check(config.engine != "event", "engine", f"{why} (leave --engine event out)")
+    check(from_config(config) is None, "gossip-schedule", f"{why}, without faults (its "
+          "schedule already decides which messages happen): leave the fault flags out")
 
 
 def check_gossip(config: Any) -> None:
@@ -126,6 +163,7 @@ class GossipRun:
 
     final: np.ndarray
     truth: float
+    curve: np.ndarray | None = None  # mean |x_t - mean| over nodes, t = 0..T (schedules)
 
     @property
     def errors(self) -> np.ndarray:
@@ -144,12 +182,16 @@ class GossipUtility(Utility):
     theoretical_rmse: float | None
     ldp_std: float
     steps: int
+    over_time: tuple[float, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"quantity": "mean, at every node", "estimate": self.estimate,
-                "truth": self.truth, "abs_error": self.abs_error, "max_error": self.max_error,
-                "theoretical_rmse": self.theoretical_rmse, "ldp_std": self.ldp_std,
-                "steps": self.steps}
+        out = {"quantity": "mean, at every node", "estimate": self.estimate,
+               "truth": self.truth, "abs_error": self.abs_error, "max_error": self.max_error,
+               "theoretical_rmse": self.theoretical_rmse, "ldp_std": self.ldp_std,
+               "steps": self.steps}
+        if self.over_time is not None:
+            out["error_over_time"] = list(self.over_time)
+        return out
 
     def lines(self, report: Report) -> list[str]:
         widths = (10, 12, 12, 12, 12, 14)
@@ -157,11 +199,32 @@ class GossipUtility(Utility):
                         widths),
                 row(("nodes", *map(fmt, (self.estimate, self.truth, self.abs_error,
                                          self.max_error, self.theoretical_rmse))), widths),
-                f"  LDP baseline (every node's noisy value, averaged): std {fmt(self.ldp_std)}"]
+                f"  LDP baseline (every node's noisy value, averaged): std {fmt(self.ldp_std)}",
+                *self._over_time()]
+
+    def _over_time(self) -> list[str]:
+        if self.over_time is None:
+            return []
+        last = len(self.over_time) - 1
+        at = sorted({round(last * k / 4) for k in range(5)})
+        return ["  mean |err| over time: " + ", ".join(f"t = {t}: {fmt(self.over_time[t])}"
+                                                     for t in at)]
 
 
 def _section(setup: GossipSumSetup) -> GossipSumConfig:
     return setup.config.section_as(GossipSumConfig)
+
+
+def _matrices(setup: GossipSumSetup) -> Any:
+    """The gossip matrix, or on a time-varying graph every snapshot's (a tuple)."""
+    return setup.plan.W if setup.snapshots is None else setup.snapshots.matrices
+
+
+def _noisy(setup: GossipSumSetup, streams: Streams) -> np.ndarray:
+    """The nodes' values with the noise each adds once (the ``noise`` stream)."""
+    sec = _section(setup)
+    noise = streams.generator("noise").standard_normal(setup.topology.n)
+    return setup.data + setup.sigma * (sec.high - sec.low) * noise
 
 
 def _final_norms(setup: GossipSumSetup) -> np.ndarray:
@@ -193,6 +256,8 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         values, topo = real_values(config)
         snapshots = None
         if topo.time_varying:  # each round averages on the snapshot in force
+            check(sec.gossip_schedule in ("sync", "partial"), "gossip-schedule", "a time-"
+                  "varying graph gossips in rounds: sync or partial")
             from netdp.graphs.gossip_snapshots import gossip_plan
 
             check(not sec.accelerated, "accelerated", "a time-varying graph gossips plain "
@@ -212,33 +277,48 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         return GossipSumSetup(resolved, given,  # type: ignore[arg-type]
                               steps, values, plan=plan, matrix=sec.gossip_matrix,
                               sources=sec.sources, rdp_order=sec.rdp_order, sigma=sigma,
-                              snapshots=snapshots)
+                              snapshots=snapshots, schedule=sec.gossip_schedule)
 
     def trace(self, setup: GossipSumSetup, streams: Streams) -> Trace:
 
         cfg = setup.config
+        p = _section(setup).edge_probability
         if setup.snapshots is not None:
-            from netdp.engine import time_varying_gossip
+            from netdp.engine import async_gossip, time_varying_gossip
 
-            return time_varying_gossip.run(setup.snapshots, setup.steps)
+            timed = time_varying_gossip.run(setup.snapshots, setup.steps)
+            if setup.schedule == "partial":
+                assert p is not None and timed.gossip is not None
+                rounds = async_gossip.timed_partial(timed.gossip, p, setup.snapshots.n,
+                                                    streams.generator("schedule"))
+                return dataclasses.replace(timed, gossip=rounds)
+            return timed
+        if setup.schedule != "sync":
+            from netdp.engine import async_gossip
+
+            return async_gossip.run(setup.schedule, setup.topology, setup.steps,
+                                    streams.generator("schedule"), p)
         return engine.run(cfg.engine, setup.topology, setup.steps, parse_latency(cfg.latency),
                           streams.generator("latency"), fault_run(setup, streams, 1))
 
     def run(self, setup: GossipSumSetup, trace: Trace, streams: Streams) -> GossipRun:
         """Every node adds its noise once, then ``T`` averaging steps."""
         states = self.states(setup, trace, streams)
-        return GossipRun(states[-1], float(np.mean(setup.data)))
+        truth = float(np.mean(setup.data))
+        if setup.schedule == "sync":
+            return GossipRun(states[-1], truth)
+        return GossipRun(states[-1], truth, np.abs(states - truth).mean(axis=1))
 
     def states(self, setup: GossipSumSetup, trace: Trace, streams: Streams) -> np.ndarray:
         """``(T + 1, n)``: the nodes' states ``x_0..x_T`` of the run (with the trace's
         lost messages and down nodes, when it has faults)."""
-        from netdp.engine import averaging
+        from netdp.engine import async_gossip, averaging
 
-
-        sec, plan = _section(setup), setup.plan
-        width = sec.high - sec.low
-        noise = streams.generator("noise").standard_normal(setup.topology.n)
-        x0 = setup.data + setup.sigma * width * noise
+        plan = setup.plan
+        x0 = _noisy(setup, streams)
+        if async_gossip.is_scheduled(trace.gossip):
+            assert trace.gossip is not None
+            return async_gossip.scheduled_states(_matrices(setup), x0, trace.gossip)
         if setup.snapshots is not None:
             from netdp.engine import time_varying_gossip
 
@@ -259,6 +339,8 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
 
         sec, plan = _section(setup), setup.plan
         rounds = None if trace is None else trace.gossip
+        if setup.schedule != "sync":  # never with faults: no fault-free run to set beside
+            return None
         if setup.snapshots is not None:
             norms = _final_norms(setup)
         elif rounds is not None and rounds.lost is not None:
@@ -282,26 +364,31 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
 
         sec, plan, sigma = _section(setup), setup.plan, setup.sigma
         width, n = sec.high - sec.low, setup.topology.n
-        if setup.snapshots is not None:
-            from netdp.engine import time_varying_gossip
-
-            norms = _final_norms(setup)
-            bias = time_varying_gossip.states(setup.snapshots, setup.data,
-                                              setup.steps)[-1] - setup.data.mean()
+        rmse, over_time = None, None
+        if setup.schedule != "sync":  # each run's own schedule: no closed form
+            curves = [o.curve for o in outcomes if o.curve is not None]
+            over_time = tuple(np.mean(curves, axis=0).tolist())
         else:
-            norms = MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
-                                 gamma=plan.gamma)[-1]  # ‖(A_T)_{v,:}‖² per node
-            bias = averaging.gossip(plan.W, setup.data, setup.steps,
-                                    accelerated=plan.accelerated,
-                                    gamma=plan.gamma)[-1] - setup.data.mean()
-        rmse = math.sqrt(float(np.mean((sigma * width) ** 2 * norms + bias**2)))
+            if setup.snapshots is not None:
+                from netdp.engine import time_varying_gossip
+
+                norms = _final_norms(setup)
+                bias = time_varying_gossip.states(setup.snapshots, setup.data,
+                                                  setup.steps)[-1] - setup.data.mean()
+            else:
+                norms = MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
+                                     gamma=plan.gamma)[-1]  # ‖(A_T)_{v,:}‖² per node
+                bias = averaging.gossip(plan.W, setup.data, setup.steps,
+                                        accelerated=plan.accelerated,
+                                        gamma=plan.gamma)[-1] - setup.data.mean()
+            rmse = math.sqrt(float(np.mean((sigma * width) ** 2 * norms + bias**2)))
         return GossipUtility(
             estimate=float(np.mean([o.final.mean() for o in outcomes])),
             truth=outcomes[0].truth,
             abs_error=float(np.mean([o.errors.mean() for o in outcomes])),
             max_error=float(np.mean([o.errors.max() for o in outcomes])),
             theoretical_rmse=rmse, ldp_std=sigma * width / math.sqrt(n),
-            steps=setup.steps)
+            steps=setup.steps, over_time=over_time)
 
     def tracker(self, setup: GossipSumSetup, keep_pairs: bool = False) -> Tracker:
         from netdp.tracking.gossip_sum_tracker import GossipTracker
@@ -309,6 +396,19 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         return GossipTracker(setup, keep_pairs)
 
     def process_line(self, setup: GossipSumSetup) -> str:
+        n = setup.topology.n
+        if setup.schedule == "partial":
+            p = _section(setup).edge_probability
+            where = "" if setup.snapshots is None else " of the snapshot in force"
+            return (f"gossip  {setup.steps} partial rounds (each edge{where} fires with "
+                    f"probability {p:g}), {setup.matrix} weights on the edges that fire")
+        if setup.schedule == "pairwise":
+            return (f"gossip  pairwise: {n * setup.steps} exchanges ({setup.steps} time units "
+                    "of rate-1 Poisson clocks), each with a uniform neighbour, both take "
+                    "their mean")
+        if setup.schedule == "push-pull":
+            return (f"gossip  push-pull: {setup.steps} cycles of {n} exchanges (every node "
+                    "once per cycle, random order), each with a uniform neighbour")
         if setup.snapshots is not None:
             return (f"gossip  {setup.steps} synchronous steps of x <- W_t x, {setup.matrix} "
                     f"weights of the snapshot in force; the union's spectral gap "
@@ -335,6 +435,12 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         with faults, those that arrived)."""
         assert trace.gossip is not None
         states = self.states(setup, trace, streams)
+        if setup.schedule != "sync":
+            from netdp.engine import async_gossip
+
+            who, when, values = async_gossip.received(trace.gossip, _matrices(setup),
+                                                      _noisy(setup, streams), observer)
+            return View(observer, who, when, values, states[-1:])
         if setup.snapshots is not None:
             from netdp.engine import time_varying_gossip
 

@@ -33,6 +33,10 @@ class GossipSetup(Setup):
         On a time-varying graph, the gossip matrix of every snapshot (round ``t`` averages
         with the one in force at ``t``); ``plan`` is then the union graph's (its hop
         distances and spectral gap: the default number of steps). ``None``: a fixed graph.
+    schedule
+        Which messages happen (:data:`netdp.engine.async_gossip.SCHEDULES`): ``sync``
+        (every edge, every round), ``partial``, ``pairwise`` or ``push-pull``; the
+        others' losses are per run, from the messages each trace records.
     """
 
     plan: GossipPlan
@@ -40,6 +44,7 @@ class GossipSetup(Setup):
     sources: int | None = None
     rdp_order: float | None = None
     snapshots: SnapshotGossip | None = None
+    schedule: str = "sync"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

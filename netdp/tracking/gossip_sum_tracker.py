@@ -126,8 +126,9 @@ class GossipTracker(Tracker):
         self.coalitions: list[Any] = []  # one GossipLosses per run, with --coalition
         self.realised: list[Any] = []  # one GossipLosses per run, with faults
         self.faulty = from_config(setup.config) is not None
+        self.scheduled = setup.schedule != "sync"  # each run's losses, from its trace
         if (self.tracking or keep_pairs) and setup.config.coalition is None \
-                and not self.faulty:
+                and not self.faulty and not self.scheduled:
             self.joint, self.sum = coefficients(setup, setup.steps, dense=keep_pairs)
 
     def add(self, run: int, trace: Trace, outcome: Any) -> None:
@@ -136,7 +137,20 @@ class GossipTracker(Tracker):
 
         check(trace.gossip is not None, "protocol", "the gossip tracker reads gossip rounds")
         assert trace.gossip is not None
-        if trace.gossip.lost is not None and (self.tracking or self.keep_pairs):
+        if self.scheduled:
+            from netdp.engine.async_gossip import is_scheduled
+
+            check(is_scheduled(trace.gossip), "gossip-schedule", f"the {self.setup.schedule}"
+                  " schedule's tracker reads the messages that fired; the trace has none")
+        members = draw_coalition(self.setup, run)
+        if self.scheduled and members is not None and self.tracking:
+            from netdp.tracking import async_gossip
+
+            self.coalitions.append(async_gossip.coalition(self._matrices(), trace.gossip,
+                                                          members))
+            return
+        if (trace.gossip.lost is not None or self.scheduled) \
+                and (self.tracking or self.keep_pairs):
             n, sources = self.setup.topology.n, self.setup.sources
             observers: np.ndarray = np.arange(n)
             method: Method = "dense"
@@ -144,10 +158,15 @@ class GossipTracker(Tracker):
                 rng = Streams(self.setup.seed, run).generator("sources")
                 observers = np.sort(rng.choice(n, min(sources or SAMPLED, n), replace=False))
                 method = "sampled"
+            if self.scheduled:
+                from netdp.tracking import async_gossip
+
+                self.realised.append(async_gossip.joint(self._matrices(), trace.gossip,
+                                                        observers, method))
+                return
             self.realised.append(gossip.realised_joint(self.setup.plan.W, trace.gossip,
                                                        observers, method))
             return
-        members = draw_coalition(self.setup, run)
         if members is not None and self.tracking:
             plan = self.setup.plan
             if self.setup.snapshots is not None:
@@ -158,6 +177,11 @@ class GossipTracker(Tracker):
                 return
             self.coalitions.append(gossip.coalition(plan.W, plan.adj, self.setup.steps,
                                                     members))
+
+    def _matrices(self) -> Any:
+        """The gossip matrix, or every snapshot's on a time-varying graph."""
+        snapshots = self.setup.snapshots
+        return self.setup.plan.W if snapshots is None else snapshots.matrices
 
     def _joint(self) -> Any:
         """The exact losses of the run(s): the fault-free one, or every faulty run's
@@ -222,6 +246,8 @@ class GossipTracker(Tracker):
         ldp = LdpSummary(how, eps_ldp, eps_ldp, eps_ldp)
         details = {"gossip_matrix": setup.matrix, "accelerated": setup.plan.accelerated,
                    "steps": setup.steps, "spectral_gap": setup.plan.gap}
+        if self.scheduled:
+            details["schedule"] = setup.schedule
         if self.coalitions:
             return self._coalition_report(eps_ldp, ldp, details)
         joint = self._joint()
@@ -259,6 +285,14 @@ class GossipTracker(Tracker):
             note = ("theory gossip-message-sum: the Muffliato per-message sum, capped at "
                     "LDP; not an upper bound (messages share their noise), shown for "
                     "comparison")
+        elif self.scheduled:
+            theory, theory_rows = {}, {}
+            note = (f"{setup.schedule} gossip: the exact loss of the messages each observer "
+                    f"received in each of the {len(self.realised)} run(s) (the schedule "
+                    "drawn in that run), pooled; no per-message theory")
+            if setup.snapshots is not None:
+                note += ("; time-varying graph: each round's edges those of the snapshot "
+                         "in force that fired; distances: hops on the union")
         elif setup.snapshots is not None:
             theory, theory_rows = {}, {}
             note = ("time-varying graph: each round's messages on the snapshot in force, "

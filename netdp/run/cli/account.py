@@ -45,11 +45,12 @@ delta, mechanism, walk, ...), other '#' lines and blank lines ignored, then the 
 line and one line per hop or message:
   t,token,sender,receiver       a walk: sender hands the token to receiver at time t
   t,sender,receiver             gossip: sender sends its state to receiver at round t
+                                (pairwise, push-pull: at tick t, a -> b then b -> a)
   run,...                       a leading run column when the log holds several runs
 The lines give the runs, the tokens and the steps (hops per token + 1; full turns on the
-ring; gossip: the last round). Flags override the header; --epsilon or --sigma replaces
-its noise (on a walk --sigma S means eps0 = the exact eps(delta) of N(0, S^2) with
-sensitivity 1).
+ring; gossip: the last round; pairwise: ticks / n, rounded up). Flags override the
+header; --epsilon or --sigma replaces its noise (on a walk --sigma S means eps0 = the
+exact eps(delta) of N(0, S^2) with sensitivity 1).
 netdp opens no file a log names: a header naming a graph file (or a gossip matrix, a
 data file, a loss or churn table) is refused until you name the file yourself
 (--topology FILE, --set KEY=FILE); a named graph (hypercube, grid, ...) is rebuilt.
@@ -66,7 +67,9 @@ Checks (each problem is one line naming its line number; the first refuses, exit
   empty         no hop or message line
 Then, refused without repair: token or run ids with a gap, tokens making different
 numbers of hops, a hop the walk rule cannot make on the topology, a gossip message off
-the graph's edges or missing from a round (every edge carries one at every round).
+the graph's edges or missing from a round (every edge carries one at every round, unless
+the header says '# gossip_schedule = "partial"'), a pairwise tick that is not one
+exchange.
 
 --repair: drop the malformed lines; drop the exact duplicates (the first copy stays);
 sort each token's hops (each gossip run's messages) by time, ties in file order; then
