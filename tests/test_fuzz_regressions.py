@@ -10,6 +10,7 @@ case is checked with).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from fuzz_names import named
@@ -368,3 +369,96 @@ def test_special_files_are_refused_before_reading(label, argv, param, inputs, tm
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and out == "", err
     assert f" {param}: cannot read " in lines[0] and "not a regular file" in lines[0], lines
+
+
+#: Issue 39, found by the structure-aware fuzzer (tests/fuzz_readers.py): (name, files of
+#: the case, argv, the parameter the one line names, or ``None`` for a case that must
+#: run). ``{x}`` is the case's file ``x``; ``{log}``, ``{run}``, ``{pairs}`` the fuzzer's
+#: valid inputs.
+NEST = "[" * 1000 + "1" + "]" * 1000
+READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
+    ("log-header-nested-1000", {"l.csv": LOG_HEAD + f"# epsilon = {NEST}\nt,token,sender,"
+                                "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"], "{l.csv}"),
+    ("log-header-int-5001-digits", {"l.csv": LOG_HEAD + "# epsilon = 1" + "0" * 5000
+                                    + "\nt,token,sender,receiver\n1,0,0,1\n"},
+     ["account", "{l.csv}"], "{l.csv}"),
+    ("set-nested-1000", {}, ["account", "{log}", "-n", "6", "--set", f"epsilon={NEST}"],
+     "--epsilon"),  # a --set key is named by its flag
+    ("npy-header-shape-1e20", {}, ["plot", "--preset", "pairs", "--pairs", "{lying.npy}",
+                                   "--out", "f.png"], "--pairs"),  # an OverflowError
+    ("gml-4-mb", {}, ["simulate", "--topology", "{big.gml}", "--steps", "30"],
+     "--topology"),  # 7-10 s of parsing under the 3 s limit
+    ("topology-spec-int-5001-digits", {"t.toml": 'description = "c"\ngenerator = '
+                                       '"cycle_graph"\nsize = "n"\ndefault_nodes = 1'
+                                       + "0" * 5000 + "\n"},
+     ["simulate", "--topology", "{t.toml}", "-n", "6"], "--topology"),
+    ("config-int-5001-digits", {"c.toml": "steps = 1" + "0" * 5000 + "\n"},
+     ["simulate", "--config", "{c.toml}"], "--config"),
+    ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
+                                    "--result", "{bad-delta.json}", "--out", "f.png"],
+     "--result"),
+    ("result-nodes-text", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
+                               "--result", "{text-nodes.json}", "--out", "f.png"], "--result"),
+    ("result-theory-huge", {}, ["plot", "--preset", "by-distance", "--result",
+                                "{huge-theory.json}", "--out", "f.png"], "--result"),
+]
+
+
+def _edited_run(run: str, path: tuple, value) -> str:
+    """The fuzzer's run JSON with the field at ``path`` set to ``value`` (as JSON text)."""
+    import json
+
+    doc = json.loads(Path(run).read_text())
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = "\x00V\x00"
+    return json.dumps(doc).replace(json.dumps("\x00V\x00"), value)
+
+
+@pytest.mark.parametrize(("label", "files", "argv", "param"), READERS,
+                         ids=[c[0] for c in READERS])
+def test_reader_regression(label, files, argv, param, inputs, tmp_path):
+    """Each once gave a traceback: now one line naming the file or flag (or a run)."""
+    files = {**files, "bad-delta.json": _edited_run(
+        inputs["run"], ("privacy", "empirical", 0, "delta"), '{"a": ["b", 1]}'),
+        "text-nodes.json": _edited_run(inputs["run"], ("config", "nodes"), f'"{SECRET}"'),
+        "huge-theory.json": _edited_run(inputs["run"], ("privacy", "theory"),
+                                        '{"x": 1' + "0" * 400 + "}")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    header = Path(inputs["pairs"]).read_bytes()
+    (tmp_path / "lying.npy").write_bytes(header.replace(b"(6, 6)", b"(10**20, 1)".replace(
+        b"10**20", b"1" + b"0" * 20), 1))
+    edges = "".join(f"  edge [ source {u} target {(u + 1) % 6} ]\n" for u in range(6))
+    (tmp_path / "big.gml").write_text("graph [\n" + "".join(
+        f"  node [ id {u} ]\n" for u in range(6)) + edges * 110_000 + "]\n")
+    files = {**files, "lying.npy": "", "big.gml": ""}
+    paths = {**inputs, **{name: str(tmp_path / name) for name in files}}
+    argv = _argv(argv, paths)
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    code = check_case(argv, lines, workdir=work)
+    if param is None:
+        assert code in (0, 1)
+        return
+    assert code == 2 and SECRET not in lines[0], lines
+    assert named(lines[0], argv[0]) == _argv([param], paths)[0], lines[0]
+
+
+@pytest.mark.parametrize("value", ["ucx", "nope", "module://missing", ""])
+def test_a_bad_matplotlib_backend_is_ignored(value, inputs, tmp_path):
+    """MPLBACKEND=ucx made matplotlib's import fail with a traceback; netdp's figures need
+    no backend, so the command line ignores it (a fresh process: matplotlib reads it when
+    first imported)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MPLBACKEND": value}
+    done = subprocess.run([sys.executable, "-m", "netdp", "plot", "--preset", "pairs",
+                           "--pairs", inputs["pairs"], "--out", str(tmp_path / "f.png")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert (tmp_path / "f.png").is_file()

@@ -32,7 +32,6 @@ import dataclasses
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import InputError
-from netdp.core.reading import check_regular
+from netdp.core.reading import check_regular, loads_toml
 from netdp.engine.trace import GossipRounds, Trace, holder_dtype
 from netdp.graphs.topologies import Topology, edges
 
@@ -201,8 +200,8 @@ def parse(text: str, name: str = "<log>") -> LogLines:
                 raise InputError(name, f"line {i}: a header key given twice (also on line "
                                  f"{header_at[key]})", positional=True)
             try:
-                header[key] = tomllib.loads(f"v = {value}")["v"]
-            except tomllib.TOMLDecodeError:
+                header[key] = loads_toml(f"v = {value}")["v"]
+            except ValueError:  # not TOML, nested too deep, an integer too long
                 raise InputError(name, f"line {i}: the value of a '# key = value' header "
                                  "line is not a TOML value (a number, true/false or a "
                                  "\"quoted string\")", positional=True) from None
