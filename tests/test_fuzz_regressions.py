@@ -299,6 +299,27 @@ QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
                               f'<edge source="a" target="{SECRET}"/>\n</graph></graphml>\n'},
      ["simulate", "--topology", "{g.graphml}"],
      "line 3: an <edge> names a node that no <node> element declares"),
+    # issue 39, the remaining quotes: a graph's labels, a topology spec, a file's values
+    ("graph-connectivity-labels", {"g.txt": f"a b\n{SECRET} c\n"},
+     ["simulate", "--topology", "{g.txt}"],
+     "node(s) #2, #3 cannot be reached from node #0 (nodes numbered from 0 in the file's"),
+    ("topology-spec-generator", {"t.toml": f'description = "x"\ngenerator = "{SECRET}"\n'
+                                 'size = "n"\n'}, ["simulate", "--topology", "{t.toml}"],
+     "the generator is not a graph generator of networkx.generators"),
+    ("topology-spec-expression", {"t.toml": 'description = "x"\ngenerator = "erdos_renyi_'
+                                  f'graph"\nsize = "n"\n[params]\np = "{SECRET} + n"\n'},
+     ["simulate", "--topology", "{t.toml}", "-n", "10"],
+     "parameter p of [params] is not an expression in n: an unknown name"),
+    ("topology-spec-size", {"t.toml": 'description = "x"\ngenerator = "cycle_graph"\n'
+                            f'size = "{SECRET}"\n'}, ["simulate", "--topology", "{t.toml}"],
+     "size must be one of n, log2, sqrt, fixed"),
+    ("config-value", {"c.toml": f'nodes = "{SECRET}"\n'}, ["simulate", "--config", "{c.toml}"],
+     "--nodes: must be an integer >= 2"),
+    ("plot-config-value", {"c.toml": f'nodes = "{SECRET}"\n'},
+     ["plot", "--preset", "distance", "--config", "{c.toml}"], "--nodes: must be an integer"),
+    ("sweep-spec-value", {"s.toml": f'seeds = 1\n[fixed]\nsteps = "{SECRET}"\n[grid]\n'
+                          "nodes = [4]\n"}, ["sweep", "{s.toml}", "--out", "o"],
+     "--steps: must be an integer >= 1 (in "),
 ]
 
 
@@ -394,6 +415,13 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
      ["simulate", "--topology", "{t.toml}", "-n", "6"], "--topology"),
     ("config-int-5001-digits", {"c.toml": "steps = 1" + "0" * 5000 + "\n"},
      ["simulate", "--config", "{c.toml}"], "--config"),
+    ("adjlist-label-5001-digits", {"g.adjlist": "0 1\n1 1" + "0" * 5000 + "\n"},
+     ["simulate", "--topology", "{g.adjlist}", "--steps", "30"], None),  # a ValueError
+    ("graphml-declared-nodes-5001-digits", {"g.graphml": '<graphml><graph edgedefault="undir'
+                                            'ected" parse.nodes="1' + "0" * 5000 + '">'
+                                            '<node id="a"/><node id="b"/><edge source="a" '
+                                            'target="b"/></graph></graphml>'},
+     ["simulate", "--topology", "{g.graphml}"], "--topology"),
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),

@@ -295,7 +295,13 @@ def _weight(path: Path, lineno: int, text: str) -> float:
 
 def _label(text: str) -> int | str:
     """An integer label as an int, anything else as its text."""
-    return int(text) if _INT.fullmatch(text) else text
+    return int(text) if _is_label_int(text) else text
+
+
+def _is_label_int(text: str) -> bool:
+    """Whether a label is an integer netdp reads as one: at most 18 digits (an int64);
+    a longer one (10**400, beyond Python's 4300-digit limit) stays a text label."""
+    return bool(_INT.fullmatch(text)) and len(text.lstrip("+-")) <= 18
 
 
 def _check_nodes(path: Path, lineno: int, nodes: int) -> None:
@@ -320,7 +326,7 @@ def _check_parsed_size(path: Path, fmt: str) -> None:
           "edge list instead)")
     check(size > 0, "topology", f"{path.name} is empty; expected a {fmt} graph")
     check_seconds({f"parsing {path.name} ({fmt}, {size} bytes)": (
-        size * PARSE_SECONDS[fmt], "topology")})
+        size * PARSE_SECONDS.get(fmt, 0.0), "topology")})
 
 
 def _count_graphml(path: Path) -> tuple[int, int]:
@@ -342,7 +348,8 @@ def _count_graphml(path: Path) -> tuple[int, int]:
             for key, most in (("parse.nodes", generators.MAX_GRAPH_NODES),
                               ("parse.edges", generators.MAX_GRAPH_EDGES)):
                 declared = attrs.get(key, "0").strip()
-                check(not _INT.fullmatch(declared) or int(declared) <= most, "topology",
+                check(not _INT.fullmatch(declared) or (
+                    len(declared) <= 18 and int(declared) <= most), "topology",
                       f"{where()}: <graph {key}=...> declares more than {most}; "
                       f"{limits()}")
         elif tag == "node":
@@ -443,7 +450,7 @@ def _integer_labels(graph: nx.Graph) -> nx.Graph:
     import networkx as nx
 
     labels = list(graph.nodes)
-    if not labels or not all(isinstance(u, str) and _INT.fullmatch(u) and str(int(u)) == u
+    if not labels or not all(isinstance(u, str) and _is_label_int(u) and str(int(u)) == u
                              for u in labels):
         return graph
     return nx.relabel_nodes(graph, {u: int(u) for u in labels}, copy=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.config import flat_params, read_config
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, values_from_file
 from netdp.core.files import (
     atomic_files,
     check_distinct,
@@ -209,6 +209,17 @@ def _help(name: str, owners: list[tuple[str, Param, Any]]) -> str:
     return "; ".join(f"{' or '.join(tasks)}: {text}" for text, tasks in by_text.items())
 
 
+def file_values(args: argparse.Namespace) -> set[str]:
+    """The parameters whose value is the ``--config`` file's (no flag overrides it)."""
+    if "config" not in args:
+        return set()
+    read = set(read_config(args.config))
+    flags = set(parameters(argparse.Namespace(**{k: v for k, v in vars(args).items()
+                                                 if k != "config"})))
+    out = read - flags
+    return out | ({"low", "high", "range"} if out & {"low", "high", "range"} else set())
+
+
 def parameters(args: argparse.Namespace) -> dict[str, Any]:
     """The flat parameters of a parsed command line: ``--config`` file, then the flags."""
 
@@ -225,8 +236,9 @@ def run(args: argparse.Namespace) -> int:
     """Parse -> config -> ``netdp.simulate`` -> write the files -> print."""
 
     params = parameters(args)
-    config = make_config(params)
-    check_read(config, params)  # a flag given that this run does not read
+    with values_from_file(file_values(args)):  # a --config file's values never echoed
+        config = make_config(params)
+        check_read(config, params)  # a flag given that this run does not read
     task = task_of(config)
     own = {output.flag for output in task.outputs}
     for other in TASKS.values():

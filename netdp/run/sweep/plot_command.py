@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.config import read_config
-from netdp.core.errors import InputError, shorten
+from netdp.core.errors import InputError, shorten, values_from_file
 from netdp.core.files import check_file_name, check_not_inputs, sweep_parts
 from netdp.core.reading import read_json
 from netdp.report import figures, run_marks
@@ -280,6 +280,7 @@ def _hue(args: argparse.Namespace, df, default: str) -> str | None:
 def _config(args: argparse.Namespace, nodes: int | None = None):
 
     params = read_config(args.config) if args.config else {}
+    read = dict(params)  # the --config file's values: never echoed
     params.update(parse_sets(args.set))
     for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed"):
         if getattr(args, name) is not None:
@@ -291,7 +292,11 @@ def _config(args: argparse.Namespace, nodes: int | None = None):
         params["nodes"] = nodes
     if "range" in params:
         params["low"], params["high"] = params.pop("range")
-    return make_config(params)
+    with values_from_file(set(read) - set(parse_sets(args.set)) - {
+            name for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed")
+            if getattr(args, name) is not None} | (
+                {"low", "high", "range"} if {"low", "high", "range"} & set(read) else set())):
+        return make_config(params)
 
 
 def _simulate(args: argparse.Namespace):

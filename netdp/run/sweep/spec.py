@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from netdp.core.errors import InputError, check, one_line
+from netdp.core.errors import InputError, check, one_line, without_value
 from netdp.core.params import Param, coerce
 from netdp.core.reading import parse_toml, read_text
 from netdp.core.simulation_config import SimulationConfig
@@ -229,8 +229,9 @@ def _config(params: dict, where: str) -> SimulationConfig:
 
     try:
         return make_config({**params, "runs": 1})
-    except InputError as exc:
-        raise InputError(exc.param, exc.message + where, exc.positional) from None
+    except InputError as exc:  # the values are the spec's: never echoed
+        raise InputError(exc.param, without_value(exc.message) + where,
+                         exc.positional) from None
     except Exception as exc:  # e.g. a list where a name is expected
         raise InputError(SPEC, f"bad value ({type(exc).__name__}: {one_line(exc, 300)})"
                          f"{where}") from None
