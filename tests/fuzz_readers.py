@@ -366,11 +366,13 @@ def _npy(array: np.ndarray) -> bytes:
 
 
 def mutate_env(rng: random.Random, secret: str) -> tuple[dict[str, str], str]:
-    """An environment variable netdp (or matplotlib under it) reads, set to a bad value."""
+    """An environment variable netdp (or matplotlib under it) reads, set to a bad value
+    (no marker: the environment is the user's own input, as the command line is, and a
+    refusal may echo it)."""
     key = rng.choice(ENVIRONMENT)
-    value = rng.choice(["", " ", "nope", "ucx", "module://" + secret, "agg", "Agg", "tkagg",
+    value = rng.choice(["", " ", "nope", "ucx", "module://missing", "agg", "Agg", "tkagg",
                         "\x7f", "1e300", "-1", "0", "nan", "inf", "9" * 5000, "1e-320",
-                        "5 GB", "1.5TB", "2**70", secret])
+                        "5 GB", "1.5TB", "2**70", "tls://x"])
     return {key: value}, f"{key}={value[:30]!r}"
 
 

@@ -422,6 +422,26 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
                                             '<node id="a"/><node id="b"/><edge source="a" '
                                             'target="b"/></graph></graphml>'},
      ["simulate", "--topology", "{g.graphml}"], "--topology"),
+    ("contacts-150k-rows", {"c.csv": "t,u,v\n" + "0,1,2\n" * 150_000 + "1,2,3\n"},
+     ["simulate", "--topology", "{c.csv}", "--format", "contacts", "-n", "6"],
+     "--topology"),  # 4 s of reading under the 3 s limit
+    ("topology-spec-default-nodes-1e30", {"t.toml": 'description = "c"\ngenerator = "cycle_'
+                                          'graph"\nsize = "n"\ndefault_nodes = 1' + "0" * 30
+                                          + "\n"}, ["simulate", "--topology", "{t.toml}"],
+     "--topology"),  # named --nodes, not given
+    ("data-file-outside-range", {"d.csv": f"x,{SECRET}\n0,1\n5,2\n"},
+     ["simulate", "--data-file", "{d.csv}"], "--data-file"),  # named --range, not given
+    ("graphml-encoding-unknown", {"g.graphml": '<?xml version="1.0" encoding="UTF-2147483647"'
+                                  '?>\n<graphml><graph edgedefault="undirected"><node id="a"/>'
+                                  '<node id="b"/><edge source="a" target="b"/></graph>'
+                                  "</graphml>\n"}, ["simulate", "--topology", "{g.graphml}"],
+     "--topology"),  # a LookupError
+    ("config-range-400-digits", {"c.toml": "range = [1" + "0" * 400 + ", 1.0]\n"},
+     ["simulate", "--config", "{c.toml}"], "--range"),  # an OverflowError
+    ("topology-spec-default-nodes-2e53", {"t.toml": 'description = "c"\ngenerator = "cycle_'
+                                          'graph"\nsize = "n"\ndefault_nodes = '
+                                          "9007199254740993\n"},
+     ["simulate", "--topology", "{t.toml}"], "--topology"),  # named --nodes, not given
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),

@@ -307,6 +307,9 @@ def read_spec(source, label: str) -> dict:
     default = spec.get("default_nodes", 100)
     check(default >= low, "topology",
           f"{label}: default_nodes must be >= min_nodes")
+    check(default <= MAX_GRAPH_NODES, "topology",
+          f"{label}: default_nodes must be at most {MAX_GRAPH_NODES} (explicit graphs' "
+          "limit)")
     for key in spec.get("params", {}):
         check(key.isidentifier(), "topology", f"{label}: a key of [params] is not a "
               "parameter name")
