@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fuzz_names import named
 from test_fuzz_cli import check_case, make_inputs
@@ -448,6 +449,9 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
                                           'graph"\nsize = "n"\ndefault_nodes = '
                                           "9007199254740993\n"},
      ["simulate", "--topology", "{t.toml}"], "--topology"),  # named --nodes, not given
+    *[(f"pairs-1e308-{preset}", {}, ["plot", "--preset", preset, "--pairs", "{huge.npy}",
+                                     "--out", "f.png"], "--pairs")
+      for preset in ("pairs", "heatmap", "distance")],  # a ValueError in matplotlib's ticks
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
@@ -487,7 +491,8 @@ def test_reader_regression(label, files, argv, param, inputs, tmp_path):
     edges = "".join(f"  edge [ source {u} target {(u + 1) % 6} ]\n" for u in range(6))
     (tmp_path / "big.gml").write_text("graph [\n" + "".join(
         f"  node [ id {u} ]\n" for u in range(6)) + edges * 110_000 + "]\n")
-    files = {**files, "lying.npy": "", "big.gml": ""}
+    np.save(tmp_path / "huge.npy", np.full((6, 6), 1e308))
+    files = {**files, "lying.npy": "", "big.gml": "", "huge.npy": ""}
     paths = {**inputs, **{name: str(tmp_path / name) for name in files}}
     argv = _argv(argv, paths)
     work = tmp_path / "work"

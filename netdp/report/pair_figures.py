@@ -87,6 +87,7 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         raise InputError("pairs", "the matrix holds no finite pairwise loss")
+    check_losses(finite)
     refs = {k: v for k, v in (refs or {}).items() if v is not None and np.isfinite(v)}
     lo, hi = float(finite.min()), float(finite.max())
     span = [lo, hi] + list(refs.values())
@@ -132,6 +133,18 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
 ECDF_POINTS = 4096
 
 
+#: Largest finite loss a figure draws (matplotlib's ticks overflow near 1e308).
+MAX_LOSS = 1e300
+
+
+def check_losses(values: np.ndarray, param: str = "pairs") -> None:
+    """Refuse finite losses beyond :data:`MAX_LOSS` in magnitude (no run makes them: a
+    matrix edited or made elsewhere), on ``param``."""
+    if values.size and float(np.abs(values[np.isfinite(values)]).max(initial=0.0)) > MAX_LOSS:
+        raise InputError(param, f"holds finite losses beyond {MAX_LOSS:g} in magnitude; a "
+                         "pairwise matrix of netdp holds losses below (inf: an exposed pair)")
+
+
 def distance_figure(losses: np.ndarray, distances: np.ndarray, *, node: int,
                     role: str = "observer", refs: dict[str, float] | None = None,
                     ylabel: str = "ε (pairwise)", title: str = "") -> Figure:
@@ -141,6 +154,7 @@ def distance_figure(losses: np.ndarray, distances: np.ndarray, *, node: int,
     distances = np.asarray(distances, dtype=float)
     keep = np.isfinite(losses) & np.isfinite(distances)
     losses, distances = losses[keep], distances[keep].astype(int)
+    check_losses(losses)
     if losses.size == 0:
         raise InputError("node", f"node {node} has no finite loss towards a reachable node")
     levels = np.unique(distances)
@@ -392,6 +406,7 @@ def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
     finite = shown[np.isfinite(shown)]
     if finite.size == 0:
         raise InputError("pairs", "the matrix holds no finite pairwise loss")
+    check_losses(finite)
     exposed = bool(np.isposinf(shown).any())
     colormap = matplotlib.colormaps[cmap].with_extremes(bad="white", over="#D55E00")
     fig = Figure(figsize=(7.0, 6.0), layout="constrained")
