@@ -452,6 +452,8 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
     *[(f"pairs-1e308-{preset}", {}, ["plot", "--preset", preset, "--pairs", "{huge.npy}",
                                      "--out", "f.png"], "--pairs")
       for preset in ("pairs", "heatmap", "distance")],  # a ValueError in matplotlib's ticks
+    ("gossip-matrix-1e308", {}, ["simulate", "--protocol", "gossip", "-n", "6",
+                                 "--gossip-matrix", "{huge.npy}"], "--gossip-matrix"),
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
@@ -546,3 +548,39 @@ def test_cycle_of_100_nodes_is_estimated():
     nodes (``default_nodes`` removed), 30 steps."""
     assert check_case(["simulate", "--topology", "cycle", "-n", "100", "--steps", "30",
                        "--seed", "1"]) in (0, 2)
+
+
+#: Issue 39, the readers' long run: a row of a sweep folder edited (field -> JSON text).
+ROW_EDITS = [("eps0-an-object", {"eps0": '{"a": ["b", 1]}'}),  # report DIR: a TypeError
+             ("seed-text", {"seed": '"x"'}), ("nodes-10e30", {"nodes": "1" + "0" * 30}),
+             ("a-list", None)]
+
+
+@pytest.mark.parametrize(("label", "edit"), ROW_EDITS, ids=[e[0] for e in ROW_EDITS])
+@pytest.mark.parametrize("argv", [["results", "{sweep}"],
+                                  ["report", "{sweep}", "--html", "page.html"],
+                                  ["plot", "{sweep}", "--preset", "privacy-vs-n", "--out",
+                                   "f.png"],
+                                  ["sweep", "{spec}", "--out", "{sweep}", "--backend",
+                                   "serial"]], ids=["results", "report", "plot", "resume"])
+def test_a_sweep_row_of_another_shape(label, edit, argv, inputs, tmp_path):
+    """A row that is no table row is one line naming the folder, for every command that
+    reads the folder."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    part = sorted((sweep / "rows").glob("part-*.jsonl"))[0]
+    row = json.loads(part.read_text().splitlines()[0])
+    if edit is None:
+        text = json.dumps(list(row.values()))
+    else:
+        text = json.dumps({**row, **{k: "\x00V\x00" for k in edit}})
+        for value in edit.values():
+            text = text.replace(json.dumps("\x00V\x00"), value, 1)
+    part.write_text(text + "\n")
+    argv = _argv(argv, {**inputs, "sweep": str(sweep)})
+    lines: list[str] = []
+    assert check_case(argv, lines) == 2
+    assert "not a row of a netdp table" in lines[0], lines

@@ -454,38 +454,27 @@ def _check_object_options(spec: Any, directed: bool, fmt: str | None) -> None:
 
 
 def _check_connected(topo: Topology, adj: sparse.csr_array, quote_labels: bool = True) -> None:
-    """A walk must be able to reach every node from every node. The nodes are named by
-    their labels (a graph from Python), or with ``quote_labels=False`` (a file's labels
-    are its content, never echoed) by their numbers, 0..n-1 in the file's order."""
-
-    def name(u: int) -> str:
-        return _name(topo, u) if quote_labels or not topo.labels else f"#{u}"
-
+    """A walk must reach every node from every node (named by number: see from_networkx)."""
     from scipy.sparse import csgraph
 
-    n_comp, _ = csgraph.connected_components(adj, directed=topo.directed, connection="strong")
-    if n_comp == 1:
+    if csgraph.connected_components(adj, directed=topo.directed, connection="strong")[0] == 1:
         return
-    reach = csgraph.breadth_first_order(adj, 0, directed=topo.directed,
-                                        return_predecessors=False)
+    numbered = not quote_labels and bool(topo.labels)
+    name = (lambda u: f"#{u}") if numbered else (
+        lambda u: repr(topo.labels[u]) if topo.labels else str(u))
+    reach = csgraph.breadth_first_order(adj, 0, topo.directed, False)  # no predecessors
     missing = np.setdiff1d(np.arange(topo.n), reach)
-    if missing.size:
-        problem = f"cannot be reached from node {name(0)}"
-    else:  # directed: everything reachable from 0, but some nodes cannot get back
+    problem = f"cannot be reached from node {name(0)}"
+    if not missing.size:  # directed: everything reachable from 0, but some cannot get back
         back = csgraph.breadth_first_order(adj.T.tocsr(), 0, directed=True,
                                            return_predecessors=False)
         missing = np.setdiff1d(np.arange(topo.n), back)
         problem = f"cannot reach node {name(0)} again"
     shown = ", ".join(name(int(u)) for u in missing[:10])
     more = f" and {missing.size - 10} more" if missing.size > 10 else ""
+    note = " (nodes numbered from 0 in the file's order)" if numbered else ""
     raise InputError("topology", f"{topo.name} is not {'strongly ' if topo.directed else ''}"
-                     f"connected: node(s) {shown}{more} {problem}"
-                     + ("" if quote_labels or not topo.labels else
-                        " (nodes numbered from 0 in the file's order)"))
-
-
-def _name(topo: Topology, u: int) -> str:
-    return repr(topo.labels[u]) if topo.labels else str(u)
+                     f"connected: node(s) {shown}{more} {problem}{note}")
 
 
 def _spec_dir() -> Traversable:

@@ -241,7 +241,12 @@ class ResultTable:
                 raise InputError(self.param, f"{part} cannot be read "
                                  f"({one_line(exc, 80)}); delete it and "
                                  "rerun the sweep to redo its runs") from None
-            for row in rows:
+            for i, row in enumerate(rows, 1):
+                if not _is_row(row):
+                    raise InputError(self.param, f"{part} line {i}: not a row of a netdp "
+                                     "table (an object of numbers and text, with its "
+                                     "config_hash and seed); delete the file and rerun the "
+                                     "sweep to redo its runs")
                 key = (row.get("config_hash"), row.get("seed"))
                 if key not in seen:
                     seen.add(key)
@@ -275,6 +280,17 @@ class ResultTable:
         except TypeError:  # mixed types in an axis column: key order only
             frame = frame.sort_values(["config_hash", "seed"], kind="stable")
         return frame.reset_index(drop=True)
+
+
+def _is_row(row: object) -> bool:
+    """Whether a JSON line is a table row: an object whose values are numbers (integers
+    within 64 bits), text, booleans or null, with a text ``config_hash`` and an integer
+    ``seed`` (a line edited by hand, or written by another program, is refused)."""
+    if not isinstance(row, dict) or not isinstance(row.get("config_hash"), str) \
+            or isinstance(row.get("seed"), bool) or not isinstance(row.get("seed"), int):
+        return False
+    return all(v is None or isinstance(v, str | bool | float) or (
+        isinstance(v, int) and -(2**63) <= v < 2**64) for v in row.values())
 
 
 def read_table(path: str | Path):
