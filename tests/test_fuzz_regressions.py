@@ -540,9 +540,10 @@ def test_a_loop_of_links_is_one_line(argv, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open (issue 39's readers' long run): the walk "
-                   "accountants' time estimate misses a 100-node cycle's PLD compositions "
-                   "(17 s of accounting under a 3 s limit)")
+@pytest.mark.xfail(strict=True, reason="open (issue 39's readers' long run): no time "
+                   "estimate covers the pn-f-dp theory line by hop distance (netdp.bounds."
+                   "published.pnfdp_epsilon: 19 s of PLD self-compositions on a 100-node "
+                   "cycle under a 3 s limit)")
 def test_cycle_of_100_nodes_is_estimated():
     """The long run's one runaway left open: a topology spec of a cycle at its default 100
     nodes (``default_nodes`` removed), 30 steps."""
