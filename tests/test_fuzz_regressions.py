@@ -300,7 +300,7 @@ QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
      "d.csv has no column 'nope'; give a name from its header row or an index 0..0"),
     ("itemsets-cell", {"s.csv": f"items\n1 2\n1 {SECRET}\n"},
      ["simulate", "--task", "itemsets", "--data-file", "{s.csv}"],
-     "line 3: items must be integers separated by spaces"),
+     "line 3: items must be integers (64-bit) separated by spaces"),
     ("graphml-unknown-node", {"g.graphml": '<graphml xmlns="http://graphml.graphdrawing.org/'
                               'xmlns"><graph edgedefault="undirected">\n<node id="a"/>\n'
                               f'<edge source="a" target="{SECRET}"/>\n</graph></graphml>\n'},
@@ -454,6 +454,15 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
       for preset in ("pairs", "heatmap", "distance")],  # a ValueError in matplotlib's ticks
     ("gossip-matrix-1e308", {}, ["simulate", "--protocol", "gossip", "-n", "6",
                                  "--gossip-matrix", "{huge.npy}"], "--gossip-matrix"),
+    ("report-config-text", {}, ["report", "{text-config.json}", "--pairs", "{pairs}",
+                                "--html", "page.html"], "PATH"),  # an AttributeError
+    ("itemsets-int64-beyond", {"s.csv": "items\n1 2\n1 -9223372036854775809\n"},
+     ["simulate", "-n", "6", "--task", "itemsets", "--data-file", "{s.csv}"], "--data-file"),
+    ("account-repair-no-topology", {"l.csv": '# netdp trace log 1\n# nodes = 4\nt,token,'
+                                    "sender,receiver\n1,0,0,1\n"},
+     ["account", "{l.csv}", "-n", "4", "--repair"], "--topology"),  # named, not asked for
+    ("config-key-not-a-name", {"c.toml": f"{SECRET}-X = 1\n"},
+     ["plot", "--preset", "distance", "--config", "{c.toml}"], "--config"),
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
@@ -483,6 +492,7 @@ def test_reader_regression(label, files, argv, param, inputs, tmp_path):
     files = {**files, "bad-delta.json": _edited_run(
         inputs["run"], ("privacy", "empirical", 0, "delta"), '{"a": ["b", 1]}'),
         "text-nodes.json": _edited_run(inputs["run"], ("config", "nodes"), f'"{SECRET}"'),
+        "text-config.json": _edited_run(inputs["run"], ("config",), '"secret.npy"'),
         "huge-theory.json": _edited_run(inputs["run"], ("privacy", "theory"),
                                         '{"x": 1' + "0" * 400 + "}")}
     for name, text in files.items():
@@ -585,3 +595,12 @@ def test_a_sweep_row_of_another_shape(label, edit, argv, inputs, tmp_path):
     lines: list[str] = []
     assert check_case(argv, lines) == 2
     assert "not a row of a netdp table" in lines[0], lines
+
+
+def test_a_tiny_time_limit_names_itself():
+    """NETDP_TIME_LIMIT=1e-320: every run is over it, and the line named --runs, not given;
+    a run under a second has no size to lower, so the variable is named."""
+    lines: list[str] = []
+    argv = ["simulate", "-n", "6", "--steps", "30"]
+    assert check_case(argv, lines, env={"NETDP_TIME_LIMIT": "1e-320"}) == 2
+    assert named(lines[0], "simulate") == "NETDP_TIME_LIMIT", lines

@@ -48,6 +48,8 @@ def check_seconds(parts: Parts, note: str = "") -> None:
     if total <= limit:
         return
     what, (seconds, param) = max(parts.items(), key=lambda item: item[1][0])
+    if total < 1.0:  # a run this small has no size to lower: the limit is what to change
+        param = "NETDP_TIME_LIMIT"
     raise InputError(param, f"this run would take about {duration(total)} ({what}: "
                             f"{duration(seconds)}{note}), more than the {duration(limit)} "
                             f"allowed (NETDP_TIME_LIMIT)")

@@ -31,6 +31,7 @@ from netdp.report.html import (
     paragraph,
     table,
 )
+from netdp.report.run_marks import check_shape
 from netdp.report.sections import provenance_section, result_sections, title
 from netdp.run.sweep.summary import grid_means
 
@@ -282,6 +283,7 @@ def read_result(path: str | Path, param: str = "PATH") -> dict[str, Any]:
                       "audit --json)")
     if not isinstance(found, dict):
         raise InputError(param, f"{str(path)!r} holds no JSON object (a netdp result is one)")
+    check_shape(found, param)  # the fields the page and its figures read
     return found
 
 

@@ -186,10 +186,13 @@ def read_sets(path: str, column: str | None, domain: int) -> ItemSets:
     for line, row in enumerate(rows[1:], start=2):
         cell = row[index] if index < len(row) else ""
         try:
-            sets.append([int(tok) for tok in cell.split()])
+            items = [int(tok) for tok in cell.split()]
+            if any(not -(2**63) <= i < 2**63 for i in items):  # numpy's int64 cannot hold it
+                raise ValueError(line)
+            sets.append(items)
         except ValueError:
             raise InputError("data-file", f"{path} line {line}: items must be integers "
-                             "separated by spaces") from None
+                             "(64-bit) separated by spaces") from None
     return ItemSets.from_lists(sets, domain)
 
 
