@@ -300,7 +300,7 @@ QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
      "d.csv has no column 'nope'; give a name from its header row or an index 0..0"),
     ("itemsets-cell", {"s.csv": f"items\n1 2\n1 {SECRET}\n"},
      ["simulate", "--task", "itemsets", "--data-file", "{s.csv}"],
-     "line 3: items must be integers (64-bit) separated by spaces"),
+     "line 3: items must be distinct integers in 0..2**63-1 separated by spaces"),
     ("graphml-unknown-node", {"g.graphml": '<graphml xmlns="http://graphml.graphdrawing.org/'
                               'xmlns"><graph edgedefault="undirected">\n<node id="a"/>\n'
                               f'<edge source="a" target="{SECRET}"/>\n</graph></graphml>\n'},
@@ -463,6 +463,12 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
      ["account", "{l.csv}", "-n", "4", "--repair"], "--topology"),  # named, not asked for
     ("config-key-not-a-name", {"c.toml": f"{SECRET}-X = 1\n"},
      ["plot", "--preset", "distance", "--config", "{c.toml}"], "--config"),
+    ("itemsets-negative-item", {"s.csv": "items\n1 2\n1 -1\n"},
+     ["simulate", "-n", "6", "--task", "itemsets", "--data-file", "{s.csv}"],
+     "--data-file"),  # named --domain, not given
+    ("itemsets-item-beyond-domain", {"s.csv": "items\n1 2\n1 99\n"},
+     ["simulate", "-n", "6", "--task", "itemsets", "--data-file", "{s.csv}"],
+     "--data-file"),  # named --domain, not given
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
