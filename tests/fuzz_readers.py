@@ -175,6 +175,7 @@ READERS: dict[str, tuple[list[str], list[list[str]]]] = {
     "faults": (["loss.csv", "churn.csv"], [
         ["simulate", "-n", "6", "--steps", "30", "--loss", "file:{f}"],
         ["simulate", "-n", "6", "--steps", "30", "--churn", "file:{f}"]]),
+    "library": ([], []),  # netdp's public functions called with wrong types
     "environment": ([], [["plot", "--preset", "distance", "-n", "6", "--seed", "1", "--out",
                           "fig.png"], ["simulate", "-n", "6", "--steps", "30"],
                          ["report", "{run.json}", "--html", "page.html"]]),
@@ -381,9 +382,12 @@ def mutate_env(rng: random.Random, secret: str) -> tuple[dict[str, str], str]:
 def draw(reader: str, rng: random.Random) -> Case:
     """One case of ``reader``."""
     seeds_of, commands = READERS[reader]
-    argv = list(rng.choice(commands))
     secret = "{secret}"  # the marker: filled in per case by run_case
     paths = ["{secret-abs}", "secret.csv", "../secret.csv", "secret.npy"]
+    if reader == "library":
+        call, args, what = library_call(rng)
+        return Case(reader, ["<library>", call], {"<args>": json.dumps(args)}, what=what)
+    argv = list(rng.choice(commands))
     if reader == "environment":
         env, what = mutate_env(rng, secret)
         return Case(reader, argv, {}, env, what)
@@ -462,6 +466,8 @@ def run_case(case: Case, root: Path, rng: random.Random, wall: bool = False,
              check: Callable[..., int] = check_case) -> int:
     """Run ``case`` in a fresh folder under ``root`` and check its properties; the exit
     status. Raises AssertionError (or pytest's fail) with the case's line on a failure."""
+    if case.reader == "library":
+        return run_library(case, root)
     folder = root / f"case-{rng.getrandbits(32):08x}"
     inputs, work = folder / "in", folder / "work"
     secret = _marker(rng)
@@ -544,3 +550,102 @@ def prepare(root: Path) -> None:
     seeds_root.mkdir(parents=True, exist_ok=True)
     SEEDS.update(make_seeds(seeds_root))
     SWEEP = seeds_root / "sweep"
+
+
+# ------------------------------------------------------------------- the library
+
+#: Values of the wrong type, size or kind for any argument (by name: built per call).
+WRONG = ["int", "text", "none", "list", "dict", "object", "np-int", "np-nan", "path",
+         "bytes", "huge-float", "negative", "bool", "digits-400", "nan", "nested", "set"]
+
+
+def _wrong(kind: str):
+    import numpy as np
+
+    return {"int": 5, "text": "x", "none": None, "list": [1, "a"], "dict": {"a": [1]},
+            "object": object(), "np-int": np.int64(6), "np-nan": np.float64("nan"),
+            "path": Path("no-such-file.csv"), "bytes": b"\xff", "huge-float": 1e300,
+            "negative": -1, "bool": True, "digits-400": 10**400, "nan": float("nan"),
+            "nested": [[[[[[1]]]]]], "set": {1, 2}}[kind]
+
+
+#: The public functions, the arguments each takes (one is given a wrong value), and a
+#: valid call to start from (``{log}``: the fuzzer's valid log).
+CALLS = {
+    "simulate": (["config", "progress", "keep_pairs", "trace_out", "scheduler", "client",
+                  "workers", "nodes", "steps", "epsilon", "topology", "task", "seed",
+                  "accountants", "range", "data_file", "loss"],
+                 {"config": {"nodes": 6, "steps": 30, "seed": 1}}),
+    "account": (["log", "repair", "keep_pairs", "observer", "nodes", "epsilon", "topology",
+                 "sigma"], {"log": "{log}", "nodes": 6}),
+    "attack": (["mechanism", "attack", "domain", "epsilon", "beta", "targets",
+                "target_choice", "users", "data", "trials", "defences", "seed"],
+               {"users": 2000, "trials": 2, "domain": 16}),
+    "make_config": (["params", "nodes", "steps", "epsilon", "topology", "task", "range"],
+                    {"params": {"nodes": 6}}),
+}
+
+
+def library_call(rng: random.Random) -> tuple[str, dict[str, str], str]:
+    """A call: the function, and each argument given a wrong value (by :data:`WRONG`'s
+    kind) or ``"valid"``."""
+    call = rng.choice(sorted(CALLS))
+    names, _ = CALLS[call]
+    chosen = rng.sample(names, rng.choice([1, 1, 2]))
+    args = {name: rng.choice(WRONG) for name in chosen}
+    return call, args, f"{call}({', '.join(f'{k}={v}' for k, v in args.items())})"
+
+
+def run_library(case: Case, root: Path) -> int:
+    """Call the function of ``case``: it returns, or raises :class:`InputError` whose line
+    is one line; within the CPU-time bound (under the fuzzer's ``NETDP_TIME_LIMIT``).
+    0 for a return, 2 for a refusal."""
+    import time
+
+    from test_fuzz_cli import LIMIT_S, TIME_LIMIT
+
+    import netdp
+    from netdp.core.errors import InputError
+
+    call = case.argv[1]
+    args = json.loads(case.files["<args>"])
+    names, valid = CALLS[call]
+    kwargs = {k: (v.replace("{log}", str(root / "seeds" / "log.csv")) if isinstance(v, str)
+                  else v) for k, v in valid.items()}
+    (root / "seeds" / "log.csv").write_bytes(SEEDS["log.csv"])
+    for name, kind in args.items():
+        value = _wrong(kind)
+        if call == "simulate" and name not in ("config", "progress", "keep_pairs",
+                                               "trace_out", "scheduler", "client", "workers"):
+            kwargs["config"] = {**kwargs["config"], name: value}  # a config key
+        elif call == "make_config" and name != "params":
+            kwargs[name] = value
+        else:
+            kwargs[name] = value
+    env = os.environ.get("NETDP_TIME_LIMIT")
+    os.environ["NETDP_TIME_LIMIT"] = TIME_LIMIT
+    cwd = os.getcwd()
+    work = root / "library"
+    work.mkdir(exist_ok=True)
+    os.chdir(work)
+    start = time.process_time()
+    try:
+        with _quiet():
+            getattr(netdp, call)(**kwargs)
+        code = 0
+    except InputError as exc:
+        assert len(exc.line(call).splitlines()) == 1, (case.line(), exc.line(call))
+        code = 2
+    except MemoryError:
+        code = 2
+    except Exception as exc:  # noqa: BLE001  (the failure this fuzzes for)
+        raise AssertionError(f"{case.line()}: {type(exc).__name__}: {exc}"[:1500]) from None
+    finally:
+        os.chdir(cwd)
+        if env is None:
+            os.environ.pop("NETDP_TIME_LIMIT", None)
+        else:
+            os.environ["NETDP_TIME_LIMIT"] = env
+    seconds = time.process_time() - start
+    assert seconds <= LIMIT_S, (case.line(), f"{seconds:.1f} s of CPU time")
+    return code
