@@ -472,6 +472,13 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
     ("log-1e6-lines", {"l.csv": LOG_HEAD + "t,token,sender,receiver\n" + "".join(
         f"{t},0,{t % 4},{(t + 1) % 4}\n" for t in range(1, 1_000_001))},
      ["account", "{l.csv}"], "LOG"),  # 4.3 s of parsing under the 3 s limit
+    ("sweep-nodes-1e30", {"s.toml": 'seeds = 1\n[fixed]\ntask = "sum"\nsteps = 20\n[grid]\n'
+                          "nodes = [4, 1" + "0" * 30 + "]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--backend", "serial"], None),  # its own row refused
+    ("result-by-distance-1e40", {}, ["plot", "--preset", "by-distance", "--result",
+                                     "{far.json}", "--out", "f.png"], "--result"),
+    ("report-theory-by-distance-inf", {}, ["report", "{inf-theory.json}", "--html",
+                                           "page.html"], None),  # a figure's note now
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
@@ -502,6 +509,10 @@ def test_reader_regression(label, files, argv, param, inputs, tmp_path):
         inputs["run"], ("privacy", "empirical", 0, "delta"), '{"a": ["b", 1]}'),
         "text-nodes.json": _edited_run(inputs["run"], ("config", "nodes"), f'"{SECRET}"'),
         "text-config.json": _edited_run(inputs["run"], ("config",), '"secret.npy"'),
+        "far.json": _edited_run(inputs["run"], ("privacy", "empirical", 0, "by_distance", 1,
+                                                "distance"), "1" + "0" * 40),
+        "inf-theory.json": _edited_run(inputs["run"], ("privacy", "empirical", 0,
+                                                       "by_distance", 1, "distance"), "1e999"),
         "huge-theory.json": _edited_run(inputs["run"], ("privacy", "theory"),
                                         '{"x": 1' + "0" * 400 + "}")}
     for name, text in files.items():
@@ -572,7 +583,7 @@ def test_cycle_of_100_nodes_is_estimated():
 
 #: Issue 39, the readers' long run: a row of a sweep folder edited (field -> JSON text).
 ROW_EDITS = [("eps0-an-object", {"eps0": '{"a": ["b", 1]}'}),  # report DIR: a TypeError
-             ("seed-text", {"seed": '"x"'}), ("nodes-10e30", {"nodes": "1" + "0" * 30}),
+             ("seed-text", {"seed": '"x"'}), ("seed-10e30", {"seed": "1" + "0" * 30}),
              ("a-list", None)]
 
 
@@ -613,3 +624,18 @@ def test_a_tiny_time_limit_names_itself():
     argv = ["simulate", "-n", "6", "--steps", "30"]
     assert check_case(argv, lines, env={"NETDP_TIME_LIMIT": "1e-320"}) == 2
     assert named(lines[0], "simulate") == "NETDP_TIME_LIMIT", lines
+
+
+@pytest.mark.parametrize("call", [
+    lambda netdp: netdp.attack(beta=10**400, users=2000, trials=2, domain=16),
+    lambda netdp: netdp.simulate([[[[1]]]]),
+    lambda netdp: netdp.make_config([1, 2]),
+], ids=["attack-beta-400-digits", "simulate-config-a-list", "make-config-a-list"])
+def test_the_library_refuses_what_the_fuzzer_found(call):
+    """The readers' fuzzer's library cases (tests/fuzz_readers.py): an OverflowError and a
+    TypeError, now an InputError each."""
+    import netdp
+    from netdp.core.errors import InputError
+
+    with pytest.raises(InputError):
+        call(netdp)

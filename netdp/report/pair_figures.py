@@ -233,11 +233,14 @@ def _rows_series(label: str, rows, source: str, ldp: float | None = None,
     try:
         table = sorted((int(r["distance"]), float(r["mean"]), float(r.get("min", r["mean"])),
                         float(r.get("max", r["mean"]))) for r in rows)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError("result", f"{source}: a by_distance row lacks distance/mean/min/max "
-                         f"({type(exc).__name__}: {exc})") from None
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # its text not echoed
+        raise InputError("result", f"{source}: a by_distance row lacks a finite distance, "
+                         f"mean, min or max ({type(exc).__name__})") from None
     if not table:
         raise InputError("result", f"{source}: by_distance is empty")
+    if not all(0 <= row[0] <= 2**62 for row in table):  # a hop count between two nodes
+        raise InputError("result", f"{source}: a by_distance row's distance is not a hop "
+                         "count in 0..2**62")
     d, mean, lo, hi = (np.array(col) for col in zip(*table, strict=True))
     return DistanceSeries(label, d, mean, lo, hi, ldp, role)
 

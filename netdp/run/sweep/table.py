@@ -283,14 +283,15 @@ class ResultTable:
 
 
 def _is_row(row: object) -> bool:
-    """Whether a JSON line is a table row: an object whose values are numbers (integers
-    within 64 bits), text, booleans or null, with a text ``config_hash`` and an integer
-    ``seed`` (a line edited by hand, or written by another program, is refused)."""
+    """Whether a JSON line is a table row: an object whose values are numbers, text,
+    booleans or null (a failed run's row keeps its point's values, 10^30 nodes included),
+    with a text ``config_hash`` and an integer ``seed`` within 64 bits (a line edited by
+    hand, or written by another program, is refused)."""
+    seed = row.get("seed") if isinstance(row, dict) else None
     if not isinstance(row, dict) or not isinstance(row.get("config_hash"), str) \
-            or isinstance(row.get("seed"), bool) or not isinstance(row.get("seed"), int):
+            or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
         return False
-    return all(v is None or isinstance(v, str | bool | float) or (
-        isinstance(v, int) and -(2**63) <= v < 2**64) for v in row.values())
+    return all(v is None or isinstance(v, str | int | float) for v in row.values())
 
 
 def read_table(path: str | Path):
