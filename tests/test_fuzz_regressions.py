@@ -472,6 +472,9 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
     ("log-1e6-lines", {"l.csv": LOG_HEAD + "t,token,sender,receiver\n" + "".join(
         f"{t},0,{t % 4},{(t + 1) % 4}\n" for t in range(1, 1_000_001))},
      ["account", "{l.csv}"], "LOG"),  # 4.3 s of parsing under the 3 s limit
+    ("sweep-steps-400-digits", {"s.toml": 'seeds = 1\n[fixed]\ntask = "sum"\nsteps = 1'
+                                + "0" * 400 + "\n[grid]\nnodes = [4, 5]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--backend", "serial"], None),  # an OverflowError
     ("sweep-nodes-1e30", {"s.toml": 'seeds = 1\n[fixed]\ntask = "sum"\nsteps = 20\n[grid]\n'
                           "nodes = [4, 1" + "0" * 30 + "]\n"},
      ["sweep", "{s.toml}", "--out", "o", "--backend", "serial"], None),  # its own row refused
