@@ -482,6 +482,13 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
                                      "{far.json}", "--out", "f.png"], "--result"),
     ("report-theory-by-distance-inf", {}, ["report", "{inf-theory.json}", "--html",
                                            "page.html"], None),  # a figure's note now
+    ("report-config-directed-a-list", {}, ["report", "{directed-list.json}", "--pairs",
+                                           "{pairs}", "--html", "page.html"], "PATH"),
+    ("report-by-distance-row-text", {}, ["report", "{row-text.json}", "--html", "page.html"],
+     "PATH"),  # an AttributeError
+    ("sweep-spec-key-not-a-name", {"s.toml": f"seeds = 1\n[fixed]\n{SECRET}-X = 1\n[grid]\n"
+                                   "nodes = [4]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--dry-run"], "SPEC.toml"),  # echoed as a name
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
@@ -512,6 +519,10 @@ def test_reader_regression(label, files, argv, param, inputs, tmp_path):
         inputs["run"], ("privacy", "empirical", 0, "delta"), '{"a": ["b", 1]}'),
         "text-nodes.json": _edited_run(inputs["run"], ("config", "nodes"), f'"{SECRET}"'),
         "text-config.json": _edited_run(inputs["run"], ("config",), '"secret.npy"'),
+        "directed-list.json": _edited_run(inputs["run"], ("config", "directed"),
+                                          f'["{SECRET}", 1]'),
+        "row-text.json": _edited_run(inputs["run"], ("privacy", "empirical", 0, "by_distance",
+                                                     1), f'"{SECRET}"'),
         "far.json": _edited_run(inputs["run"], ("privacy", "empirical", 0, "by_distance", 1,
                                                 "distance"), "1" + "0" * 40),
         "inf-theory.json": _edited_run(inputs["run"], ("privacy", "empirical", 0,

@@ -29,6 +29,7 @@ import functools
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,6 +147,9 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
         for key in keys:
             if key in RESERVED:
                 raise InputError(key, RESERVED[key] + _at(path, section))
+            if key not in allowed and not re.fullmatch(r"[a-z][a-z0-9_]*", key):
+                raise InputError(SPEC, f"a key of {section} that is no parameter name "
+                                 f"(parameters are lower-case words){_at(path, section)}")
             if key not in allowed:
                 raise InputError(key, "unknown parameter; allowed: "
                                  f"{', '.join(sorted(set(hints) - set(RESERVED)))}"
