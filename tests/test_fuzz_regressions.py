@@ -653,3 +653,20 @@ def test_the_library_refuses_what_the_fuzzer_found(call):
 
     with pytest.raises(InputError):
         call(netdp)
+
+
+@pytest.mark.parametrize("grid", ['[[[1]]]', '"../secret.csv"', '{"nodes": [[1]]}'])
+def test_a_sweep_manifest_of_another_shape(grid, inputs, tmp_path):
+    """A manifest whose grid is no table of value lists (report DIR raised TypeError or
+    AttributeError): one line naming the folder."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    manifest = sweep / "sweep.json"
+    text = json.dumps({**json.loads(manifest.read_text()), "grid": "\x00G\x00"})
+    manifest.write_text(text.replace(json.dumps("\x00G\x00"), grid))
+    lines: list[str] = []
+    assert check_case(["report", str(sweep), "--html", "page.html"], lines) == 2
+    assert "is not a netdp sweep manifest" in lines[0], lines

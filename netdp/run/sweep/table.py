@@ -217,6 +217,11 @@ class ResultTable:
         try:
             data = json.loads(path.read_text())
             data["identity"]["configs"], data["identity"]["seeds"]  # noqa: B018
+            grid, fixed = data.get("grid", {}), data.get("fixed", {})
+            if not isinstance(grid, dict) or not isinstance(fixed, dict) or not all(
+                    isinstance(v, list) and not any(isinstance(x, list | dict) for x in v)
+                    for v in grid.values()):
+                raise TypeError(path)  # a manifest edited by hand: [grid] of another shape
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             raise InputError(self.param, f"{path} is not a netdp sweep manifest") from None
         return data
