@@ -11,7 +11,13 @@ subcommand (so that a run stopped early, ``--minutes``, has covered every subcom
 ``--seed`` makes the run repeatable. The report (``--report``) is rewritten after each
 chunk.
 Every failure is printed as its command line, to be kept in
-tests/test_fuzz_regressions.py. The address space is capped (``--memory``, GiB) so that
+tests/test_fuzz_regressions.py.
+
+With ``--readers`` it runs the structure-aware cases of tests/fuzz_readers.py instead
+(valid files mutated, the disclosure property on top), split evenly over the readers::
+
+    nice -n 19 python tests/fuzz_long.py --readers --cases 20000 --seed 39 --report r.json
+ The address space is capped (``--memory``, GiB) so that
 a run the estimates miss fails with ``MemoryError`` here instead of taking the machine.
 """
 
@@ -57,6 +63,49 @@ def run_command(command: str, files: dict[str, str], cases: int, at: int,
     one()
 
 
+def run_readers(args: argparse.Namespace, tally: dict, root: Path) -> None:
+    """The structure-aware cases (tests/fuzz_readers.py), ``--chunk`` per reader a round,
+    each bounded in this process's CPU time (a machine shared with other jobs stretches
+    wall time; the alarm at RUNAWAY times the limit still stops a case that hangs)."""
+    import random
+
+    import fuzz_readers
+
+    fuzz_readers.prepare(root)
+    names = args.commands if args.commands != FUZZ_COMMANDS else fuzz_readers.READER_NAMES
+    per = -(-args.cases // len(names))
+    rng = random.Random(args.seed)
+    began = time.perf_counter()
+    for round_ in range(-(-per // args.chunk)):
+        for i, reader in enumerate(names):
+            start = time.perf_counter()
+            count = min(args.chunk, per - round_ * args.chunk)
+            for case in fuzz_readers.cases((args.seed * 1000 + round_) * 100 + i, count,
+                                           [reader]):
+                one = time.perf_counter()
+                try:
+                    code = fuzz_readers.run_case(case, root, rng)  # CPU time
+                    tally["codes"][reader][str(code)] += 1
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001
+                    tally["failures"].append({"case": case.line()[:2000],
+                                              "error": str(exc)[-1500:]})
+                    print(f"FAIL {reader}: {case.line()[:300]}\n  {str(exc)[-400:]}",
+                          flush=True)
+                tally["cases"][reader] += 1
+                tally["slowest"][reader] = max(tally["slowest"][reader],
+                                               time.perf_counter() - one)
+            tally["seconds"][reader] = round(tally["seconds"].get(reader, 0.0)
+                                             + time.perf_counter() - start, 1)
+            print(f"round {round_} {reader}: {tally['cases'][reader]} cases, "
+                  f"{dict(tally['codes'][reader])}, {len(tally['failures'])} failures so far",
+                  flush=True)
+            Path(args.report).write_text(json.dumps(tally, indent=1, default=dict))
+        if time.perf_counter() - began > 60 * args.minutes:
+            break
+
+
 def main() -> int:
     """Run; exit 1 if any case failed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,6 +117,8 @@ def main() -> int:
     parser.add_argument("--chunk", type=int, default=50, help="cases per subcommand a round")
     parser.add_argument("--minutes", type=float, default=float("inf"),
                         help="stop after the round that passes this time")
+    parser.add_argument("--readers", action="store_true", help="the structure-aware cases "
+                        "of tests/fuzz_readers.py (--commands: reader names)")
     args = parser.parse_args()
     cap = int(args.memory * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -77,6 +128,11 @@ def main() -> int:
     per = -(-args.cases // len(args.commands))
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.readers:
+            run_readers(args, tally, Path(tmp))
+            print(f"total: {sum(tally['cases'].values())} cases, "
+                  f"{len(tally['failures'])} failures")
+            return 1 if tally["failures"] else 0
         files = make_inputs(Path(tmp))
         for round_ in range(-(-per // args.chunk)):
             for i, command in enumerate(args.commands):

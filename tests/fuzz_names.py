@@ -82,7 +82,8 @@ def _config_flags(command: str, namespace: argparse.Namespace | None) -> set[str
         files.append(getattr(namespace, "spec", None))
     for path in files:
         with contextlib.suppress(Exception):  # an unreadable file is refused as itself
-            keys |= _keys(tomllib.loads(Path(path).read_text()))
+            if Path(path).is_file() and Path(path).stat().st_size < 1 << 22:  # not a FIFO
+                keys |= _keys(tomllib.loads(Path(path).read_text()))
     for item in getattr(namespace, "set", None) or []:
         keys.add(str(item).partition("=")[0].strip())
     specs = param_specs()

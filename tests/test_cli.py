@@ -128,7 +128,8 @@ def test_disconnected_edge_list_names_unreachable_nodes(capsys, tmp_path):
     edges = tmp_path / "edges.txt"
     edges.write_text("0 1\n1 2\n7 8\n")
     code, _, err = run(capsys, "simulate", "--topology", str(edges))
-    assert code == 2 and "node(s) 7, 8 cannot be reached" in err
+    assert code == 2 and "node(s) #3, #4 cannot be reached from node #0 (nodes numbered " \
+        "from 0 in the file's order)" in err  # the file's labels (7, 8) never echoed
 
 
 def test_config_file_and_flags_override(capsys, tmp_path):

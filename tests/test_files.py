@@ -295,3 +295,63 @@ def test_accounting_a_log_removes_the_labels_of_an_earlier_matrix(here, capsys):
     assert main(["account", "log.csv", "--pairs-out", "q.npy", "--out", "q.labels.json"]) == 2
     assert "--out: writes 'q.labels.json', and --pairs-out writes its labels there" in \
         _one_line(capsys, "account")
+
+
+#: Issue 39: an output at one of the command's own inputs, for every subcommand with both:
+#: (argv, the output flag named, the input it names). ``here`` holds ``log.csv`` and
+#: ``s.toml``; ``sw`` (a sweep), ``r.json`` (a run), ``p.npy`` (its matrix), ``e.txt``
+#: (an edge list), ``l.csv`` (a loss file), ``c.toml`` (a config) and ``r.svg``
+#: (``r.json`` under an image's name) are made for the case.
+INPUT_OUTPUT = [
+    (["simulate", "--config", "c.toml", "--out", "c.toml"], "--out", "--config"),
+    (["simulate", "--topology", "e.txt", "--steps", "30", "--pairs-out", "./e.txt"],
+     "--pairs-out", "--topology"),
+    (["simulate", "-n", "6", "--data-file", "e.txt", "--trace-out", "e.txt"], "--trace-out",
+     "--data-file"),
+    (["simulate", "-n", "6", "--steps", "30", "--loss", "file:l.csv", "--html", "l.csv"],
+     "--html", "--loss"),
+    (["account", "log.csv", "--out", "log.csv"], "--out", "LOG"),
+    (["account", "log.csv", "--pairs-out", "sub/../log.csv"], "--pairs-out", "LOG"),
+    (["report", "r.json", "--html", "r.json"], "--html", "PATH"),
+    (["report", "r.json", "--pairs", "p.npy", "--html", "p.npy"], "--html", "--pairs"),
+    (["report", "sw", "--html", "sw/sweep.json"], "--html", "PATH"),
+    (["plot", "--preset", "by-distance", "--result", "r.svg", "--out", "r.svg"], "--out",
+     "--result"),
+    (["plot", "sw", "--preset", "privacy-vs-n", "--out", "sw/rows/x.png"], "--out", "DIR"),
+    (["results", "sw", "--csv", "sw/sweep.json"], "--csv", "DIR"),
+    (["sweep", "s.toml", "--out", "o", "--html", "s.toml", "--backend", "serial"], "--html",
+     "SPEC.toml"),
+    (["sweep", "s.toml", "--out", "sw", "--html", "sw/sweep.json", "--backend", "serial"],
+     "--html", "--out"),
+]
+
+
+@pytest.mark.parametrize(("argv", "flag", "source"), INPUT_OUTPUT,
+                         ids=[f"{a[0]}-{f}-{s}" for a, f, s in INPUT_OUTPUT])
+def test_an_output_at_an_input_is_refused(here, capsys, argv, flag, source):
+    """``netdp report run.json --html run.json`` would replace its input: refused in one
+    line naming the output's flag and the input's, every file as it was."""
+    (here / "sub").mkdir()
+    assert main(["sweep", "s.toml", "--out", "sw", "--backend", "serial", "-q"]) == 0
+    assert main(["simulate", "-n", "6", "--steps", "30", "--seed", "1", "-q", "--out",
+                 "r.json", "--pairs-out", "p.npy"]) == 0
+    capsys.readouterr()
+    (here / "r.svg").write_bytes((here / "r.json").read_bytes())
+    (here / "e.txt").write_text("".join(f"{u} {(u + 1) % 6}\n" for u in range(6)))
+    (here / "c.toml").write_text("nodes = 6\nsteps = 30\n")
+    (here / "l.csv").write_text("src,dst,p\n0,1,0.1\n")
+    before = {p: p.read_bytes() for p in here.rglob("*") if p.is_file()}
+    assert main(argv) == 2
+    line = _one_line(capsys, argv[0])
+    assert line.startswith(f"netdp {argv[0]}: error: {flag}: writes ") and (
+        f"which {source} reads" in line), line
+    assert {p: p.read_bytes() for p in here.rglob("*") if p.is_file()} == before
+
+
+def test_an_output_beside_a_sweeps_files_is_fine(here, capsys):
+    """Only what a command reads is guarded: a table written into the sweep's folder, or
+    a page beside the run's JSON, is an output like another."""
+    assert main(["sweep", "s.toml", "--out", "sw", "--backend", "serial", "-q"]) == 0
+    assert main(["results", "sw", "--csv", "sw/table.csv"]) == 0
+    assert main(["report", "sw", "--html", "sw/page.html"]) == 0
+    assert (here / "sw" / "table.csv").is_file() and (here / "sw" / "page.html").is_file()

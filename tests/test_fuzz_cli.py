@@ -332,44 +332,27 @@ def starts_cluster(argv: list[str]) -> bool:
     return any(a == "--backend" and b == "dask" for a, b in pairs) or "--backend=dask" in argv
 
 
-def check_case(argv: list[str], lines: list[str] | None = None, wall: bool = False) -> int:
-    """Run ``netdp argv`` in a fresh folder, assert the property; the exit status (and
-    stderr's lines appended to ``lines``).
+def check_case(argv: list[str], lines: list[str] | None = None, wall: bool = False,
+               workdir: Path | None = None, captured: dict[str, str] | None = None,
+               env: dict[str, str] | None = None) -> int:
+    """Run ``netdp argv`` in a fresh folder (or in ``workdir``, kept), assert the property;
+    the exit status (and stderr's lines appended to ``lines``; stdout and stderr put in
+    ``captured``), with the environment variables of ``env`` set for the case.
 
     The time bound is on this process's CPU time (``time.process_time``: every thread,
     not the time spent waiting for a busy machine), or on wall-clock time with ``wall``
     (the long run); either way a wall-clock alarm at ``RUNAWAY`` times the limit stops
     a case that hangs.
     """
-    cwd = os.getcwd()
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chdir(tmp)
-        (Path(tmp) / "a-folder").mkdir()
-        limit = os.environ.get("NETDP_TIME_LIMIT")
-        os.environ["NETDP_TIME_LIMIT"] = TIME_LIMIT
-        old = signal.signal(signal.SIGALRM, _alarm)
-        limit_s = CLUSTER_LIMIT_S if starts_cluster(argv) else LIMIT_S
-        alarm_s = RUNAWAY * limit_s
-        signal.setitimer(signal.ITIMER_REAL, alarm_s)
-        clock = time.perf_counter if wall else time.process_time
-        start = clock()
-        try:
-            with _quiet() as (out, err):
-                code = main(argv)
-            seconds = clock() - start
-        except _Timeout:
-            pytest.fail(f"over {alarm_s:g} s of wall-clock time: netdp {' '.join(argv)}")
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
-            os.chdir(cwd)
-            if limit is None:
-                os.environ.pop("NETDP_TIME_LIMIT", None)
-            else:
-                os.environ["NETDP_TIME_LIMIT"] = limit
-    stderr, stdout = err.getvalue(), out.getvalue()
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            (workdir / "a-folder").mkdir()
+        code, stdout, stderr, seconds, limit_s = _run_case(argv, workdir, wall, env or {})
     if lines is not None:
         lines += stderr.strip().splitlines()
+    if captured is not None:
+        captured.update(stdout=stdout, stderr=stderr)
     case = f"netdp {' '.join(a if len(a) < 60 else a[:57] + '...' for a in argv)}"
     assert code in (0, 1, 2), (case, code, stderr[-2000:])
     assert "Traceback" not in stderr, (case, stderr[-2000:])
@@ -380,6 +363,39 @@ def check_case(argv: list[str], lines: list[str] | None = None, wall: bool = Fal
         json.loads(stdout, parse_constant=_strict)
     assert seconds <= limit_s, (case, f"{seconds:.1f} s of {'wall' if wall else 'CPU'} time")
     return code
+
+
+def _run_case(argv: list[str], workdir: Path, wall: bool,
+              env: dict[str, str]) -> tuple[int, str, str, float, float]:
+    """``netdp argv`` run in ``workdir`` under the fuzzer's time limit and alarm: the exit
+    status, stdout, stderr, the seconds it took and the case's limit."""
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    env = {"NETDP_TIME_LIMIT": TIME_LIMIT, **env}
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    limit_s = CLUSTER_LIMIT_S if starts_cluster(argv) else LIMIT_S
+    alarm_s = RUNAWAY * limit_s
+    signal.setitimer(signal.ITIMER_REAL, alarm_s)
+    clock = time.perf_counter if wall else time.process_time
+    start = clock()
+    try:
+        with _quiet() as (out, err):
+            code = main(argv)
+        seconds = clock() - start
+    except _Timeout:
+        pytest.fail(f"over {alarm_s:g} s of wall-clock time: netdp {' '.join(argv)}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        os.chdir(cwd)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return code, out.getvalue(), err.getvalue(), seconds, limit_s
 
 
 FUZZ_COMMANDS = [c for c in COMMANDS if c != "topologies"]

@@ -10,7 +10,9 @@ case is checked with).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import numpy as np
 import pytest
 from fuzz_names import named
 from test_fuzz_cli import check_case, make_inputs
@@ -202,6 +204,12 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
      "--parquet"),
     ("plot-out-png-slash", ["plot", "{sweep}", "--preset", "privacy-vs-n", "--out",
                             "x.png/"], "--out"),
+    # issue 39: a scheduler address of another protocol (a TypeError from inside dask)
+    *[(f"scheduler-{scheme}", [*SIM[:3], "--topology", "cycle", "--steps", "30",
+                               "--scheduler", f"{scheme}://127.0.0.1:1"], "--scheduler")
+      for scheme in ("ucx", "tls")],
+    ("sweep-scheduler-ucx", ["sweep", "{spec}", "--out", "o", "--backend", "dask",
+                             "--scheduler", "ucx://127.0.0.1:1"], "--scheduler"),
 ]
 
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.
@@ -292,12 +300,33 @@ QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
      "d.csv has no column 'nope'; give a name from its header row or an index 0..0"),
     ("itemsets-cell", {"s.csv": f"items\n1 2\n1 {SECRET}\n"},
      ["simulate", "--task", "itemsets", "--data-file", "{s.csv}"],
-     "line 3: items must be integers separated by spaces"),
+     "line 3: items must be distinct integers in 0..2**63-1 separated by spaces"),
     ("graphml-unknown-node", {"g.graphml": '<graphml xmlns="http://graphml.graphdrawing.org/'
                               'xmlns"><graph edgedefault="undirected">\n<node id="a"/>\n'
                               f'<edge source="a" target="{SECRET}"/>\n</graph></graphml>\n'},
      ["simulate", "--topology", "{g.graphml}"],
      "line 3: an <edge> names a node that no <node> element declares"),
+    # issue 39, the remaining quotes: a graph's labels, a topology spec, a file's values
+    ("graph-connectivity-labels", {"g.txt": f"a b\n{SECRET} c\n"},
+     ["simulate", "--topology", "{g.txt}"],
+     "node(s) #2, #3 cannot be reached from node #0 (nodes numbered from 0 in the file's"),
+    ("topology-spec-generator", {"t.toml": f'description = "x"\ngenerator = "{SECRET}"\n'
+                                 'size = "n"\n'}, ["simulate", "--topology", "{t.toml}"],
+     "the generator is not a graph generator of networkx.generators"),
+    ("topology-spec-expression", {"t.toml": 'description = "x"\ngenerator = "erdos_renyi_'
+                                  f'graph"\nsize = "n"\n[params]\np = "{SECRET} + n"\n'},
+     ["simulate", "--topology", "{t.toml}", "-n", "10"],
+     "parameter p of [params] is not an expression in n: an unknown name"),
+    ("topology-spec-size", {"t.toml": 'description = "x"\ngenerator = "cycle_graph"\n'
+                            f'size = "{SECRET}"\n'}, ["simulate", "--topology", "{t.toml}"],
+     "size must be one of n, log2, sqrt, fixed"),
+    ("config-value", {"c.toml": f'nodes = "{SECRET}"\n'}, ["simulate", "--config", "{c.toml}"],
+     "--nodes: must be an integer >= 2"),
+    ("plot-config-value", {"c.toml": f'nodes = "{SECRET}"\n'},
+     ["plot", "--preset", "distance", "--config", "{c.toml}"], "--nodes: must be an integer"),
+    ("sweep-spec-value", {"s.toml": f'seeds = 1\n[fixed]\nsteps = "{SECRET}"\n[grid]\n'
+                          "nodes = [4]\n"}, ["sweep", "{s.toml}", "--out", "o"],
+     "--steps: must be an integer >= 1 (in "),
 ]
 
 
@@ -368,3 +397,276 @@ def test_special_files_are_refused_before_reading(label, argv, param, inputs, tm
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and out == "", err
     assert f" {param}: cannot read " in lines[0] and "not a regular file" in lines[0], lines
+
+
+#: Issue 39, found by the structure-aware fuzzer (tests/fuzz_readers.py): (name, files of
+#: the case, argv, the parameter the one line names, or ``None`` for a case that must
+#: run). ``{x}`` is the case's file ``x``; ``{log}``, ``{run}``, ``{pairs}`` the fuzzer's
+#: valid inputs.
+NEST = "[" * 1000 + "1" + "]" * 1000
+READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
+    ("log-header-nested-1000", {"l.csv": LOG_HEAD + f"# epsilon = {NEST}\nt,token,sender,"
+                                "receiver\n1,0,0,1\n"}, ["account", "{l.csv}"], "{l.csv}"),
+    ("log-header-int-5001-digits", {"l.csv": LOG_HEAD + "# epsilon = 1" + "0" * 5000
+                                    + "\nt,token,sender,receiver\n1,0,0,1\n"},
+     ["account", "{l.csv}"], "{l.csv}"),
+    ("set-nested-1000", {}, ["account", "{log}", "-n", "6", "--set", f"epsilon={NEST}"],
+     "--epsilon"),  # a --set key is named by its flag
+    ("npy-header-shape-1e20", {}, ["plot", "--preset", "pairs", "--pairs", "{lying.npy}",
+                                   "--out", "f.png"], "--pairs"),  # an OverflowError
+    ("gml-4-mb", {}, ["simulate", "--topology", "{big.gml}", "--steps", "30"],
+     "--topology"),  # 7-10 s of parsing under the 3 s limit
+    ("topology-spec-int-5001-digits", {"t.toml": 'description = "c"\ngenerator = '
+                                       '"cycle_graph"\nsize = "n"\ndefault_nodes = 1'
+                                       + "0" * 5000 + "\n"},
+     ["simulate", "--topology", "{t.toml}", "-n", "6"], "--topology"),
+    ("config-int-5001-digits", {"c.toml": "steps = 1" + "0" * 5000 + "\n"},
+     ["simulate", "--config", "{c.toml}"], "--config"),
+    ("adjlist-label-5001-digits", {"g.adjlist": "0 1\n1 1" + "0" * 5000 + "\n"},
+     ["simulate", "--topology", "{g.adjlist}", "--steps", "30"], None),  # a ValueError
+    ("graphml-declared-nodes-5001-digits", {"g.graphml": '<graphml><graph edgedefault="undir'
+                                            'ected" parse.nodes="1' + "0" * 5000 + '">'
+                                            '<node id="a"/><node id="b"/><edge source="a" '
+                                            'target="b"/></graph></graphml>'},
+     ["simulate", "--topology", "{g.graphml}"], "--topology"),
+    ("contacts-150k-rows", {"c.csv": "t,u,v\n" + "0,1,2\n" * 150_000 + "1,2,3\n"},
+     ["simulate", "--topology", "{c.csv}", "--format", "contacts", "-n", "6"],
+     "--topology"),  # 4 s of reading under the 3 s limit
+    ("topology-spec-default-nodes-1e30", {"t.toml": 'description = "c"\ngenerator = "cycle_'
+                                          'graph"\nsize = "n"\ndefault_nodes = 1' + "0" * 30
+                                          + "\n"}, ["simulate", "--topology", "{t.toml}"],
+     "--topology"),  # named --nodes, not given
+    ("data-file-outside-range", {"d.csv": f"x,{SECRET}\n0,1\n5,2\n"},
+     ["simulate", "--data-file", "{d.csv}"], "--data-file"),  # named --range, not given
+    ("graphml-encoding-unknown", {"g.graphml": '<?xml version="1.0" encoding="UTF-2147483647"'
+                                  '?>\n<graphml><graph edgedefault="undirected"><node id="a"/>'
+                                  '<node id="b"/><edge source="a" target="b"/></graph>'
+                                  "</graphml>\n"}, ["simulate", "--topology", "{g.graphml}"],
+     "--topology"),  # a LookupError
+    ("config-range-400-digits", {"c.toml": "range = [1" + "0" * 400 + ", 1.0]\n"},
+     ["simulate", "--config", "{c.toml}"], "--range"),  # an OverflowError
+    ("topology-spec-default-nodes-2e53", {"t.toml": 'description = "c"\ngenerator = "cycle_'
+                                          'graph"\nsize = "n"\ndefault_nodes = '
+                                          "9007199254740993\n"},
+     ["simulate", "--topology", "{t.toml}"], "--topology"),  # named --nodes, not given
+    *[(f"pairs-1e308-{preset}", {}, ["plot", "--preset", preset, "--pairs", "{huge.npy}",
+                                     "--out", "f.png"], "--pairs")
+      for preset in ("pairs", "heatmap", "distance")],  # a ValueError in matplotlib's ticks
+    ("gossip-matrix-1e308", {}, ["simulate", "--protocol", "gossip", "-n", "6",
+                                 "--gossip-matrix", "{huge.npy}"], "--gossip-matrix"),
+    ("report-config-text", {}, ["report", "{text-config.json}", "--pairs", "{pairs}",
+                                "--html", "page.html"], "PATH"),  # an AttributeError
+    ("itemsets-int64-beyond", {"s.csv": "items\n1 2\n1 -9223372036854775809\n"},
+     ["simulate", "-n", "6", "--task", "itemsets", "--data-file", "{s.csv}"], "--data-file"),
+    ("account-repair-no-topology", {"l.csv": '# netdp trace log 1\n# nodes = 4\nt,token,'
+                                    "sender,receiver\n1,0,0,1\n"},
+     ["account", "{l.csv}", "-n", "4", "--repair"], "--topology"),  # named, not asked for
+    ("config-key-not-a-name", {"c.toml": f"{SECRET}-X = 1\n"},
+     ["plot", "--preset", "distance", "--config", "{c.toml}"], "--config"),
+    ("itemsets-negative-item", {"s.csv": "items\n1 2\n1 -1\n"},
+     ["simulate", "-n", "6", "--task", "itemsets", "--data-file", "{s.csv}"],
+     "--data-file"),  # named --domain, not given
+    ("itemsets-item-beyond-domain", {"s.csv": "items\n1 2\n1 99\n"},
+     ["simulate", "-n", "6", "--task", "itemsets", "--data-file", "{s.csv}"],
+     "--data-file"),  # named --domain, not given
+    ("log-1e6-lines", {"l.csv": LOG_HEAD + "t,token,sender,receiver\n" + "".join(
+        f"{t},0,{t % 4},{(t + 1) % 4}\n" for t in range(1, 1_000_001))},
+     ["account", "{l.csv}"], "LOG"),  # 4.3 s of parsing under the 3 s limit
+    ("sweep-steps-400-digits", {"s.toml": 'seeds = 1\n[fixed]\ntask = "sum"\nsteps = 1'
+                                + "0" * 400 + "\n[grid]\nnodes = [4, 5]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--backend", "serial"], None),  # an OverflowError
+    ("sweep-nodes-1e30", {"s.toml": 'seeds = 1\n[fixed]\ntask = "sum"\nsteps = 20\n[grid]\n'
+                          "nodes = [4, 1" + "0" * 30 + "]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--backend", "serial"], None),  # its own row refused
+    ("result-by-distance-1e40", {}, ["plot", "--preset", "by-distance", "--result",
+                                     "{far.json}", "--out", "f.png"], "--result"),
+    ("report-theory-by-distance-inf", {}, ["report", "{inf-theory.json}", "--html",
+                                           "page.html"], None),  # a figure's note now
+    ("report-config-directed-a-list", {}, ["report", "{directed-list.json}", "--pairs",
+                                           "{pairs}", "--html", "page.html"], "PATH"),
+    ("report-by-distance-row-text", {}, ["report", "{row-text.json}", "--html", "page.html"],
+     "PATH"),  # an AttributeError
+    ("sweep-spec-key-not-a-name", {"s.toml": f"seeds = 1\n[fixed]\n{SECRET}-X = 1\n[grid]\n"
+                                   "nodes = [4]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--dry-run"], "SPEC.toml"),  # echoed as a name
+    ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
+                                    "--result", "{bad-delta.json}", "--out", "f.png"],
+     "--result"),
+    ("result-nodes-text", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
+                               "--result", "{text-nodes.json}", "--out", "f.png"], "--result"),
+    ("result-theory-huge", {}, ["plot", "--preset", "by-distance", "--result",
+                                "{huge-theory.json}", "--out", "f.png"], "--result"),
+]
+
+
+def _edited_run(run: str, path: tuple, value) -> str:
+    """The fuzzer's run JSON with the field at ``path`` set to ``value`` (as JSON text)."""
+    import json
+
+    doc = json.loads(Path(run).read_text())
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = "\x00V\x00"
+    return json.dumps(doc).replace(json.dumps("\x00V\x00"), value)
+
+
+@pytest.mark.parametrize(("label", "files", "argv", "param"), READERS,
+                         ids=[c[0] for c in READERS])
+def test_reader_regression(label, files, argv, param, inputs, tmp_path):
+    """Each once gave a traceback: now one line naming the file or flag (or a run)."""
+    files = {**files, "bad-delta.json": _edited_run(
+        inputs["run"], ("privacy", "empirical", 0, "delta"), '{"a": ["b", 1]}'),
+        "text-nodes.json": _edited_run(inputs["run"], ("config", "nodes"), f'"{SECRET}"'),
+        "text-config.json": _edited_run(inputs["run"], ("config",), '"secret.npy"'),
+        "directed-list.json": _edited_run(inputs["run"], ("config", "directed"),
+                                          f'["{SECRET}", 1]'),
+        "row-text.json": _edited_run(inputs["run"], ("privacy", "empirical", 0, "by_distance",
+                                                     1), f'"{SECRET}"'),
+        "far.json": _edited_run(inputs["run"], ("privacy", "empirical", 0, "by_distance", 1,
+                                                "distance"), "1" + "0" * 40),
+        "inf-theory.json": _edited_run(inputs["run"], ("privacy", "empirical", 0,
+                                                       "by_distance", 1, "distance"), "1e999"),
+        "huge-theory.json": _edited_run(inputs["run"], ("privacy", "theory"),
+                                        '{"x": 1' + "0" * 400 + "}")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    header = Path(inputs["pairs"]).read_bytes()
+    (tmp_path / "lying.npy").write_bytes(header.replace(b"(6, 6)", b"(10**20, 1)".replace(
+        b"10**20", b"1" + b"0" * 20), 1))
+    edges = "".join(f"  edge [ source {u} target {(u + 1) % 6} ]\n" for u in range(6))
+    (tmp_path / "big.gml").write_text("graph [\n" + "".join(
+        f"  node [ id {u} ]\n" for u in range(6)) + edges * 110_000 + "]\n")
+    np.save(tmp_path / "huge.npy", np.full((6, 6), 1e308))
+    files = {**files, "lying.npy": "", "big.gml": "", "huge.npy": ""}
+    paths = {**inputs, **{name: str(tmp_path / name) for name in files}}
+    argv = _argv(argv, paths)
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    code = check_case(argv, lines, workdir=work)
+    if param is None:
+        assert code in (0, 1)
+        return
+    assert code == 2 and SECRET not in lines[0], lines
+    assert named(lines[0], argv[0]) == _argv([param], paths)[0], lines[0]
+
+
+@pytest.mark.parametrize("value", ["ucx", "nope", "module://missing", ""])
+def test_a_bad_matplotlib_backend_is_ignored(value, inputs, tmp_path):
+    """MPLBACKEND=ucx made matplotlib's import fail with a traceback; netdp's figures need
+    no backend, so the command line ignores it (a fresh process: matplotlib reads it when
+    first imported)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MPLBACKEND": value}
+    done = subprocess.run([sys.executable, "-m", "netdp", "plot", "--preset", "pairs",
+                           "--pairs", inputs["pairs"], "--out", str(tmp_path / "f.png")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert (tmp_path / "f.png").is_file()
+
+
+@pytest.mark.parametrize("argv", [["account", "{loop}"], ["report", "{loop}", "--html", "p.html"],
+                                  ["results", "{loop}"], ["simulate", "--config", "{loop}"],
+                                  ["simulate", "--topology", "{loop}"],
+                                  ["plot", "--preset", "pairs", "--pairs", "{loop}"]])
+def test_a_loop_of_links_is_one_line(argv, tmp_path):
+    """A symbolic link that names itself through another, given where a file is read: one
+    line naming the argument, no traceback (the readers' fuzzer's ``link-loop``)."""
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to("loop2.csv")
+    (tmp_path / "loop2.csv").symlink_to("loop.csv")
+    argv = _argv(argv, {"loop": str(loop)})
+    assert check_case(argv) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open (issue 39's readers' long run): no time "
+                   "estimate covers the pn-f-dp theory line by hop distance (netdp.bounds."
+                   "published.pnfdp_epsilon: 19 s of PLD self-compositions on a 100-node "
+                   "cycle under a 3 s limit)")
+def test_cycle_of_100_nodes_is_estimated():
+    """The long run's one runaway left open: a topology spec of a cycle at its default 100
+    nodes (``default_nodes`` removed), 30 steps."""
+    assert check_case(["simulate", "--topology", "cycle", "-n", "100", "--steps", "30",
+                       "--seed", "1"]) in (0, 2)
+
+
+#: Issue 39, the readers' long run: a row of a sweep folder edited (field -> JSON text).
+ROW_EDITS = [("eps0-an-object", {"eps0": '{"a": ["b", 1]}'}),  # report DIR: a TypeError
+             ("seed-text", {"seed": '"x"'}), ("seed-10e30", {"seed": "1" + "0" * 30}),
+             ("a-list", None)]
+
+
+@pytest.mark.parametrize(("label", "edit"), ROW_EDITS, ids=[e[0] for e in ROW_EDITS])
+@pytest.mark.parametrize("argv", [["results", "{sweep}"],
+                                  ["report", "{sweep}", "--html", "page.html"],
+                                  ["plot", "{sweep}", "--preset", "privacy-vs-n", "--out",
+                                   "f.png"],
+                                  ["sweep", "{spec}", "--out", "{sweep}", "--backend",
+                                   "serial"]], ids=["results", "report", "plot", "resume"])
+def test_a_sweep_row_of_another_shape(label, edit, argv, inputs, tmp_path):
+    """A row that is no table row is one line naming the folder, for every command that
+    reads the folder."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    part = sorted((sweep / "rows").glob("part-*.jsonl"))[0]
+    row = json.loads(part.read_text().splitlines()[0])
+    if edit is None:
+        text = json.dumps(list(row.values()))
+    else:
+        text = json.dumps({**row, **{k: "\x00V\x00" for k in edit}})
+        for value in edit.values():
+            text = text.replace(json.dumps("\x00V\x00"), value, 1)
+    part.write_text(text + "\n")
+    argv = _argv(argv, {**inputs, "sweep": str(sweep)})
+    lines: list[str] = []
+    assert check_case(argv, lines) == 2
+    assert "not a row of a netdp table" in lines[0], lines
+
+
+def test_a_tiny_time_limit_names_itself():
+    """NETDP_TIME_LIMIT=1e-320: every run is over it, and the line named --runs, not given;
+    a run under a second has no size to lower, so the variable is named."""
+    lines: list[str] = []
+    argv = ["simulate", "-n", "6", "--steps", "30"]
+    assert check_case(argv, lines, env={"NETDP_TIME_LIMIT": "1e-320"}) == 2
+    assert named(lines[0], "simulate") == "NETDP_TIME_LIMIT", lines
+
+
+@pytest.mark.parametrize("call", [
+    lambda netdp: netdp.attack(beta=10**400, users=2000, trials=2, domain=16),
+    lambda netdp: netdp.simulate([[[[1]]]]),
+    lambda netdp: netdp.make_config([1, 2]),
+], ids=["attack-beta-400-digits", "simulate-config-a-list", "make-config-a-list"])
+def test_the_library_refuses_what_the_fuzzer_found(call):
+    """The readers' fuzzer's library cases (tests/fuzz_readers.py): an OverflowError and a
+    TypeError, now an InputError each."""
+    import netdp
+    from netdp.core.errors import InputError
+
+    with pytest.raises(InputError):
+        call(netdp)
+
+
+@pytest.mark.parametrize("grid", ['[[[1]]]', '"../secret.csv"', '{"nodes": [[1]]}'])
+def test_a_sweep_manifest_of_another_shape(grid, inputs, tmp_path):
+    """A manifest whose grid is no table of value lists (report DIR raised TypeError or
+    AttributeError): one line naming the folder."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    manifest = sweep / "sweep.json"
+    text = json.dumps({**json.loads(manifest.read_text()), "grid": "\x00G\x00"})
+    manifest.write_text(text.replace(json.dumps("\x00G\x00"), grid))
+    lines: list[str] = []
+    assert check_case(["report", str(sweep), "--html", "page.html"], lines) == 2
+    assert "is not a netdp sweep manifest" in lines[0], lines

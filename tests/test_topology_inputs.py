@@ -66,14 +66,14 @@ def test_min_nodes_of_a_spec_is_the_smallest_size_it_builds(path, tmp_path):
 def test_user_spec_generator_parameters_are_checked_against_n(tmp_path):
     spec = write_spec(tmp_path, 'description = "x"\ngenerator = "barabasi_albert_graph"\n'
                       'size = "n"\nrandom = true\n[params]\nm = "n // 2 + 6"\n')
-    refused("nodes", r"mine.toml needs --nodes >= 12 for m = 'n // 2 \+ 6' = 11 \(got 10",
+    refused("nodes", r"mine.toml needs --nodes >= 12 for m of \[params\] \(got 10",
             topology.build, spec, 10)
     lattice = write_spec(tmp_path, 'description = "x"\n'
                          'generator = "connected_watts_strogatz_graph"\nsize = "n"\n'
                          'random = true\n[params]\nk = 4.0\np = 0.1\n', "lattice.toml")
-    refused("topology", "k = 4.0 at n = 10: the lattice degree must be an integer >= 2",
+    refused("topology", r"k of \[params\] at n = 10: the lattice degree must be an integer >= 2",
             topology.build, lattice, 10)
-    refused("topology", r"p = 1.5 at n = 10: a probability must lie in \[0, 1\]",
+    refused("topology", r"p of \[params\] at n = 10: a probability must lie in \[0, 1\]",
             topology.build, er_spec(tmp_path, "1.5"), 10)
 
 
@@ -84,7 +84,7 @@ def test_any_networkx_failure_becomes_an_input_error(tmp_path):
             "NetworkXError: Must satisfy 1 <= r <= n", topology.build, spec, 3)
     typo = write_spec(tmp_path, 'description = "x"\ngenerator = "cycle_graph"\nsize = "n"\n'
                       '[params]\nlength = 3\n')
-    refused("topology", "TypeError: .*unexpected keyword argument 'length'",
+    refused("topology", r"TypeError: .*unexpected keyword argument '\.\.\.'",
             topology.build, typo, 5)
 
 
@@ -177,47 +177,47 @@ def test_expressions_in_n_still_evaluate(expr, value):
 
 
 @pytest.mark.parametrize("expr,why", [
-    ("9**9**9", r"at n = 10: the exponent 387420489 is beyond \+-64"),
-    ("n ** 100", "exponent 100 is beyond"),
-    ("(10 * n) ** 18", "exceeds 1e.18 in magnitude"),
-    ("n ** 18 * n ** 18", "exceeds 1e.18 in magnitude"),
-    ("1e999", "is not finite"),
+    ("9**9**9", r"at n = 10: an exponent beyond \+-64"),
+    ("n ** 100", "an exponent beyond"),
+    ("(10 * n) ** 18", "a power beyond 1e.18 in magnitude"),
+    ("n ** 18 * n ** 18", "beyond 1e.18 in magnitude"),
+    ("1e999", "a value that is not finite"),
     ("1 / (n - 10)", "division by zero"),
     ("log(n - 10)", "math domain error"),
-    ("(-n) ** 0.5", "is not a real number"),
+    ("(-n) ** 0.5", "a value that is not a real number"),
     ("__import__('os').getcwd()", "is not an expression in n"),
     ("n.real", "is not an expression in n"),
-    ("x + 1", "unknown name 'x'"),
+    ("x + 1", "an unknown name"),
     ("min(n)", r"min\(\) takes 2 or more argument"),
     ("sqrt(n, 2)", r"sqrt\(\) takes 1 argument"),
-    ("'abc'", "is not a number"),
-    ("True", "is not a number"),
+    ("'abc'", "a constant that is not a number"),
+    ("True", "a constant that is not a number"),
     ("n if n else 1", "is not an expression in n"),
     ("2 *", "is not an expression in n"),
     ("(" * 200 + "n" + ")" * 200, "longer than 256 characters"),
-    ("-" * 250 + "n", r"= 10 at n = 10: a probability must lie in \[0, 1\]"),
+    ("-" * 250 + "n", r"p of \[params\] at n = 10: a probability must lie in \[0, 1\]"),
 ])
 def test_bad_expressions_are_refused_quickly(tmp_path, expr, why):
-    err = refused("topology", "mine.toml: parameter p = ", topology.build,
+    err = refused("topology", "mine.toml: parameter p of \\[params\\]", topology.build,
                   er_spec(tmp_path, json.dumps(expr)), 10)
     assert re.search(why, err.message), err.message
 
 
 @pytest.mark.parametrize("line,why", [
-    ('generator = 5', "generator must be a string (got an integer 5)"),
-    ('size = 3', "size must be a string (got an integer 3)"),
-    ('params = 7', "params must be a table (got an integer 7)"),
-    ('default_nodes = "x"', "default_nodes must be an integer (got a string 'x')"),
-    ('default_nodes = true', "default_nodes must be an integer (got a boolean True)"),
+    ('generator = 5', "generator must be a string (got an integer)"),
+    ('size = 3', "size must be a string (got an integer)"),
+    ('params = 7', "params must be a table (got an integer)"),
+    ('default_nodes = "x"', "default_nodes must be an integer (got a string)"),
+    ('default_nodes = true', "default_nodes must be an integer (got a boolean)"),
     ('random = "yes"', "random must be true or false"),
-    ('min_nodes = 1', "min_nodes must be >= 2 (got 1)"),
-    ('min_nodes = 20', "default_nodes must be >= min_nodes = 20 (got 10)"),
-    ('size = "cube"', "size must be one of n, log2, sqrt, fixed (got 'cube')"),
-    ('nodes = 10', "unknown key 'nodes'; a topology spec has the keys description, "),
+    ('min_nodes = 1', "min_nodes must be >= 2"),
+    ('min_nodes = 20', "default_nodes must be >= min_nodes"),
+    ('size = "cube"', "size must be one of n, log2, sqrt, fixed"),
+    ('nodes = 10', "an unknown key; a topology spec has the keys description, "),
     ('params = {p = [1]}', "parameter p must be a number, a boolean or an expression in n "
      "(got an array)"),
-    ('params = {p = inf}', "parameter p = inf: the value inf is not finite"),
-    ('params = {p = nan}', "parameter p = nan: the value nan is not finite"),
+    ('params = {p = inf}', "parameter p of [params]: a value that is not finite"),
+    ('params = {p = nan}', "parameter p of [params]: a value that is not finite"),
 ])
 def test_spec_keys_of_a_wrong_type(tmp_path, line, why):
     keys = {"description": '"x"', "generator": '"erdos_renyi_graph"', "size": '"n"',
@@ -233,7 +233,7 @@ def test_spec_keys_of_a_wrong_type(tmp_path, line, why):
                                        "__import__", "Graph", "os.system"])
 def test_only_graph_generators_are_called(tmp_path, generator):
     spec = write_spec(tmp_path, f'description = "x"\ngenerator = "{generator}"\nsize = "n"\n')
-    refused("topology", f"'{generator}' is not a graph generator of networkx.generators",
+    refused("topology", "the generator is not a graph generator of networkx.generators",
             topology.build, spec, 10)
 
 
@@ -362,7 +362,7 @@ def test_cli_config_with_a_number_as_topology(capsys, tmp_path):
     config.write_text("topology = 5\nnodes = 10\n")
     assert main(["simulate", "--config", str(config)]) == 2
     assert capsys.readouterr().err == ("netdp simulate: error: --topology: must be a name or "
-                                       "a file path (got 5)\n")
+                                       "a file path\n")  # the config's value not echoed
 
 
 @pytest.mark.parametrize("path", sorted(REPO_SPECS.glob("*.toml")), ids=lambda p: p.stem)

@@ -34,7 +34,11 @@ def real(value: Any, name: str) -> float:
     """``value`` as a ``float`` (an integer or a numpy number passes; a bool does not)."""
     value = plain(value)
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond 1.8e308
+            raise InputError(name, "must be a number within a float's range (got an "
+                             "integer beyond 1.8e308)") from None
     raise InputError(name, f"must be a number (got {_shown(value)})")
 
 

@@ -9,10 +9,11 @@ A config is built from a flat mapping (flag names with ``_`` for ``-``) by
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, check
 from netdp.core.params import Param, Section, check_value, coerce, param, params_of
 from netdp.core.reading import read_toml
 from netdp.core.sections import UserLevelSection
@@ -37,7 +38,13 @@ def read_config(path: str | Path, param: str = "config") -> dict[str, Any]:
     """
     path = Path(path)
     data = read_toml(path, param)
+    for key in data:  # named as its flag when it reads as one; else never echoed
+        check(bool(_KEY.fullmatch(key)), param, f"{path}: a key that is no parameter name "
+              "(parameters are lower-case words joined by - or _)")
     return flat_params(data, f" in {path}")
+
+
+_KEY = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 
 
 def flat_params(data: dict[str, Any], where: str = "") -> dict[str, Any]:
@@ -46,15 +53,16 @@ def flat_params(data: dict[str, Any], where: str = "") -> dict[str, Any]:
     if "range" in out:
         rng = out.pop("range")
         if not (isinstance(rng, list | tuple) and len(rng) == 2):
-            raise InputError("range", f"expects [LOW, HIGH]{where} (got {rng!r})")
+            raise InputError("range", f"expects [LOW, HIGH]{where}"
+                             + ("" if where else f" (got {rng!r})"))  # a file's: not echoed
         out["low"], out["high"] = rng
     for flag, name, negate in (("no_tracking", "accountants", ()), ("no_self_moves",
                                                                     "self_moves", False)):
         if flag in out:  # the command line's switches, as config keys
             value = out.pop(flag)
             if not isinstance(value, bool):
-                raise InputError(flag.replace("_", "-"), f"must be true or false{where} "
-                                                         f"(got {value!r})")
+                raise InputError(flag.replace("_", "-"), f"must be true or false{where}"
+                                 + ("" if where else f" (got {value!r})"))
             if value and name in out:
                 raise InputError(flag.replace("_", "-"), f"and {name.replace('_', '-')} "
                                                          f"both given{where}; give one")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+
 
 class InputError(ValueError):
     """A parameter is outside its allowed range.
@@ -73,3 +77,27 @@ def one_line(exc: BaseException, limit: int = 120) -> str:
     """An exception's message on one line (runs of white space made one space), cut to
     ``limit`` characters."""
     return shorten(" ".join(str(exc).split()), limit)
+
+
+#: A check's echo of the value it refused: `` (got 'x')``, `` (got -5.5)``.
+_GOT = re.compile(r" \(got (?:[^()]|\([^()]*\))*\)")
+
+
+def without_value(message: str) -> str:
+    """``message`` without its ``(got ...)``: the check's words and range, not the value."""
+    return _GOT.sub("", message, count=1)
+
+
+@contextmanager
+def values_from_file(names: Collection[str], what: str = "") -> Iterator[None]:
+    """Within the block, an :class:`InputError` on a parameter of ``names`` (values read
+    from a file: a ``--config``, a sweep spec) loses its ``(got ...)``: an error line names
+    the parameter and the allowed range, never a file's content (issue 39); ``what``
+    (``" in run.toml"``) is added to say where the value came from."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.param.replace("-", "_") not in names:
+            raise
+        raise InputError(exc.param, without_value(exc.message) + what,
+                         exc.positional) from None

@@ -23,7 +23,8 @@ An output of several files (``--pairs-out``: the matrix and its labels) goes thr
 other run's companion file that no longer applies is removed, so a new matrix never sits
 beside stale labels. The commands check their outputs before any work: a name that reads
 as a folder (``newdir/``, :func:`check_file_name`) where a flag takes a file, and two
-outputs at one file (:func:`check_distinct`, names resolved), are refused in one line.
+outputs at one file (:func:`check_distinct`, names resolved) or at one of the command's
+inputs (:func:`check_not_inputs`), are refused in one line.
 The command line turns SIGTERM into an interrupt (``netdp.run.cli.sigterm_raises``), so a
 terminated command removes its temporary files as a failed write does.
 """
@@ -109,6 +110,45 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str] | None]],
                 raise InputError(param, f"writes {os.fspath(name)!r}, and {what}; give each "
                                  "output its own file")
         seen.append((param, key, companion))
+
+
+def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike[str] | None]],
+                     inputs: Iterable[tuple[str, str | os.PathLike[str] | None]]) -> None:
+    """Refuse an output at one of the command's inputs (``netdp report run.json --html
+    run.json`` would replace what it reads), in one line naming the output's flag.
+
+    Parameters
+    ----------
+    outputs
+        ``(param, name)`` of each output given (``None``: not given).
+    inputs
+        ``(param, name)`` of each file or folder the command reads (``None``: none). An
+        output inside an input folder is refused too (pass the parts of a folder that are
+        read: a sweep's ``sweep.json`` and ``rows``). Names are compared resolved; a
+        device or FIFO is exempt.
+    """
+    read = [(param, os.path.realpath(name)) for param, name in inputs
+            if name is not None and path_kind(name) in ("file", "dir")]
+    for param, name in outputs:
+        if name is None or path_kind(name) == "other":
+            continue
+        key = os.path.realpath(name)
+        for source, place in read:
+            inside = key == place or key.startswith(place.rstrip(os.sep) + os.sep)
+            if inside or _same_file(key, place):
+                raise InputError(param, f"writes {os.fspath(name)!r}, which {_flag(source)} "
+                                 "reads: an output would replace the command's input; give "
+                                 "the output another file")
+
+
+def sweep_parts(param: str, folder: str | os.PathLike[str] | None) -> list[
+        tuple[str, str | os.PathLike[str] | None]]:
+    """The inputs a sweep folder (or a table file) ``folder`` stands for in
+    :func:`check_not_inputs`: its manifest and its rows (an output beside them in the
+    folder is fine), or the file itself."""
+    if folder is None or path_kind(folder) != "dir":
+        return [(param, folder)]
+    return [(param, os.path.join(folder, "sweep.json")), (param, os.path.join(folder, "rows"))]
 
 
 def _flag(param: str) -> str:

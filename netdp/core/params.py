@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -157,7 +158,7 @@ def check_value(name: str, spec: Param, value: Any) -> Any:
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif kind is float:
         ok = (isinstance(value, int | float) and not isinstance(value, bool)
-              and math.isfinite(value))
+              and _finite(value))
         value = float(value) if ok else value
     elif kind is str:
         ok = isinstance(value, str)
@@ -221,7 +222,8 @@ def coerce(spec: Param, value: Any) -> Any:
     is left to the checks. A numpy scalar is the Python value it holds, an
     :class:`os.PathLike` for a text parameter its file name."""
     value = _standing_for(spec.kind, value)
-    if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
+    if spec.kind is float and isinstance(value, int) and not isinstance(value, bool) \
+            and _finite(value):  # 10**400: left to the check (not a finite number)
         return float(value)
     if spec.kind is int and isinstance(value, float) and value.is_integer() \
             and abs(value) < 2.0**63:  # TOML's `steps = 200.0`
@@ -263,3 +265,11 @@ def _num(x: float) -> str:
 
 Validator = Callable[[Any], None]
 ParamTable = Mapping[str, Param]
+
+
+def _finite(value: int | float) -> bool:
+    """Whether a number is a finite float's: an int beyond 1.8e308 is not (``float()``
+    of it raises, ``math.isfinite`` too)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return -sys.float_info.max <= value <= sys.float_info.max

@@ -90,6 +90,21 @@ def _nesting(text: str) -> None:
 MAX_NESTING = min(200, sys.getrecursionlimit() // 4)
 
 
+def loads_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads`` with its every failure a :class:`ValueError`: nesting deeper than
+    :data:`MAX_NESTING` (refused before parsing; a :class:`RecursionError` otherwise) and
+    an integer beyond Python's digit limit for ``int(str)`` (``ValueError``) included."""
+    if text.count("[") + text.count("{") >= MAX_NESTING:
+        try:
+            _nesting(text)
+        except RecursionError:
+            raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None
+
+
 def parse_toml(text: str, param: str, name: str) -> dict[str, Any]:
     """``text`` (from file ``name``) as TOML; :class:`InputError` on ``param``."""
     try:
@@ -98,6 +113,9 @@ def parse_toml(text: str, param: str, name: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(param, f"{name} is not valid TOML: {exc}") from None
+    except ValueError:  # an integer beyond int(str)'s digit limit
+        raise InputError(param, f"{name} is not valid TOML: an integer of more than "
+                                f"{sys.get_int_max_str_digits()} digits") from None
     except RecursionError:
         raise InputError(param, f"{name} is not valid TOML: nested deeper than "
                                 f"{MAX_NESTING} levels") from None

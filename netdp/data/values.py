@@ -99,9 +99,15 @@ def read_column(path: str | Path, column: str | None = None) -> np.ndarray:
     return values
 
 
-def check_range(values: np.ndarray, low: float, high: float, source: str) -> None:
-    """Values must lie in the declared range: the sensitivity depends on it."""
+def check_range(values: np.ndarray, low: float, high: float, source: str,
+                from_file: bool = False) -> None:
+    """Values must lie in the declared range: the sensitivity depends on it. Values read
+    from a file (``from_file``) are refused on ``--data-file``, without quoting them."""
     lo, hi = float(values.min()), float(values.max())
+    if from_file:
+        check(low <= lo and hi <= high, "data-file",
+              f"{source} holds values outside --range {low:g} {high:g}; give a --range "
+              "that covers them (it sets the sensitivity)")
     check(low <= lo and hi <= high, "range",
           f"{source} holds values in [{lo:g}, {hi:g}], outside --range {low:g} {high:g}; "
           f"widen the range (it sets the sensitivity)")

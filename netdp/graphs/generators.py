@@ -6,7 +6,7 @@ generation itself."""
 from __future__ import annotations
 
 import math
-import tomllib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
+from netdp.core.reading import loads_toml
 from netdp.graphs.spec_expressions import evaluate, toml_type
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _generator(name: str, label: str):
     ok = (not name.startswith("_") and callable(gen) and not isinstance(gen, type)
           and module.startswith("networkx.generators"))
     check(ok, "topology",
-          f"{label}: {shorten(name)!r} is not a graph generator of networkx.generators")
+          f"{label}: the generator is not a graph generator of networkx.generators")
     return gen
 
 
@@ -107,7 +108,9 @@ def _check_params(plan: Plan) -> None:
     gen, n, params, raw = plan.spec["generator"], plan.n, plan.params, plan.spec.get("params", {})
     assert params is not None  # see check_plan
 
-    def shown(key: str) -> str:
+    def shown(key: str) -> str:  # a user's spec: the key alone (its text never echoed)
+        if not plan.named:
+            return f"{key} of [params]"
         value = raw[key]
         return f"{key} = {value!r} = {params[key]}" if isinstance(value, str) else \
             f"{key} = {params[key]}"
@@ -234,9 +237,10 @@ def generate(plan: Plan, seed: np.random.SeedSequence | int | None) -> nx.Graph:
         graph = gen(*plan.args, **params)
     except Exception as exc:  # noqa: BLE001 - NetworkXError, ValueError, TypeError, ...
         at = "" if plan.n is None else f" with n = {plan.n}"
+        why = re.sub(r"'[^']*'", "'...'", str(exc))  # networkx's words, not quoted text
         raise InputError("nodes" if plan.named else "topology",
                          f"{plan.label}{at}: networkx {name}() failed: "
-                         f"{type(exc).__name__}: {shorten(str(exc), 200)}") from None
+                         f"{type(exc).__name__}: {shorten(why, 200)}") from None
     check(isinstance(graph, nx.Graph), "topology",
           f"{plan.label}: networkx {name}() returned {type(graph).__name__}, not a graph")
     return graph
@@ -283,28 +287,32 @@ def read_spec(source, label: str) -> dict:
     except UnicodeDecodeError:
         raise not_text(source) from None
     try:
-        spec = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        spec = loads_toml(text)
+    except ValueError as exc:  # not TOML, nested too deep, an integer too long
         raise InputError("topology", f"cannot read topology spec {label}: {exc}") from None
     for key in ("description", "generator", "size"):
         check(key in spec, "topology", f"topology spec {label} lacks the key {key!r}")
     for key, value in spec.items():
-        check(key in _SPEC_KEYS, "topology", f"{label}: unknown key {key!r}; a topology "
-              f"spec has the keys {', '.join(_SPEC_KEYS)}")
+        check(key in _SPEC_KEYS, "topology", f"{label}: an unknown key; a topology spec "
+              f"has the keys {', '.join(_SPEC_KEYS)}")
         want = _SPEC_KEYS[key]
         ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
         check(ok, "topology", f"{label}: {key} must be {_TYPE_NAMES[want]} "
-              f"(got {toml_type(value)} {shorten(repr(value))})")
+              f"(got {toml_type(value)})")
     check(spec["size"] in _SIZES, "topology",
-          f"{label}: size must be one of {', '.join(_SIZES)} (got {shorten(spec['size'])!r})")
+          f"{label}: size must be one of {', '.join(_SIZES)}")
     _generator(spec["generator"], label)
     low = spec.get("min_nodes", 2)
-    check(low >= 2, "topology", f"{label}: min_nodes must be >= 2 (got {low})")
+    check(low >= 2, "topology", f"{label}: min_nodes must be >= 2")
     default = spec.get("default_nodes", 100)
     check(default >= low, "topology",
-          f"{label}: default_nodes must be >= min_nodes = {low} (got {default})")
+          f"{label}: default_nodes must be >= min_nodes")
+    check(default <= MAX_GRAPH_NODES, "topology",
+          f"{label}: default_nodes must be at most {MAX_GRAPH_NODES} (explicit graphs' "
+          "limit)")
     for key in spec.get("params", {}):
-        check(key.isidentifier(), "topology", f"{label}: {key!r} is not a parameter name")
+        check(key.isidentifier(), "topology", f"{label}: a key of [params] is not a "
+              "parameter name")
     return spec
 
 

@@ -250,24 +250,23 @@ def _check_matrix(matrix: sparse.csr_array, adj: sparse.csr_array, name: str) ->
 
     n = adj.shape[0]
     coo = sparse.coo_array(matrix)
-    neg = coo.data < 0
-    if neg.any():
-        i = int(np.argmax(neg))
-        raise InputError("gossip-matrix", f"{name}: entries must be >= 0 (entry "
-                         f"({coo.row[i]}, {coo.col[i]}) = {coo.data[i]:.6g})")
+    out = ~((coo.data >= 0) & (coo.data <= 1 + TOL))  # NaN too; a weight is a probability
+    if out.any():  # (checked first: no sum below can overflow)
+        i = int(np.argmax(out))
+        raise InputError("gossip-matrix", f"{name}: entries must lie in [0, 1] (entry "
+                         f"({coo.row[i]}, {coo.col[i]}) does not)")
     asym = sparse.coo_array(matrix - matrix.T)
     if asym.nnz and np.abs(asym.data).max() > TOL:
         i = int(np.argmax(np.abs(asym.data)))
         u, v = int(asym.row[i]), int(asym.col[i])
         raise InputError("gossip-matrix", f"{name}: must be symmetric within {TOL:g} "
-                         f"(W[{u}, {v}] = {matrix[u, v]:.6g}, W[{v}, {u}] = "
-                         f"{matrix[v, u]:.6g})")
+                         f"(W[{u}, {v}] and W[{v}, {u}] differ)")
     sums = np.asarray(matrix.sum(axis=1)).ravel()
     bad = np.abs(sums - 1.0) > TOL
     if bad.any():
         u = int(np.argmax(bad))
         raise InputError("gossip-matrix", f"{name}: every row must sum to 1 within {TOL:g} "
-                         f"(row {u} sums to {sums[u]:.12g})")
+                         f"(row {u} does not)")
     nonzero = coo.data != 0
     off = nonzero & (coo.row != coo.col)
     adj_coo = sparse.coo_array(adj)

@@ -38,6 +38,7 @@ from xml.parsers import expat
 import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
+from netdp.core.limits import check_seconds
 from netdp.graphs import generators
 from netdp.graphs.generators import limits, not_text
 
@@ -54,6 +55,13 @@ ATTRIBUTED = ("graphml", "gml")
 MAX_PARSED_BYTES = 256 * 2**20
 """Largest GraphML or GML file: networkx parses them whole (a 256 MiB GraphML file, about
 2.9 million edges, peaks near 6.5 GiB while parsed)."""
+#: Seconds networkx takes to parse a byte of each format (measured on a 4.6 MB GraphML and
+#: a 2.6 MB GML file: 0.77 s and 2.4 s): a file whose parsing alone would exceed the time
+#: limit (NETDP_TIME_LIMIT) is refused before it is parsed.
+PARSE_SECONDS = {"graphml": 0.17e-6, "gml": 0.9e-6}
+#: Seconds a contact trace's row takes to read into its snapshots (35 us measured at
+#: 10^5 rows on a busy machine, lowered: an estimate errs towards the shorter run).
+CONTACT_SECONDS = 25e-6
 MAX_LINE = 1 << 16  # characters in one line of a text format
 _INT = re.compile(r"[+-]?[0-9]+")
 _GML_TOKEN = re.compile(r'"[^"]*"|\[|\]|[^\s\[\]"]+')
@@ -120,6 +128,8 @@ def _count_contacts(path: Path) -> tuple[int, int]:
             labels.update(cells[1:3])
             rows += 1
             _check_nodes(path, lineno, len(labels))
+    check_seconds({f"reading {path.name} ({rows} contacts)": (rows * CONTACT_SECONDS,
+                                                              "topology")})
     return len(labels), rows
 
 
@@ -290,7 +300,13 @@ def _weight(path: Path, lineno: int, text: str) -> float:
 
 def _label(text: str) -> int | str:
     """An integer label as an int, anything else as its text."""
-    return int(text) if _INT.fullmatch(text) else text
+    return int(text) if _is_label_int(text) else text
+
+
+def _is_label_int(text: str) -> bool:
+    """Whether a label is an integer netdp reads as one: at most 18 digits (an int64);
+    a longer one (10**400, beyond Python's 4300-digit limit) stays a text label."""
+    return bool(_INT.fullmatch(text)) and len(text.lstrip("+-")) <= 18
 
 
 def _check_nodes(path: Path, lineno: int, nodes: int) -> None:
@@ -314,6 +330,8 @@ def _check_parsed_size(path: Path, fmt: str) -> None:
           f"are parsed whole and limited to {MAX_PARSED_BYTES} bytes (write the graph as an "
           "edge list instead)")
     check(size > 0, "topology", f"{path.name} is empty; expected a {fmt} graph")
+    check_seconds({f"parsing {path.name} ({fmt}, {size} bytes)": (
+        size * PARSE_SECONDS.get(fmt, 0.0), "topology")})
 
 
 def _count_graphml(path: Path) -> tuple[int, int]:
@@ -335,7 +353,8 @@ def _count_graphml(path: Path) -> tuple[int, int]:
             for key, most in (("parse.nodes", generators.MAX_GRAPH_NODES),
                               ("parse.edges", generators.MAX_GRAPH_EDGES)):
                 declared = attrs.get(key, "0").strip()
-                check(not _INT.fullmatch(declared) or int(declared) <= most, "topology",
+                check(not _INT.fullmatch(declared) or (
+                    len(declared) <= 18 and int(declared) <= most), "topology",
                       f"{where()}: <graph {key}=...> declares more than {most}; "
                       f"{limits()}")
         elif tag == "node":
@@ -366,6 +385,9 @@ def _count_graphml(path: Path) -> tuple[int, int]:
         raise InputError("topology", f"{path.name} line {exc.lineno}, column "
                          f"{exc.offset + 1}: not well-formed XML "
                          f"({expat.errors.messages[exc.code]}); expected GraphML") from None
+    except LookupError:  # <?xml encoding="..."?> names no codec Python has
+        raise InputError("topology", f"{path.name}: its XML declaration names an encoding "
+                         "Python does not know; expected GraphML in UTF-8") from None
     except OSError as exc:
         raise InputError("topology", f"cannot read {path.name}: {exc.strerror}") from None
     check(state["graphs"] > 0, "topology", f"{path.name}: no <graph> element; expected "
@@ -436,7 +458,7 @@ def _integer_labels(graph: nx.Graph) -> nx.Graph:
     import networkx as nx
 
     labels = list(graph.nodes)
-    if not labels or not all(isinstance(u, str) and _INT.fullmatch(u) and str(int(u)) == u
+    if not labels or not all(isinstance(u, str) and _is_label_int(u) and str(int(u)) == u
                              for u in labels):
         return graph
     return nx.relabel_nodes(graph, {u: int(u) for u in labels}, copy=True)

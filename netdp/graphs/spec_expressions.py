@@ -10,7 +10,7 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from netdp.core.errors import InputError, check, shorten
+from netdp.core.errors import InputError, check
 
 if TYPE_CHECKING:
 
@@ -53,7 +53,7 @@ def evaluate(value, n: int, label: str, key: str):
     """
     if isinstance(value, bool):
         return value
-    head = f"{label}: parameter {key} = {shorten(repr(value))}"
+    head = f"{label}: parameter {key} of [params]"  # its text never echoed (issue 39)
     if isinstance(value, int | float):
         try:
             return _real(value)
@@ -81,14 +81,14 @@ def _arithmetic(node: ast.AST, n: int) -> int | float:
     """The value of one node of an expression's syntax tree (see :func:`evaluate`)."""
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, int | float):
-            raise _NotArithmetic(f"{shorten(repr(node.value))} is not a number")
+            raise _NotArithmetic("a constant that is not a number")
         return _real(node.value)
     if isinstance(node, ast.Name):
         if node.id == "n":
             return n
         if node.id in _CONSTANTS:
             return _CONSTANTS[node.id]
-        raise _NotArithmetic(f"unknown name {shorten(node.id)!r}; allowed: {_GRAMMAR}")
+        raise _NotArithmetic(f"an unknown name; allowed: {_GRAMMAR}")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         value = _arithmetic(node.operand, n)
         return -value if isinstance(node.op, ast.USub) else value
@@ -96,9 +96,9 @@ def _arithmetic(node: ast.AST, n: int) -> int | float:
         a, b = _arithmetic(node.left, n), _arithmetic(node.right, n)
         if isinstance(node.op, ast.Pow):
             if abs(b) > _MAX_EXPONENT:
-                raise _Refused(f"the exponent {b} is beyond +-{_MAX_EXPONENT}")
+                raise _Refused(f"an exponent beyond +-{_MAX_EXPONENT}")
             if a != 0 and b * math.log10(abs(a)) > 19:
-                raise _Refused(f"{a} ** {b} exceeds {_MAX_MAGNITUDE:g} in magnitude")
+                raise _Refused(f"a power beyond {_MAX_MAGNITUDE:g} in magnitude")
         return _real(_OPERATORS[type(node.op)](a, b))
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in _FUNCTIONS and not node.keywords):
@@ -109,17 +109,17 @@ def _arithmetic(node: ast.AST, n: int) -> int | float:
                 else f"{least} or {most}"
             raise _NotArithmetic(f"{node.func.id}() takes {takes} argument(s) (got {count})")
         return _real(fn(*(_arithmetic(arg, n) for arg in node.args)))
-    raise _NotArithmetic(f"{shorten(ast.unparse(node))!r} is not allowed; use {_GRAMMAR}")
+    raise _NotArithmetic(f"an operation that is not allowed; use {_GRAMMAR}")
 
 
 def _real(value) -> int | float:
     """``value`` if it is a finite real number within the magnitude bound."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Refused(f"the value {shorten(repr(value))} is not a real number")
+        raise _Refused("a value that is not a real number")
     if not math.isfinite(value):
-        raise _Refused(f"the value {value} is not finite")
+        raise _Refused("a value that is not finite")
     if abs(value) > _MAX_MAGNITUDE:
-        raise _Refused(f"the value {shorten(repr(value))} exceeds {_MAX_MAGNITUDE:g} in magnitude")
+        raise _Refused(f"a value beyond {_MAX_MAGNITUDE:g} in magnitude")
     return value
 
 

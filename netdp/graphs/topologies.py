@@ -197,7 +197,7 @@ def complete(n: int, self_moves: bool = True) -> Topology:
 
 
 def from_networkx(graph: nx.Graph, name: str | None = None,
-                  weight: str | None = None) -> Topology:
+                  weight: str | None = None, *, quote_labels: bool = True) -> Topology:
     """A topology from a networkx graph (``Graph``, ``DiGraph`` or their multigraphs),
     checked that a walk can visit it all.
 
@@ -211,6 +211,9 @@ def from_networkx(graph: nx.Graph, name: str | None = None,
         The edge attribute that holds each edge's weight (finite, > 0, on every edge;
         parallel edges of a multigraph add up); ``None``: unweighted (a multigraph's
         parallel edges are refused). Weights that are all alike are the unweighted graph.
+    quote_labels
+        Whether an error names nodes by their labels (``False`` for a graph read from a
+        file, whose labels are its content: by their numbers ``#0..#n-1``).
 
     Nodes are renumbered ``0..n-1`` in the graph's node order; the original labels (any
     hashable) are kept in :attr:`Topology.labels`. Graphs beyond ``MAX_GRAPH_NODES``
@@ -252,7 +255,7 @@ def from_networkx(graph: nx.Graph, name: str | None = None,
     topo = Topology("graph", n, name, indptr=adj.indptr.astype(np.int64),
                     indices=adj.indices.astype(np.int64), directed=graph.is_directed(),
                     labels=labels, weights=weights)
-    _check_connected(topo, adj)
+    _check_connected(topo, adj, quote_labels)
     return topo
 
 
@@ -278,7 +281,7 @@ def read_file(path: Path, fmt: str, directed: bool = False,
     column."""
     check_regular(path, "topology", "a graph file")
     graph, weight = graph_files.read(path, fmt, directed, weight)
-    return from_networkx(graph, name=path.name, weight=weight)
+    return from_networkx(graph, name=path.name, weight=weight, quote_labels=False)
 
 
 def available() -> dict[str, str]:
@@ -450,31 +453,28 @@ def _check_object_options(spec: Any, directed: bool, fmt: str | None) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_connected(topo: Topology, adj: sparse.csr_array) -> None:
-    """A walk must be able to reach every node from every node."""
+def _check_connected(topo: Topology, adj: sparse.csr_array, quote_labels: bool = True) -> None:
+    """A walk must reach every node from every node (named by number: see from_networkx)."""
     from scipy.sparse import csgraph
 
-    n_comp, _ = csgraph.connected_components(adj, directed=topo.directed, connection="strong")
-    if n_comp == 1:
+    if csgraph.connected_components(adj, directed=topo.directed, connection="strong")[0] == 1:
         return
-    reach = csgraph.breadth_first_order(adj, 0, directed=topo.directed,
-                                        return_predecessors=False)
+    numbered = not quote_labels and bool(topo.labels)
+    name = (lambda u: f"#{u}") if numbered else (
+        lambda u: repr(topo.labels[u]) if topo.labels else str(u))
+    reach = csgraph.breadth_first_order(adj, 0, topo.directed, False)  # no predecessors
     missing = np.setdiff1d(np.arange(topo.n), reach)
-    if missing.size:
-        problem = f"cannot be reached from node {_name(topo, 0)}"
-    else:  # directed: everything reachable from 0, but some nodes cannot get back
+    problem = f"cannot be reached from node {name(0)}"
+    if not missing.size:  # directed: everything reachable from 0, but some cannot get back
         back = csgraph.breadth_first_order(adj.T.tocsr(), 0, directed=True,
                                            return_predecessors=False)
         missing = np.setdiff1d(np.arange(topo.n), back)
-        problem = f"cannot reach node {_name(topo, 0)} again"
-    shown = ", ".join(_name(topo, int(u)) for u in missing[:10])
+        problem = f"cannot reach node {name(0)} again"
+    shown = ", ".join(name(int(u)) for u in missing[:10])
     more = f" and {missing.size - 10} more" if missing.size > 10 else ""
+    note = " (nodes numbered from 0 in the file's order)" if numbered else ""
     raise InputError("topology", f"{topo.name} is not {'strongly ' if topo.directed else ''}"
-                     f"connected: node(s) {shown}{more} {problem}")
-
-
-def _name(topo: Topology, u: int) -> str:
-    return repr(topo.labels[u]) if topo.labels else str(u)
+                     f"connected: node(s) {shown}{more} {problem}{note}")
 
 
 def _spec_dir() -> Traversable:

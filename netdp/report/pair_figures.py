@@ -87,6 +87,7 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         raise InputError("pairs", "the matrix holds no finite pairwise loss")
+    check_losses(finite)
     refs = {k: v for k, v in (refs or {}).items() if v is not None and np.isfinite(v)}
     lo, hi = float(finite.min()), float(finite.max())
     span = [lo, hi] + list(refs.values())
@@ -106,7 +107,11 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
     _refs(left, refs, vertical=True)
     style_axes(left, xlabel, "ordered pairs (u, v)", logx, False, "Histogram")
     ecdf = np.sort(finite)
-    right.step(ecdf, np.arange(1, ecdf.size + 1) / values.size, where="post", color="black",
+    ranks = np.arange(1, ecdf.size + 1)
+    if ecdf.size > ECDF_POINTS:  # thinned: a line of millions of steps draws for seconds
+        keep = np.unique(np.linspace(0, ecdf.size - 1, ECDF_POINTS).astype(np.int64))
+        ecdf, ranks = ecdf[keep], ranks[keep]
+    right.step(ecdf, ranks / values.size, where="post", color="black",
                linewidth=1.6, label="empirical CDF")
     for q, marker in ((0.5, "o"), (0.9, "s"), (0.99, "^")):
         v = float(np.quantile(values, q)) if exposed == 0 else float(np.quantile(finite, q))
@@ -123,6 +128,23 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
     return fig
 
 
+#: Most steps the ECDF panel draws (evenly spaced ranks beyond: the same picture at any
+#: figure's resolution; a 3000-node matrix's 9 million steps took 15 s to place the legend).
+ECDF_POINTS = 4096
+
+
+#: Largest finite loss a figure draws (matplotlib's ticks overflow near 1e308).
+MAX_LOSS = 1e300
+
+
+def check_losses(values: np.ndarray, param: str = "pairs") -> None:
+    """Refuse finite losses beyond :data:`MAX_LOSS` in magnitude (no run makes them: a
+    matrix edited or made elsewhere), on ``param``."""
+    if values.size and float(np.abs(values[np.isfinite(values)]).max(initial=0.0)) > MAX_LOSS:
+        raise InputError(param, f"holds finite losses beyond {MAX_LOSS:g} in magnitude; a "
+                         "pairwise matrix of netdp holds losses below (inf: an exposed pair)")
+
+
 def distance_figure(losses: np.ndarray, distances: np.ndarray, *, node: int,
                     role: str = "observer", refs: dict[str, float] | None = None,
                     ylabel: str = "ε (pairwise)", title: str = "") -> Figure:
@@ -132,6 +154,7 @@ def distance_figure(losses: np.ndarray, distances: np.ndarray, *, node: int,
     distances = np.asarray(distances, dtype=float)
     keep = np.isfinite(losses) & np.isfinite(distances)
     losses, distances = losses[keep], distances[keep].astype(int)
+    check_losses(losses)
     if losses.size == 0:
         raise InputError("node", f"node {node} has no finite loss towards a reachable node")
     levels = np.unique(distances)
@@ -210,11 +233,14 @@ def _rows_series(label: str, rows, source: str, ldp: float | None = None,
     try:
         table = sorted((int(r["distance"]), float(r["mean"]), float(r.get("min", r["mean"])),
                         float(r.get("max", r["mean"]))) for r in rows)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError("result", f"{source}: a by_distance row lacks distance/mean/min/max "
-                         f"({type(exc).__name__}: {exc})") from None
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # its text not echoed
+        raise InputError("result", f"{source}: a by_distance row lacks a finite distance, "
+                         f"mean, min or max ({type(exc).__name__})") from None
     if not table:
         raise InputError("result", f"{source}: by_distance is empty")
+    if not all(0 <= row[0] <= 2**62 for row in table):  # a hop count between two nodes
+        raise InputError("result", f"{source}: a by_distance row's distance is not a hop "
+                         "count in 0..2**62")
     d, mean, lo, hi = (np.array(col) for col in zip(*table, strict=True))
     return DistanceSeries(label, d, mean, lo, hi, ldp, role)
 
@@ -383,6 +409,7 @@ def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
     finite = shown[np.isfinite(shown)]
     if finite.size == 0:
         raise InputError("pairs", "the matrix holds no finite pairwise loss")
+    check_losses(finite)
     exposed = bool(np.isposinf(shown).any())
     colormap = matplotlib.colormaps[cmap].with_extremes(bad="white", over="#D55E00")
     fig = Figure(figsize=(7.0, 6.0), layout="constrained")

@@ -310,9 +310,9 @@ def _with_shape(lines: LogLines, params: dict[str, Any]) -> dict[str, Any]:
     """The parameters with what the lines give (runs, tokens, steps; full turns on the
     ring); a header or caller that states one must agree."""
     if "topology" not in params:
-        raise InputError("topology", "the log's header does not name the graph: add "
-                         "'# topology = \"NAME\"' or give --topology NAME|FILE (the hidden "
-                         "paths of a walk, and the edges of gossip, depend on it)")
+        raise InputError("topology", "give --topology NAME|FILE: the log's header does not "
+                         "name the graph (add '# topology = \"NAME\"'; the hidden paths of a "
+                         "walk, and the edges of gossip, depend on it)")
     if lines.protocol == "gossip":
         schedule = str(params.get("gossip_schedule", "sync"))
         shape = {"runs": trace_log.count_runs(lines),

@@ -35,6 +35,11 @@ def max_workers() -> int:
     return WORKERS_PER_CORE * default_workers()
 
 
+#: The protocols of a ``--scheduler`` address netdp connects with (``ucx://`` needs ucx-py,
+#: ``tls://`` a security context: each raised a traceback from inside dask).
+SCHEMES = ("tcp", "inproc")
+
+
 class DaskClient:
     """Context manager: the given client, one connected to ``scheduler``, or a local
     cluster with ``workers`` single-threaded worker processes (default one per core),
@@ -54,6 +59,10 @@ class DaskClient:
         from distributed import Client, LocalCluster
 
         if self.scheduler is not None:
+            scheme, sep, _ = self.scheduler.partition("://")
+            if sep and scheme not in SCHEMES:  # ucx://, tls:// need their own set-up
+                raise InputError("scheduler", f"the address's protocol is not one of "
+                                 f"{', '.join(SCHEMES)}; give tcp://HOST:PORT")
             try:
                 self.client = Client(self.scheduler, timeout="10s")
             except (OSError, TimeoutError, ValueError) as exc:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp import __version__
-from netdp.core.errors import InputError, shorten
+from netdp.core.errors import InputError, shorten, without_value
 from netdp.core.files import write_atomic
 from netdp.core.reading import read_json
 from netdp.report.html import (
@@ -31,6 +31,7 @@ from netdp.report.html import (
     paragraph,
     table,
 )
+from netdp.report.run_marks import check_shape
 from netdp.report.sections import provenance_section, result_sections, title
 from netdp.run.sweep.summary import grid_means
 
@@ -131,7 +132,13 @@ def result_topology(result: Mapping[str, Any], topology: str | None = None) -> A
         raise InputError("topology", "give --topology FILE, the run's graph: the heatmap "
                          "needs it, the JSON names a file, and netdp opens no file a JSON "
                          "names")
-    built = with_seed(make_config(params))
+    try:
+        built = with_seed(make_config(params))
+    except InputError as exc:  # the JSON's values: never echoed, named by PATH
+        if topology is not None and exc.param == "topology":
+            raise
+        raise InputError("PATH", f"its config cannot rebuild the run's graph ({exc.label}: "
+                         f"{without_value(exc.message)})") from None
     return build_topology(built, built.nodes)
 
 
@@ -282,6 +289,7 @@ def read_result(path: str | Path, param: str = "PATH") -> dict[str, Any]:
                       "audit --json)")
     if not isinstance(found, dict):
         raise InputError(param, f"{str(path)!r} holds no JSON object (a netdp result is one)")
+    check_shape(found, param)  # the fields the page and its figures read
     return found
 
 

@@ -15,7 +15,6 @@ suffix; ``inf`` for none), one hour by default. See docs/performance.md.
 
 from __future__ import annotations
 
-import math
 import os
 import resource
 from collections.abc import Callable
@@ -23,6 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from netdp.core.errors import InputError
+from netdp.core.limits import (  # noqa: F401  (re-exported: the limits live in core)
+    DEFAULT_TIME_LIMIT,
+    SECONDS,
+    Parts,
+    check_seconds,
+    duration,
+    time_limit,
+)
 from netdp.graphs.time_varying import names_time_varying, snapshot_nodes
 from netdp.graphs.topologies import check_size, expected_size
 from netdp.graphs.walk_kind import kind_of
@@ -34,8 +41,6 @@ if TYPE_CHECKING:
     from netdp.tasks.base import Task
 
 UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-SECONDS = {"S": 1, "M": 60, "H": 3600}
-DEFAULT_TIME_LIMIT = 3600.0
 #: Seconds networkx and the CSR conversion take per edge and per node of an explicit graph
 #: (halved, as :data:`netdp.tasks.base.HOP_SECONDS`).
 GRAPH_EDGE_SECONDS, GRAPH_NODE_SECONDS = 1e-6, 1e-6
@@ -111,30 +116,6 @@ def peak_resident_bytes() -> int:
     return peak if os.uname().sysname == "Darwin" else peak * 1024
 
 
-def time_limit() -> float:
-    """Seconds a run may take: ``NETDP_TIME_LIMIT`` (``inf``: none) or an hour."""
-    raw = os.environ.get("NETDP_TIME_LIMIT", "").strip()
-    text = raw.upper()
-    if not text:
-        return DEFAULT_TIME_LIMIT
-    try:
-        limit = float(text[:-1]) * SECONDS[text[-1]] if text[-1] in SECONDS else float(text)
-        if not limit > 0 or math.isnan(limit):
-            raise ValueError(limit)
-        return limit
-    except ValueError:
-        raise InputError("NETDP_TIME_LIMIT", f"expected seconds like 600, 10m or 2h, above 0, "
-                                             f"or inf (got {raw!r})") from None
-
-
-def duration(seconds: float) -> str:
-    """``2.5 h``."""
-    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.2g} s"
-
-
 def human(nbytes: float) -> str:
     """``3.1 GiB``."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
@@ -157,9 +138,6 @@ def planned_size(task: Task, config: SimulationConfig) -> tuple[int, int]:
     steps = kind.steps_per_token(n=n, rounds=config.rounds, steps=config.steps,
                                  steps_per_node=task.steps_per_node)
     return n, steps
-
-
-Parts = dict[str, tuple[float, str]]
 
 
 def check_footprint(task: Task, config: SimulationConfig, runs: int | None = None,
@@ -212,19 +190,6 @@ def check_time(task: Task, config: SimulationConfig, n: int, steps: int, runs: i
     many = f" over {shown(runs)} runs" if runs > 1 and largest not in (extra or {}) else ""
     check_seconds({what: (seconds, _given(param, config)) for what, (seconds, param)
                    in parts.items()}, f"{many}; n = {shown(n)}, {shown(steps)} steps per token")
-
-
-def check_seconds(parts: Parts, note: str = "") -> None:
-    """Raise :class:`InputError` when the ``parts`` (seconds, parameter) together exceed
-    :func:`time_limit`, naming the largest part's parameter (``note`` follows its time)."""
-    total = sum(seconds for seconds, _ in parts.values())
-    limit = time_limit()
-    if total <= limit:
-        return
-    what, (seconds, param) = max(parts.items(), key=lambda item: item[1][0])
-    raise InputError(param, f"this run would take about {duration(total)} ({what}: "
-                            f"{duration(seconds)}{note}), more than the {duration(limit)} "
-                            f"allowed (NETDP_TIME_LIMIT)")
 
 
 def _given(param: str, config: SimulationConfig) -> str:

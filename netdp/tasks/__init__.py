@@ -93,6 +93,9 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     from_networkx`), held in the config's ``graph``, and recorded in ``topology`` as
     ``networkx:NAME (n nodes, m edges, sha256 ...)``.
     """
+    if params is not None and not isinstance(params, Mapping | SimulationConfig):
+        raise InputError("config", f"expected a mapping of parameters or a SimulationConfig "
+                         f"(got {type(params).__name__})")
     if isinstance(params, SimulationConfig):
         if not more:
             return params

@@ -186,10 +186,16 @@ def read_sets(path: str, column: str | None, domain: int) -> ItemSets:
     for line, row in enumerate(rows[1:], start=2):
         cell = row[index] if index < len(row) else ""
         try:
-            sets.append([int(tok) for tok in cell.split()])
+            items = [int(tok) for tok in cell.split()]
+            if any(not 0 <= i < 2**63 for i in items) or len(set(items)) < len(items):
+                raise ValueError(line)  # int64 holds each; a set holds an item once
+            sets.append(items)
         except ValueError:
-            raise InputError("data-file", f"{path} line {line}: items must be integers "
-                             "separated by spaces") from None
+            raise InputError("data-file", f"{path} line {line}: items must be distinct "
+                             "integers in 0..2**63-1 separated by spaces") from None
+    check(max((max(x) for x in sets if x), default=0) < domain, "data-file",
+          f"{path} holds items beyond --domain {domain} (items 0..{domain - 1}); give a "
+          "--domain above its largest item")
     return ItemSets.from_lists(sets, domain)
 
 

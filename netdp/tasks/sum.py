@@ -525,7 +525,8 @@ def real_values(config: SimulationConfig, per_node: int = 1) -> tuple[np.ndarray
                            sec.low, sec.high)
     check(values.size == topo.n * per_node, "nodes",
           f"the data holds {values.size} values for {topo.n} nodes")
-    check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}")
+    check_range(values, sec.low, sec.high, sec.data_file or f"--data {sec.data}",
+                from_file=bool(sec.data_file))
     return values, topo
 
 

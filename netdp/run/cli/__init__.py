@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import sys
-import tomllib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from typing import Any, NoReturn
 from netdp import __version__
 from netdp.core import progress
 from netdp.core.errors import InputError
+from netdp.core.reading import loads_toml
 
 #: name -> (one-line help, module that adds the command's arguments with ``register``)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -126,8 +126,8 @@ def parse_sets(items: Sequence[str]) -> dict[str, Any]:
             params[name] = text
             continue
         try:
-            params[name] = tomllib.loads(f"v = {text}")["v"]
-        except tomllib.TOMLDecodeError:
+            params[name] = loads_toml(f"v = {text}")["v"]
+        except ValueError:  # not TOML (nested too deep, an integer too long): as written
             params[name] = text
     return params
 
@@ -204,6 +204,20 @@ def sigterm_raises() -> Iterator[None]:
             signal.signal(signal.SIGTERM, old)
 
 
+@contextmanager
+def no_backend() -> Iterator[None]:
+    """Within the block, ``MPLBACKEND`` is unset: netdp draws on matplotlib's
+    :class:`~matplotlib.figure.Figure`, which renders by the file's format and never needs
+    a GUI backend, while a bad value (``ucx``, a typo) made matplotlib's import fail with
+    a traceback. The command line ignores it (docs/security.md)."""
+    saved = os.environ.pop("MPLBACKEND", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["MPLBACKEND"] = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -222,7 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed: a print must fail, not vanish
         sys.stdout = ClosedStdout()
     try:
-        with sigterm_raises(), progress.quiet(bool(getattr(args, "quiet", False))):
+        with sigterm_raises(), progress.quiet(bool(getattr(args, "quiet", False))), \
+                no_backend():
             status = int(handler(args))
         if sys.stdout is not None:
             sys.stdout.flush()  # a full device fails here, not at exit

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.errors import check
-from netdp.core.files import check_distinct, check_file_name, write_atomic
+from netdp.core.files import check_distinct, check_file_name, check_not_inputs, write_atomic
 from netdp.report import figures
 from netdp.run.account import account
 from netdp.run.cli import integer, number, parse_sets
@@ -17,6 +17,7 @@ from netdp.run.cli.simulate import (
     add_flag,
     check_writable,
     labels_path,
+    read_files,
     report_outputs,
     write_pairs,
 )
@@ -139,8 +140,10 @@ def run(args: argparse.Namespace) -> int:
         check(who is None, "plot", f"draws the losses of every ordered pair; --{who} "
               "observes as one (no matrix): leave --plot out")
     labels = labels_path(targets["pairs_out"]) if "pairs_out" in targets else None
-    check_distinct([(name.replace("_", "-"), path) for name, path in targets.items()]
-                   + [("plot", plot)], companions=[("pairs-out", labels, "labels")])
+    written = [(name.replace("_", "-"), path) for name, path in targets.items()]
+    check_distinct(written + [("plot", plot)], companions=[("pairs-out", labels, "labels")])
+    check_not_inputs([*written, ("plot", plot), ("pairs-out", labels)],
+                     [("LOG", args.log), *read_files(params)])
     report = account(args.log, repair="repair" in args,
                      keep_pairs="pairs_out" in targets or plot is not None,
                      observer=getattr(args, "observer", None), **params)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from netdp.core.files import check_not_inputs, sweep_parts
 from netdp.run.cli.simulate import check_writable
 
 EPILOG = """\
@@ -52,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from netdp.run.page import page_of, write_page
 
     check_writable(args.html, "html")
+    check_not_inputs([("html", args.html)], [*sweep_parts("PATH", args.path),
+                                              ("pairs", args.pairs), ("topology", args.topology)])
     out = Path(args.html)
     write_page(out, page_of(args.path, args.pairs, args.topology))
     print(f"wrote {out}")

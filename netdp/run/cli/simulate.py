@@ -12,8 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.config import flat_params, read_config
-from netdp.core.errors import InputError
-from netdp.core.files import atomic_files, check_distinct, check_file_name, write_atomic
+from netdp.core.errors import InputError, values_from_file
+from netdp.core.files import (
+    atomic_files,
+    check_distinct,
+    check_file_name,
+    check_not_inputs,
+    write_atomic,
+)
 from netdp.core.params import Param, params_of
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
@@ -203,6 +209,17 @@ def _help(name: str, owners: list[tuple[str, Param, Any]]) -> str:
     return "; ".join(f"{' or '.join(tasks)}: {text}" for text, tasks in by_text.items())
 
 
+def file_values(args: argparse.Namespace) -> set[str]:
+    """The parameters whose value is the ``--config`` file's (no flag overrides it)."""
+    if "config" not in args:
+        return set()
+    read = set(read_config(args.config))
+    flags = set(parameters(argparse.Namespace(**{k: v for k, v in vars(args).items()
+                                                 if k != "config"})))
+    out = read - flags
+    return out | ({"low", "high", "range"} if out & {"low", "high", "range"} else set())
+
+
 def parameters(args: argparse.Namespace) -> dict[str, Any]:
     """The flat parameters of a parsed command line: ``--config`` file, then the flags."""
 
@@ -219,8 +236,9 @@ def run(args: argparse.Namespace) -> int:
     """Parse -> config -> ``netdp.simulate`` -> write the files -> print."""
 
     params = parameters(args)
-    config = make_config(params)
-    check_read(config, params)  # a flag given that this run does not read
+    with values_from_file(file_values(args)):  # a --config file's values never echoed
+        config = make_config(params)
+        check_read(config, params)  # a flag given that this run does not read
     task = task_of(config)
     own = {output.flag for output in task.outputs}
     for other in TASKS.values():
@@ -249,8 +267,10 @@ def run(args: argparse.Namespace) -> int:
             check_writable(path, output.flag)
     if labels_out is not None:
         check_writable(labels_out, "pairs-out")
-    check_distinct([*named.items(), *((o.flag, p) for o, paths in outputs for p in paths)],
-                   companions=[("pairs-out", labels_out, "labels")])
+    written = [*named.items(), *((o.flag, p) for o, paths in outputs for p in paths)]
+    check_distinct(written, companions=[("pairs-out", labels_out, "labels")])
+    check_not_inputs([*written, ("pairs-out", labels_out)],
+                     [("config", getattr(args, "config", None)), *read_files(params)])
     keep = True if pairs_out is not None else (page_keeps_pairs if html is not None else False)
     cluster = {"workers": getattr(args, "workers", None),
                "scheduler": getattr(args, "scheduler", None)}
@@ -327,6 +347,26 @@ def write_pairs(path: Path, labels_out: Path, pairs: Any, labels: list | None) -
     with atomic_files([path, labels_out], param="pairs-out") as (matrix, names):
         np.save(matrix, pairs)
         names.write((json.dumps(labels) + "\n").encode("utf-8"))
+
+
+#: Parameters whose value names a file a run reads (``loss`` and ``churn`` as ``file:PATH``).
+FILE_PARAMS = ("topology", "data_file", "gossip_matrix", "dataset", "loss", "churn")
+
+
+def read_files(params: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(flag, path)`` of the files a run of ``params`` reads (a value that names no file,
+    a named topology, is left out by :func:`netdp.core.files.check_not_inputs`)."""
+    out = []
+    for name in FILE_PARAMS:
+        value = params.get(name)
+        if isinstance(value, str | os.PathLike):
+            text = os.fspath(value)
+            if name in ("loss", "churn"):
+                if not text.startswith("file:"):
+                    continue
+                text = text.removeprefix("file:")
+            out.append((name.replace("_", "-"), text))
+    return out
 
 
 def check_writable(name: str | Path, param: str = "out") -> None:

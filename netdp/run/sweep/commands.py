@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from netdp.core.errors import InputError
-from netdp.core.files import check_distinct, check_file_name
+from netdp.core.files import check_distinct, check_file_name, check_not_inputs, sweep_parts
 from netdp.run.sweep.runner import (
     WORKERS_PER_CORE,
     RunFailed,
@@ -132,6 +132,9 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.html is not None:
         _check_writable(args.html, "html")
         check_distinct([("out", args.out), ("html", args.html)])
+        check_not_inputs([("html", args.html)], [("SPEC.toml", args.spec),
+                                                 *sweep_parts("out", args.out)])
+    check_not_inputs([("out", args.out)], [("SPEC.toml", args.spec)])
     todo, skipped = pending_runs(spec, args.out)
     if args.dry_run:
         axes = ", ".join(f"{k} ({len(v)})" for k, v in spec.grid.items()) or "none"
@@ -174,6 +177,7 @@ def _results(args: argparse.Namespace) -> int:
     for flag, target in files:
         _check_writable(target, flag)
     check_distinct(files)
+    check_not_inputs(files, sweep_parts("DIR", args.dir))
     table = ResultTable(args.dir, param="DIR")
     if not table.path.is_dir() or table.manifest() is None:
         raise InputError("DIR", f"{args.dir!r} is not a sweep folder (no sweep.json); make "

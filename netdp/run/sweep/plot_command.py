@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.config import read_config
-from netdp.core.errors import InputError, shorten
-from netdp.core.files import check_file_name
+from netdp.core.errors import InputError, shorten, values_from_file
+from netdp.core.files import check_file_name, check_not_inputs, sweep_parts
 from netdp.core.reading import read_json
 from netdp.report import figures, run_marks
 from netdp.run.api import run
@@ -162,6 +162,9 @@ def _run(args: argparse.Namespace) -> Path:
         check_file_name(args.out, "out")
     out = Path(args.out) if args.out else Path(_default_name(args))
     check_image(out)
+    check_not_inputs([("out", out)], [
+        *sweep_parts("DIR", args.dir), ("pairs", args.pairs), ("config", args.config),
+        ("topology", args.topology), *(("result", r) for r in args.result or [])])
     if not 1 <= args.bins <= figures.MAX_BINS:
         raise InputError("bins", f"must be an integer in 1..{figures.MAX_BINS} (got "
                          f"{args.bins})")
@@ -277,6 +280,7 @@ def _hue(args: argparse.Namespace, df, default: str) -> str | None:
 def _config(args: argparse.Namespace, nodes: int | None = None):
 
     params = read_config(args.config) if args.config else {}
+    read = dict(params)  # the --config file's values: never echoed
     params.update(parse_sets(args.set))
     for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed"):
         if getattr(args, name) is not None:
@@ -288,7 +292,11 @@ def _config(args: argparse.Namespace, nodes: int | None = None):
         params["nodes"] = nodes
     if "range" in params:
         params["low"], params["high"] = params.pop("range")
-    return make_config(params)
+    with values_from_file(set(read) - set(parse_sets(args.set)) - {
+            name for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed")
+            if getattr(args, name) is not None} | (
+                {"low", "high", "range"} if {"low", "high", "range"} & set(read) else set())):
+        return make_config(params)
 
 
 def _simulate(args: argparse.Namespace):
@@ -346,15 +354,14 @@ def _load_pairs(args: argparse.Namespace):
             raise InputError("result", f"--preset {args.preset} reads one run: give one "
                              f"--result (got {len(args.result)})")
         path = args.result[0]
-        result = read_json(path, "result", "a `netdp simulate --out` JSON")
-        try:
-            n = result["config"]["nodes"]
-        except (KeyError, TypeError) as exc:
-            raise InputError("result", f"cannot read a `netdp simulate --out` JSON from "
-                             f"{path!r}: {exc}") from None
+        result = _read_result(path)
+        n = (result.get("config") or {}).get("nodes")
+        if n is None:
+            raise InputError("result", f"{path!r} has no config.nodes: give a `netdp simulate "
+                             "--out` JSON")
         if n != matrix.shape[0]:
-            raise InputError("result", f"{path} is a run on n = {n} nodes, the "
-                             f"matrix has n = {matrix.shape[0]}")
+            raise InputError("result", f"{path!r} is a run on another number of nodes than "
+                             f"the matrix's n = {matrix.shape[0]}")
     return matrix, result
 
 
@@ -497,10 +504,12 @@ def by_distance_plot(found: list[tuple[str, dict]], *, y: str = "epsilon", logy:
 
 
 def _read_result(path: str) -> dict:
+    """A run's JSON from ``--result`` ``path``, the fields the figures read checked."""
     result = read_json(path, "result", "a `netdp simulate --out` JSON")
     if not isinstance(result, dict):
         raise InputError("result", f"{path}: expected a JSON object (a `netdp simulate "
                          "--out` file)")
+    run_marks.check_shape(result)
     return result
 
 

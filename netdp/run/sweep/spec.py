@@ -29,12 +29,13 @@ import functools
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from netdp.core.errors import InputError, check, one_line
+from netdp.core.errors import InputError, check, one_line, without_value
 from netdp.core.params import Param, coerce
 from netdp.core.reading import parse_toml, read_text
 from netdp.core.simulation_config import SimulationConfig
@@ -146,6 +147,9 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
         for key in keys:
             if key in RESERVED:
                 raise InputError(key, RESERVED[key] + _at(path, section))
+            if key not in allowed and not re.fullmatch(r"[a-z][a-z0-9_]*", key):
+                raise InputError(SPEC, f"a key of {section} that is no parameter name "
+                                 f"(parameters are lower-case words){_at(path, section)}")
             if key not in allowed:
                 raise InputError(key, "unknown parameter; allowed: "
                                  f"{', '.join(sorted(set(hints) - set(RESERVED)))}"
@@ -229,8 +233,9 @@ def _config(params: dict, where: str) -> SimulationConfig:
 
     try:
         return make_config({**params, "runs": 1})
-    except InputError as exc:
-        raise InputError(exc.param, exc.message + where, exc.positional) from None
+    except InputError as exc:  # the values are the spec's: never echoed
+        raise InputError(exc.param, without_value(exc.message) + where,
+                         exc.positional) from None
     except Exception as exc:  # e.g. a list where a name is expected
         raise InputError(SPEC, f"bad value ({type(exc).__name__}: {one_line(exc, 300)})"
                          f"{where}") from None

@@ -217,6 +217,11 @@ class ResultTable:
         try:
             data = json.loads(path.read_text())
             data["identity"]["configs"], data["identity"]["seeds"]  # noqa: B018
+            grid, fixed = data.get("grid", {}), data.get("fixed", {})
+            if not isinstance(grid, dict) or not isinstance(fixed, dict) or not all(
+                    isinstance(v, list) and not any(isinstance(x, list | dict) for x in v)
+                    for v in grid.values()):
+                raise TypeError(path)  # a manifest edited by hand: [grid] of another shape
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             raise InputError(self.param, f"{path} is not a netdp sweep manifest") from None
         return data
@@ -241,7 +246,12 @@ class ResultTable:
                 raise InputError(self.param, f"{part} cannot be read "
                                  f"({one_line(exc, 80)}); delete it and "
                                  "rerun the sweep to redo its runs") from None
-            for row in rows:
+            for i, row in enumerate(rows, 1):
+                if not _is_row(row):
+                    raise InputError(self.param, f"{part} line {i}: not a row of a netdp "
+                                     "table (an object of numbers and text, with its "
+                                     "config_hash and seed); delete the file and rerun the "
+                                     "sweep to redo its runs")
                 key = (row.get("config_hash"), row.get("seed"))
                 if key not in seen:
                     seen.add(key)
@@ -275,6 +285,18 @@ class ResultTable:
         except TypeError:  # mixed types in an axis column: key order only
             frame = frame.sort_values(["config_hash", "seed"], kind="stable")
         return frame.reset_index(drop=True)
+
+
+def _is_row(row: object) -> bool:
+    """Whether a JSON line is a table row: an object whose values are numbers, text,
+    booleans or null (a failed run's row keeps its point's values, 10^30 nodes included),
+    with a text ``config_hash`` and an integer ``seed`` within 64 bits (a line edited by
+    hand, or written by another program, is refused)."""
+    seed = row.get("seed") if isinstance(row, dict) else None
+    if not isinstance(row, dict) or not isinstance(row.get("config_hash"), str) \
+            or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        return False
+    return all(v is None or isinstance(v, str | int | float) for v in row.values())
 
 
 def read_table(path: str | Path):
