@@ -190,7 +190,7 @@ def _bad(change):
 BAD_NPY = {
     "shape": (np.eye(3), "expected a 4 x 4 matrix"),
     "negative": (_bad(lambda W: W.__setitem__((slice(1, 3), slice(1, 3)),
-                                              [[0.75, -0.25], [-0.25, 0.75]])), ">= 0"),
+                                              [[0.75, -0.25], [-0.25, 0.75]])), "lie in [0, 1]"),
     "asymmetric": (_bad(lambda W: W.__setitem__((0, slice(0, 2)), [0.4, 0.6])),
                    "symmetric"),
     "row sums": (_bad(lambda W: np.fill_diagonal(W, np.diag(W) + 0.01)), "sum to 1"),
