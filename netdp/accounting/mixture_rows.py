@@ -29,18 +29,22 @@ pessimistic by construction and vectorises over the rows:
   so does its inverse (the other direction), and composition keeps that order (the tensor
   product of trade-off functions is monotone: Dong, Roth and Su 2019).
 * **Clipping.** Losses below ``-LOWER_CUT`` are raised to it; losses above
-  :data:`MAX_LOSS` go to ``+∞`` (both raise losses).
-* **Masses.** ``P``'s are differences of ``Φ``; ``Q_r``'s on a cell ``(t_{j-1}, t_j]`` is
-  taken as ``e^{L_r(t_j)} P(cell)``, at least the true one (``dQ_r = e^{L_r} dP``, ``L_r``
+  :data:`MAX_LOSS` go to ``+∞``; a row's lowest cells, up to ``spare`` of its mass, are
+  raised to the first loss above them (all raise losses).
+* **Masses.** ``P``'s are differences of ``Φ`` below 0 and of ``Φ(-t)`` above (each with
+  relative precision: the upper cells are where ``e^L`` is largest); ``Q_r``'s on a cell
+  ``(t_{j-1}, t_j]`` is taken as ``e^{L_r(t_j)} P(cell)``, at least the true one (``dQ_r = e^{L_r} dP``, ``L_r``
   increasing) by a factor at most ``e^{RISE h}``: more mass never lowers ``δ(ε)`` of a
   composition either (every term is non-negative). Differences of ``Φ`` err by a few
   units of round-off ``u`` a cell; ``4 u`` a cell is added again at ``+∞``.
 * **Composition.** :func:`compose_rows` multiplies the views' real FFTs row by row on a
   window per row chosen by Chernoff bounds from the exact moment generating functions of
   the discrete PMFs (by blocks, as :mod:`netdp.accounting.pld_fourier` does for one PMF),
-  and reads ``ε(δ)`` by :func:`~netdp.accounting.pld_fourier.spectral_epsilon`: mass below
-  a window folds upwards (pessimistic), the Chernoff bound of the mass above it is added
-  at ``+∞``, and so is the FFT's rounding bound.
+  rows grouped by the FFT length their windows need; one inverse FFT per group, negative
+  entries clipped, and ``ε(δ)`` by direct sums
+  (:func:`~netdp.accounting.pld_fourier.batch_epsilon`). Mass below a window folds
+  upwards (pessimistic); the Chernoff bound of the mass above it is added at ``+∞``, and
+  so is a bound of the FFTs' rounding (``4 u log₂ F`` per factor and entry).
 
 The oracle in the tests is :func:`~netdp.accounting.mixture_pld.mixture_pld` composed by
 :meth:`~netdp.accounting.loss_pmf.PldPair.compose_many` (an upper and a lower bound of
