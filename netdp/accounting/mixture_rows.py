@@ -34,9 +34,10 @@ pessimistic by construction and vectorises over the rows:
 * **Masses.** ``P``'s are differences of ``Φ`` below 0 and of ``Φ(-t)`` above (each with
   relative precision: the upper cells are where ``e^L`` is largest); ``Q_r``'s on a cell
   ``(t_{j-1}, t_j]`` is taken as ``e^{L_r(t_j)} P(cell)``, at least the true one
-  (``dQ_r = e^{L_r} dP``, ``L_r`` increasing) by a factor at most ``e^{RISE h}``: more mass never lowers ``δ(ε)`` of a
-  composition either (every term is non-negative). Differences of ``Φ`` err by a few
-  units of round-off ``u`` a cell; ``4 u`` a cell is added again at ``+∞``.
+  (``dQ_r = e^{L_r} dP``, ``L_r`` increasing) by a factor at most ``e^{RISE h}``: more
+  mass never lowers ``δ(ε)`` of a composition either (every term is non-negative).
+  Differences of ``Φ`` err by a few units of round-off ``u`` a cell; ``4 u`` a cell is
+  added again at ``+∞``.
 * **Composition.** :func:`compose_rows` multiplies the views' real FFTs row by row on a
   window per row chosen by Chernoff bounds from the exact moment generating functions of
   the discrete PMFs (by blocks, as :mod:`netdp.accounting.pld_fourier` does for one PMF),
