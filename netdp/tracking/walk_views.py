@@ -375,9 +375,7 @@ def _observer_losses(views: Views, laws: Sequence[np.ndarray], tails: np.ndarray
     entry = registry.entry(accountant)
     if entry.composes_pld:
         from netdp.accounting import mixture_pld as mp
-        regular = views.kind == ce.REGULAR
-        step = ce.grid_step((views.length[regular], views.length[~regular]), 1, noise.z,
-                         entry.exact)
+        step = view_plds.step_of(views, noise, entry.exact)
         if not entry.exact:
             return view_plds.rows_pld(views, view_plds.exact_laws(laws, tails, keep), keep,
                                       noise, step, dt)
