@@ -8,12 +8,21 @@ estimate and their ratio, then the least-squares fit (in relative error) of the 
 terms of each path, which the accountant's registry entry holds times 3/4
 (:class:`netdp.accounting.registry.GridCost`).
 
+``--graphs`` measures ``pld`` on graphs other than the complete one instead (every node
+of a view at once: :mod:`netdp.accounting.mixture_rows`): hypercubes, grids, karate, a
+random geometric and an Erdős–Rényi graph at ``T = 100 n``, 2 observers (every node at
+n = 16), ε in {0.3, 1, 4}, and fits the ``(c₀, c₁)`` of :attr:`GridCost.rows
+<netdp.accounting.registry.GridCost>` (``c₀ (1 + c₁ / z²)²`` seconds per view and node:
+``c₁`` minimising the spread of the log ratios, ``c₀`` their median).
+
 Usage::
 
     OPENBLAS_NUM_THREADS=1 python experiments/pld_cost.py --out pld_cost.jsonl
     python experiments/pld_cost.py --fit-only docs/figures/pld_cost.jsonl  # the fit's runs
+    python experiments/pld_cost.py --graphs --out pld_cost_graphs.jsonl
+    python experiments/pld_cost.py --graphs --fit-only docs/figures/pld_cost_graphs.jsonl
 
-About 12 minutes on the 2-core reference machine.
+About 12 minutes on the 2-core reference machine (``--graphs``: about 25).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import argparse
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +43,10 @@ GRID = {
     ("hypercube", "pld"): [(4, 8), (4, 32), (8, 16), (8, 64), (16, 32), (16, 64)],
 }
 EPSILONS = (0.3, 1.0, 4.0)
+#: ``--graphs``: (topology, n, observers: ``--sources``, ``None`` for every node).
+GRAPHS = (("hypercube", 16, None), ("hypercube", 32, 2), ("hypercube", 64, 2),
+          ("hypercube", 128, 2), ("grid", 36, 2), ("grid", 100, 2), ("karate", 34, 2),
+          ("random-geometric", 100, 2), ("erdos-renyi", 50, 2))
 
 
 def terms(topology: str, accountant: str, n: int, steps: int, eps: float) -> list[float]:
@@ -60,14 +74,18 @@ def measure(out: Path) -> list[dict]:
                     report = netdp.simulate({"nodes": n, "steps": steps, "epsilon": eps,
                                              "topology": topology, "seed": 1,
                                              "accountants": (accountant,)})
-                    row = {"topology": topology, "accountant": accountant, "nodes": n,
-                           "steps": steps, "epsilon": eps,
-                           "seconds": report.timing.accounting_s}
-                    rows.append(row)
-                    fh.write(json.dumps(row) + "\n")
-                    fh.flush()
-                    print(json.dumps(row), flush=True)
+                    _keep(rows, fh, {"topology": topology, "accountant": accountant,
+                                     "nodes": n, "steps": steps, "epsilon": eps,
+                                     "seconds": report.timing.accounting_s})
     return rows
+
+
+def _keep(rows: list[dict], fh: Any, row: dict) -> None:
+    """``row`` into ``rows``, a line of ``fh`` and stdout."""
+    rows.append(row)
+    fh.write(json.dumps(row) + "\n")
+    fh.flush()
+    print(json.dumps(row), flush=True)
 
 
 def fit(rows: list[dict]) -> None:
@@ -97,18 +115,61 @@ def fit(rows: list[dict]) -> None:
                   f"{m / e if e else math.inf:6.2f}")
 
 
+def measure_graphs(out: Path) -> list[dict]:
+    """Every run of :data:`GRAPHS` with ``pld``, one JSON line each in ``out``."""
+    import netdp
+
+    netdp.simulate({"nodes": 8, "steps": 16, "topology": "hypercube", "seed": 1,
+                    "accountants": ("pld",)})
+    rows = []
+    with out.open("w") as fh:
+        for eps in (1.0, 0.3, 4.0):
+            for topology, n, sources in GRAPHS:
+                config = {"topology": topology, "nodes": n, "steps": 100 * n,
+                          "epsilon": eps, "seed": 3, "accountants": ["pld"]}
+                if sources:
+                    config["sources"] = sources
+                report = netdp.simulate(config)
+                _keep(rows, fh, {"topology": topology, "nodes": n, "observers": sources or n,
+                                 "epsilon": eps, "seconds": report.timing.accounting_s})
+    return rows
+
+
+def fit_graphs(rows: list[dict]) -> None:
+    """Print the ``(c₀, c₁)`` of the rows model and measured / fitted per run."""
+    from netdp.mechanisms.noise import analytic_sigma
+
+    def units(c1: float) -> np.ndarray:
+        return np.array([r["observers"] * 100 * (r["nodes"] - 1)
+                         * (1 + c1 / analytic_sigma(r["epsilon"], 1e-6) ** 2) ** 2
+                         for r in rows])
+
+    s = np.array([r["seconds"] for r in rows])
+    c1 = min(np.arange(0.0, 20.0, 0.5), key=lambda c: float(np.std(np.log(s / units(c)))))
+    c0 = float(np.exp(np.median(np.log(s / units(c1)))))
+    ratio = s / (c0 * units(c1))
+    print(f"rows: c0 = {c0:.3g} s, c1 = {c1:g}; measured / fit {ratio.min():.2f} .. "
+          f"{ratio.max():.2f}")
+    print("topology            n   eps  measured  fit  ratio")
+    for r, m, q in zip(rows, s, ratio, strict=True):
+        print(f"{r['topology']:17s} {r['nodes']:4d} {r['epsilon']:5.1f} {m:9.2f} "
+              f"{m / q:6.2f} {q:6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("pld_cost.jsonl"),
                         help="the measured runs, one JSON line each")
     parser.add_argument("--fit-only", type=Path, metavar="JSONL",
                         help="fit the runs of an earlier --out instead of measuring")
+    parser.add_argument("--graphs", action="store_true",
+                        help="pld on graphs other than the complete one (the rows model)")
     args = parser.parse_args()
     if args.fit_only is not None:
         rows = [json.loads(line) for line in args.fit_only.read_text().splitlines() if line]
     else:
-        rows = measure(args.out)
-    fit(rows)
+        rows = (measure_graphs if args.graphs else measure)(args.out)
+    (fit_graphs if args.graphs else fit)(rows)
 
 
 if __name__ == "__main__":

@@ -126,7 +126,8 @@ def test_the_comparison_can_fail(tmp_path, walk_log):
     """Another walk, or another accountant, changes the report: the equalities above are
     not vacuous."""
     base = netdp.account(walk_log).to_json()["privacy"]
-    assert base["empirical"][0]["accountant"] == "rdp"  # the default here (registry rank)
+    # the default here: pld, which netdp estimates within its budget on this small log
+    assert base["empirical"][0]["accountant"] == "pld"
     assert differences(base, netdp.account(walk_log, accountants=["kov"])
                        .to_json()["privacy"])
     lines = walk_log.read_text().splitlines()

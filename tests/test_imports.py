@@ -123,15 +123,16 @@ def test_import_netdp_loads_no_heavy_library():
 
 
 def test_the_default_simulation_loads_only_what_it_uses():
+    """`netdp simulate` as it comes (n = 100: rdp, pld being over its budget there)."""
     code = ("from netdp.run.cli import main\nimport contextlib, io\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['simulate', '-n', '20'])")
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['simulate'])")
     loaded = set(_loaded(code))
     assert loaded <= {"numba", "scipy"}, loaded  # the tracker's kernels (numba loads scipy)
     assert "numba" in loaded  # the probe itself can fail
     ours = ("scipy.special", "scipy.optimize", "scipy.stats", "scipy.sparse", "scipy.signal")
     probe = ("import sys, contextlib, io\nfrom netdp.run.cli import main\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n"
-             "    main(['simulate', '-n', '20'])\n"
+             "    main(['simulate'])\n"
              f"print([m for m in {ours!r} if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, cwd=PACKAGE.parent)

@@ -75,6 +75,10 @@ COARSE = 129  # the coarse grid on which slopes are read
 MAX_CELLS = 1 << 14  # t-cells of one view, at most (coarser beyond: still sound)
 _U = 2.0 ** -53
 _FLOOR = 1e-280  # sums below it are recomputed in the log domain
+#: Exponents are raised to it before ``exp``: a term then counts ``e^-690 ≈ 1e-300`` at
+#: least (more mass: pessimistic, by at most 1e-20 relative where a sum passes
+#: :data:`_FLOOR`), and no subnormal reaches BLAS, which takes 100 times longer on them.
+_CLIP = -690.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +125,7 @@ def _losses(w: np.ndarray, ka: np.ndarray, t: np.ndarray) -> np.ndarray:
     x = np.multiply.outer(ka, t) - 0.5 * (ka * ka)[:, None]  # (K, M)
     live = np.flatnonzero(w.max(axis=0, initial=0.0) > 0)
     m = x[live].max(axis=0) if live.size else np.zeros(t.size)
-    s = w @ np.exp(x - m[None, :])
+    s = w @ np.exp(np.maximum(x - m[None, :], _CLIP))
     with np.errstate(divide="ignore"):
         out = m[None, :] + np.log(s)
     bad = np.flatnonzero((s < _FLOOR).any(axis=1) & (w.sum(axis=1) > 0))
@@ -136,7 +140,7 @@ def _slopes(w: np.ndarray, ka: np.ndarray, t: np.ndarray) -> np.ndarray:
     live = np.flatnonzero(w.max(axis=0, initial=0.0) > 0)
     w, ka = w[:, live], ka[live]
     x = np.multiply.outer(ka, t) - 0.5 * (ka * ka)[:, None]
-    e = np.exp(x - x.max(axis=0, initial=-np.inf)[None, :])
+    e = np.exp(np.maximum(x - x.max(axis=0, initial=-np.inf)[None, :], _CLIP))
     num, den = w @ (ka[:, None] * e), w @ e
     with np.errstate(divide="ignore", invalid="ignore"):
         sl = np.where(den > _FLOOR, num / den, ka.max(initial=0.0))
@@ -183,6 +187,13 @@ def view_rows(w: np.ndarray, tail: np.ndarray, s: float, h: float,
     """
     w = np.array(w, dtype=np.float64)
     tail = np.array(tail, dtype=np.float64)
+    idle = (w[:, 0] == 1.0) & (tail == 0.0) & ~(w[:, 1:] != 0).any(axis=1)
+    if idle.any():  # never counted: Q_r = P, a loss of exactly 0 both ways
+        live = np.flatnonzero(~idle)
+        if live.size == 0:
+            return _unit(w.shape[0]), _unit(w.shape[0])
+        return tuple(_scatter(part, live, w.shape[0])  # type: ignore[return-value]
+                     for part in view_rows(w[live], tail[live], s, h, spare))
     rows = w.shape[0]
     small = w.max(axis=0, initial=0.0) < 0.5 * spare / w.shape[1]
     small[0] = False
@@ -211,6 +222,20 @@ def view_rows(w: np.ndarray, tail: np.ndarray, s: float, h: float,
     pq = _pack(-loss, np.broadcast_to(p, loss.shape), np.full(rows, float(cells[0]) + err), h,
                sure, spare)
     return qp, pq
+
+
+def _unit(rows: int, width: int = 1) -> ViewRows:
+    """``rows`` rows of all their mass at loss 0 (``P = Q``)."""
+    probs = np.zeros((rows, width))
+    probs[:, 0] = 1.0
+    return ViewRows(np.zeros(rows, np.int64), probs, np.zeros(rows))
+
+
+def _scatter(part: ViewRows, live: np.ndarray, rows: int) -> ViewRows:
+    """``part``'s rows at ``live`` among ``rows``, the others all at loss 0."""
+    out = _unit(rows, part.probs.shape[1])
+    out.lower[live], out.probs[live], out.inf[live] = part.lower, part.probs, part.inf
+    return out
 
 
 def _normal_cells(t: np.ndarray) -> np.ndarray:
@@ -363,7 +388,6 @@ def _compose_window(probs: Sequence[np.ndarray], mult: np.ndarray, lo: np.ndarra
                     a: np.ndarray, hi: np.ndarray, lmgf: np.ndarray, inf: np.ndarray,
                     size: int, h: float, delta: float) -> np.ndarray:
     """:func:`compose_rows` of rows whose windows ``[a, a + size)`` share one length."""
-    rows = a.size
     pos = ORDERS > 0
     edge = (a + size - 1) * h
     above = np.exp(np.minimum(np.min(lmgf[:, pos] - np.multiply.outer(edge, ORDERS[pos]),
@@ -373,15 +397,21 @@ def _compose_window(probs: Sequence[np.ndarray], mult: np.ndarray, lo: np.ndarra
     turn = np.mod(np.multiply.outer(np.mod(lo - a, size), f), size) / size
     phi = np.exp(-2j * np.pi * turn)
     for m, p in zip(mult, probs, strict=True):
+        # a row of all its mass at its lowest loss has the transform 1 (its shift is in
+        # ``turn``): only the others are transformed
+        moved = np.flatnonzero((p[:, 0] != 1.0) | (p[:, 1:] != 0).any(axis=1))
+        if moved.size == 0:
+            continue
+        p = p[moved]
         live = np.flatnonzero(p.any(axis=0))
         p = p[:, :int(live[-1]) + 1 if live.size else 1]
         if p.shape[1] > size:  # fold modulo the window
-            pad = np.zeros((rows, -(-p.shape[1] // size) * size))
+            pad = np.zeros((moved.size, -(-p.shape[1] // size) * size))
             pad[:, :p.shape[1]] = p
-            p = pad.reshape(rows, -1, size).sum(axis=1)
+            p = pad.reshape(moved.size, -1, size).sum(axis=1)
         spec = sfft.rfft(p, n=size, axis=1)
         with np.errstate(under="ignore"):
-            phi *= spec if m == 1 else spec ** int(m)  # φ^m by squarings
+            phi[moved] *= spec if m == 1 else spec ** int(m)  # φ^m by squarings
     out = sfft.irfft(phi, n=size, axis=1)
     # the inverse's rounding, unsigned: at most about u log2(F) of the largest mass per
     # entry (bounded by 4 u log2 F per factor and entry, in all), and what the clipped

@@ -15,7 +15,7 @@ standard library and :mod:`netdp.core.errors`: the classes and hooks load on fir
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,11 @@ class GridCost:
         pairs'), on the complete graph and on other graphs.
     tree
         Whether the pairs compose by a balanced tree (a factor ``log2 k`` of the views).
+    rows
+        Where set, other graphs cost ``rows[0] · (1 + rows[1] / z²)²`` seconds per view of
+        an observer and node of the graph, ``z`` the noise multiplier, in place of
+        ``graph``: the accountant builds a view's PLDs towards every node at once
+        (:mod:`netdp.accounting.mixture_rows`).
     """
 
     precision: float
@@ -54,6 +59,7 @@ class GridCost:
     complete: tuple[float, float]
     graph: tuple[float, float]
     tree: bool = False
+    rows: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,9 @@ class Entry:
     rank
         Its place when a task picks a default (:func:`preferred`): the tightest
         accountant that scales to every run the task offers first (lower first).
+    default_within
+        Where set, it is a run's default only where netdp estimates its seconds over the
+        run (its :attr:`cost`) within this many; beyond, the next by :attr:`rank`.
     pair_losses
         ``(module, function)`` of a hook that accounts one run itself,
         ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``, on
@@ -122,6 +131,7 @@ class Entry:
     marks_reference: bool = False
     pair_losses: tuple[str, str] | None = None
     rank: int = 100
+    default_within: float | None = None
 
     def __post_init__(self) -> None:
         for axis, allowed in AXES.items():
@@ -145,6 +155,14 @@ class Entry:
 
 
 _COMPOSITION = "netdp.accounting.composition"
+#: The most seconds netdp's estimate of ``pld`` over a run may reach for ``pld`` to be the
+#: run's default (:attr:`Entry.default_within`): tight where it is affordable, ``rdp`` (a
+#: few seconds) beyond.
+DEFAULT_SECONDS = 20.0
+#: ``pld``'s seconds per view and node on graphs other than the complete one
+#: (:attr:`GridCost.rows`): the median fit of ``experiments/pld_cost.py --graphs``, whose
+#: runs took 0.3 to 3.4 times it (docs/performance.md).
+ROWS_COST = (3.3e-4, 3.5)
 _WALK_TASKS = ("sum", "histogram", "fraction", "itemsets", "multidim", "heavy-hitters",
                "one-bit")
 _KINDS = AXES["kinds"]
@@ -165,12 +183,14 @@ ENTRIES = (
           library=("netdp.accounting.rdp", "RdpAccountant"), kinds=_KINDS,
           protocols=("walk", "gossip"), tasks=("sum", "sgd", "sum/gossip", "sgd/gossip"),
           weight=40.0, kernel_mode="RDP", gaussian_shift="renyi", rank=0),
-    Entry("pld", "privacy loss distributions, tight; about 15 ms per node, so up to a few "
-          "thousand nodes", library=("netdp.accounting.pld", "PldAccountant"),
+    Entry("pld", "privacy loss distributions, tight: within about 1 percent of exact; the "
+          f"default where netdp estimates it within {DEFAULT_SECONDS:g} s, else rdp",
+          library=("netdp.accounting.pld", "PldAccountant"),
           kinds=("complete", "graph", "time-varying"), protocols=("walk", "gossip"),
           tasks=("sum", "sum/gossip"), weight=300.0, kernel_mode="MU2", composes_pld=True,
-          gaussian_shift="curve",
-          cost=GridCost(0.05, 1e-3, complete=(6.9e-7, 6.0e-8), graph=(1.1e-7, 3.5e-8))),
+          gaussian_shift="curve", rank=-1, default_within=DEFAULT_SECONDS,
+          cost=GridCost(0.05, 1e-3, complete=(6.9e-7, 6.0e-8), graph=(1.1e-7, 3.5e-8),
+                        rows=ROWS_COST)),
     Entry("gdp", "Gaussian DP: the exact curve of composed Gaussian mechanisms",
           library=("netdp.accounting.gdp", "GdpAccountant")),
     Entry("exact", "the exact loss of each view, walks with Gaussian noise, a few hundred "
@@ -220,18 +240,27 @@ def names(*, kind: str | None = None, protocol: str | None = None, task: str | N
                  and (task is None or task in e.tasks))
 
 
-def preferred(candidates: Sequence[str], noise: str = "gaussian") -> tuple[str, ...]:
-    """``candidates`` that account this ``noise``, the preferred first (:attr:`Entry.rank`,
-    then their order): what a run uses when ``--accountant`` is not given.
+def preferred(candidates: Sequence[str], noise: str = "gaussian",
+              seconds: Callable[[str], float] | None = None) -> tuple[str, ...]:
+    """``candidates`` that account this ``noise``, the preferred first: what a run uses when
+    ``--accountant`` is not given. The order is :attr:`Entry.rank`, then ``candidates``'
+    order, except that an entry with :attr:`Entry.default_within` comes last unless
+    ``seconds(name)``, the run's estimate, is within it (without ``seconds``: never).
 
     Examples
     --------
     >>> preferred(("kov", "rdp", "pld", "exact")), preferred(("kov", "rdp"), "pure")
-    (('rdp', 'kov', 'pld', 'exact'), ('kov',))
+    (('rdp', 'kov', 'exact', 'pld'), ('kov',))
+    >>> preferred(("kov", "rdp", "pld"), seconds=lambda name: 5.0)
+    ('pld', 'rdp', 'kov')
     """
-    found = [(e.rank, i, c) for i, c in enumerate(candidates)
+    def over(e: Entry) -> bool:
+        return e.default_within is not None and (seconds is None
+                                                 or not seconds(e.name) <= e.default_within)
+
+    found = [(over(e), e.rank, i, c) for i, c in enumerate(candidates)
              if (e := find(c)) is not None and noise in e.noise]
-    return tuple(c for _, _, c in sorted(found))
+    return tuple(c for *_, c in sorted(found))
 
 
 def help_text() -> str:

@@ -36,6 +36,7 @@ from netdp.accounting import registry
 from netdp.adversary.network import Adversary, AttackRun
 from netdp.core.errors import check
 from netdp.core.files import path_kind
+from netdp.core.limits import time_limit
 from netdp.core.params import Section
 from netdp.core.setup import Setup, Streams, View
 from netdp.core.simulation_config import SimulationConfig
@@ -485,17 +486,32 @@ def _time_varying(config: SimulationConfig) -> bool:
 def pld_work(config: SimulationConfig, nodes: int, hops: float) -> dict[str, tuple[float, str]]:
     """Seconds of the accountants with a cost model (``pld`` and ``exact``: the registry's
     :attr:`~netdp.accounting.registry.Entry.cost`) a walk's config asks for
-    (:func:`netdp.tracking.pld_cost.pld_seconds`), each named by ``accountant``: the
-    observers (every node; on a graph other than the complete one, ``--sources`` or
+    (:func:`accountant_seconds`), each named by ``accountant``."""
+    from netdp.mechanisms.noise import analytic_sigma
+
+    if config.accountants is None or kind_of(config.topology).public_schedule:
+        return {}  # the ring's is a closed form
+    z = analytic_sigma(config.epsilon, config.delta)
+    drive = "epsilon" if 17.0 / z > 50.0 else "accountant"  # a view's losses span > 50
+    return {f"the {name} accountant": (accountant_seconds(config, nodes, hops, name), drive)
+            for name in registry.names() if name in config.accountants
+            and registry.entry(name).cost is not None}
+
+
+def accountant_seconds(config: SimulationConfig, nodes: int, hops: float, name: str) -> float:
+    """Seconds accountant ``name`` (one with a cost model) takes over one run of a walk
+    (:func:`netdp.tracking.pld_cost.pld_seconds`): the observers (every node; on a graph
+    other than the complete one, ``--sources`` or
     :data:`~netdp.tracking.graph_observers.SAMPLED` beyond
     :data:`~netdp.tracking.graph_observers.DENSE_NODES` nodes; a coalition is one) and
-    their ``hops / n`` views each (a coalition's: its members')."""
+    their ``hops / n`` views each (a coalition's: its members'); 0 on the ring, whose
+    figures are a closed form."""
     from netdp.mechanisms.noise import analytic_sigma
     from netdp.tracking.graph_observers import DENSE_NODES, SAMPLED, SOURCES
 
     kind = kind_of(config.topology)
-    if config.accountants is None or kind.public_schedule:  # the ring's is a closed form
-        return {}
+    if kind.public_schedule:
+        return 0.0
     complete = kind.implicit
     coalition = len(config.coalition) if config.coalition is not None else 0
     sources = None if complete else config.get(SOURCES)
@@ -503,11 +519,19 @@ def pld_work(config: SimulationConfig, nodes: int, hops: float) -> dict[str, tup
         nodes if complete or nodes <= DENSE_NODES else SAMPLED))
     views = hops / nodes * max(coalition, 1)
     z = analytic_sigma(config.epsilon, config.delta)
-    drive = "epsilon" if 17.0 / z > 50.0 else "accountant"  # a view's losses span > 50
-    return {f"the {name} accountant": (pld_seconds(name, complete, nodes, observers, views, z),
-                                       drive)
-            for name in registry.names() if name in config.accountants
-            and registry.entry(name).cost is not None}
+    return pld_seconds(name, complete, nodes, observers, views, z)
+
+
+def default_cost(config: SimulationConfig, nodes: int,
+                 steps: int) -> Callable[[str], float]:
+    """The seconds of each accountant with a cost model over the config's runs, ``steps``
+    per token on ``nodes`` nodes (``inf`` past the time limit): what
+    :func:`default_accountants_for` weighs."""
+    def seconds(name: str) -> float:
+        total = config.runs * accountant_seconds(config, nodes, config.tokens * steps, name)
+        return total if total <= time_limit() else math.inf
+
+    return seconds
 
 
 def work(task: Task[Any], config: SimulationConfig, nodes: int,
@@ -527,17 +551,20 @@ def footprint(task: Task[Any], config: SimulationConfig, nodes: int,
 
 
 def default_accountants_for(task: Task, kind: str, mechanism: str | None,
-                            convention: str = "sound") -> tuple[str, ...]:
+                            convention: str = "sound",
+                            seconds: Callable[[str], float] | None = None
+                            ) -> tuple[str, ...]:
     """The accountant a run of ``task`` on a topology of this ``kind`` with this
     ``mechanism`` uses when none is given: the registry's preferred one
-    (:func:`netdp.accounting.registry.preferred`) among those the tracker that covers it
-    composes with (under ``--convention reference``, the published method's: an entry
-    with ``marks_reference``); the task's :attr:`Task.default_accountants` where none
-    covers it."""
+    (:func:`netdp.accounting.registry.preferred`, weighing the run's ``seconds`` by
+    accountant: :func:`default_cost`) among those the tracker that covers it composes
+    with (under ``--convention reference``, the published method's: an entry with
+    ``marks_reference``); the task's :attr:`Task.default_accountants` where none covers
+    it."""
     chosen = next((t for t in task.tracking if t.covers(kind, mechanism)), None)
     noise = "pure" if mechanism == "laplace" else "gaussian"
     names = chosen.composes(task.key) if chosen else ()
     if convention == "reference":
         names = tuple(a for a in names if registry.entry(a).marks_reference) or names
-    best = registry.preferred(names, noise)
+    best = registry.preferred(names, noise, seconds)
     return best[:1] or task.default_accountants

@@ -50,6 +50,7 @@ from netdp.tasks.base import (
     Task,
     TimeVarying,
     default_accountants_for,
+    default_cost,
     walk_footprint,
 )
 from netdp.tasks.preparation import build_topology, range_worlds, resolve, values_from_file
@@ -360,9 +361,12 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
         values, topo = real_values(config, section.records_per_node)
         users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
                                seeding.generator(config.seed or 0, "bounding"))
-        resolved, steps = resolve(config, topo, self.steps_per_node,
-                                  default_accountants_for(self, topo.kind, section.mechanism,
-                                                          config.convention))
+        steps = topo.walk_kind.steps_per_token(n=topo.n, rounds=config.rounds,
+                                               steps=config.steps,
+                                               steps_per_node=self.steps_per_node)
+        chosen = default_accountants_for(self, topo.kind, section.mechanism,
+                                         config.convention, default_cost(config, topo.n, steps))
+        resolved, steps = resolve(config, topo, self.steps_per_node, chosen)
         return UserLevelSetup(resolved, topo, steps, users.sums(),
                               self.noise(config, section.bound), users=users)
 

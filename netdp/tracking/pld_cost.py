@@ -24,7 +24,11 @@ walk_views` on other graphs), so their cost is a number of grid points:
   about ``w_k`` points (``n k w_k``), the pairs' searches being small beside it;
 * other graphs: every observer (``--sources``, or :data:`~netdp.tracking.graph_observers.
   SAMPLED` beyond :data:`~netdp.tracking.graph_observers.DENSE_NODES` nodes) composes
-  ``k`` views for each of the ``n - 1`` other nodes (``(n - 1) k (w₁ + w_k)``).
+  ``k`` views for each of the ``n - 1`` other nodes (``(n - 1) k (w₁ + w_k)``); where the
+  accountant builds a view's rows towards every node at once (``pld``:
+  :mod:`netdp.accounting.mixture_rows`, :attr:`GridCost.rows
+  <netdp.accounting.registry.GridCost>`), ``(n - 1) k`` rows of ``c₀ (1 + c₁ / z²)²``
+  seconds each, fitted to the runs of ``experiments/pld_cost.py --graphs``.
 
 :attr:`GridCost.complete <netdp.accounting.registry.GridCost>` and ``graph`` (each
 accountant's entry in :mod:`netdp.accounting.registry`, with its ``precision`` and
@@ -70,6 +74,8 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     one = min(17.0 * (math.sqrt(m) + 1.0 / z), SPAN) / h
     many = min(17.0 * (math.sqrt(k * m) + 1.0 / z), k * SPAN) / h
     build, pairs = seconds or (cost.complete if complete else cost.graph)
+    if not complete and cost.rows is not None and seconds is None:
+        return observers * (n - 1.0) * k * cost.rows[0] * (1.0 + cost.rows[1] / (z * z)) ** 2
     if complete and not cost.tree:  # pld: one bank of binned mechanisms, summed logs
         bins = 64.0 + 64.0 * max(math.log2(10.0 * n / 64.0), 0.0)
         return build * min(observers * k, 3.0 * bins) * one + pairs * observers * k * many

@@ -121,3 +121,25 @@ def test_a_gaussian_accountant_with_laplace_noise_is_refused_naming_those_that_c
     with pytest.raises(InputError, match=f"use --accountant {' or '.join(pure)} with laplace"):
         simulate({"nodes": 20, "mechanism": "laplace", "accountants": ["rdp"], "seed": 1})
     registry.check_noise(pure[0], False, "laplace")  # one that can: no refusal
+
+
+def test_the_default_is_pld_where_its_estimate_fits_and_rdp_beyond(monkeypatch):
+    """A Gaussian walk sum defaults to pld where netdp estimates pld over the run within
+    its budget (``registry.DEFAULT_SECONDS``) and the time limit, to rdp beyond."""
+    from netdp.tasks import make_config, task_of
+    from netdp.tasks.base import accountant_seconds
+
+    def default(params: dict) -> tuple[str, ...]:
+        config = make_config({"task": "sum", "seed": 1, **params})
+        return tuple(task_of(config).prepare(config).config.accountants)
+
+    small = {"nodes": 12, "steps": 240}  # about 1.1 s
+    assert accountant_seconds(make_config(small), 12, 240, "pld") < registry.DEFAULT_SECONDS
+    assert default(small) == ("pld",)
+    assert default({"nodes": 100}) == ("rdp",)  # 21.3 s: over the budget
+    assert default({**small, "runs": 40}) == ("rdp",)  # the runs together
+    assert default({**small, "topology": "hypercube", "nodes": 16, "sources": 2}) == ("pld",)
+    assert default({"topology": "hypercube", "nodes": 128}) == ("rdp",)  # every observer
+    assert default({**small, "mechanism": "laplace"}) == ("kov",)  # pld: Gaussian only
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "0.5")  # the estimate is past the limit
+    assert default(small) == ("rdp",)

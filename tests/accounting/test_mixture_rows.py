@@ -101,3 +101,19 @@ def test_batch_epsilon_reads_a_lower_per_row():
     each = [pf.batch_epsilon(probs[r:r + 1], int(lower[r]), 0.01, inf[r:r + 1], 1e-6)[0]
             for r in range(4)]
     np.testing.assert_array_equal(got, each)
+
+
+def test_rows_never_counted_are_exactly_zero_and_leave_the_others_alone():
+    """A row with all its weight at count 0 and no tail has ``Q = P``: its PMF is all at
+    loss 0 both ways, nothing at ``+∞``, its figure 0; the other rows' figures are those
+    of the views without it (it takes no part in their cells or their transforms)."""
+    views = _case(3, rows=3, views=4)
+    more = [(np.vstack([w, np.eye(1, w.shape[1])]), np.append(t, 0.0), s)
+            for w, t, s in views]
+    for w, t, s in more:
+        for part in mr.view_rows(w, t, s, H):
+            assert part.lower[-1] == 0 and part.inf[-1] == 0.0
+            assert part.probs[-1, 0] == 1.0 and not part.probs[-1, 1:].any()
+    got = _batched(more, 1e-6)
+    assert got[-1] == 0.0
+    np.testing.assert_allclose(got[:-1], _batched(views, 1e-6), rtol=1e-12, atol=0)
