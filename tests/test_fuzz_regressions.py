@@ -598,7 +598,12 @@ def test_cycle_of_100_nodes_is_estimated():
 #: Issue 39, the readers' long run: a row of a sweep folder edited (field -> JSON text).
 ROW_EDITS = [("eps0-an-object", {"eps0": '{"a": ["b", 1]}'}),  # report DIR: a TypeError
              ("seed-text", {"seed": '"x"'}), ("seed-10e30", {"seed": "1" + "0" * 30}),
-             ("a-list", None)]
+             ("a-list", None),
+             # issue 39's open causes: pandas' aggregation (agg function failed,
+             # OverflowError) and a grid axis of text (report's TypeError)
+             ("runtime-s-text", {"runtime_s": f'"{SECRET}"'}),
+             ("runtime-s-400-digits", {"runtime_s": "1" + "0" * 400}),
+             ("nodes-text", {"nodes": '"../secret.csv"'})]
 
 
 @pytest.mark.parametrize(("label", "edit"), ROW_EDITS, ids=[e[0] for e in ROW_EDITS])
@@ -628,7 +633,7 @@ def test_a_sweep_row_of_another_shape(label, edit, argv, inputs, tmp_path):
     argv = _argv(argv, {**inputs, "sweep": str(sweep)})
     lines: list[str] = []
     assert check_case(argv, lines) == 2
-    assert "not a row of a netdp table" in lines[0], lines
+    assert "not a row of a netdp table" in lines[0] and SECRET not in lines[0], lines
 
 
 def test_a_tiny_time_limit_names_itself():
