@@ -489,6 +489,9 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
     ("sweep-spec-key-not-a-name", {"s.toml": f"seeds = 1\n[fixed]\n{SECRET}-X = 1\n[grid]\n"
                                    "nodes = [4]\n"},
      ["sweep", "{s.toml}", "--out", "o", "--dry-run"], "SPEC.toml"),  # echoed as a name
+    ("sweep-spec-top-key-not-a-name", {"s.toml": f"seeds = 1\n{SECRET}-X = 1\n[fixed]\n"
+                                       "steps = 20\n[grid]\nnodes = [4]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--dry-run"], "SPEC.toml"),  # echoed as a name
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
