@@ -255,9 +255,9 @@ BAD = {
     "time nan": (lambda ls: _edit(ls, 3, ["nan," + ",".join(_hop(ls, 3)[1:])]), [],
                  "line 15: the t field is not a finite number"),
     "unknown node": (lambda ls: _edit(ls, 4, [",".join(_hop(ls, 4)[:3] + ["10"])]), [],
-                     "line 16: receiver 10 is not a node id (0..9"),
+                     "line 16: the receiver field is not a node id (0..9"),
     "negative node": (lambda ls: _edit(ls, 0, ["1,0,-3," + _hop(ls, 0)[3]]), [],
-                      "line 12: sender -3 is not a node id"),
+                      "line 12: the sender field is not a node id"),
     "duplicate": (lambda ls: _edit(ls, 5, [",".join(_hop(ls, 5))] * 2), [],
                   "line 18: repeats line 17 exactly"),
     "time backwards": (lambda ls: _edit(_edit(ls, 6, [",".join(_hop(ls, 7))]), 7,
@@ -371,7 +371,7 @@ def test_repair_refuses_what_it_cannot_mend(capsys, tmp_path, walk_log):
     unknown.write_text("\n".join(_edit(lines, 4, [",".join(_hop(lines, 4)[:3] + ["10"])]))
                        + "\n")
     code, _, err = cli(capsys, "account", unknown, "--repair")
-    assert code == 2 and "receiver 10 is not a node id" in err
+    assert code == 2 and "the receiver field is not a node id" in err
     assert "--repair mends" not in err
     two = tmp_path / "two.csv"
     netdp.simulate({"nodes": 10, "steps": 20, "tokens": 2, "seed": 1}, trace_out=two)

@@ -489,6 +489,9 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
     ("sweep-spec-key-not-a-name", {"s.toml": f"seeds = 1\n[fixed]\n{SECRET}-X = 1\n[grid]\n"
                                    "nodes = [4]\n"},
      ["sweep", "{s.toml}", "--out", "o", "--dry-run"], "SPEC.toml"),  # echoed as a name
+    ("sweep-spec-top-key-not-a-name", {"s.toml": f"seeds = 1\n{SECRET}-X = 1\n[fixed]\n"
+                                       "steps = 20\n[grid]\nnodes = [4]\n"},
+     ["sweep", "{s.toml}", "--out", "o", "--dry-run"], "SPEC.toml"),  # echoed as a name
     ("result-delta-an-object", {}, ["plot", "--preset", "pairs", "--pairs", "{pairs}",
                                     "--result", "{bad-delta.json}", "--out", "f.png"],
      "--result"),
@@ -598,7 +601,12 @@ def test_cycle_of_100_nodes_is_estimated():
 #: Issue 39, the readers' long run: a row of a sweep folder edited (field -> JSON text).
 ROW_EDITS = [("eps0-an-object", {"eps0": '{"a": ["b", 1]}'}),  # report DIR: a TypeError
              ("seed-text", {"seed": '"x"'}), ("seed-10e30", {"seed": "1" + "0" * 30}),
-             ("a-list", None)]
+             ("a-list", None),
+             # issue 39's open causes: pandas' aggregation (agg function failed,
+             # OverflowError) and a grid axis of text (report's TypeError)
+             ("runtime-s-text", {"runtime_s": f'"{SECRET}"'}),
+             ("runtime-s-400-digits", {"runtime_s": "1" + "0" * 400}),
+             ("nodes-text", {"nodes": '"../secret.csv"'})]
 
 
 @pytest.mark.parametrize(("label", "edit"), ROW_EDITS, ids=[e[0] for e in ROW_EDITS])
@@ -628,7 +636,7 @@ def test_a_sweep_row_of_another_shape(label, edit, argv, inputs, tmp_path):
     argv = _argv(argv, {**inputs, "sweep": str(sweep)})
     lines: list[str] = []
     assert check_case(argv, lines) == 2
-    assert "not a row of a netdp table" in lines[0], lines
+    assert "not a row of a netdp table" in lines[0] and SECRET not in lines[0], lines
 
 
 def test_a_tiny_time_limit_names_itself():

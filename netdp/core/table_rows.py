@@ -8,6 +8,8 @@ naming rule (nested keys joined by ``_``); :func:`frame` makes a pandas DataFram
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -135,9 +137,15 @@ def error_row(config: dict, seed: int, config_hash: str, message: str,
 
 
 def _cell(value):
+    """A config value as a row holds it: a list joined by ``,``; an integer beyond a
+    float's range (a failed run's ``nodes = 10**400``) as an infinite float, since a
+    table's number columns are floats."""
     if isinstance(value, list | tuple):
         return ",".join(str(v) for v in value)
-    return _plain(value)
+    value = _plain(value)
+    if type(value) is int and abs(value) > int(sys.float_info.max):
+        return math.inf if value > 0 else -math.inf
+    return value
 
 
 def _plain(value):

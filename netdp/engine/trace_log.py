@@ -134,8 +134,15 @@ class LogLines:
         return InputError(self.name, where + text, positional=True)
 
     def groups(self) -> np.ndarray:
-        """Each line's group: the token of its run (walk), or its run (gossip)."""
-        return self.run * (int(self.token.max()) + 1 if self.size else 1) + self.token
+        """Each line's group: the token of its run (walk), or its run (gossip), numbered in
+        the order of (run, token). A token id near 2^63 (a log's, any int64 is read) would
+        overflow ``run * (max token + 1)``: the pairs are then numbered by their order."""
+        width = int(self.token.max()) + 1 if self.size else 1
+        if not self.size or (int(self.run.min()) >= 0 and int(self.token.min()) >= 0
+                             and (int(self.run.max()) + 1) * width < 2**63):
+            return self.run * width + self.token
+        pairs = np.stack([self.run, self.token], axis=1)
+        return np.unique(pairs, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -338,8 +345,8 @@ def problems(log: LogLines, n: int) -> list[Problem]:
     for role in ("sender", "receiver"):
         ids = getattr(log, role)
         for i in np.flatnonzero((ids < 0) | (ids >= n)):
-            out.append(Problem(int(log.line[i]), "unknown-node", f"{role} {ids[i]} is not a "
-                               f"node id (0..{n - 1}, n = {n})"))
+            out.append(Problem(int(log.line[i]), "unknown-node", f"the {role} field is not "
+                               f"a node id (0..{n - 1}, n = {n})"))  # the id read: not echoed
     first = _first_copy(log)
     for i in np.flatnonzero(first != np.arange(log.size)):
         out.append(Problem(int(log.line[i]), "duplicate",
@@ -499,11 +506,13 @@ def _count(log: LogLines, ids: np.ndarray, what: str, where: str = "") -> int:
     present = np.unique(ids)
     if not present.size:
         raise log.error("no well-formed line left to account")
-    missing = np.setdiff1d(np.arange(int(present[-1]) + 1), present)
-    if missing.size:
-        raise log.error(f"no line for {what} {missing[0]}{where} (the {what} ids are 0..K-1; the "
-                        f"log has {', '.join(map(str, present[:6]))}"
-                        f"{', ...' if present.size > 6 else ''})")
+    # the first id i with no line: present is sorted, so present[i] != i there (no range
+    # up to the largest id is made: an id of 2^63 - 1 overflowed numpy's arange, and its
+    # bincount corrupted the heap); the ids read are not echoed
+    gap = np.flatnonzero(present != np.arange(present.size))
+    if gap.size:
+        raise log.error(f"no line for {what} {int(gap[0])}{where} (the {what} ids are 0..K-1 "
+                        f"without a gap; the log has {present.size} distinct one(s))")
     return int(present.size)
 
 

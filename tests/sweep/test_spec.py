@@ -72,6 +72,7 @@ def test_repeated_grid_points_run_once():
 
 @pytest.mark.parametrize("data, param, words", [
     ({"seedz": 3}, "seedz", "unknown sweep key; allowed: description, seeds"),
+    ({"NETDP-SECRET-X": 3}, "SPEC.toml", "an unknown top-level key (allowed: description"),
     ({"fixed": {"nodez": 5}}, "nodez", "unknown parameter; allowed: accelerated, accountants"),
     ({"grid": {"epsilonn": [1]}}, "epsilonn", "[grid]"),
     ({"grid": {"epsilon": [0.1, -1.0]}}, "epsilon",

@@ -211,3 +211,43 @@ def test_parquet_round_trip(tmp_path, capsys, sum_result):
     pd.testing.assert_frame_equal(back, read_table(tmp_path / "t"), check_dtype=False)
     assert list(back["provenance_host"]) == [sum_result["provenance"]["host"], "elsewhere"]
     assert back["kov_mean"].iloc[0] == sum_result["privacy"]["empirical"][0]["mean"]
+
+
+@pytest.mark.parametrize(("column", "value", "named"), [
+    ("runtime_s", "../secret.csv", "its column runtime_s is not a number"),
+    ("kov_mean", 10**400, "its column kov_mean is not a number within a float's range"),
+    ("kov_mean", True, "its column kov_mean is not a number"),
+    ("nodes", "x", "its column nodes is not a number"),  # a grid axis
+    ("status", 10**400, "its column status is not a number, text, true or false"),
+    ("NETDP-SECRET-X", "ok", "its key 9 (counting from 1) is not a number"),
+], ids=["runtime-text", "figure-400-digits", "figure-true", "axis-text", "status-400-digits",
+        "key-no-name"])
+def test_a_row_value_of_another_kind_names_its_column(tmp_path, column, value, named):
+    """Issue 39: a figure of text or beyond a float, a config value of another kind (the
+    readers' pandas failed: agg function failed, OverflowError, TypeError) refuse the row,
+    naming its file, line and column; a key that reads as no column name by its place
+    (never echoed), and never the value."""
+    spec = _spec()
+    keys = [r.key for r in spec.runs]
+    with ResultTable.open(tmp_path / "t", spec) as table:
+        part = table.write_batch([_row(keys[0], 1.0), {**_row(keys[1], 2.0), column: value}])
+    with pytest.raises(InputError) as err:
+        read_table(tmp_path / "t")
+    line = err.value.message
+    assert f"{part} line 2: not a row of a netdp table ({named}" in line, line
+    assert "SECRET" not in line and "secret" not in line and "0" * 40 not in line
+
+
+def test_a_failed_runs_value_beyond_a_float_reads_back(tmp_path):
+    """A failed run's row keeps its point's values: nodes = 10**400 (a spec may give it;
+    its run fails on the time estimate) is written as inf, which the table reads (it was
+    an OverflowError in pandas)."""
+    from netdp.core.table_rows import error_row
+
+    spec = _spec()
+    keys = [r.key for r in spec.runs]
+    with ResultTable.open(tmp_path / "t", spec) as table:
+        table.write_batch([_row(keys[0], 1.0), error_row({"nodes": 10**400, "steps": 20},
+                                                         keys[1][1], keys[1][0], "x", None)])
+    frame = read_table(tmp_path / "t").set_index("seed")
+    assert frame.loc[keys[1][1], "nodes"] == math.inf and frame.loc[keys[0][1], "nodes"] == 5

@@ -134,7 +134,12 @@ def parse_spec(data: dict, path: str = "", text: str = "") -> SweepSpec:
     From Python, ``topology`` (in ``fixed``, or the values of its grid axis) may also be
     a networkx graph: each run's config records it as ``networkx:NAME (..., sha256 ...)``
     (:func:`netdp.tasks.make_config`), so the result table keys it by its content."""
-    unknown = sorted(set(data) - set(TOP_KEYS))
+    unknown = sorted((k for k in data if k not in TOP_KEYS), key=str)
+    for key in unknown:  # named when it reads as a name (as in [fixed]); else never echoed
+        if not (isinstance(key, str) and re.fullmatch(r"[a-z][a-z0-9_]*", key)):
+            raise InputError(SPEC, "an unknown top-level key (allowed: "
+                             f"{', '.join(TOP_KEYS)}; simulation parameters go in [fixed] or "
+                             f"[grid]){_at(path)}")
     if unknown:
         raise InputError(unknown[0], f"unknown sweep key; allowed: {', '.join(TOP_KEYS)} "
                          f"(simulation parameters go in [fixed] or [grid]){_at(path)}",

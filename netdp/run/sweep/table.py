@@ -24,10 +24,12 @@ mixes two experiments.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -40,7 +42,7 @@ from netdp.core.provenance import provenance
 from netdp.core.reading import check_regular
 from netdp.core.table_rows import FIRST, table_row, tidy
 from netdp.report.config_hash import config_hash as config_hash_of
-from netdp.tasks import make_config
+from netdp.tasks import make_config, param_specs
 
 FORMAT = 1
 MANIFEST = "sweep.json"
@@ -247,10 +249,10 @@ class ResultTable:
                                  f"({one_line(exc, 80)}); delete it and "
                                  "rerun the sweep to redo its runs") from None
             for i, row in enumerate(rows, 1):
-                if not _is_row(row):
+                wrong = _row_problem(row)
+                if wrong:
                     raise InputError(self.param, f"{part} line {i}: not a row of a netdp "
-                                     "table (an object of numbers and text, with its "
-                                     "config_hash and seed); delete the file and rerun the "
+                                     f"table ({wrong}); delete the file and rerun the "
                                      "sweep to redo its runs")
                 key = (row.get("config_hash"), row.get("seed"))
                 if key not in seen:
@@ -287,16 +289,57 @@ class ResultTable:
         return frame.reset_index(drop=True)
 
 
-def _is_row(row: object) -> bool:
-    """Whether a JSON line is a table row: an object whose values are numbers, text,
-    booleans or null (a failed run's row keeps its point's values, 10^30 nodes included),
-    with a text ``config_hash`` and an integer ``seed`` within 64 bits (a line edited by
-    hand, or written by another program, is refused)."""
+def _row_problem(row: object) -> str:
+    """What makes a JSON line no table row (``""`` if it is one). A row is an object whose
+    values are numbers, text, booleans or null, with a text ``config_hash`` and an integer
+    ``seed`` within 64 bits; each value of the kind its column holds
+    (:func:`netdp.core.table_rows.table_row`): a config parameter's of its declared kind,
+    a figure (any other column but the bookkeeping ones) a number, and no integer beyond
+    a float's range (a line edited by hand, or written by another program, is refused;
+    a failed run's row keeps its point's values, 10^30 nodes included). The message names
+    the column by its name where that reads as one, else by its place in the line: never
+    a value read."""
     seed = row.get("seed") if isinstance(row, dict) else None
     if not isinstance(row, dict) or not isinstance(row.get("config_hash"), str) \
-            or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        return False
-    return all(v is None or isinstance(v, str | int | float) for v in row.values())
+            or type(seed) is not int or not 0 <= seed < 2**64:
+        return "an object of numbers and text, with its config_hash and seed"
+    kinds = _column_kinds()
+    for k, (key, value) in enumerate(row.items(), 1):
+        kind = kinds.get(key) or (_ANY if key.startswith("provenance_") else _FIGURE)
+        if type(value) not in kind[0] or (type(value) is int and abs(value) > _LARGEST):
+            return f"{_column(key, k)} is not {kind[1]}"
+    return ""
+
+
+#: What a column holds: the exact types of its values (JSON's), and in words.
+_ANY = (frozenset({str, int, float, bool, type(None)}), "a number, text, true or false")
+_FIGURE = (frozenset({int, float, type(None)}), "a number within a float's range")
+_KINDS = {int: _FIGURE, float: _FIGURE,  # a failed run's 10**400 nodes is kept as inf
+          bool: (frozenset({bool, type(None)}), "true or false"),
+          str: (frozenset({str, type(None)}), "text"), tuple: (frozenset({str, type(None)}),
+                                                             "text")}
+_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+
+
+@functools.cache
+def _column_kinds() -> dict:
+    """Column name -> what its values are (:data:`_KINDS`): the config parameters' by
+    their declared kind, the bookkeeping columns any scalar."""
+    kinds = {name: _KINDS[spec.kind] for name, spec in param_specs().items()}
+    return {**kinds, **dict.fromkeys(("config_hash", "seed", "status", "version", "error"),
+                                     _ANY)}
+
+
+#: The largest integer a float holds (beyond: refused, as pandas' conversion overflows).
+_LARGEST = int(sys.float_info.max)
+
+
+def _column(key: str, place: int) -> str:
+    """A column as a refusal names it: its name where that reads as one (lower-case words),
+    else its place in the line (a key edited by hand is never echoed)."""
+    if len(key) <= 64 and _NAME.fullmatch(key):
+        return f"its column {key}"
+    return f"its key {place} (counting from 1)"
 
 
 def read_table(path: str | Path):
