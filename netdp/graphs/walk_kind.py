@@ -293,7 +293,7 @@ def transition_matrix(topology: Topology, walk: str) -> sparse.csr_array:
     if walk == "metropolis":
         weight = edge / np.maximum(deg[rows], deg[cols])
         adj = sparse.csr_array((weight, (rows, cols)), shape=(n, n))
-        stay = 1.0 - np.asarray(adj.sum(axis=1)).ravel()
+        stay = np.maximum(1.0 - np.asarray(adj.sum(axis=1)).ravel(), 0.0)  # no -1e-16
         return (adj + sparse.diags_array(stay)).tocsr()
     adj = sparse.csr_array((edge / deg[rows], (rows, cols)), shape=(n, n))
     return (0.5 * (sparse.eye_array(n, format="csr") + adj)).tocsr() if walk == "lazy" \

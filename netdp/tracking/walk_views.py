@@ -14,7 +14,8 @@ gives its contribution count ``K = c + I``, and the view's entry is
 :mod:`netdp.tracking.cycle_entries`'s (``kov``: the mixture bound; ``rdp``: the label
 bound), or its exact PLD (``pld``, ``exact``: :mod:`netdp.accounting.mixture_pld`).
 Where an observer's exact laws cost more than :data:`LAW_WORK`, ``kov`` and ``rdp`` take
-instead a sound bound of every node's count in every view (:mod:`netdp.tracking.
+(``pld`` beyond :data:`PLD_LAW_WORK`: the PLDs of the laws that dominate them) instead a
+sound bound of every node's count in every view (:mod:`netdp.tracking.
 law_bound`: a survival bound from the Green function of the chain killed at the observer,
 and the mean number of visits), which costs a few sweeps of the walk per observer; the LDP
 loss is left only where that bound does not apply (more than
@@ -45,6 +46,11 @@ KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
 VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
 LAW_WORK = 3e7  # estimated flops of one observer's exact laws beyond which kov and rdp bound
 # them (netdp.tracking.law_bound)
+#: The same for pld, whose dominating laws (netdp.tracking.view_plds) are wide: up to here
+#: the exact laws cost less than the rows of the dominating ones, and give figures about
+#: half as large (grid, random geometric graph of 100 nodes, hypercubes of 128 and 256:
+#: docs/performance.md)
+PLD_LAW_WORK = 1e11
 EXTEND_BYTES = 256 * 2**20  # at most this much for a round of laws beyond KMAX[-1] visits
 EXTEND_WORK = 5e10  # estimated flops of a round of laws beyond KMAX[-1] visits, at most
 
@@ -258,7 +264,7 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
     views = observer_views(holders, shared["steps"], pos[start[v]:start[v + 1]])
     delta = entry_delta_of(shared["delta"], shared.get("target"), views.size)
     keep = np.flatnonzero(~blocked)
-    if law_work(views, n, P.nnz) > LAW_WORK and _bounds_laws(accountant):
+    if _bounds_laws(accountant) and law_work(views, n, P.nnz) > _law_limit(accountant):
         try:
             if registry.entry(accountant).composes_pld:  # pld: the dominating laws' PLDs
                 bound = view_plds.dominating_laws(P, blocked, shared["pi0"], views)
@@ -428,6 +434,11 @@ def _bounds_laws(accountant: str) -> bool:
     dominating laws (:mod:`netdp.tracking.view_plds`), not the exact accountant's."""
     e = registry.entry(accountant)
     return e.kernel_mode in ("KOV", "RDP") or (e.composes_pld and not e.exact)
+
+
+def _law_limit(accountant: str) -> float:
+    """The exact laws' work beyond which ``accountant`` takes the law bound."""
+    return PLD_LAW_WORK if registry.entry(accountant).composes_pld else LAW_WORK
 
 
 def _orders() -> np.ndarray:

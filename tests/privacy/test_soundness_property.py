@@ -152,7 +152,8 @@ def case(seed: int, convention: str = "sound", at_target: bool = False) -> list[
         if accountant != "kov" and convention == "sound" and not kind.startswith("complete"):
             # the law bound in place of the exact laws (rdp's survival bound; pld's
             # dominating laws, netdp.tracking.view_plds)
-            with mock.patch.object(walk_views, "LAW_WORK", 0.0):
+            with (mock.patch.object(walk_views, "LAW_WORK", 0.0),
+                  mock.patch.object(walk_views, "PLD_LAW_WORK", 0.0)):
                 tables.append((f"{accountant} (law bound)", sound_graph_losses(
                     trace, P, 1.0, delta, z, accountant, coalition,
                     observers=None if coalition else np.array(members), target=target)))
