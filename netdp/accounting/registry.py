@@ -183,7 +183,7 @@ ENTRIES = (
           library=("netdp.accounting.rdp", "RdpAccountant"), kinds=_KINDS,
           protocols=("walk", "gossip"), tasks=("sum", "sgd", "sum/gossip", "sgd/gossip"),
           weight=40.0, kernel_mode="RDP", gaussian_shift="renyi", rank=0),
-    Entry("pld", "privacy loss distributions, tight: within about 1 percent of exact; the "
+    Entry("pld", "privacy loss distributions, tight: within a few percent of exact; the "
           f"default where netdp estimates it within {DEFAULT_SECONDS:g} s, else rdp",
           library=("netdp.accounting.pld", "PldAccountant"),
           kinds=("complete", "graph", "time-varying"), protocols=("walk", "gossip"),
