@@ -617,7 +617,8 @@ def run_library(case: Case, root: Path) -> int:
         value = _wrong(kind)
         if call == "simulate" and name not in ("config", "progress", "keep_pairs",
                                                "trace_out", "scheduler", "client", "workers"):
-            kwargs["config"] = {**kwargs["config"], name: value}  # a config key
+            if isinstance(kwargs["config"], dict):  # else the config itself is wrong
+                kwargs["config"] = {**kwargs["config"], name: value}  # a config key
         elif call == "make_config" and name != "params":
             kwargs[name] = value
         else:
