@@ -522,13 +522,17 @@ def accountant_seconds(config: SimulationConfig, nodes: int, hops: float, name: 
     return pld_seconds(name, complete, nodes, observers, views, z)
 
 
-def default_cost(config: SimulationConfig, nodes: int,
-                 steps: int) -> Callable[[str], float]:
-    """The seconds of each accountant with a cost model over the config's runs, ``steps``
-    per token on ``nodes`` nodes (``inf`` past the time limit): what
-    :func:`default_accountants_for` weighs."""
+def default_cost(config: SimulationConfig, topology: Any,
+                 steps_per_node: int) -> Callable[[str], float]:
+    """The seconds of each accountant with a cost model over the config's runs on
+    ``topology`` (``inf`` past the time limit): what :func:`default_accountants_for`
+    weighs."""
+    from netdp.tasks.preparation import steps_of
+
+    hops = config.tokens * steps_of(config, topology, steps_per_node)
+
     def seconds(name: str) -> float:
-        total = config.runs * accountant_seconds(config, nodes, config.tokens * steps, name)
+        total = config.runs * accountant_seconds(config, topology.n, hops, name)
         return total if total <= time_limit() else math.inf
 
     return seconds

@@ -84,13 +84,20 @@ def build_topology(config: SimulationConfig, nodes: int | None) -> Topology:
                  fmt=config.graph_format)
 
 
+def steps_of(config: SimulationConfig, topology: Topology, steps_per_node: int) -> int:
+    """The steps per token of the config's walk on ``topology`` (``rounds · n`` on the
+    ring, else ``steps`` or ``steps_per_node · n``)."""
+    return topology.walk_kind.steps_per_token(n=topology.n, rounds=config.rounds,
+                                              steps=config.steps,
+                                              steps_per_node=steps_per_node)
+
+
 def resolve(config: SimulationConfig, topology: Topology, steps_per_node: int,
             accountants: tuple[str, ...], **section: Any) -> tuple[SimulationConfig, int]:
     """The config with nodes, steps, walk, engine and accountants resolved, and the steps
     per token (``rounds · n`` on the ring, else ``steps`` or ``steps_per_node · n``)."""
     n, kind = topology.n, topology.walk_kind
-    steps = kind.steps_per_token(n=n, rounds=config.rounds, steps=config.steps,
-                                 steps_per_node=steps_per_node)
+    steps = steps_of(config, topology, steps_per_node)
     walk = kind.walk_rule(topology, config.walk)
 
     engine = choose(config.engine, config.tokens, config.service_time,

@@ -361,12 +361,9 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
         values, topo = real_values(config, section.records_per_node)
         users = UserLevel.draw(values.reshape(topo.n, -1), section.bound,
                                seeding.generator(config.seed or 0, "bounding"))
-        steps = topo.walk_kind.steps_per_token(n=topo.n, rounds=config.rounds,
-                                               steps=config.steps,
-                                               steps_per_node=self.steps_per_node)
-        chosen = default_accountants_for(self, topo.kind, section.mechanism,
-                                         config.convention, default_cost(config, topo.n, steps))
-        resolved, steps = resolve(config, topo, self.steps_per_node, chosen)
+        cost = default_cost(config, topo, self.steps_per_node)
+        resolved, steps = resolve(config, topo, self.steps_per_node, default_accountants_for(
+            self, topo.kind, section.mechanism, config.convention, cost))
         return UserLevelSetup(resolved, topo, steps, users.sums(),
                               self.noise(config, section.bound), users=users)
 
