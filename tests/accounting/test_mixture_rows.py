@@ -117,3 +117,36 @@ def test_rows_never_counted_are_exactly_zero_and_leave_the_others_alone():
     got = _batched(more, 1e-6)
     assert got[-1] == 0.0
     np.testing.assert_allclose(got[:-1], _batched(views, 1e-6), rtol=1e-12, atol=0)
+
+
+def _log_domain(w, ka, t):
+    """The oracle: ``L_r(t_j)`` by numpy's log-sum-exp, term by term (no shared scale)."""
+    from scipy import special
+
+    x = np.multiply.outer(ka, t) - 0.5 * (ka * ka)[:, None]
+    with np.errstate(divide="ignore"):
+        return special.logsumexp(np.log(w)[:, :, None] + x[None], axis=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chords_and_tangents_bracket_the_loss_at_every_point(seed):
+    """The compiled log-sums against numpy's, and the bounds between knots on each side of
+    them: above (the ``(Q, P)`` direction's losses) and below (``(P, Q)``'s), to the float
+    error that ``_levels``' margin covers, and within ``h`` of each other (tightness)."""
+    rng = np.random.default_rng(seed)
+    views = _case(seed, rows=5, views=3)
+    for w, _, s in views:
+        w = w.copy()
+        w[1, rng.integers(1, w.shape[1])] += 1e-300  # far from every other term
+        ka = np.arange(w.shape[1]) / s
+        t = mr._t_grid(w, ka, H, 1e-18)
+        exact = _log_domain(w, ka, t)
+        values, _ = mr._values_slopes(w, ka, t)
+        upper, lower = mr._loss_bounds(w, ka, t, H)
+        tol = 1e-13 * (1 + np.abs(exact))
+        np.testing.assert_allclose(values, exact, rtol=0, atol=tol.max())
+        assert np.all(upper >= exact - tol) and np.all(lower <= exact + tol)
+        assert np.max(upper - lower) <= H
+        # between knots the bounds are not the exact values: swapped, the check fails
+        assert np.max(upper - exact) > 1e-6 * H and np.max(exact - lower) > 1e-6 * H
+
