@@ -158,6 +158,67 @@ def test_a_log_node_id_is_refused_without_echoing_it(log_lines, tmp_path, capsys
     assert str(2**63 - 1) not in err
 
 
+def _refusal(argv: list[str], log: Path, capsys) -> str:
+    """The one line of ``netdp account`` refusing ``log`` (exit status 2), after the file's
+    name, with the line numbers and the count of further problems it names taken out: what
+    is left quotes no number."""
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    tail = err.split(str(log), 1)[1]
+    assert not re.search(r"\d", re.sub(r"line \d+|\d+ more problem", "", tail)), err
+    return err
+
+
+@pytest.mark.parametrize("repair", [[], ["--repair"]], ids=["plain", "repair"])
+def test_a_log_time_going_backwards_is_refused_without_echoing_it(log_lines, tmp_path,
+                                                                   capsys, repair):
+    """Issue 39: ``t = 7 comes after t = 8 (line 18) for token 0`` showed two times and a
+    token id read from the file; the line names both lines and the field. Lines 19 and 20
+    swapped, a marker in the time of the later hop now first (the hops still follow the
+    token in time order; ``--repair`` sorts them and the run is accounted)."""
+    marker = "8.98765"
+    hops = _field(_field(log_lines, 18, 0, "8.5"), 19, 0, marker)
+    hops[18], hops[19] = hops[19], hops[18]
+    log = tmp_path / "log.csv"
+    log.write_text("\n".join(hops) + "\n")
+    if repair:
+        capsys.readouterr()
+        assert main(["account", str(log), "-n", "6", "--repair"]) == 0
+        assert marker not in capsys.readouterr().err
+        return
+    err = _refusal(["account", str(log), "-n", "6"], log, capsys)
+    assert "line 20: the t field is earlier than line 19's, the token's previous hop" in err
+    assert marker not in err and "98765" not in err
+
+
+def test_a_gossip_round_going_backwards_is_refused_without_echoing_it(tmp_path, capsys):
+    """The same refusal for a gossip log: a marker round appended after the last round."""
+    log = tmp_path / "gossip.csv"
+    assert main(["simulate", "-n", "6", "--protocol", "gossip", "--topology", "cycle",
+                 "--steps", "4", "--seed", "1", "-q", "--trace-out", str(log)]) == 0
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([*lines[:-1], "987654321," + lines[-1].split(",", 1)[1],
+                              lines[-1]]) + "\n")
+    err = _refusal(["account", str(log)], log, capsys)
+    assert "the t field is earlier than line" in err and "the run's previous message" in err
+    assert "987654321" not in err
+
+
+def test_a_hop_from_a_node_not_holding_the_token_is_refused_without_echoing_it(
+        log_lines, tmp_path, capsys):
+    """Issue 39: ``node 4 forwards token 0, which node 5 holds (line 18)`` showed two node
+    ids and a token id read from the file; the line names the line, the field and the
+    line of the token's previous hop, and no number of the file."""
+    holder = log_lines[18].split(",")[3]  # the receiver of line 19 holds the token
+    other = next(str(v) for v in range(6) if str(v) != holder)
+    log = tmp_path / "log.csv"
+    log.write_text("\n".join(_field(log_lines, 19, 2, other)) + "\n")
+    err = _refusal(["account", str(log), "-n", "6"], log, capsys)
+    assert "line 20: the sender field is not the token's holder" in err and "line 19" in err
+
+
 @pytest.mark.parametrize("repair", [[], ["--repair"]], ids=["plain", "repair"])
 def test_a_token_id_of_2_63_is_one_line(log_lines, tmp_path, repair):
     """The readers' run 7's case not reproduced then: lines 20 and 40 holding 2^63 - 1 (the

@@ -352,23 +352,25 @@ def problems(log: LogLines, n: int) -> list[Problem]:
         out.append(Problem(int(log.line[i]), "duplicate",
                            f"repeats line {log.line[first[i]]} exactly"))
     kept = log.take(np.flatnonzero(first == np.arange(log.size)))
-    what = "token " if log.protocol == "walk" else "run "
+    # the values read (times, node, token and run ids) are not echoed: lines and fields
+    what = ("the token's previous hop", "a token's hops") if log.protocol == "walk" else \
+        ("the run's previous message", "a run's messages")
     group = kept.groups()
     order = np.lexsort((np.arange(kept.size), group))
     prev, cur = order[:-1], order[1:]
     back = (group[prev] == group[cur]) & (kept.t[cur] < kept.t[prev])
     for p, c in zip(prev[back], cur[back], strict=True):
-        whose = what + str(kept.token[c] if log.protocol == "walk" else kept.run[c])
-        out.append(Problem(int(kept.line[c]), "backwards", f"t = {_num(kept.t[c])} comes "
-                           f"after t = {_num(kept.t[p])} (line {kept.line[p]}) for {whose}"))
+        out.append(Problem(int(kept.line[c]), "backwards", f"the t field is earlier than "
+                           f"line {kept.line[p]}'s, {what[0]} ({what[1]} come in time "
+                           "order)"))
     if log.protocol == "walk":
         order = np.lexsort((np.arange(kept.size), kept.t, group))
         prev, cur = order[:-1], order[1:]
         wrong = (group[prev] == group[cur]) & (kept.sender[cur] != kept.receiver[prev])
         for p, c in zip(prev[wrong], cur[wrong], strict=True):
-            out.append(Problem(int(kept.line[c]), "non-holder",
-                               f"node {kept.sender[c]} forwards token {kept.token[c]}, which "
-                               f"node {kept.receiver[p]} holds (line {kept.line[p]})"))
+            out.append(Problem(int(kept.line[c]), "non-holder", "the sender field is not the "
+                               "token's holder (a hop's sender is the receiver of the "
+                               f"token's previous hop, line {kept.line[p]})"))
     return sorted(out, key=lambda p: (p.line, REPAIRABLE.index(p.rule)
                                       if p.rule in REPAIRABLE else -1))
 
@@ -459,10 +461,6 @@ def _holders_kept(log: LogLines) -> np.ndarray:
                 continue
             holder = int(log.receiver[i])
     return keep
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 # -- the trace ----------------------------------------------------------------------------
