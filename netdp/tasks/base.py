@@ -541,9 +541,13 @@ def default_cost(config: SimulationConfig, topology: Any,
 def work(task: Task[Any], config: SimulationConfig, nodes: int,
          steps: int) -> dict[str, tuple[float, str]]:
     """Seconds one run takes, by part (checked before anything is built; see
-    :mod:`netdp.run.resources`): the task's (:class:`Timed`), else the walk's."""
+    :mod:`netdp.run.resources`): the task's (:class:`Timed`), else the walk's, and the
+    theory lines' its trackers draw (:attr:`Tracking.theory_seconds`)."""
     own = task.work if isinstance(task, Timed) else walk_work
-    return own(config, nodes, steps)
+    out = dict(own(config, nodes, steps))
+    for t in task.tracking:  # the theory lines a report draws (the published ones)
+        out.update(t.theory_seconds(config, nodes) if t.theory_seconds is not None else {})
+    return out
 
 
 def footprint(task: Task[Any], config: SimulationConfig, nodes: int,
