@@ -6,6 +6,7 @@ make netdp open a file they name, seen by Python's own audit events).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -258,3 +259,82 @@ def test_a_run_estimate_of_another_type_is_drawn_as_it_is(tmp_path, capsys, monk
                   "f.png"]):
         capsys.readouterr()
         assert main(argv) == 0, capsys.readouterr().err
+
+
+def test_repair_is_counted_in_the_time_limit(tmp_path, capsys, monkeypatch):
+    """Issue 39: ``--repair`` ignored the time limit (its holders' pass was quadratic in the
+    broken tokens). Its seconds are estimated with the parse's, from the line count,
+    before parsing: 200,000 lines are read within 1 s (0.8 s), not read and repaired."""
+    log = tmp_path / "big.csv"
+    log.write_text("t,token,sender,receiver\n"
+                   + "".join(f"{t},0,{t % 2},{(t + 1) % 2}\n" for t in range(1, 200_001)))
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "1")
+    capsys.readouterr()
+    assert main(["account", str(log), "-n", "6", "--repair"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "this run would take about 1.2 s" in err, err
+    assert main(["account", str(log), "-n", "6"]) in (0, 2)
+    assert "would take" not in capsys.readouterr().err
+
+
+def test_the_holders_pass_of_a_repair_is_the_hop_by_hop_rule():
+    """The repair's pass over the tokens (now each on its own lines, linear) keeps what the
+    rule keeps: a token's first hop, then each hop whose sender holds the token."""
+    import numpy as np
+
+    from netdp.engine import trace_log
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        size = int(rng.integers(1, 60))
+        token = np.sort(rng.integers(0, 5, size))
+        sender, receiver = rng.integers(0, 3, size), rng.integers(0, 3, size)
+        log = trace_log.LogLines("l", "walk", {}, {}, 1, np.arange(size), np.zeros(size, int),
+                                 np.arange(size, dtype=float), token, sender, receiver)
+        want = np.ones(size, dtype=bool)
+        holder: dict[int, int] = {}
+        for i in range(size):
+            k = int(token[i])
+            if k in holder and sender[i] != holder[k]:
+                want[i] = False
+            else:
+                holder[k] = int(receiver[i])
+        assert np.array_equal(trace_log._holders_kept(log), want)
+
+
+def test_an_unwritable_numba_cache_is_named(tmp_path):
+    """Issue 39: an unwritable numba cache made every run compile (54 s for 8 nodes) without
+    a word. The function that decides names the folder numba would write to, where it
+    cannot (a folder under a file: unwritable even for root); the line says what to do."""
+    from netdp.core import _cache
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    bad = str(blocked / "numba")
+    assert _cache.unusable_cache({"NUMBA_CACHE_DIR": bad}) == bad
+    assert _cache.unusable_cache({"NUMBA_CACHE_DIR": str(tmp_path / "ok")}) is None
+    line = _cache.cache_warning(bad)
+    assert "\n" not in line and bad in line and "set NUMBA_CACHE_DIR to a writable" in line
+    assert _cache.warn_when_compiling({"NUMBA_CACHE_DIR": str(tmp_path / "ok")}) is None
+
+
+def test_the_warning_comes_once_before_the_first_compilation(tmp_path):
+    """In a process of its own (the listener stays for the process): two compilations
+    under an unusable cache, one line on stderr, before the first."""
+    import subprocess
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    code = ("import sys\nfrom netdp.core._cache import warn_when_compiling\n"
+            "assert warn_when_compiling() is not None\n"
+            "assert warn_when_compiling() is not None\n"
+            "print('before', file=sys.stderr, flush=True)\nimport numba\n"
+            "numba.njit(lambda x: x + 1)(1)\nnumba.njit(lambda x: x * 2)(1)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ,
+                                            "NUMBA_CACHE_DIR": str(blocked / "numba"),
+                                            "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "before" and len(lines) == 2, lines
+    assert lines[1].startswith(f"netdp: the numba cache at {blocked / 'numba'} is not writable")
