@@ -541,11 +541,17 @@ def default_cost(config: SimulationConfig, topology: Any,
 def work(task: Task[Any], config: SimulationConfig, nodes: int,
          steps: int) -> dict[str, tuple[float, str]]:
     """Seconds one run takes, by part (checked before anything is built; see
-    :mod:`netdp.run.resources`): the task's (:class:`Timed`), else the walk's, and the
-    theory lines' its trackers draw (:attr:`Tracking.theory_seconds`)."""
+    :mod:`netdp.run.resources`): the task's (:class:`Timed`), else the walk's."""
     own = task.work if isinstance(task, Timed) else walk_work
-    out = dict(own(config, nodes, steps))
-    for t in task.tracking:  # the theory lines a report draws (the published ones)
+    return own(config, nodes, steps)
+
+
+def theory_work(task: Task[Any], config: SimulationConfig,
+                nodes: int) -> dict[str, tuple[float, str]]:
+    """Seconds the theory lines its trackers draw take, once a report, not per run
+    (:attr:`Tracking.theory_seconds`: the published lines by hop distance)."""
+    out: dict[str, tuple[float, str]] = {}
+    for t in task.tracking:
         out.update(t.theory_seconds(config, nodes) if t.theory_seconds is not None else {})
     return out
 

@@ -101,8 +101,8 @@ class Tracking:
         ``by_distance`` (:func:`netdp.bounds.by_distance.published_by_distance`).
     theory_seconds
         ``theory_seconds(config, nodes) -> {part: (seconds, parameter)}``: what drawing
-        ``theory_by_distance`` may take, counted in the run's time estimate
-        (:func:`netdp.tasks.base.work`; :func:`netdp.bounds.line_cost.seconds`).
+        ``theory_by_distance`` may take, counted in the run's time estimate once a report
+        (:func:`netdp.tasks.base.theory_work`; :func:`netdp.bounds.line_cost.seconds`).
     observers
         ``observers(setup) -> ids | None``: the observers the tracker accounts where it
         samples them (``None``: all; :func:`netdp.tracking.graph_observers.walk_observers`).

@@ -236,11 +236,20 @@ def test_a_skipped_line_is_in_the_info_not_in_the_rows():
     ({"topology": "cycle", "nodes": 100, "mechanism": "laplace"}, False),
     ({"topology": "cycle", "nodes": 100, "accountants": ()}, False)])
 def test_the_runs_estimate_counts_the_pnfdp_line(overrides, counted):
-    """The run's time estimate (checked before the graph is built) counts the second the
-    pn-f-dp line may take where the report draws it."""
+    """The run's time estimate (checked before the graph is built) counts the seconds the
+    pn-f-dp line may take where the report draws it, once a report (not per run)."""
+    from netdp.core.errors import InputError
+    from netdp.run.resources import check_footprint
     from netdp.tasks import get_task, make_config
-    from netdp.tasks.base import work
+    from netdp.tasks.base import theory_work
 
     config = make_config({"task": "sum", "steps": 30, **overrides})
-    parts = work(get_task("sum"), config, config.nodes, 30)
+    parts = theory_work(get_task("sum"), config, config.nodes)
     assert ("the pn-f-dp theory line (at most)" in parts) == counted, parts
+    if counted:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("NETDP_TIME_LIMIT", "1.5")
+            with pytest.raises(InputError, match="the pn-f-dp theory line"):
+                check_footprint(get_task("sum"), config)
+            patch.setenv("NETDP_TIME_LIMIT", "2.5")
+            check_footprint(get_task("sum"), config.replace(runs=20))  # once, not per run
