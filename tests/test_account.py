@@ -262,11 +262,11 @@ BAD = {
                   "line 18: repeats line 17 exactly"),
     "time backwards": (lambda ls: _edit(_edit(ls, 6, [",".join(_hop(ls, 7))]), 7,
                                         [",".join(_hop(ls, 6))]), [],
-                       "line 19: t = 7 comes after t = 8 (line 18) for token 0"),
+                       "line 19: the t field is earlier than line 18's, the token's previous hop"),
     "non-holder": (lambda ls: _edit(ls, 8, [",".join(_hop(ls, 8)[:2] + ["9" if _hop(ls, 8)[2] !=
                                                                          "9" else "8",
                                                                          _hop(ls, 8)[3]])]),
-                   [], "line 20: node"),
+                   [], "line 20: the sender field is not the token's holder"),
     "token gap": (lambda ls: [x if x.startswith("#") or x.startswith("t,")
                               else ",".join([x.split(",")[0], "1", *x.split(",")[2:]])
                               for x in ls], [], "no line for token 0 in run 0"),
@@ -306,7 +306,7 @@ def test_a_bad_log_exits_2_with_one_line(capsys, tmp_path, walk_log, name):
     ("missing message", lambda ls: ls[:-1], "round 5 of run 0: no message 8 -> 7"),
     ("off the edges", lambda ls: ls[:-1] + ["5,0,8"], "message 0 -> 8 is not on an edge"),
     ("duplicate", lambda ls: ls + ls[-1:], "repeats line"),
-    ("round backwards", lambda ls: ls + ["0,0,8"], "t = 0 comes after t = 5"),
+    ("round backwards", lambda ls: ls + ["0,0,8"], "the t field is earlier than line"),
     ("fractional round", lambda ls: ls[:-1] + ["5.5," + ls[-1].split(",", 1)[1]],
      "the t field is not a whole round >= 0"),
 ])
@@ -391,7 +391,7 @@ def test_repair_of_a_gossip_log(tmp_path, gossip_log):
     shuffled = lines[:start] + body[::-1] + body[:5]  # reversed rounds, five duplicates
     messy = tmp_path / "messy.csv"
     messy.write_text("\n".join(shuffled) + "\n")
-    with pytest.raises(InputError, match="comes after"):
+    with pytest.raises(InputError, match="is earlier than line"):
         netdp.account(messy)
     repaired = netdp.account(messy, repair=True)
     assert differences(netdp.account(gossip_log).to_json()["privacy"],

@@ -586,16 +586,17 @@ def test_a_loop_of_links_is_one_line(argv, tmp_path):
     assert check_case(argv) == 2
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open (issue 39's readers' long run): no time "
-                   "estimate covers the pn-f-dp theory line by hop distance (netdp.bounds."
-                   "published.pnfdp_epsilon: 19 s of PLD self-compositions on a 100-node "
-                   "cycle under a 3 s limit)")
 def test_cycle_of_100_nodes_is_estimated():
-    """The long run's one runaway left open: a topology spec of a cycle at its default 100
-    nodes (``default_nodes`` removed), 30 steps."""
+    """The readers' long run's runaway (issue 39): a topology spec of a cycle at its
+    default 100 nodes, 30 steps, spent 19 s of a 24 s run on the pn-f-dp theory line (470
+    PLD self-compositions per pair, 31 pairs) under a 3 s limit. The line's work is now
+    estimated before it is composed (beyond 2 s it is left out, saying why:
+    tests/privacy/test_published_bounds.py), the run's estimate counts those 2 s, and a
+    pair the walk seldom reaches is composed by its hits (1 s for the line)."""
+    captured: dict[str, str] = {}
     assert check_case(["simulate", "--topology", "cycle", "-n", "100", "--steps", "30",
-                       "--seed", "1"]) in (0, 2)
+                       "--seed", "1"], captured=captured) == 0
+    assert "pn-f-dp mean" in captured["stdout"] and "not evaluated" not in captured["stdout"]
 
 
 #: Issue 39, the readers' long run: a row of a sweep folder edited (field -> JSON text).

@@ -6,6 +6,7 @@ make netdp open a file they name, seen by Python's own audit events).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -158,6 +159,67 @@ def test_a_log_node_id_is_refused_without_echoing_it(log_lines, tmp_path, capsys
     assert str(2**63 - 1) not in err
 
 
+def _refusal(argv: list[str], log: Path, capsys) -> str:
+    """The one line of ``netdp account`` refusing ``log`` (exit status 2), after the file's
+    name, with the line numbers and the count of further problems it names taken out: what
+    is left quotes no number."""
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    tail = err.split(str(log), 1)[1]
+    assert not re.search(r"\d", re.sub(r"line \d+|\d+ more problem", "", tail)), err
+    return err
+
+
+@pytest.mark.parametrize("repair", [[], ["--repair"]], ids=["plain", "repair"])
+def test_a_log_time_going_backwards_is_refused_without_echoing_it(log_lines, tmp_path,
+                                                                   capsys, repair):
+    """Issue 39: ``t = 7 comes after t = 8 (line 18) for token 0`` showed two times and a
+    token id read from the file; the line names both lines and the field. Lines 19 and 20
+    swapped, a marker in the time of the later hop now first (the hops still follow the
+    token in time order; ``--repair`` sorts them and the run is accounted)."""
+    marker = "8.98765"
+    hops = _field(_field(log_lines, 18, 0, "8.5"), 19, 0, marker)
+    hops[18], hops[19] = hops[19], hops[18]
+    log = tmp_path / "log.csv"
+    log.write_text("\n".join(hops) + "\n")
+    if repair:
+        capsys.readouterr()
+        assert main(["account", str(log), "-n", "6", "--repair"]) == 0
+        assert marker not in capsys.readouterr().err
+        return
+    err = _refusal(["account", str(log), "-n", "6"], log, capsys)
+    assert "line 20: the t field is earlier than line 19's, the token's previous hop" in err
+    assert marker not in err and "98765" not in err
+
+
+def test_a_gossip_round_going_backwards_is_refused_without_echoing_it(tmp_path, capsys):
+    """The same refusal for a gossip log: a marker round appended after the last round."""
+    log = tmp_path / "gossip.csv"
+    assert main(["simulate", "-n", "6", "--protocol", "gossip", "--topology", "cycle",
+                 "--steps", "4", "--seed", "1", "-q", "--trace-out", str(log)]) == 0
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([*lines[:-1], "987654321," + lines[-1].split(",", 1)[1],
+                              lines[-1]]) + "\n")
+    err = _refusal(["account", str(log)], log, capsys)
+    assert "the t field is earlier than line" in err and "the run's previous message" in err
+    assert "987654321" not in err
+
+
+def test_a_hop_from_a_node_not_holding_the_token_is_refused_without_echoing_it(
+        log_lines, tmp_path, capsys):
+    """Issue 39: ``node 4 forwards token 0, which node 5 holds (line 18)`` showed two node
+    ids and a token id read from the file; the line names the line, the field and the
+    line of the token's previous hop, and no number of the file."""
+    holder = log_lines[18].split(",")[3]  # the receiver of line 19 holds the token
+    other = next(str(v) for v in range(6) if str(v) != holder)
+    log = tmp_path / "log.csv"
+    log.write_text("\n".join(_field(log_lines, 19, 2, other)) + "\n")
+    err = _refusal(["account", str(log), "-n", "6"], log, capsys)
+    assert "line 20: the sender field is not the token's holder" in err and "line 19" in err
+
+
 @pytest.mark.parametrize("repair", [[], ["--repair"]], ids=["plain", "repair"])
 def test_a_token_id_of_2_63_is_one_line(log_lines, tmp_path, repair):
     """The readers' run 7's case not reproduced then: lines 20 and 40 holding 2^63 - 1 (the
@@ -197,3 +259,82 @@ def test_a_run_estimate_of_another_type_is_drawn_as_it_is(tmp_path, capsys, monk
                   "f.png"]):
         capsys.readouterr()
         assert main(argv) == 0, capsys.readouterr().err
+
+
+def test_repair_is_counted_in_the_time_limit(tmp_path, capsys, monkeypatch):
+    """Issue 39: ``--repair`` ignored the time limit (its holders' pass was quadratic in the
+    broken tokens). Its seconds are estimated with the parse's, from the line count,
+    before parsing: 200,000 lines are read within 1 s (0.8 s), not read and repaired."""
+    log = tmp_path / "big.csv"
+    log.write_text("t,token,sender,receiver\n"
+                   + "".join(f"{t},0,{t % 2},{(t + 1) % 2}\n" for t in range(1, 200_001)))
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "1")
+    capsys.readouterr()
+    assert main(["account", str(log), "-n", "6", "--repair"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "this run would take about 1.2 s" in err, err
+    assert main(["account", str(log), "-n", "6"]) in (0, 2)
+    assert "would take" not in capsys.readouterr().err
+
+
+def test_the_holders_pass_of_a_repair_is_the_hop_by_hop_rule():
+    """The repair's pass over the tokens (now each on its own lines, linear) keeps what the
+    rule keeps: a token's first hop, then each hop whose sender holds the token."""
+    import numpy as np
+
+    from netdp.engine import trace_log
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        size = int(rng.integers(1, 60))
+        token = np.sort(rng.integers(0, 5, size))
+        sender, receiver = rng.integers(0, 3, size), rng.integers(0, 3, size)
+        log = trace_log.LogLines("l", "walk", {}, {}, 1, np.arange(size), np.zeros(size, int),
+                                 np.arange(size, dtype=float), token, sender, receiver)
+        want = np.ones(size, dtype=bool)
+        holder: dict[int, int] = {}
+        for i in range(size):
+            k = int(token[i])
+            if k in holder and sender[i] != holder[k]:
+                want[i] = False
+            else:
+                holder[k] = int(receiver[i])
+        assert np.array_equal(trace_log._holders_kept(log), want)
+
+
+def test_an_unwritable_numba_cache_is_named(tmp_path):
+    """Issue 39: an unwritable numba cache made every run compile (54 s for 8 nodes) without
+    a word. The function that decides names the folder numba would write to, where it
+    cannot (a folder under a file: unwritable even for root); the line says what to do."""
+    from netdp.core import _cache
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    bad = str(blocked / "numba")
+    assert _cache.unusable_cache({"NUMBA_CACHE_DIR": bad}) == bad
+    assert _cache.unusable_cache({"NUMBA_CACHE_DIR": str(tmp_path / "ok")}) is None
+    line = _cache.cache_warning(bad)
+    assert "\n" not in line and bad in line and "set NUMBA_CACHE_DIR to a writable" in line
+    assert _cache.warn_when_compiling({"NUMBA_CACHE_DIR": str(tmp_path / "ok")}) is None
+
+
+def test_the_warning_comes_once_before_the_first_compilation(tmp_path):
+    """In a process of its own (the listener stays for the process): two compilations
+    under an unusable cache, one line on stderr, before the first."""
+    import subprocess
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    code = ("import sys\nfrom netdp.core._cache import warn_when_compiling\n"
+            "assert warn_when_compiling() is not None\n"
+            "assert warn_when_compiling() is not None\n"
+            "print('before', file=sys.stderr, flush=True)\nimport numba\n"
+            "numba.njit(lambda x: x + 1)(1)\nnumba.njit(lambda x: x * 2)(1)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ,
+                                            "NUMBA_CACHE_DIR": str(blocked / "numba"),
+                                            "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "before" and len(lines) == 2, lines
+    assert lines[1].startswith(f"netdp: the numba cache at {blocked / 'numba'} is not writable")

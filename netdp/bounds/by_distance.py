@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.bounds.line_cost import PNFDP_NODES, PNFDP_SECONDS
 from netdp.bounds.published import PUBLISHED, icml_epsilon, pnfdp_epsilon
 from netdp.core.setup import Setup, Streams
 from netdp.graphs.topologies import hop_distances
@@ -27,10 +28,9 @@ from netdp.report.types import DistanceRow, by_distance
 from netdp.tracking.graph_observers import transition, walk_observers
 
 __all__ = ["target_delta", "rows_by_distance", "pair_sample", "bounds_by_distance",
-           "published_by_distance", "PNFDP_PAIRS", "PNFDP_NODES"]
+           "published_by_distance", "PNFDP_PAIRS", "PNFDP_NODES", "PNFDP_SECONDS"]
 
 PNFDP_PAIRS = 16  # distinct pairs a report evaluates for pn-f-dp
-PNFDP_NODES = 256  # no pn-f-dp line beyond (the first-passage laws cost T nnz each)
 
 
 def target_delta(config: Any) -> float:
@@ -66,7 +66,7 @@ def pair_sample(hops: np.ndarray, observers: np.ndarray, budget: int,
 def bounds_by_distance(P: Any, steps: int, z: float, delta: float, hops: np.ndarray,
                        observers: np.ndarray, tokens: int = 1,
                        names: Sequence[str] = tuple(PUBLISHED),
-                       pnfdp_pairs: np.ndarray | None = None
+                       pnfdp_pairs: np.ndarray | None = None, max_seconds: float = np.inf
                        ) -> tuple[dict[str, tuple[DistanceRow, ...]], dict[str, Any]]:
     """Each published bound's rows by distance, and what was evaluated.
 
@@ -84,6 +84,9 @@ def bounds_by_distance(P: Any, steps: int, z: float, delta: float, hops: np.ndar
         Which bounds (keys of :data:`~netdp.bounds.published.PUBLISHED`).
     pnfdp_pairs
         The pairs ``pn-f-dp`` evaluates (default: all).
+    max_seconds
+        The estimated seconds ``pn-f-dp`` may take; beyond, its line is left out and its
+        info says why (``skipped``).
 
     Returns
     -------
@@ -100,7 +103,11 @@ def bounds_by_distance(P: Any, steps: int, z: float, delta: float, hops: np.ndar
         if name == "icml2024":
             eps = icml_epsilon(P, steps, z, delta, tokens, observers)
         else:
-            eps, extra = pnfdp_epsilon(P, steps, z, delta, tokens, observers, pnfdp_pairs)
+            eps, extra = pnfdp_epsilon(P, steps, z, delta, tokens, observers, pnfdp_pairs,
+                                       max_seconds)
+        if "skipped" in extra:
+            info[name] = {"reference": entry.reference, **extra}
+            continue
         evaluated = int(np.sum(~np.isnan(eps))) - observers.size
         rows[name] = rows_by_distance(eps, hops, observers)
         info[name] = {"reference": entry.reference, "model": entry.model,
@@ -134,7 +141,7 @@ def published_by_distance(setup: Setup
     if "pn-f-dp" in names and keep.size:
         more, more_info = bounds_by_distance(P, setup.steps, z, target_delta(cfg),
                                              hops[keep], observers[keep], cfg.tokens,
-                                             ["pn-f-dp"], sample[keep])
+                                             ["pn-f-dp"], sample[keep], PNFDP_SECONDS)
         rows.update(more)
         info.update(more_info)
     elif "pn-f-dp" not in names:
@@ -147,4 +154,3 @@ def published_by_distance(setup: Setup
         if "pairs" in entry and entry["pairs"] < total:
             entry["sampled"] = f"{entry['pairs']} of {total} ordered pairs"
     return rows, info
-

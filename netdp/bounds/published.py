@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +47,8 @@ __all__ = [
     "visit_slack",
     "pnfdp_epsilon",
     "pnfdp_pair",
+    "pair_cells",
+    "PAIR_CELL_SECONDS",
 ]
 
 #: First-passage iterations stop once every pair's remaining mass is below this (the rest
@@ -61,6 +63,15 @@ MAX_BINS = 1 << 13
 EVAL_POINTS = 2048
 #: The share of the target δ that pays for the visit count's concentration (PN-f-DP).
 VISIT_SHARE = 0.5
+#: Seconds per cell of a pair's composition (:func:`pair_cells`): 4 to 160 ns, most 20 to
+#: 60, measured on cycles of 40 to 200 nodes, a 100-node grid, karate and a hypercube
+#: (both routes; a busy 2-core machine), lowered: an estimate errs towards the shorter run.
+PAIR_CELL_SECONDS = 2e-8
+#: The hit count's tail :func:`pnfdp_pair` may move to +∞ (its route by the hits).
+HITS_TAIL = 1e-15
+#: Compositions beyond which the route by the hits is not weighed (its binomial weights
+#: are one array of that many).
+MAX_HITS_ROUTE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -264,19 +275,111 @@ def pnfdp_pair(w: np.ndarray, never: float, z: float, compositions: int,
     exactly; ``S``'s law is composed on a grid with every ``μ²`` rounded up (and the
     truncation moved up), which only raises δ: the figure is an upper bound of the
     theorem's ε, within about ``1 / GRID_PER_MEAN`` of ``S``.
+
+    ``S``'s law is the copies' by repeated squaring, or, where few of them hit (a pair the
+    walk seldom reaches: :func:`_route`), the mixture over the number of hits ``N``
+    (binomial) of that many hits' sums, ``N``'s tail beyond :data:`HITS_TAIL` moved to
+    +∞: the same law, without the copy's atom at 0 spreading the FFT's rounding over
+    every cell (which kept the squares from being trimmed: 0.5 s a pair on a 100-node
+    cycle) and with that atom (no hit, ``S = 0``) kept exact where the law is read on
+    :data:`EVAL_POINTS` points (merged upwards, it put every pair's bulk at ``S > 0``).
     """
     if compositions <= 0 or float(w.sum()) <= 0.0:
         return 0.0
+    g, pmf = _copy_law(w, never, z)
+    keep = 0  # cells kept apart from the coarsening: the hits' atom at 0 (none hits)
+    if _route(pmf, compositions)[0] == "hits":
+        law = _law_by_hits(pmf, g, *_hit_counts(float(pmf[0]), float(pmf[1:].sum()),
+                                                compositions))
+        keep = 1
+    else:
+        law = LossPmf(0, pmf, 0.0, g).self_compose(compositions)
+    s, p = _coarsen(law.losses[keep:], law.probs[keep:], EVAL_POINTS)
+    s, p = np.r_[law.losses[:keep], s], np.r_[law.probs[:keep], p]
+    return _gdp_mixture_epsilon(np.sqrt(s), p, law.inf_mass, delta)
+
+
+def _hit_counts(p0: float, q: float, k: int) -> tuple[np.ndarray, float]:
+    """``P[N = j]`` for ``j = 0..J`` and ``P[N > J]``: ``N`` the hits among ``k`` copies
+    (each a hit w.p. ``q``, no loss w.p. ``p0``; a copy's mass short of 1 is at -∞,
+    dropped), ``J`` the least count whose tail beyond is at most :data:`HITS_TAIL`."""
+    from scipy.special import gammaln
+
+    j = np.arange(k + 1, dtype=np.float64)
+    log = gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0) + j * math.log(q)
+    if p0 > 0:
+        b = np.exp(log + (k - j) * math.log(p0))
+    else:  # every copy hits
+        b = np.zeros(k + 1)
+        b[-1] = q ** k
+    beyond = np.concatenate((np.cumsum(b[::-1])[::-1][1:], [0.0]))  # P[N > j]
+    last = int(np.flatnonzero(beyond <= HITS_TAIL)[0])
+    return b[:last + 1], float(beyond[last])
+
+
+def _law_by_hits(pmf: np.ndarray, g: float, hits: np.ndarray, tail: float) -> LossPmf:
+    """``S``'s law as the mixture over ``hits`` (``P[N = j]``, :func:`_hit_counts`) of the
+    sum of ``j`` draws of the copy's law given a hit (bins ``1..``); ``N``'s ``tail``
+    beyond at +∞ (an upper bound: δ only grows)."""
+    given = LossPmf(1, pmf[1:] / float(pmf[1:].sum()), 0.0, g)
+    probs = np.zeros((hits.size - 1) * given.probs.size + 1)
+    inf_mass = tail
+    part = LossPmf.identity(g)
+    for j, b in enumerate(hits):
+        if j:
+            part = part.compose(given)
+        probs[part.lower:part.lower + part.probs.size] += b * part.probs
+        inf_mass += b * part.inf_mass
+    return LossPmf(0, probs, min(1.0, inf_mass), g)
+
+
+def _route(pmf: np.ndarray, k: int) -> tuple[str, float]:
+    """How :func:`pnfdp_pair` composes a copy's law ``pmf`` (bins ``0..B-1``, the atom at 0
+    the copies that do not hit) ``k`` times, and its work in cells (what
+    :data:`PAIR_CELL_SECONDS` prices): by the hits (``"hits"``, :func:`_law_by_hits`,
+    ``B J² / 2`` cells for ``J`` hits at most) where few copies hit (``J (J + 1) / 2 <= k
+    log2 k``), else by repeated squaring (``"squares"``, each level's law as wide as the
+    copies' sum spreads at :data:`HITS_TAIL` by Bernstein's inequality, at most ``2^l B``)."""
+    size, p0, q = pmf.size, float(pmf[0]), float(pmf[1:].sum())
+    if k <= MAX_HITS_ROUTE and q > 0:
+        top = _hit_counts(p0, q, k)[0].size - 1
+        if top * (top + 1) / 2 <= k * math.log2(max(k, 2)):
+            return "hits", size * top * (top + 1) / 2
+    bins = np.arange(size)
+    mean = float(pmf @ bins)
+    var = max(0.0, float(pmf @ (bins - mean) ** 2))
+    spread = math.log(2.0 / HITS_TAIL)
+    cells, copies = 0.0, 1
+    while copies <= k:
+        cells += min(copies * size, 2.0 * (math.sqrt(2.0 * copies * var * spread)
+                                          + size * spread / 3.0) + 1.0)
+        copies *= 2
+    return "squares", cells
+
+
+def _grid(w: np.ndarray, z: float) -> tuple[float, np.ndarray]:
+    """The grid step ``g`` of ``S`` (:func:`pnfdp_pair`) and each hitting time's ``μ²``
+    rounded up to it, in steps of ``g``."""
     t = np.arange(1, w.size + 1, dtype=np.float64)
     x = 1.0 / (z * z * (t + 1.0))
-    mean = float(w @ x)
-    g = max(mean / GRID_PER_MEAN, float(x[0]) / MAX_BINS)
-    bins = np.ceil(x / g - 1e-12).astype(np.int64)
+    g = max(float(w @ x) / GRID_PER_MEAN, float(x[0]) / MAX_BINS)
+    return g, np.ceil(x / g - 1e-12).astype(np.int64)
+
+
+def _copy_law(w: np.ndarray, never: float, z: float) -> tuple[float, np.ndarray]:
+    """The grid step and one copy's law of ``μ²`` on it (the atom at 0: no hit)."""
+    g, bins = _grid(w, z)
     pmf = np.bincount(bins, weights=w, minlength=int(bins.max()) + 1)
     pmf[0] += never
-    law = LossPmf(0, pmf / max(1.0, float(pmf.sum())), 0.0, g).self_compose(compositions)
-    s, p = _coarsen(law.losses, law.probs, EVAL_POINTS)
-    return _gdp_mixture_epsilon(np.sqrt(s), p, law.inf_mass, delta)
+    return g, pmf / max(1.0, float(pmf.sum()))
+
+
+def pair_cells(w: np.ndarray, never: float, z: float, compositions: int) -> float:
+    """The work of :func:`pnfdp_pair`, before doing it: the cells its route composes
+    (:func:`_route`), 0 where it composes nothing."""
+    if compositions <= 0 or float(w.sum()) <= 0.0:
+        return 0.0
+    return _route(_copy_law(w, never, z)[1], compositions)[1]
 
 
 def _coarsen(s: np.ndarray, p: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -314,8 +417,8 @@ def _gdp_mixture_epsilon(mu: np.ndarray, p: np.ndarray, inf_mass: float,
 
 
 def pnfdp_epsilon(P: sparse.csr_array, steps: int, z: float, delta: float, tokens: int = 1,
-                  observers: np.ndarray | None = None,
-                  pairs: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, float]]:
+                  observers: np.ndarray | None = None, pairs: np.ndarray | None = None,
+                  max_seconds: float = math.inf) -> tuple[np.ndarray, dict[str, Any]]:
     """``(len(observers), n)``: ε of PN-f-DP (arXiv 2510.19934, Theorem 4.1) for every
     ``u`` towards each observer ``v`` (row ``v``, column ``u``; diagonal 0, NaN where
     ``pairs`` leaves a pair out), and the constants used.
@@ -340,6 +443,11 @@ def pnfdp_epsilon(P: sparse.csr_array, steps: int, z: float, delta: float, token
     pairs
         Optional ``(len(observers), n)`` booleans: the pairs to evaluate (each costs a
         composition; pairs with the same hitting-time law are evaluated once).
+    max_seconds
+        The compositions' work is estimated first (:func:`pair_cells` x
+        :data:`PAIR_CELL_SECONDS`, the first passages known); beyond ``max_seconds`` no
+        pair is composed: every ε not evaluated (NaN) and the constants' ``skipped`` says
+        why (the bound is left out, never replaced by another number).
 
     Notes
     -----
@@ -360,14 +468,24 @@ def pnfdp_epsilon(P: sparse.csr_array, steps: int, z: float, delta: float, token
     which, sources = np.nonzero(chosen)
     if not math.isfinite(zeta):
         out[which, sources] = math.inf
-    elif which.size:
+    constants: dict[str, Any] = {
+        "lambda2": lam2, "zeta": zeta, "compositions_per_token": float(per_token),
+        "delta_visits": VISIT_SHARE * delta, "delta_conversion": rest}
+    if math.isfinite(zeta) and which.size:
         w, never = first_passages(P, obs, which, sources, steps)
-        done: dict[bytes, float] = {}
-        for p in range(which.size):
-            key = np.round(np.append(w[:, p], never[p]), 13).tobytes()
-            if key not in done:
-                done[key] = pnfdp_pair(w[:, p], float(never[p]), z, per_token * tokens, rest)
+        keys = [np.round(np.append(w[:, p], never[p]), 13).tobytes() for p in range(which.size)]
+        first = {key: p for p, key in reversed(list(enumerate(keys)))}  # distinct laws
+        k = per_token * tokens
+        seconds = PAIR_CELL_SECONDS * sum(pair_cells(w[:, p], float(never[p]), z, k)
+                                         for p in first.values())
+        if seconds > max_seconds:
+            constants["skipped"] = (
+                f"not evaluated: its compositions would take about {seconds:.2g} s ({k} per "
+                f"pair, {len(first)} distinct pair(s)), beyond the {max_seconds:g} s a theory "
+                "line may take (experiments/published_bounds.py evaluates it)")
+            return out, constants
+        done = {key: pnfdp_pair(w[:, p], float(never[p]), z, k, rest)
+                for key, p in first.items()}
+        for p, key in enumerate(keys):
             out[which[p], sources[p]] = done[key]
-    constants = {"lambda2": lam2, "zeta": zeta, "compositions_per_token": float(per_token),
-                 "delta_visits": VISIT_SHARE * delta, "delta_conversion": rest}
     return out, constants

@@ -17,8 +17,11 @@ seconds)::
     rm -rf "${NETDP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/netdp}"
 
 ``python -c "import netdp, os; print(os.environ['NUMBA_CACHE_DIR'])"`` prints the folder in use.
+A cache folder that cannot be written (a ``NUMBA_CACHE_DIR`` of your own that is read-only)
+makes every run compile its kernels again: the command line then says so in one line on
+stderr before the first compilation (:func:`warn_when_compiling`).
 This module must stay light: it is imported first by ``netdp/__init__.py`` and imports neither
-numba nor numpy.
+numba nor numpy (numba only where the cache is unusable, to hear of a compilation).
 """
 
 from __future__ import annotations
@@ -144,3 +147,58 @@ def configure_numba_cache(version: str) -> str:
     if config is not None:
         config.CACHE_DIR = chosen
     return chosen
+
+
+#: About how long the kernels a run uses take to compile when nothing is cached.
+COMPILE_SECONDS = 20
+
+
+def unusable_cache(environ: Mapping[str, str] | None = None) -> str | None:
+    """The folder numba's cache goes to, where it cannot be written (else ``None``):
+    ``NUMBA_CACHE_DIR`` (yours, or :func:`configure_numba_cache`'s), else numba's default,
+    the package's ``__pycache__``. Creates it where it can, as numba would."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("NUMBA_CACHE_DIR", "")
+    path = Path(chosen).expanduser() if chosen else Path(__file__).resolve().parents[1] / \
+        "__pycache__"
+    return None if _writable(path) else str(path)
+
+
+def cache_warning(path: str) -> str:
+    """The one line that says a run will compile its kernels, the cache at ``path`` being
+    unusable."""
+    return (f"netdp: the numba cache at {path} is not writable: every run compiles its "
+            f"kernels (about {COMPILE_SECONDS} s); set NUMBA_CACHE_DIR to a writable folder")
+
+
+def warn_when_compiling(environ: Mapping[str, str] | None = None) -> Any:
+    """Where numba's cache is unusable (:func:`unusable_cache`), print
+    :func:`cache_warning` once on stderr when numba starts its first compilation; the
+    listener registered (``numba.core.event``), or ``None`` where the cache is usable
+    (numba is then not imported)."""
+    path = unusable_cache(environ)
+    if path is None or _LISTENING:
+        return _LISTENING[0] if _LISTENING and path is not None else None
+    from numba.core import event
+
+    line = cache_warning(path)
+
+    class _Warn(event.Listener):
+        said = False
+
+        def on_start(self, _: Any) -> None:
+            if not self.said:
+                self.said = True
+                print(line, file=sys.stderr, flush=True)
+
+        def on_end(self, _: Any) -> None:
+            pass
+
+    listener = _Warn()
+    event.register("numba:compile", listener)
+    _LISTENING.append(listener)  # once a process (the command line's main may run again)
+    return listener
+
+
+#: The listener :func:`warn_when_compiling` registered, if any.
+_LISTENING: list[Any] = []

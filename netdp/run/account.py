@@ -157,7 +157,7 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     if observer is not None:
         observer = arguments.integer(observer, "observer")
     params = {key: arguments.plain(value) for key, value in params.items()}  # np.int64(6): 6
-    lines = trace_log.read(log)
+    lines = trace_log.read(log, repair)
     given = _given(lines, params, observer)
     merged = _merged(lines, given)
     _no_named_files(lines, given, merged)

@@ -33,7 +33,7 @@ from netdp.core.limits import (  # noqa: F401  (re-exported: the limits live in 
 from netdp.graphs.time_varying import names_time_varying, snapshot_nodes
 from netdp.graphs.topologies import check_size, expected_size
 from netdp.graphs.walk_kind import kind_of
-from netdp.tasks.base import footprint, work
+from netdp.tasks.base import footprint, theory_work, work
 from netdp.tasks.preparation import topology_source
 
 if TYPE_CHECKING:
@@ -153,6 +153,7 @@ def check_footprint(task: Task, config: SimulationConfig, runs: int | None = Non
     if config.tokens > 10**300:
         config = config.replace(tokens=10**300)
     once = extra(n, steps) if extra is not None else {}
+    once.update(theory_work(task, config, n))  # a report's theory lines: once, not per run
     if not kind_of(config.topology).implicit and not names_time_varying(
             topology_source(config), config.graph_format):
 

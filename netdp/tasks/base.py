@@ -546,6 +546,16 @@ def work(task: Task[Any], config: SimulationConfig, nodes: int,
     return own(config, nodes, steps)
 
 
+def theory_work(task: Task[Any], config: SimulationConfig,
+                nodes: int) -> dict[str, tuple[float, str]]:
+    """Seconds the theory lines its trackers draw take, once a report, not per run
+    (:attr:`Tracking.theory_seconds`: the published lines by hop distance)."""
+    out: dict[str, tuple[float, str]] = {}
+    for t in task.tracking:
+        out.update(t.theory_seconds(config, nodes) if t.theory_seconds is not None else {})
+    return out
+
+
 def footprint(task: Task[Any], config: SimulationConfig, nodes: int,
               steps: int) -> dict[str, tuple[float, str]]:
     """Bytes the run will hold at its peak, by part (checked before anything is built; see

@@ -22,6 +22,7 @@ from netdp import mechanisms
 from netdp.accounting.registry import check_noise
 from netdp.accounting.registry import entry as accountant_entry
 from netdp.adversary.network import Adversary, AttackRun, Null, detect, plan, received_mass
+from netdp.bounds.line_cost import seconds as published_seconds
 from netdp.core import seeding
 from netdp.core.errors import check
 from netdp.core.params import MAX_VALUE, param
@@ -352,7 +353,7 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
                  _graph_walk_losses, ("kov", "rdp", "pld", "exact"), ADDITIVE, icml_theory,
                  note=graph_note, by_distance=graph_by_distance,
                  theory_per_pair=False, theory_by_distance=_published_lines,
-                 observers=walk_observers),
+                 observers=walk_observers, theory_seconds=published_seconds),
     )
 
     def prepare(self, config: SimulationConfig) -> UserLevelSetup:

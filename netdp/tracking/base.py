@@ -99,6 +99,10 @@ class Tracking:
         ``theory_by_distance(setup) -> (rows, info)``: theory lines by hop distance
         (``{name: rows}``) and what each is (``{name: {...}}``), shown beside
         ``by_distance`` (:func:`netdp.bounds.by_distance.published_by_distance`).
+    theory_seconds
+        ``theory_seconds(config, nodes) -> {part: (seconds, parameter)}``: what drawing
+        ``theory_by_distance`` may take, counted in the run's time estimate once a report
+        (:func:`netdp.tasks.base.theory_work`; :func:`netdp.bounds.line_cost.seconds`).
     observers
         ``observers(setup) -> ids | None``: the observers the tracker accounts where it
         samples them (``None``: all; :func:`netdp.tracking.graph_observers.walk_observers`).
@@ -116,6 +120,7 @@ class Tracking:
     by_distance: Callable[[Setup, Sequence[Any]], tuple[DistanceRow, ...]] | None = None
     theory_per_pair: bool = True
     theory_by_distance: Callable[[Setup], tuple[dict[str, Any], dict[str, Any]]] | None = None
+    theory_seconds: Callable[[Any, int], dict[str, tuple[float, str]]] | None = None
     observers: Callable[[Setup], np.ndarray | None] | None = None
 
     def covers(self, kind: str, mechanism: str | None) -> bool:

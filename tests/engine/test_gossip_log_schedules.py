@@ -129,7 +129,7 @@ def test_a_hand_written_pairwise_log(tmp_path):
     (["0,0,1", "0,1,0", "0,1,2"], "tick 0 of run 0: 3 message(s)"),
     (["0,0,1", "0,2,1"], "does not answer"),
     (["0,0,3", "0,3,0"], "not on an edge"),
-    (["2,0,1", "2,1,0", "1,2,3", "1,3,2"], "t = 1 comes after t = 2"),
+    (["2,0,1", "2,1,0", "1,2,3", "1,3,2"], "line 11: the t field is earlier than line 10's"),
 ])
 def test_bad_exchanges_exit_2_with_one_line(body, text, tmp_path, capsys):
     assert main(["account", pairwise_log(tmp_path, body)]) == 2

@@ -163,3 +163,93 @@ def test_the_pair_sample_keeps_every_distance_within_the_budget():
     assert not chosen[0, 0] and not chosen[1, 1]
     assert set(hops[chosen]) == {1, 2, 3}
     assert chosen.sum() <= 6
+
+
+def test_pnfdp_work_is_estimated_before_any_composition(monkeypatch):
+    """Issue 39: a 100-node cycle at 30 steps composes each pair ~470 times on up to 8193
+    cells (19 s before the route by the hits, about 1 s since). The work is estimated
+    from the first passages; beyond ``max_seconds`` nothing is composed, every pair is
+    left NaN (never another number) and ``skipped`` says why; within it the figures are
+    those of an unbounded call."""
+    P, T, z = cycle(100), 30, 4.2
+    called: list[int] = []
+    monkeypatch.setattr(pb, "pnfdp_pair", lambda *a: called.append(1) or 0.0)
+    eps, info = pb.pnfdp_epsilon(P, T, z, DELTA, observers=np.array([0]), max_seconds=0.1)
+    assert not called and np.isnan(np.delete(eps[0], 0)).all() and eps[0, 0] == 0.0
+    assert info["skipped"].startswith("not evaluated: its compositions would take about")
+    assert "beyond the 0.1 s a theory line may take" in info["skipped"]
+    monkeypatch.undo()
+    small = cycle(8)
+    want, _ = pb.pnfdp_epsilon(small, 80, 3.0, DELTA)
+    got, info = pb.pnfdp_epsilon(small, 80, 3.0, DELTA, max_seconds=2.0)
+    assert "skipped" not in info and np.array_equal(want, got, equal_nan=True)
+
+
+def test_pair_cells_price_the_route():
+    w = np.array([0.5, 0.25, 0.125])
+    cells = pb.pair_cells(w, 0.125, 1.0, 10)
+    assert 0 < cells <= 10 * 4 * (pb.MAX_BINS + 1)  # each level at most 2^l copies wide
+    assert pb.pair_cells(w * 0, 1.0, 1.0, 10) == 0 and pb.pair_cells(w, 0.125, 1.0, 0) == 0
+
+
+@pytest.mark.parametrize(("q", "k"), [(0.002, 60), (0.05, 40), (0.3, 12)])
+def test_the_route_by_the_hits_is_the_law_of_the_squares(q, k):
+    """S's law as a mixture over the number of hits is the k-fold composition (on a law
+    small enough that the squares' FFT rounding stays below the figures)."""
+    from netdp.accounting.loss_pmf import LossPmf
+
+    pmf = np.zeros(40)
+    pmf[[3, 17, 39]] = np.array([0.5, 0.3, 0.2]) * q
+    pmf[0] = 1 - q
+    squares = LossPmf(0, pmf, 0.0, 0.01).self_compose(k)
+    hits = pb._law_by_hits(pmf, 0.01, *pb._hit_counts(pmf[0], q, k))
+    dense = np.zeros(k * 40)
+    dense[squares.lower:squares.lower + squares.probs.size] += squares.probs
+    dense[hits.lower:hits.lower + hits.probs.size] -= hits.probs
+    assert np.abs(dense).max() < 1e-12 and hits.inf_mass <= pb.HITS_TAIL + 1e-14
+
+
+def test_a_pair_the_walk_almost_never_reaches_is_tight():
+    """On a 100-node cycle at 30 steps the opposite-but-one node reaches v only by 30 steps
+    straight (2^-30): with 470 copies, P[a hit] = 4.4e-7 times δ_G(0.04)(0) = 0.017 is
+    below δ, so ε = 0. The squares route read S's law on 2048 points merged upwards and
+    the atom at S = 0 (no hit) took the first block's top: 0.25 (issue 39's case)."""
+    P = cycle(100)
+    w, never = pb.first_passages(P, np.array([0]), np.zeros(100, np.int64), np.arange(100),
+                                 30)
+    assert pb.pnfdp_pair(w[:, 30], float(never[30]), 4.225, 470, 5e-7) == 0.0
+    assert pb.pnfdp_pair(w[:, 30], float(never[30]), 4.225, 470, 1e-9) > 0.0
+
+
+def test_a_skipped_line_is_in_the_info_not_in_the_rows():
+    P, n = cycle(100), 100
+    hops = np.minimum(np.arange(n), n - np.arange(n))[None, :]
+    rows, info = bounds_by_distance(P, 30, 4.2, DELTA, hops, np.array([0]),
+                                    names=["pn-f-dp"], max_seconds=0.1)
+    assert "pn-f-dp" not in rows and "not evaluated" in info["pn-f-dp"]["skipped"]
+    assert info["pn-f-dp"]["reference"] == pb.PUBLISHED["pn-f-dp"].reference
+
+
+@pytest.mark.parametrize(("overrides", "counted"), [
+    ({"topology": "cycle", "nodes": 100}, True), ({"topology": "complete", "nodes": 100}, False),
+    ({"topology": "cycle", "nodes": 300}, False),
+    ({"topology": "cycle", "nodes": 100, "mechanism": "laplace"}, False),
+    ({"topology": "cycle", "nodes": 100, "accountants": ()}, False)])
+def test_the_runs_estimate_counts_the_pnfdp_line(overrides, counted):
+    """The run's time estimate (checked before the graph is built) counts the seconds the
+    pn-f-dp line may take where the report draws it, once a report (not per run)."""
+    from netdp.core.errors import InputError
+    from netdp.run.resources import check_footprint
+    from netdp.tasks import get_task, make_config
+    from netdp.tasks.base import theory_work
+
+    config = make_config({"task": "sum", "steps": 30, **overrides})
+    parts = theory_work(get_task("sum"), config, config.nodes)
+    assert ("the pn-f-dp theory line (at most)" in parts) == counted, parts
+    if counted:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("NETDP_TIME_LIMIT", "1.5")
+            with pytest.raises(InputError, match="the pn-f-dp theory line"):
+                check_footprint(get_task("sum"), config)
+            patch.setenv("NETDP_TIME_LIMIT", "2.5")
+            check_footprint(get_task("sum"), config.replace(runs=20))  # once, not per run

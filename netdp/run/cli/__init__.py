@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from netdp import __version__
 from netdp.core import progress
+from netdp.core._cache import warn_when_compiling
 from netdp.core.errors import InputError
 from netdp.core.reading import loads_toml
 
@@ -235,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if sys.stdout is None:  # started with stdout closed: a print must fail, not vanish
         sys.stdout = ClosedStdout()
+    warn_when_compiling()  # an unusable numba cache: one line before the first compilation
     try:
         with sigterm_raises(), progress.quiet(bool(getattr(args, "quiet", False))), \
                 no_backend():
