@@ -5,14 +5,16 @@ The rule (``docs/your-network.md``, "The graph file of a log"):
 
 - ``simulate --trace-out LOG`` writes ``# topology = "PATH"`` with ``PATH`` relative to
   the log's own folder (``g.graphml`` when the graph lies beside the log), and
-  ``# topology_sha256 = "HEX"``, the sha256 of the file's bytes;
+  ``# topology_sha256 = "HEX"``, the sha256 of the file's bytes (a folder of snapshots:
+  its path, no hash);
 - ``account LOG`` still opens no file a log names (docs/security.md, P5): you name the
   graph, ``--topology FILE``. A relative ``FILE`` is read from the current folder, as
   any path you give; when nothing there has that name, from the log's folder. So the
   header's own path, given to ``--topology``, works from any folder, and a path from the
   folder where ``simulate`` ran still works there;
 - when the header records a ``topology_sha256``, the file you name must have that hash:
-  a graph changed (or another file) since the log was written is refused in one line.
+  a graph changed (or another file) since the log was written is refused in one line; a
+  graph netdp makes (``--topology hypercube``) is not checked.
 """
 
 from __future__ import annotations
