@@ -213,6 +213,26 @@ def test_an_observer_is_a_coalition_of_one(walk_log):
         netdp.account(walk_log, observer=3, coalition="4")
 
 
+def test_an_observer_or_coalition_by_label(capsys, tmp_path):
+    """On a labelled graph (florentine) --observer and --coalition take node labels: the
+    same report as their ids; an unknown label is one line naming the flag, exit 2."""
+    log = tmp_path / "florentine.csv"
+    netdp.simulate({"topology": "florentine", "steps": 40, "seed": 1,
+                    "accountants": ("rdp",)}, trace_out=log)
+    medici = netdp.account(log).topology.labels.index("Medici")
+    by_label = netdp.account(log, observer="Medici").to_json()["privacy"]
+    assert differences(by_label, netdp.account(log, observer=medici).to_json()["privacy"]) == []
+    assert by_label["coalitions"] == [[medici]]
+    assert netdp.account(log, coalition="Medici").to_json()["privacy"] == by_label
+    code, out, _ = cli(capsys, "account", log, "--observer", "Medici")
+    assert code == 0 and "observer: the coalition Medici" in out
+    for flag, value in (("--observer", "Borgia"), ("--coalition", "Medici,Borgia"),
+                        ("--observer", "Medici,Strozzi"), ("--observer", "15")):
+        code, out, err = cli(capsys, "account", log, flag, value)
+        assert code == 2 and out == "" and err.count("\n") == 1 and flag in err, err
+        assert "15 labels" in err or "0..14" in err or "one node" in err, err
+
+
 def test_faulty_runs_write_no_log(tmp_path):
     log = tmp_path / "log.csv"
     with pytest.raises(InputError, match="trace-out"):
@@ -528,7 +548,7 @@ def test_a_file_the_user_names_is_read(tmp_path):
     edges.write_text("0 1\n1 2\n2 3\n3 0\n")
     log = tmp_path / "file.csv"
     netdp.simulate({"topology": str(edges), "steps": 20, "seed": 1}, trace_out=log)
-    assert f"# topology = {json.dumps(str(edges))}" in log.read_text()
+    assert '# topology = "edges.txt"' in log.read_text()  # relative to the log's folder
     with pytest.raises(InputError, match="netdp opens no file a log names") as caught:
         netdp.account(log)
     assert caught.value.param == "topology"

@@ -229,6 +229,42 @@ def test_coalition_on_the_ring_reports_unprotected_nodes(capsys):
     assert len(res["privacy"]["coalitions"]) == 2
 
 
+def test_coalition_and_malicious_by_node_label(capsys):
+    """On a labelled graph (florentine: the families' names) --coalition and --malicious
+    take node labels, the same run as their ids; the report shows the labels given."""
+    from netdp.graphs.topologies import build
+
+    ids = {label: i for i, label in enumerate(build("florentine").labels)}
+    base = ["simulate", "--topology", "florentine", "--steps", "60", "--seed", "2",
+            "--accountant", "rdp"]
+    by_label = run(capsys, *base, "--coalition", "Strozzi,Medici", "--json")
+    by_id = run(capsys, *base, "--coalition", f"{ids['Medici']},{ids['Strozzi']}", "--json")
+    assert by_label[0] == by_id[0] == 0
+    labelled, numbered = (json.loads(r[1]) for r in (by_label, by_id))
+    assert labelled["privacy"] == numbered["privacy"]
+    assert labelled["privacy"]["coalitions"] == [sorted([ids["Medici"], ids["Strozzi"]])]
+    assert labelled["config"]["coalition"] == "Strozzi,Medici"
+    code, out, _ = run(capsys, *base, "--coalition", "Medici")
+    assert code == 0 and "observer: the coalition Medici" in out
+    attacked = [json.loads(run(capsys, *base, "--malicious", m, "--attack", "max",
+                               "--json")[1])["attack"] for m in ("Medici", str(ids["Medici"]))]
+    assert (attacked[0].pop("malicious"), attacked[1].pop("malicious")) == (
+        "Medici", str(ids["Medici"]))  # as given
+    assert attacked[0] == attacked[1]
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["--topology", "florentine", "--coalition", "Medici,Borgia"],
+     "--coalition: not a node label of florentine, which has 15 labels"),
+    (["--topology", "florentine", "--malicious", "Borgia", "--attack", "max"],
+     "--malicious: not a node label of florentine, which has 15 labels"),
+    (["--nodes", "20", "--coalition", "alice"], "--coalition: complete has no node labels"),
+])
+def test_an_unknown_node_label_is_one_line(capsys, argv, says):
+    code, out, err = run(capsys, "simulate", "--steps", "20", *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and says in err, err
+
+
 @pytest.mark.parametrize("argv,flag", [(["--coalition", "a,b"], "--coalition"),
                                        (["--coalition", "random:0"], "--coalition"),
                                        (["--coalition", "100"], "--coalition"),

@@ -41,8 +41,8 @@ import numpy as np
 
 from netdp.core import seeding
 from netdp.core.errors import InputError, check
-from netdp.core.simulation_config import parse_nodes
 from netdp.engine.faults import from_config
+from netdp.graphs.node_names import node_set
 from netdp.graphs.walk_kind import kind_of
 from netdp.mechanisms.base import FrequencyOracle
 
@@ -419,17 +419,17 @@ class Adversary:
     attack: Attack
     malicious_text: str
 
-    def malicious(self, n: int, seed: int, run: int) -> np.ndarray:
-        """The run's malicious nodes (sorted)."""
+    def malicious(self, topology: Any, seed: int, run: int) -> np.ndarray:
+        """The run's malicious nodes (sorted) on ``topology`` (ids or its labels)."""
 
-        kind, spec = parse_nodes(self.malicious_text, "malicious")
+        n = topology.n
+        kind, spec = node_set(self.malicious_text, "malicious", topology)
         if kind == "random":
             assert isinstance(spec, int)
             check(spec < n, "malicious", f"random:{spec} needs fewer than n = {n} nodes")
             rng = seeding.generator(seed, "attack", run, 0)
             return np.sort(rng.choice(n, size=spec, replace=False))
         assert isinstance(spec, list)
-        check(max(spec) < n, "malicious", f"node ids must lie in 0..{n - 1}")
         return np.array(sorted(set(spec)))
 
     def forge_stream(self, seed: int, run: int) -> np.random.Generator:

@@ -42,6 +42,7 @@ from netdp.core.documented import Documented
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Streams
 from netdp.engine.routing import router as make_router
+from netdp.graphs.node_names import node_id
 from netdp.graphs.walk_kind import transition_matrix
 from netdp.tasks import task_of
 from netdp.tasks.base import Auditable
@@ -137,7 +138,7 @@ class ProtocolAudit(Documented):
                           "seconds": self.seconds}}
 
 
-def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
+def audit_protocol(config: Any, observer: int | str | None, node: int | str, trials: int,
                    confidence: float = 0.95, strategy: SplitThreshold | None = None,
                    paths: str = "secret") -> ProtocolAudit:
     """Audit the pair ``(node → observer)`` of the protocol ``config`` describes; with a
@@ -155,9 +156,11 @@ def audit_protocol(config: Any, observer: int | None, node: int, trials: int,
     setup = task.prepare(config)
     n = setup.topology.n
     coalition = draw_coalition(setup, 0)
+    if observer is not None:  # an id, or a label of the graph's
+        observer = node_id(observer, "observer", setup.topology)
+    node = node_id(node, "node", setup.topology)
     if coalition is None:
-        check(observer is not None and 0 <= observer < n, "observer",
-              f"must lie in 0..{n - 1} (got {observer})")
+        check(observer is not None, "observer", f"must lie in 0..{n - 1} (got None)")
         assert observer is not None
         members = [observer]
     else:

@@ -133,9 +133,10 @@ class SimulationConfig:
                             "true loss) or reference (the AISTATS 2022 Fig. 1b method: m "
                             "draws, presence counted once; can fall below the true loss)",
                             choices=CONVENTIONS, group=TRACKING)
-    coalition: str | None = param(None, "nodes observing as one, e.g. 3,7,9, or C random "
-                                  "nodes per run (random:C); reports every other node's "
-                                  "loss towards the coalition", kind=str,
+    coalition: str | None = param(None, "nodes observing as one, e.g. 3,7,9, or by a "
+                                  "labelled graph's node labels (Medici,Strozzi), or C "
+                                  "random nodes per run (random:C); reports every other "
+                                  "node's loss towards the coalition", kind=str,
                                   metavar="IDS|random:C", group=TRACKING)
     engine: str = param("auto", "event (simpy), vector (numpy) or auto: vector whenever it "
                         "is exact", choices=ENGINES, group=TIME)
@@ -168,8 +169,9 @@ class SimulationConfig:
                            group=FAULTS)
     retries: int = param(20, "sends after the first before the token counts as lost",
                          low=0, high=10**6, metavar="R", group=FAULTS)
-    malicious: str | None = param(None, "malicious holders: node ids like 3,7,9, or K nodes "
-                                  "drawn per run (random:K); they run --attack", kind=str,
+    malicious: str | None = param(None, "malicious holders: node ids like 3,7,9 (or node "
+                                  "labels of a labelled graph), or K nodes drawn per run "
+                                  "(random:K); they run --attack", kind=str,
                                   metavar="IDS|random:K", group=ADVERSARY,
                                   default_text="none")
     attack: str | None = param(None, "what the malicious holders do (the task's attacks: "
@@ -292,27 +294,37 @@ def common_fields() -> tuple[str, ...]:
     return _COMMON
 
 
-def parse_coalition(text: str) -> tuple[str, list[int] | int]:
-    """``"3,7,9"`` (those nodes) or ``"random:C"`` (C nodes drawn per run)."""
+def parse_coalition(text: str) -> tuple[str, list[int] | list[str] | int]:
+    """``"3,7,9"`` (those nodes), ``"Medici,Strozzi"`` (those labels) or ``"random:C"``
+    (C nodes drawn per run)."""
     return parse_nodes(text, "coalition")
 
 
-def parse_nodes(text: str, name: str) -> tuple[str, list[int] | int]:
-    """A set of nodes given as ``"3,7,9"`` (those nodes) or ``"random:C"`` (C nodes drawn
-    per run), for the parameter ``name`` (``coalition``, ``malicious``)."""
+def parse_nodes(text: str, name: str) -> tuple[str, list[int] | list[str] | int]:
+    """A set of nodes given as ``"3,7,9"`` (``("nodes", ids)``), ``"random:C"`` (C nodes
+    drawn per run: ``("random", C)``) or by the graph's labels, a list with an item that
+    is no whole number (``("labels", texts)``, mapped to ids with the graph:
+    :func:`netdp.graphs.node_names.node_set`), for the parameter ``name``
+    (``coalition``, ``malicious``)."""
     text = str(text).strip()
-    bad = InputError(name, f"expected node ids like 3,7,9 or random:C with C >= 1 "
-                           f"(got {text!r})")
-    try:
-        if text.startswith("random:"):
+    bad = InputError(name, f"expected node ids like 3,7,9, node labels like a,b or random:C "
+                           f"with C >= 1 (got {text!r})")
+    if text.startswith("random:"):
+        try:
             size = int(text[7:])
-            if size < 1:
-                raise bad
-            return "random", size
-        ids = [int(p) for p in text.split(",")]
+        except ValueError:
+            raise bad from None
+        if size < 1:
+            raise bad
+        return "random", size
+    parts = [p.strip() for p in text.split(",")]
+    if not all(parts):
+        raise bad
+    try:
+        ids = [int(p) for p in parts]
     except ValueError:
-        raise bad from None
-    if not ids or min(ids) < 0:
+        return "labels", parts
+    if min(ids) < 0:
         raise bad
     return "nodes", ids
 

@@ -33,9 +33,11 @@ from netdp.engine import gossip_log, trace_log
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace
 from netdp.engine.trace_log import LogLines
+from netdp.graphs.node_names import is_label
 from netdp.graphs.topologies import is_named
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, RunRecord, Utility
+from netdp.run import log_graph
 from netdp.run.resources import check_footprint
 from netdp.tasks import get_task, make_config, param_specs
 from netdp.tasks.base import report_parts
@@ -85,9 +87,13 @@ def trace_writer(path: str | Path, setup: Setup) -> Iterator[Callable[[int, Trac
     check(from_config(config) is None, "trace-out", "a run with faults loses tokens and "
           "messages: its log is not offered (leave the fault flags out)")
     runs = config.runs > 1
+    params = log_params(config)
+    if log_graph.names_file(config.topology, config.graph, folder=True):  # from the log
+        graph = log_graph.recorded(config.topology, path)
+        params = {k: w for key, value in params.items()
+                  for k, w in (graph.items() if key == "topology" else [(key, value)])}
     with atomic(path, param="trace-out") as fh:
-        fh.write(trace_log.header_text(log_params(config), config.protocol, runs)
-                 .encode("utf-8"))
+        fh.write(trace_log.header_text(params, config.protocol, runs).encode("utf-8"))
 
         def write(run: int, trace: Trace) -> None:
             fh.write(trace_log.trace_lines(trace, run if runs else None).encode("utf-8"))
@@ -122,7 +128,7 @@ class FromLog(Utility):
 
 
 def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
-            observer: int | None = None, **params: Any) -> Report:
+            observer: int | str | None = None, **params: Any) -> Report:
     """The pairwise privacy report of a deployment's log.
 
     Parameters
@@ -137,7 +143,8 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     keep_pairs
         Also return the ``n x n`` matrix of pairwise losses (:attr:`Report.pairs`).
     observer
-        Report every node's loss towards this node only (a coalition of one).
+        Report every node's loss towards this node only (a coalition of one): its id, or
+        its label on a labelled graph (``"Medici"``).
     **params
         Parameters of ``netdp simulate`` (``topology``, ``nodes``, ``epsilon`` or
         ``sigma``, ``delta``, ``accountants``, ``coalition``, ...): they override the
@@ -154,22 +161,25 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
     log = arguments.path(log, "log")
     repair = bool(arguments.flag(repair, "repair"))
     keep_pairs = bool(arguments.flag(keep_pairs, "keep_pairs"))
-    if observer is not None:
-        observer = arguments.integer(observer, "observer")
+    observer = _observer(observer)
     params = {key: arguments.plain(value) for key, value in params.items()}  # np.int64(6): 6
+    if "topology" in params:  # a relative file: here, else beside the log
+        params["topology"] = log_graph.located(params["topology"], log)
     lines = trace_log.read(log, repair)
     given = _given(lines, params, observer)
     merged = _merged(lines, given)
     _no_named_files(lines, given, merged)
+    log_graph.check_hash(lines, given)  # the graph file you name: the log's?
     nodes = merged.get("nodes")
     if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
         raise InputError("nodes", "the log's header does not state n, the number of nodes "
                          "(ids 0..n-1, n >= 2): add '# nodes = N' or give --nodes N")
-    check(observer is None or observer < nodes, "observer",
-          f"must be a node id in 0..{nodes - 1} (got {observer})")
+    check(not isinstance(observer, int) or observer < nodes, "observer",
+          f"must be a node id in 0..{nodes - 1} or a node label (got {observer})")
     read = lines.size + len(lines.malformed)
     if lines.names is not None:
-        lines = _relabelled(lines, merged, given)
+        with _as_observer(observer):
+            lines = _relabelled(lines, merged, given)
     found = trace_log.problems(lines, nodes)
     notes: list[str] = []
     if found:
@@ -177,7 +187,7 @@ def account(log: str | Path, *, repair: bool = False, keep_pairs: bool = False,
         if fatal or not repair:
             raise trace_log.first_problem(lines, fatal or found, repair)
         lines, notes = trace_log.repair(lines)
-    with _naming_header(lines, given):
+    with _naming_header(lines, given), _as_observer(observer):
         task = get_task(merged.get("task", "sum"), merged["protocol"])
         check(task.unlogged is None, "task", f"{task.unlogged}")
         config = with_seed(make_config(_with_shape(lines, merged)))
@@ -221,20 +231,47 @@ def _relabelled(lines: LogLines, merged: dict[str, Any], given: Mapping[str, Any
     return trace_log.relabel(lines, topology.labels, topology.describe())
 
 
-def _given(lines: LogLines, params: Mapping[str, Any], observer: int | None) -> dict[str, Any]:
+def _observer(observer: Any) -> int | str | None:
+    """``account``'s observer: a node id, or a node label (text that is no whole number,
+    mapped through the graph's labels with the coalition it stands for)."""
+    if observer is None:
+        return None
+    if isinstance(observer, str):
+        if is_label(observer):
+            text = observer.strip()
+            check(bool(text) and "," not in text and not text.startswith("random:"), "observer",
+                  f"names one node, by id or label (got {observer!r})")
+            return text
+        observer = int(observer.strip())
+    return arguments.integer(observer, "observer")
+
+
+@contextlib.contextmanager
+def _as_observer(observer: int | str | None) -> Iterator[None]:
+    """A refusal of the coalition that stands for ``observer`` names ``--observer``."""
+    try:
+        yield
+    except InputError as exc:
+        if observer is None or exc.param != "coalition":
+            raise
+        raise InputError("observer", exc.message) from None
+
+
+def _given(lines: LogLines, params: Mapping[str, Any],
+           observer: int | str | None) -> dict[str, Any]:
     """The caller's parameters, flat, with ``observer`` as a coalition of one; the header's
     keys checked (each a parameter of ``netdp simulate``)."""
     specs = param_specs()
     for key, at in lines.header_at.items():
-        if key not in specs and key not in ("range",):
+        if key not in specs and key not in ("range", log_graph.HASH_KEY):
             raise lines.error("a header key that is not a parameter of netdp simulate "
                               "(netdp simulate --help lists them)", at)
     given = flat_params(dict(params))
     if observer is not None:
         check("coalition" not in given, "observer", "give an observer or a coalition, not "
               "both")
-        check(isinstance(observer, int) and not isinstance(observer, bool) and observer >= 0,
-              "observer", f"expected a node id (got {observer!r})")
+        check(isinstance(observer, str) or (isinstance(observer, int) and observer >= 0),
+              "observer", f"expected a node id or a node label (got {observer!r})")
         given["coalition"] = str(observer)
     return given
 
@@ -242,7 +279,8 @@ def _given(lines: LogLines, params: Mapping[str, Any], observer: int | None) -> 
 def _merged(lines: LogLines, given: dict[str, Any]) -> dict[str, Any]:
     """The header's parameters and the caller's (theirs win; a caller's ``epsilon`` or
     ``sigma`` replaces both of the header's), the protocol checked against the columns."""
-    header = flat_params(dict(lines.header))
+    header = flat_params({key: value for key, value in lines.header.items()
+                          if key != log_graph.HASH_KEY})
     if "epsilon" in given or "sigma" in given:
         header.pop("epsilon", None)
         header.pop("sigma", None)
@@ -285,9 +323,13 @@ def _no_named_files(lines: LogLines, given: Mapping[str, Any],
             continue
         flag = (f"--{key} FILE" if key == "topology"
                 else f"--set {key}={'file:FILE' if key in ('loss', 'churn') else 'FILE'}")
+        beside = (" (a relative FILE not in the current folder is read from the log's, "
+                  "where --trace-out writes the header's path from)" if key == "topology"
+                  else "")
         raise InputError("topology" if key == "topology" else "set",
                          f"give {flag} to use a file for {key}: the header of {lines.name} "
-                         f"(line {at}) names one, and netdp opens no file a log names")
+                         f"(line {at}) names one, and netdp opens no file a log names"
+                         + beside)
 
 
 def _walk_epsilon(params: dict[str, Any]) -> float:

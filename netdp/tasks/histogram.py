@@ -344,7 +344,7 @@ class HistogramTask(Task[HistogramSetup], Attackable, Auditable, PairwiseDetails
         honest = self.run(setup, trace, streams)
         oracle, attack = self.oracle(setup, streams.run), adversary.attack
         targets, crafted = self.targets(setup, oracle)
-        acts = plan(trace.holders, adversary.malicious(setup.topology.n, setup.seed,
+        acts = plan(trace.holders, adversary.malicious(setup.topology, setup.seed,
                                                        streams.run), attack)
         forge, rng = adversary.forge_stream(setup.seed, streams.run), streams.generator("noise")
         ring, d, holders = setup.topology.walk_kind.public_schedule, oracle.domain, trace.holders

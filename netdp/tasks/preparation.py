@@ -18,6 +18,7 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.data.values import read_column
 from netdp.engine import choose
 from netdp.engine.faults import from_config
+from netdp.graphs.node_names import check_named_nodes
 from netdp.graphs.time_varying import build_time_varying, names_time_varying
 from netdp.graphs.topologies import Topology, build
 
@@ -65,6 +66,13 @@ def build_topology(config: SimulationConfig, nodes: int | None) -> Topology:
     (``snapshot_period``, ``after``); it walks as a topology of kind ``graph`` (the
     attributes the walk kinds read), and the router and the walk tracker use its
     snapshots."""
+    topology = _built(config, nodes)
+    check_named_nodes(config, topology)  # a coalition's labels: refused before any run
+    return topology
+
+
+def _built(config: SimulationConfig, nodes: int | None) -> Topology:
+    """The graph of :func:`build_topology`, its named nodes not yet checked."""
     assert config.seed is not None
     source = topology_source(config)
     if names_time_varying(source, config.graph_format):

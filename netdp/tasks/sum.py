@@ -407,7 +407,7 @@ class SumTask(Task[UserLevelSetup], Attackable, Auditable, NoisyOutput, Pairwise
         section, attack = _section(setup), adversary.attack
         added = contributions(setup, trace, streams.generator("noise"))
         x = setup.data[trace.holders]
-        acts = plan(trace.holders, adversary.malicious(setup.topology.n, setup.seed,
+        acts = plan(trace.holders, adversary.malicious(setup.topology, setup.seed,
                                                        streams.run), attack)
         forged = 0.0
         if not attack.tampers:

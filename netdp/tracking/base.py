@@ -19,8 +19,8 @@ import numpy as np
 from netdp.accounting import registry
 from netdp.core.errors import InputError, check
 from netdp.core.setup import Setup, Streams
-from netdp.core.simulation_config import parse_coalition
 from netdp.engine.trace import Trace
+from netdp.graphs.node_names import node_set
 from netdp.report.types import DistanceRow, LdpSummary, PairSummary, PairwisePrivacy, PrivacyReport
 
 LDP_METHOD = ("a node's k contributions composed at the target delta (Gaussian: exactly; "
@@ -151,14 +151,13 @@ def draw_coalition(setup: Setup, run: int) -> list[int] | None:
     cfg, n = setup.config, setup.topology.n
     if cfg.coalition is None:
         return None
-    kind, spec = parse_coalition(cfg.coalition)
+    kind, spec = node_set(cfg.coalition, "coalition", setup.topology)  # labels mapped
     if kind == "random":
         assert isinstance(spec, int)
         check(spec < n, "coalition", f"random:{spec} needs fewer than n = {n} members")
         rng = Streams(setup.seed, run).generator("coalition")
         return sorted(rng.choice(n, size=spec, replace=False).tolist())
     assert isinstance(spec, list)
-    check(max(spec) < n, "coalition", f"node ids must lie in 0..{n - 1}")
     return sorted(set(spec))
 
 

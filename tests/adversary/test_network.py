@@ -215,7 +215,7 @@ def test_attack_report_in_json_and_sweep_rows(tmp_path):
     ({"malicious": "random:2", "attack": "drop", "topology": "ring"}, "attack"),
     ({"malicious": "random:2", "attack": "max", "task": "sgd"}, "attack"),
     ({"malicious": "random:2", "attack": "max", "loss": "0.1"}, "attack"),
-    ({"malicious": "x", "attack": "max"}, "malicious"),
+    ({"malicious": "x,", "attack": "max"}, "malicious"),  # a label: refused with the graph
     ({"task": "histogram", "targets": 3}, "targets"),
     ({"task": "histogram", "malicious": "1", "attack": "mga", "mechanism": "the"},
      "attack"),

@@ -256,3 +256,41 @@ def test_cli_coalition_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["coalition"] == [1, 3] and out["observer"] == -1
     assert out["audit"]["sandwich"] is True and out["audit"]["pair_bounds"] == []
+
+
+def test_cli_observer_and_node_by_label(capsys):
+    """On a labelled graph, audit --observer and --node take node labels: the same audit
+    as their ids (its JSON names the ids), the text line shows both."""
+    from netdp.graphs.topologies import build
+    from netdp.run.cli import main
+
+    ids = {label: i for i, label in enumerate(build("florentine").labels)}
+    base = ["audit", "--task", "sum", "--topology", "florentine", "--steps", "30",
+            "--trials", "200"]
+    outs = []
+    for observer, node in (("Medici", "Strozzi"), (ids["Medici"], ids["Strozzi"])):
+        assert main([*base, "--observer", str(observer), "--node", str(node), "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    for out in outs:
+        out.pop("config", None)
+        out["audit"].pop("seconds")
+    assert outs[0] == outs[1] and outs[0]["observer"] == ids["Medici"]
+    assert main([*base, "--observer", "Medici", "--node", "Strozzi"]) == 0
+    assert (f"node Strozzi ({ids['Strozzi']}) -> observer Medici ({ids['Medici']})"
+            in capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["--observer", "Borgia", "--node", "Medici"], "--observer"),
+    (["--observer", "Medici", "--node", "Borgia"], "--node"),
+    (["--observer", "Borgia"], "--observer"),  # the default node is found from it
+    (["--coalition", "Medici,Borgia", "--node", "Strozzi"], "--coalition"),
+])
+def test_cli_an_unknown_label_is_one_line_exit_2(capsys, argv, flag):
+    from netdp.run.cli import main
+
+    code = main(["audit", "--task", "sum", "--topology", "florentine", "--steps", "30",
+                 "--trials", "10", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and flag in err, err
+    assert "not a node label of florentine, which has 15 labels" in err

@@ -93,6 +93,18 @@ REPEATABLE = (argparse._AppendAction, argparse._AppendConstAction, argparse._Cou
               argparse._ExtendAction)
 
 
+def node(text: str) -> int | str:
+    """A node: its id (a whole number) or its label on a labelled graph (other text),
+    mapped to its id once the graph is built (:mod:`netdp.graphs.node_names`)."""
+    text = text.strip()
+    if not text:
+        raise argparse.ArgumentTypeError("invalid node: give an id or a label")
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def integer(text: str) -> int:
     """An integer, also written as ``1e6`` or ``1_000_000`` (but not ``1.5``)."""
     try:

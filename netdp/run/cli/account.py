@@ -10,9 +10,10 @@ from typing import Any
 
 from netdp.core.errors import check
 from netdp.core.files import check_distinct, check_file_name, check_not_inputs, write_atomic
+from netdp.graphs.graph_record import plain_labels
 from netdp.report import figures
 from netdp.run.account import account
-from netdp.run.cli import integer, number, parse_sets
+from netdp.run.cli import node, number, parse_sets
 from netdp.run.cli.simulate import (
     add_flag,
     check_writable,
@@ -21,6 +22,7 @@ from netdp.run.cli.simulate import (
     report_outputs,
     write_pairs,
 )
+from netdp.run.log_graph import located
 from netdp.run.sweep.plot_command import check_image, pairs_plot
 from netdp.tasks import param_specs
 
@@ -55,6 +57,13 @@ exact eps(delta) of N(0, S^2) with sensitivity 1).
 netdp opens no file a log names: a header naming a graph file (or a gossip matrix, a
 data file, a loss or churn table) is refused until you name the file yourself
 (--topology FILE, --set KEY=FILE); a named graph (hypercube, grid, ...) is rebuilt.
+--trace-out writes a graph file's path relative to the log's folder, and its sha256
+(# topology_sha256): a relative --topology FILE is read from the current folder, else
+from the log's, and a file whose sha256 is not the header's is refused (the graph
+changed since the log was written).
+On a labelled graph (GraphML, GML, a file's node names, florentine) a log may name its
+nodes by label, and so may --observer and --coalition: netdp account log.csv --topology
+g.graphml --observer Medici. A list of whole numbers names node ids, as before.
 
 Checks (each problem is one line naming its line number; the first refuses, exit 2):
   malformed     a line without the columns' number of fields, or a field that is not
@@ -115,8 +124,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help=specs["accountants"].help)
     add_flag(track, "convention", specs["convention"], specs["convention"].help)
     who = track.add_mutually_exclusive_group()
-    who.add_argument("--observer", type=integer, metavar="V", help="every node's loss "
-                     "towards node V only (default: every ordered pair)")
+    who.add_argument("--observer", type=node, metavar="V", help="every node's loss "
+                     "towards node V only, an id or a labelled graph's node label "
+                     "(default: every ordered pair)")
     who.add_argument("--coalition", metavar="IDS|random:C", help=specs["coalition"].help)
     out = report_outputs(acc)
     out.add_argument("--plot", metavar="FILE.png", help="draw the histogram and ECDF of the "
@@ -128,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     """Parse -> ``netdp.account`` -> write the files -> print."""
     options: dict[str, Any] = {k: v for k, v in vars(args).items() if k not in NOT_PARAMS}
     params = {**parse_sets(getattr(args, "set", [])), **options}
+    if "topology" in params:  # a relative file: here, else beside the log
+        params["topology"] = located(params["topology"], args.log)
     targets = {name: Path(getattr(args, name)) for name in ("out", "pairs_out")
                if name in args}
     for name in targets:
@@ -151,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     text = json.dumps(result, indent=2, allow_nan=False)
     if "pairs_out" in targets:
         write_pairs(targets["pairs_out"], labels_path(targets["pairs_out"]), report.pairs,
-                    None)  # a log's nodes are 0..n-1: an earlier run's labels removed
+                    plain_labels(report.topology))  # as simulate: a labelled graph's names
     if plot is not None:
         figures.save(pairs_plot(report.pairs, result, what=f"the log {args.log}"), plot,
                      param="plot")

@@ -12,10 +12,12 @@ from netdp.core.errors import InputError, check
 from netdp.core.files import check_file_name
 from netdp.core.params import MAX_EPSILON, MIN_EPSILON, ORACLE_MAX_EPSILON
 from netdp.core.setup import Streams
+from netdp.graphs.node_names import is_label, node_id
 from netdp.mechanisms import registry
 from netdp.report.figures import FORMATS, save
 from netdp.report.types import fmt
 from netdp.run.cli import integer, number, parse_sets
+from netdp.run.cli import node as node_type
 from netdp.run.resources import check_footprint, check_seconds
 from netdp.tasks import make_config, names, task_of
 from netdp.tasks.preparation import with_seed
@@ -124,13 +126,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     proto.add_argument("--nodes", "-n", type=integer, default=None, help="as simulate")
     proto.add_argument("--steps", type=integer, default=None, help="as simulate")
     proto.add_argument("--rounds", type=integer, default=None, help="as simulate (ring)")
-    proto.add_argument("--observer", type=integer, default=0, metavar="V",
-                       help="the observing node (default: 0)")
+    proto.add_argument("--observer", type=node_type, default=0, metavar="V",
+                       help="the observing node, an id or a labelled graph's node label "
+                       "(default: 0)")
     proto.add_argument("--coalition", default=None, metavar="NODES",
                        help="instead of --observer: nodes that observe as one, pooling what "
                        "they see (e.g. 1,3; or random:C), as simulate; needs --node")
-    proto.add_argument("--node", type=integer, default=None, metavar="U",
-                       help="the node whose value changes (default: the node that first "
+    proto.add_argument("--node", type=node_type, default=None, metavar="U",
+                       help="the node whose value changes, an id or a node label "
+                       "(default: the node that first "
                        "hands the observer the token, else the first it hands it to; "
                        "gossip: its first neighbour)")
     proto.add_argument("--fixed-path", action="store_true",
@@ -333,9 +337,11 @@ def protocol(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 1 if violation else 0
     r = result.result
-    who = f"observer {observer}" if result.coalition is None else \
+    who = f"observer {_named(observer, result.observer)}" if result.coalition is None else \
         f"coalition {','.join(map(str, result.coalition))}"
-    print(f"netdp audit: {args.task} on {config.topology}, node {node} -> {who}, "
+    node = result.node
+    print(f"netdp audit: {args.task} on {config.topology}, node {_named(args.node, node)} -> "
+          f"{who}, "
           f"{r.trials:,} held-out replays per world "
           f"({r.confidence:.0%} confidence)")
     print("  paths         " + ("hidden stretches drawn again in every replay (the "
@@ -364,7 +370,12 @@ def protocol(args: argparse.Namespace) -> int:
     return 1 if violation else 0
 
 
-def _first_predecessor(config: SimulationConfig, observer: int) -> int:
+def _named(given: int | str | None, ident: int) -> str:
+    """A node as the text report names it: its id, after its label when one was given."""
+    return f"{given} ({ident})" if is_label(given) else str(ident)
+
+
+def _first_predecessor(config: SimulationConfig, observer: int | str) -> int:
     """The node that first hands the token to ``observer`` in the run's walk."""
     import numpy as np
 
@@ -372,9 +383,7 @@ def _first_predecessor(config: SimulationConfig, observer: int) -> int:
     config = with_seed(config)
     task = task_of(config)
     setup = task.prepare(config)
-    n = setup.topology.n
-    if not 0 <= observer < n:
-        raise InputError("observer", f"must lie in 0..{n - 1} (got {observer})")
+    observer = node_id(observer, "observer", setup.topology)  # an id, or a label
     trace = task.trace(setup, Streams(setup.seed, 0))
     if trace.holders.size == 0:  # gossip: the observer's first neighbour
         topo = setup.topology
