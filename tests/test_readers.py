@@ -250,10 +250,12 @@ def check_the_table_is_the_truth(runs: list[dict[str, Any]], graphs: dict[str, s
     return compared
 
 
-def test_the_table_is_the_truth(graphs, tmp_path):
-    """Read exactly where the output changes, on small runs of every protocol (the slow
-    tier: every task, both engines, more topologies)."""
-    assert check_the_table_is_the_truth(RUNS, graphs, tmp_path) > 100
+@pytest.mark.parametrize("run", RUNS, ids=lambda run: json.dumps(run, sort_keys=True))
+def test_the_table_is_the_truth(run, graphs, tmp_path):
+    """Read exactly where the output changes, on small runs of every protocol, one test a
+    run (the slow tier: every task, both engines, more topologies); each run compares
+    most of the table's parameters."""
+    assert check_the_table_is_the_truth([run], graphs, tmp_path) >= 5
 
 
 @pytest.mark.slow

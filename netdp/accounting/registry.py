@@ -162,7 +162,7 @@ DEFAULT_SECONDS = 20.0
 #: ``pld``'s seconds per view and node on graphs other than the complete one
 #: (:attr:`GridCost.rows`): the median fit of ``experiments/pld_cost.py --graphs``, whose
 #: runs took 0.4 to 4.1 times it (docs/performance.md).
-ROWS_COST = (3.3e-4, 1.0)
+ROWS_COST = (2.6e-4, 1.0)
 _WALK_TASKS = ("sum", "histogram", "fraction", "itemsets", "multidim", "heavy-hitters",
                "one-bit")
 _KINDS = AXES["kinds"]
