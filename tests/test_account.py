@@ -289,11 +289,12 @@ BAD = {
                    [], "line 20: the sender field is not the token's holder"),
     "token gap": (lambda ls: [x if x.startswith("#") or x.startswith("t,")
                               else ",".join([x.split(",")[0], "1", *x.split(",")[2:]])
-                              for x in ls], [], "no line for token 0 in run 0"),
+                              for x in ls], [], "no line for token 0 in the run of line 12"),
     "steps disagree": (lambda ls: ls[:1] + ["# steps = 5"] + ls[1:], [],
                        "line 2: steps is not what the lines give (20)"),
     "not a move": (lambda ls: ls, ["--topology", "hypercube", "--nodes", "16"],
-                   "is not a move of the simple walk on hypercube"),
+                   "the hop (its sender and receiver fields) is not a move of the simple "
+                   "walk on hypercube"),
     "unknown header key": (lambda ls: ls[:1] + ["# colour = 3"] + ls[1:], [],
                            "line 2: a header key that is not a parameter"),
     "bad header value": (lambda ls: [x if not x.startswith("# epsilon") else "# epsilon = -1"
@@ -323,8 +324,10 @@ def test_a_bad_log_exits_2_with_one_line(capsys, tmp_path, walk_log, name):
 
 
 @pytest.mark.parametrize("name,edit,says", [
-    ("missing message", lambda ls: ls[:-1], "round 5 of run 0: no message 8 -> 7"),
-    ("off the edges", lambda ls: ls[:-1] + ["5,0,8"], "message 0 -> 8 is not on an edge"),
+    ("missing message", lambda ls: ls[:-1],
+     "the round of this line (its run and t fields) carries 23 of its 24 message(s)"),
+    ("off the edges", lambda ls: ls[:-1] + ["5,0,8"],
+     "the message (its sender and receiver fields) is not on an edge"),
     ("duplicate", lambda ls: ls + ls[-1:], "repeats line"),
     ("round backwards", lambda ls: ls + ["0,0,8"], "the t field is earlier than line"),
     ("fractional round", lambda ls: ls[:-1] + ["5.5," + ls[-1].split(",", 1)[1]],

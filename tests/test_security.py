@@ -338,3 +338,112 @@ def test_the_warning_comes_once_before_the_first_compilation(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert lines[0] == "before" and len(lines) == 2, lines
     assert lines[1].startswith(f"netdp: the numba cache at {blocked / 'numba'} is not writable")
+
+
+def _numbers_after(err: str, log: Path) -> list[str]:
+    """The numbers the refusal of ``log`` quotes after the file's name, line numbers
+    taken out (what is left: counts and ranges, never a value read from the file)."""
+    return re.findall(r"\d+", re.sub(r"line \d+", "", err.split(str(log), 1)[1]))
+
+
+def _one_line(argv: list[str], capsys) -> str:
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def _walk_log(tmp_path: Path, nodes: int, body: list[str]) -> Path:
+    log = tmp_path / "walk.csv"
+    log.write_text(f'# netdp trace log 1\n# protocol = "walk"\n# topology = "cycle"\n'
+                   f"# nodes = {nodes}\n# epsilon = 1.0\nrun,t,token,sender,receiver\n"
+                   + "\n".join(body) + "\n")
+    return log
+
+
+def test_a_hop_the_walk_cannot_make_is_refused_without_echoing_it(tmp_path, capsys):
+    """Issue 39: ``hop 738 -> 912 is not a move of the simple walk`` showed two node ids
+    read from the file (in range, on a cycle of 1000); the line names the line and the
+    fields."""
+    log = _walk_log(tmp_path, 1000, ["0,1,0,737,738", "0,2,0,738,912", "0,3,0,912,913"])
+    err = _one_line(["account", str(log)], capsys)
+    assert "line 8: the hop (its sender and receiver fields) is not a move of the simple " \
+        "walk on" in err, err
+    assert not {"737", "738", "912", "913"} & set(_numbers_after(err, log)), err
+
+
+# run 1's token 2 makes one hop less; run 1 moves one token; run 1 has no token 0
+_SHAPES = {
+    "hops": (["0,1,0,737,738", "0,2,0,738,739", "0,1,1,912,913", "0,2,1,913,914",
+              "1,1,0,737,738", "1,2,0,738,739", "1,1,1,912,913"],
+             "line 13: the token of this line (its run and token fields) makes 1 hop(s), "
+             "the token of line 12 makes 2: every token makes the same number of hops",
+             ["1", "2"]),
+    "tokens": (["0,1,0,737,738", "0,2,0,738,739", "0,1,1,912,913", "0,2,1,913,914",
+                "1,1,0,737,738", "1,2,0,738,739"],
+               "line 11: the run of this line (its run field) moves 1 token(s), the run of "
+               "line 7 moves 2: every run moves the same tokens", ["1", "2"]),
+    "token-gap": (["0,1,0,737,738", "0,2,0,738,739", "1,1,1,912,913", "1,2,1,913,914"],
+                  "no line for token 0 in the run of line 9 (the token ids are 0..K-1 "
+                  "without a gap; the log has 1 distinct one(s))", ["0", "0", "1", "1"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SHAPES))
+def test_a_walk_log_of_uneven_shape_is_refused_without_echoing_its_ids(tmp_path, capsys,
+                                                                       case):
+    """Issue 39: ``token 1 of run 1 makes 1 hop(s), token 0 makes 2``, ``run 1 moves 1
+    token(s), run 0 moves 2`` and ``no line for token 0 in run 1`` showed run and token
+    ids read from the file; the lines name the lines and fields, and quote only counts
+    and the missing id (which the file lacks)."""
+    body, says, numbers = _SHAPES[case]
+    log = _walk_log(tmp_path, 1000, body)
+    err = _one_line(["account", str(log)], capsys)
+    assert says in err and _numbers_after(err, log) == numbers, err
+
+
+def _gossip_log(tmp_path: Path, nodes: int, body: list[str], schedule: str = "sync") -> Path:
+    log = tmp_path / "gossip.csv"
+    log.write_text(f'# netdp trace log 1\n# protocol = "gossip"\n# task = "sum"\n'
+                   f'# topology = "cycle"\n# nodes = {nodes}\n# sigma = 1.0\n'
+                   f'# gossip_schedule = "{schedule}"\nt,sender,receiver\n'
+                   + "\n".join(body) + "\n")
+    return log
+
+
+def _rounds(nodes: int, rounds: range) -> list[str]:
+    """Synchronous gossip on the cycle: both directions of every edge at every round."""
+    return [f"{t},{a},{b}" for t in rounds for i in range(nodes)
+            for a, b in ((i, (i + 1) % nodes), ((i + 1) % nodes, i))]
+
+
+_GOSSIP = {
+    "off-the-edges": (1000, "sync", lambda: [*_rounds(1000, range(2))[:-1], "1,737,912"],
+                      "line 4008: the message (its sender and receiver fields) is not on an "
+                      "edge of", ["737", "912"]),
+    "missing-message": (4, "sync", lambda: [line for line in _rounds(4, range(4322))
+                                            if line != "4320,2,3"],
+                        "the round of this line (its run and t fields) carries 7 of its 8 "
+                        "message(s) (synchronous gossip", ["432"]),
+    "tick-of-one": (1000, "pairwise", lambda: ["98765,737,738", "98765,738,737",
+                                               "98766,912,913"],
+                    "line 11: the tick of this line (its run and t fields) holds 1 "
+                    "message(s)", ["9876", "737", "912"]),
+    "no-answer": (1000, "pairwise", lambda: ["98765,737,738", "98765,912,913"],
+                  "line 10: the message (its sender and receiver fields) does not answer "
+                  "line 9's, the message before it at its tick", ["9876", "737", "912"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_GOSSIP))
+def test_a_gossip_log_refusal_names_lines_not_its_values(tmp_path, capsys, case):
+    """Issue 39: gossip's ``message 737 -> 912 is not on an edge``, ``round 4320 of run 0:
+    no message 2 -> 3 (... every round 0..4321)``, ``tick 98766 of run 0: 1 message(s)``
+    and ``message 912 -> 913 does not answer the message before it`` showed node ids,
+    rounds and ticks read from the file; the lines name the lines and fields."""
+    nodes, schedule, body, says, markers = _GOSSIP[case]
+    log = _gossip_log(tmp_path, nodes, body(), schedule)
+    err = _one_line(["account", str(log)], capsys)
+    tail = err.split(str(log), 1)[1]
+    assert says in err and not [m for m in markers if m in tail], err

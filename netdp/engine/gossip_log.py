@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from netdp.core.errors import InputError
 from netdp.engine.async_gossip import TICKING, PairwiseGossip
 from netdp.engine.trace import GossipRounds, Trace
 from netdp.engine.trace_log import LogLines, count_runs
@@ -50,7 +51,7 @@ def gossip_traces(log: LogLines, topology: Topology, engine: str,
     off = links[at] != keys
     if off.any():
         i = int(np.flatnonzero(off)[0])
-        raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an edge of "
+        raise log.error("the message (its sender and receiver fields) is not on an edge of "
                         f"{topology.describe()}", int(log.line[i]))
     if schedule in TICKING:
         return [_exchanges(log, r, src, dst, n, engine, schedule) for r in range(runs)]
@@ -65,12 +66,23 @@ def gossip_traces(log: LogLines, topology: Topology, engine: str,
     short = np.argwhere(rounds != links.size)
     if short.size:
         r, t = (int(x) for x in short[0])
-        here = (log.run == r) & (log.t == t)
-        gone = np.setdiff1d(links, keys[here])
-        which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else "no message"
-        raise log.error(f"round {t} of run {r}: {which} (synchronous gossip: every edge "
-                        f"carries a message at every round 0..{steps}; {PARTIAL_HINT})")
+        raise _short_round(log, r, t, rounds[r, t], links.size, "synchronous gossip: every "
+                           "edge carries a message at every round, 0 to the log's last")
     return [_trace(n, engine, GossipRounds(src, dst, steps)) for _ in range(runs)]
+
+
+def _short_round(log: LogLines, run: int, t: int, got: int, want: int,
+                 rule: str) -> InputError:
+    """The refusal of round ``t`` of run ``run`` carrying ``got`` of its ``want`` messages,
+    naming a line of that round (or, none there, the run's first line and the round, a
+    round the file lacks) rather than the run, the round or the nodes read from the file."""
+    mine = log.run == run
+    here = np.flatnonzero(mine & (log.t == t))
+    if here.size:
+        return log.error(f"the round of this line (its run and t fields) carries {got} of its "
+                         f"{want} message(s) ({rule}; {PARTIAL_HINT})", int(log.line[here[0]]))
+    return log.error(f"round {t} of the run of line {int(log.line[mine].min())} has no message "
+                     f"line ({rule}; {PARTIAL_HINT})")
 
 
 def _trace(n: int, engine: str, rounds: GossipRounds) -> Trace:
@@ -87,16 +99,17 @@ def _exchanges(log: LogLines, run: int, src: np.ndarray, dst: np.ndarray, n: int
     bad = np.flatnonzero(counts != 2)
     if bad.size:
         k = int(bad[0])
-        raise log.error(f"tick {int(ticks[k])} of run {run}: {counts[k]} message(s); an "
-                        "exchange is two messages, a -> b then b -> a",
+        raise log.error(f"the tick of this line (its run and t fields) holds {counts[k]} "
+                        "message(s); an exchange is two messages, a -> b then b -> a",
                         int(log.line[mine[starts[k]]]))
     one, two = mine[starts], mine[starts + 1]
     swapped = (log.sender[one] == log.receiver[two]) & (log.receiver[one] == log.sender[two])
     if not swapped.all():
-        i = int(two[int(np.flatnonzero(~swapped)[0])])
-        raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} does not answer the "
-                        "message before it at its tick (an exchange is a -> b then b -> a)",
-                        int(log.line[i]))
+        j = int(np.flatnonzero(~swapped)[0])
+        i = int(two[j])
+        raise log.error("the message (its sender and receiver fields) does not answer line "
+                        f"{int(log.line[one[j]])}'s, the message before it at its tick (an "
+                        "exchange is a -> b then b -> a)", int(log.line[i]))
     steps = max(1, math.ceil(ticks.size / n))
     rounds = PairwiseGossip(src, dst, steps, first=log.sender[one].astype(np.int64),
                             second=log.receiver[one].astype(np.int64),
@@ -133,13 +146,11 @@ def timed_gossip_traces(log: LogLines, topology: Any, runs: int,
             extra = np.setdiff1d(got, want)
             if extra.size:
                 i = here[int(np.flatnonzero(keys[here] == extra[0])[0])]
-                raise log.error(f"message {log.sender[i]} -> {log.receiver[i]} is not on an "
-                                f"edge of round {t}'s snapshot", int(log.line[i]))
-            gone = np.setdiff1d(want, got)
-            which = f"no message {gone[0] // n} -> {gone[0] % n}" if gone.size else \
-                "a message twice"
-            raise log.error(f"round {t} of run {r}: {which} (every edge of the snapshot in "
-                            f"force carries a message at every round; {PARTIAL_HINT})")
+                raise log.error("the message (its sender and receiver fields) is not on an "
+                                "edge of the snapshot in force at its round (its t field)",
+                                int(log.line[i]))
+            raise _short_round(log, r, t, here.size, want.size, "every edge of the snapshot "
+                               "in force carries a message at every round")
     if not partial:
         return [trace] * runs  # the rounds are fixed: every run has the same
     union = rounds.src * n + rounds.dst

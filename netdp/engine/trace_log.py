@@ -486,19 +486,23 @@ def walk_shape(log: LogLines) -> tuple[int, int, int]:
     runs = count_runs(log)
     tokens = 0
     hops: set[int] = set()
+    first_run = int(log.line[log.run == 0].min()) if runs else 0
     for r in range(runs):
         mine = log.run == r
-        k = _count(log, log.token[mine], "token", f" in run {r}")
+        at = int(log.line[mine].min())  # the run named by its first line, not its id
+        k = _count(log, log.token[mine], "token", at)
         if tokens and k != tokens:
-            raise log.error(f"run {r} moves {k} token(s), run 0 moves {tokens}: every run "
-                            "moves the same tokens")
+            raise log.error(f"the run of this line (its run field) moves {k} token(s), the "
+                            f"run of line {first_run} moves {tokens}: every run moves the "
+                            "same tokens", at)
         tokens = k
         counts = np.bincount(log.token[mine], minlength=k)
         for token in np.flatnonzero(counts != counts[0]):
             last = int(log.line[mine & (log.token == token)].max())
-            raise log.error(f"token {token} of run {r} makes {counts[token]} hop(s), token 0 "
-                            f"makes {counts[0]}: every token makes the same number of hops",
-                            last)
+            zero = int(log.line[mine & (log.token == 0)].max())
+            raise log.error(f"the token of this line (its run and token fields) makes "
+                            f"{counts[token]} hop(s), the token of line {zero} makes "
+                            f"{counts[0]}: every token makes the same number of hops", last)
         hops.add(int(counts[0]))
     if len(hops) > 1:
         raise log.error(f"the runs' tokens make {' or '.join(map(str, sorted(hops)))} hops: "
@@ -511,17 +515,19 @@ def count_runs(log: LogLines) -> int:
     return _count(log, log.run, "run")
 
 
-def _count(log: LogLines, ids: np.ndarray, what: str, where: str = "") -> int:
-    """How many ids ``0..K-1`` appear (``what``: run or token, ``where``: in which run),
-    refusing a gap."""
+def _count(log: LogLines, ids: np.ndarray, what: str, at: int | None = None) -> int:
+    """How many ids ``0..K-1`` appear (``what``: run or token; ``at``: the first line of
+    the run whose tokens they are), refusing a gap."""
     present = np.unique(ids)
     if not present.size:
         raise log.error("no well-formed line left to account")
     # the first id i with no line: present is sorted, so present[i] != i there (no range
     # up to the largest id is made: an id of 2^63 - 1 overflowed numpy's arange, and its
-    # bincount corrupted the heap); the ids read are not echoed
+    # bincount corrupted the heap); the ids read are not echoed: the missing id is not in
+    # the file, and the run is named by its first line
     gap = np.flatnonzero(present != np.arange(present.size))
     if gap.size:
+        where = "" if at is None else f" in the run of line {at}"
         raise log.error(f"no line for {what} {int(gap[0])}{where} (the {what} ids are 0..K-1 "
                         f"without a gap; the log has {present.size} distinct one(s))")
     return int(present.size)
@@ -547,7 +553,7 @@ def walk_traces(log: LogLines, topology: Topology, walk: str, engine: str) -> li
         can = possible_hops(topology, walk, log.sender, log.receiver)
     if not can.all():
         i = int(np.flatnonzero(~can)[0])
-        raise log.error(f"hop {log.sender[i]} -> {log.receiver[i]} is not a move of the "
+        raise log.error(f"the hop (its sender and receiver fields) is not a move of the "
                         f"{walk} walk on {topology.describe()}", int(log.line[i]))
     log = log.take(np.lexsort((np.arange(log.size), log.t, log.token, log.run)))
     shape = (runs, tokens, steps - 1)

@@ -80,7 +80,8 @@ def write(tmp_path, body: list[str], topology: str = "") -> str:
     (["0,Medici,Tornabuoni", "0,Tornabuoni,Medici", "1,Medici,Nobody", "1,Nobody,Medici"],
      "graph", "line 10: the receiver is not a node of"),
     (["0,Medici,Albizzi", "0,Albizzi,Medici", "1,Medici,Lamberteschi",
-      "1,Lamberteschi,Medici"], "graph", "line 10: message "),
+      "1,Lamberteschi,Medici"], "graph",
+     "line 10: the message (its sender and receiver fields) is not on an edge"),
     (["0,Medici,Tornabuoni", "0,Tornabuoni,Medici"], "complete",
      "line 8: the sender field is not a whole number"),  # a graph without labels
     (["0,Medici,Tornabuoni", "0,Tornabuoni,Medici"], "hypercube",

@@ -73,7 +73,8 @@ def test_a_missing_message_is_partial_gossip_when_the_header_says_so(tmp_path, c
     missing.write_text("\n".join(kept) + "\n")
     assert main(["account", str(missing)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"no message {s} -> {d}" in err[0] and "partial" in err[0]
+    assert len(err) == 1 and "the round of this line (its run and t fields) carries 63 of its " \
+        "64 message(s)" in err[0] and "partial" in err[0]
     columns = kept.index("t,sender,receiver")
     partial = tmp_path / "partial.csv"
     partial.write_text("\n".join(kept[:columns] + ['# gossip_schedule = "partial"',
@@ -125,9 +126,12 @@ def test_a_hand_written_pairwise_log(tmp_path):
 
 
 @pytest.mark.parametrize("body,text", [
-    (["0,0,1", "0,1,0", "1,2,3"], "tick 1 of run 0: 1 message(s)"),
-    (["0,0,1", "0,1,0", "0,1,2"], "tick 0 of run 0: 3 message(s)"),
-    (["0,0,1", "0,2,1"], "does not answer"),
+    (["0,0,1", "0,1,0", "1,2,3"], "line 11: the tick of this line (its run and t fields) "
+     "holds 1 message(s)"),
+    (["0,0,1", "0,1,0", "0,1,2"], "line 9: the tick of this line (its run and t fields) "
+     "holds 3 message(s)"),
+    (["0,0,1", "0,2,1"], "line 10: the message (its sender and receiver fields) does not "
+     "answer line 9's"),
     (["0,0,3", "0,3,0"], "not on an edge"),
     (["2,0,1", "2,1,0", "1,2,3", "1,3,2"], "line 11: the t field is earlier than line 10's"),
 ])
