@@ -426,6 +426,10 @@ _GOSSIP = {
                                             if line != "4320,2,3"],
                         "the round of this line (its run and t fields) carries 7 of its 8 "
                         "message(s) (synchronous gossip", ["432"]),
+    "missing-round": (4, "sync", lambda: [line for line in _rounds(4, range(4322))
+                                          if not line.startswith("4320,")],
+                      "round 4320 of the run of line 9 has no message line (synchronous "
+                      "gossip", ["4321"]),
     "tick-of-one": (1000, "pairwise", lambda: ["98765,737,738", "98765,738,737",
                                                "98766,912,913"],
                     "line 11: the tick of this line (its run and t fields) holds 1 "
@@ -447,3 +451,27 @@ def test_a_gossip_log_refusal_names_lines_not_its_values(tmp_path, capsys, case)
     err = _one_line(["account", str(log)], capsys)
     tail = err.split(str(log), 1)[1]
     assert says in err and not [m for m in markers if m in tail], err
+
+
+@pytest.mark.parametrize("case", ["off-the-edges", "missing-message"])
+def test_a_time_varying_gossip_log_refusal_names_lines_not_its_values(tmp_path, capsys, case):
+    """Issue 39: on a contact trace, ``message 137 -> 163 is not on an edge of round 1's
+    snapshot`` and ``round 1 of run 0: no message 137 -> 138`` showed node ids and rounds
+    read from the file; the lines name the lines and fields."""
+    contacts = tmp_path / "c.csv"
+    contacts.write_text("t,u,v\n" + "".join(f"{t},{i},{(i + 1) % 200}\n" for t in range(2)
+                                             for i in range(200)))
+    log = tmp_path / "g.csv"
+    assert main(["simulate", "--protocol", "gossip", "--topology", str(contacts), "--format",
+                 "contacts", "--steps", "2", "--seed", "1", "-q", "--trace-out",
+                 str(log)]) == 0
+    lines = log.read_text().splitlines()
+    at = lines.index("1,137,138")
+    lines[at:at + 1] = ["1,137,163"] if case == "off-the-edges" else []
+    log.write_text("\n".join(lines) + "\n")
+    err = _one_line(["account", str(log), "--topology", str(contacts)], capsys)
+    says = {"off-the-edges": f"line {at + 1}: the message (its sender and receiver fields) is "
+            "not on an edge of the snapshot in force at its round (its t field)",
+            "missing-message": "the round of this line (its run and t fields) carries 399 of "
+            "its 400 message(s) (every edge of the snapshot in force"}[case]
+    assert says in err and not {"137", "138", "163"} & set(_numbers_after(err, log)), err
