@@ -26,7 +26,8 @@ def seconds(config: Any, nodes: int) -> dict[str, tuple[float, str]]:
     left out)."""
     source = config.topology if config.graph is None else config.graph
     if (config.accountants == () or config.coalition is not None or nodes > PNFDP_NODES
-            or kind_of(config.topology).implicit or config.get("mechanism") != "gaussian"
+            or kind_of(config.topology).implicit
+            or getattr(config.section, "mechanism", None) != "gaussian"
             or names_time_varying(source, config.graph_format)):
         return {}
     return {"the pn-f-dp theory line (at most)": (PNFDP_SECONDS, "nodes")}
