@@ -131,11 +131,6 @@ def _t_range(ka: np.ndarray, wmax: np.ndarray, spare: float) -> tuple[float, flo
     return -z, max(hi, z)
 
 
-def _losses(w: np.ndarray, ka: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``L_r(t_j)`` for every row and point (``-inf`` for a row without weight)."""
-    return _values_slopes(w, ka, t)[0]
-
-
 def _values_slopes(w: np.ndarray, ka: np.ndarray,
                    t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``L_r(t_j)`` and ``L_r'(t_j)`` for every row and point (``-inf`` and 0 for a row
@@ -189,13 +184,13 @@ def _log_sums(w, ka, t, out, slope):
             if s < _FLOOR:
                 mr = -np.inf
                 for k in range(kk):
-                    if w[r, k] > 0 and math.log(w[r, k]) + x[k] > mr:
-                        mr = math.log(w[r, k]) + x[k]
+                    if w[r, k] > 0:
+                        mr = max(mr, math.log(w[r, k]) + x[k])
                 s = 0.0
                 d = 0.0
                 for k in range(kk):
                     if w[r, k] > 0:
-                        f = math.exp(math.log(w[r, k]) + x[k] - mr)
+                        f = math.exp(math.log(w[r, k]) + x[k] - mr)  # no overflow
                         s += f
                         d += ka[k] * f
                 out[r, j] = mr + math.log(s)
