@@ -1,5 +1,8 @@
 """Golden outputs: the ``--json`` of fixed-seed commands recorded before the wave-2
-refactor (``tests/golden/``) must come out the same, every number to 1e-12 relative.
+refactor (``tests/golden/``) must come out the same, every number to 1e-9 relative (the
+FFTs and compiled kernels round differently with the CPU's vector width: an AVX-512 EPYC
+moved the complete graph's pld figures by 6e-11 relative against the recording machine;
+any change of method moves them by far more).
 
 Keys added since the recording (``schema``, ...) are allowed; a key of the recording that
 is missing, or a number that moved, fails. Timings and the version are not compared. One
@@ -21,7 +24,7 @@ sys.path.insert(0, str(GOLDEN))
 from record import commands, run  # noqa: E402
 
 IGNORED = {"runtime_s", "timing", "version"}
-RTOL = 1e-12
+RTOL = 1e-9
 
 
 def other_tasks_parameters(task: str) -> set[str]:
