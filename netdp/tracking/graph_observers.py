@@ -106,6 +106,14 @@ def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
                      "loss at the largest count of a node's contributions the view allows "
                      "(sound, not amplified; fewer steps, or --convention reference for the "
                      "paper's union-bound rates)")
+    left = max((getattr(t, "plds_left", 0.0) for t in tables), default=0.0)
+    if left:
+        from netdp.tracking.report_plds import RUN_SECONDS
+
+        parts.append(f"the windows' PLDs (each node's count of reports in each window, "
+                     f"netdp.tracking.report_plds) were left out: estimated {left:.0f} s, "
+                     f"over {RUN_SECONDS:g} s; the pairs keep the per-window bound, loose "
+                     "on sparse graphs (--sources K: fewer observers)")
     return "; ".join(parts) or None
 
 
@@ -154,7 +162,9 @@ def report_tracking(shuffle: ShuffleParams,
                     "report counted, each hidden position its with the walk's largest "
                     "chance given its neighbours (--convention reference: presence once "
                     "at the taboo-chain rate); KOV, capped at LDP of the largest count the "
-                    "view allows; "
+                    "view allows; at the target δ, the windows' PLDs where smaller (each "
+                    "node's exact count law, K of its reports among the others' clones) "
+                    "and affordable; "
                     f"every observer up to {DENSE_NODES} nodes, sampled beyond", losses,
                     ("kov",), note=graph_note, by_distance=graph_by_distance,
                     observers=walk_observers)

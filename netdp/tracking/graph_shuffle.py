@@ -34,6 +34,7 @@ visits of ``u`` in one window count once: not an upper bound of the loss.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -139,6 +140,7 @@ def graph_histogram_losses(
     presence: str = "taboo",
     convention: str = "sound",
     target: float | None = None,
+    plds: bool = True,
 ) -> PairLosses:
     """Pairwise losses of a report-based walk (histogram, Alg. 4) on any graph.
 
@@ -170,6 +172,10 @@ def graph_histogram_losses(
         The sound convention at one δ (spec Correction 7): every pair's figure and the
         cap at ``target``, ``delta`` unused
         (:func:`~netdp.tracking.shuffle.at_target`). ``None``: each pair at its own δ.
+    plds
+        At ``target`` (sound, no coalition): each pair takes the smaller of that figure and
+        its windows' clone PLDs composed (:mod:`netdp.tracking.report_plds`: the exact law
+        of its count of reports in each window), where those apply.
 
     Returns
     -------
@@ -191,13 +197,41 @@ def graph_histogram_losses(
         index = np.arange(n) if observers is None else np.asarray(observers, np.int64)
     if convention == "sound" and target is not None:
         w = trace_windows(trace, eps0, None, bound, domain, coalition)
-        return at_target(lambda d: _graph_histogram(
+        table = at_target(lambda d: _graph_histogram(
             trace, P, shuffled_at(w, eps0, d, bound, domain), eps0, d, bound, domain,
             coalition, members, index, cap, presence, convention, target), target,
             most_windows(w, index))
+        return table if coalition is not None or not plds else _tightened(
+            table, w, P, eps0, target)
     w = trace_windows(trace, eps0, delta, bound, domain, coalition)
     return _graph_histogram(trace, P, w, eps0, delta, bound, domain, coalition, members,
                             index, cap, presence, convention)
+
+
+def _tightened(table: PairLosses, w: Windows, P: Any, eps0: float,
+               target: float) -> PairLosses:
+    """``table`` with each pair at the smaller of its figure and the observer's window PLDs
+    (:func:`~netdp.tracking.report_plds.observer_plds`, where they apply): two bounds of
+    the same view's loss at the same δ."""
+    from netdp.tracking import report_plds
+
+    n = P.shape[0]
+    seconds = report_plds.run_seconds(P, w.own, w.reports, w.first, w.last, eps0,
+                                      table.observers)
+    if seconds > report_plds.RUN_SECONDS:
+        return dataclasses.replace(table, plds_left=seconds)
+    start = np.full(n, 1.0 / n)
+    stationary = reversible_measure(P)
+    values = table.values.copy()
+    at = np.concatenate(([0], np.cumsum(table.counts)))
+    for o, v in enumerate(table.observers.tolist()):
+        lo, hi = np.searchsorted(w.own, v, side="left"), np.searchsorted(w.own, v, "right")
+        eps = report_plds.observer_plds(P, int(v), w.reports[lo:hi], w.first[lo:hi],
+                                        w.last[lo:hi], eps0, target, start, stationary)
+        if eps is not None and table.nodes is not None:
+            part = slice(int(at[o]), int(at[o + 1]))
+            values[part] = np.minimum(values[part], eps[table.nodes[part]])
+    return dataclasses.replace(table, values=values)
 
 
 def _graph_histogram(trace: Trace, P: Any, w: Windows, eps0: float, delta: float,

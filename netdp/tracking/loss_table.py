@@ -75,6 +75,9 @@ class PairLosses:
     unamplified
         Graph walks: cycles whose participation rates were not computed (taken as 1,
         which is sound; see :mod:`netdp.tracking.taboo`).
+    plds_left
+        Report-based graph walks: the estimated seconds of the windows' PLDs where they
+        were left out (:mod:`netdp.tracking.report_plds`); 0 otherwise.
     """
 
     accountant: str
@@ -89,6 +92,7 @@ class PairLosses:
     delta: float
     split: bool = False
     unamplified: int = 0
+    plds_left: float = 0.0
 
     @property
     def pairs(self) -> int:

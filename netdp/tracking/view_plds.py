@@ -76,18 +76,35 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
     return law
 
 
+#: ``mechanism(e, w, tail, spare) -> PMFs``: view ``e``'s loss distributions towards the
+#: rows whose count laws are ``w`` (``(r, K)``) and ``tail`` (``(r,)``): one per direction,
+#: or one for both where the pair is symmetric.
+Mechanism = Callable[[int, np.ndarray, np.ndarray, float], tuple[Any, ...]]
+
+
 def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h: float,
-             dt: float) -> np.ndarray:
+             dt: float, mechanism: Mechanism | None = None,
+             group: np.ndarray | None = None) -> np.ndarray:
     """Each kept node's ``ε(dt)`` of its views' mixture PLDs (module docstring), in blocks of
     nodes whose PMFs fit in :data:`ROWS_BYTES` (a block is halved, keeping what is built,
-    when they do not)."""
+    when they do not).
+
+    ``mechanism`` builds a view's PMFs from its count laws (default: the Gaussian mixture
+    of :func:`~netdp.accounting.mixture_rows.view_rows` at the view's noise); views with
+    the same ends, length and ``group`` (default 0) are built once."""
     from netdp.accounting import mixture_rows as mr
 
     k = views.size
     if k == 0:
         return np.zeros(keep.size)
-    ends = np.stack([views.kind, views.length, views.a, views.b], axis=1)
+    tag = np.zeros(k, np.int64) if group is None else np.asarray(group, np.int64)
+    ends = np.stack([views.kind, views.length, views.a, views.b, tag], axis=1)
     _, distinct, times = np.unique(ends, axis=0, return_index=True, return_counts=True)
+    if mechanism is None:
+        def mechanism(e: int, w: np.ndarray, tail: np.ndarray, spare: float
+                      ) -> tuple[Any, ...]:
+            return mr.view_rows(w, tail, noise.z * math.sqrt(ce.draws(
+                int(views.kind[e]), int(views.length[e]))), h, spare)
     settings = [(int(e), *view_setting(views, int(e), keep, noise)) for e in distinct]
     spare = 1e-3 * dt / k  # each view's mass moved to +∞ or raised by the cuts
     out = np.empty(keep.size)
@@ -96,22 +113,22 @@ def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h:
         r1 = keep.size
         parts: list[tuple[mr.ViewRows, ...]] = []
         used = 0
-        for e, s, _, cu_all in settings:
+        for e, _, _, cu_all in settings:
             cu = cu_all[r0:r1]
             w_law, tail = law(e, slice(r0, r1))
             w = np.zeros((cu.size, int(cu.max(initial=0)) + w_law.shape[1]))
             for c in np.unique(cu):
                 sel = cu == c
                 w[sel, c:c + w_law.shape[1]] = w_law[sel]
-            parts.append(mr.view_rows(w, tail, s, h, spare))
+            parts.append(mechanism(e, w, tail, spare))
             used += sum(p.probs.nbytes for p in parts[-1])
             while used > ROWS_BYTES and r1 - r0 > 1:  # keep the block's first half
                 r1 = r0 + (r1 - r0) // 2
                 parts = [tuple(mr.first_rows(p, r1 - r0) for p in pair) for pair in parts]
                 used = sum(p.probs.nbytes for pair in parts for p in pair)
         eps = [mr.compose_rows([p[d] for p in parts], h, dt, times.tolist())
-               for d in (0, 1)]
-        out[r0:r1] = np.maximum(*eps)
+               for d in range(len(parts[0]))]
+        out[r0:r1] = np.max(eps, axis=0)
         r0 = r1
     return out
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -90,7 +91,7 @@ def window_law(P, start, members, r, first, last, reports):
     return (total / total.sum()).reshape(-1)
 
 
-def exact_view_epsilon(P, holders, members, u, delta) -> float:
+def exact_view_epsilon(P, holders, members, u, delta, eps0: float = EPS0) -> float:
     """The exact ε(δ) of the observer set's view towards node ``u`` (worst other values)."""
     n = P.shape[0]
     start = np.full(n, 1.0 / n)
@@ -102,10 +103,10 @@ def exact_view_epsilon(P, holders, members, u, delta) -> float:
     for values in itertools.product(range(2), repeat=len(others)):
         laws = {}
         for x in (0, 1):
-            rep = [grr(EPS0, 2, 0)] * n
+            rep = [grr(eps0, 2, 0)] * n
             for w, y in zip(others, values, strict=True):
-                rep[w] = grr(EPS0, 2, y)
-            rep[u] = grr(EPS0, 2, x)
+                rep[w] = grr(eps0, 2, y)
+            rep[u] = grr(eps0, 2, x)
             joint = np.ones(1)
             for r, a, b in wins:
                 s = start if a is None else np.ones(n)
@@ -264,3 +265,92 @@ def test_sound_graph_tracker_matches_a_window_by_window_oracle():
             want = float(kov_het_epsilon(e.sum(), (e * np.tanh(e / 2)).sum(), (e * e).sum(),
                                          min(e.size * delta, 1.0)))
             assert got[u, v] == pytest.approx(want, rel=1e-9), (u, v)
+
+
+# --------------------------------------------------------------------------------------
+# The windows' clone PLDs (netdp.tracking.report_plds), at the one target δ
+
+
+@pytest.mark.parametrize("name, seed", CASES)
+def test_window_plds_are_never_below_the_exact_loss(name, seed):
+    """At the target δ each pair takes the smaller of the KOV figure and its windows'
+    clone PLDs composed (the exact count laws, K revealed): still never below the exact
+    loss of the view, uncapped, on every graph and walk of the KOV check above."""
+    P = graphs()[name]
+    rng = np.random.default_rng(seed)
+    holders = walk(P, int(rng.integers(6, 11)), rng)
+    trace = Trace(P.shape[0], holders[None, :])
+    plain = graph_histogram_losses(trace, P, EPS0, 1e-6, domain=2, cap=False, target=1e-6,
+                                   plds=False)
+    table = graph_histogram_losses(trace, P, EPS0, 1e-6, domain=2, cap=False, target=1e-6)
+    for o, v in enumerate(table.observers.tolist()):
+        before = _pairs(plain, o)
+        for u, eps in _pairs(table, o).items():
+            truth = exact_view_epsilon(P, holders, {v}, u, 1e-6)
+            assert truth - 1e-9 <= eps <= before[u] + 1e-12, (name, seed, v, u, eps, truth)
+
+
+def test_the_check_catches_a_count_law_cut_without_its_tail(monkeypatch):
+    """Cut each window's count law after one report of the node and drop the rest (no
+    mass at an infinite loss): the same check finds pairs below the exact loss, so it can
+    tell a law truncated without its tail from a sound one."""
+    from netdp.tracking import walk_views
+
+    real = walk_views.view_laws
+
+    def cut(*args, **kwargs):
+        laws, tails = real(*args, **kwargs)
+        out = []
+        for law in laws:
+            law = law.copy()
+            law[:, 2:] = 0.0
+            out.append(law)
+        return out, np.zeros_like(tails)
+
+    monkeypatch.setattr(walk_views, "view_laws", cut)
+    found = []
+    for name, seed in CASES:
+        P = graphs()[name]
+        rng = np.random.default_rng(seed)
+        holders = walk(P, int(rng.integers(6, 11)), rng)
+        table = graph_histogram_losses(Trace(P.shape[0], holders[None, :]), P, EPS0, 1e-6,
+                                       domain=2, cap=False, target=1e-6)
+        for o, v in enumerate(table.observers.tolist()):
+            for u, eps in _pairs(table, o).items():
+                if eps < exact_view_epsilon(P, holders, {v}, u, 1e-6) - 1e-6:
+                    found.append((name, seed, v, u))
+        if found:
+            break
+    assert found, "a law cut without its tail went unnoticed"
+
+
+HISTOGRAM_CASES = int(os.environ.get("NETDP_HISTOGRAM_CASES", "240"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(4))
+def test_random_small_walks_are_never_below_the_exact_loss(block):
+    """:data:`HISTOGRAM_CASES` random cases (the property test's graphs: complete with
+    and without self-moves, ring, lazy ring, random undirected and directed; 3 to 5
+    nodes, 4 to 11 steps, ε0 in [0.3, 2]): every pair's default figure at the target δ,
+    uncapped, at or above the exact loss of the view."""
+    from test_soundness_property import GRAPHS, transition
+
+    bad = []
+    for seed in range(block, HISTOGRAM_CASES, 4):
+        rng = np.random.default_rng(50_000 + seed)
+        kind = GRAPHS[seed % len(GRAPHS)]
+        n = int(rng.integers(3, 6))
+        P = transition(kind, n, rng)
+        holders = walk(P, int(rng.integers(4, 12)), rng)
+        eps0 = float(rng.uniform(0.3, 2.0))
+        target = float(10 ** rng.uniform(-8, -3))
+        table = graph_histogram_losses(Trace(n, holders[None, :]), P, eps0, target,
+                                       domain=2, cap=False, target=target)
+        for o, v in enumerate(table.observers.tolist()):
+            for u, eps in _pairs(table, o).items():
+                truth = exact_view_epsilon(P, holders, {v}, u, target, eps0)
+                if eps < truth - 1e-9:
+                    bad.append(f"{kind} n={n} seed={seed} v={v} u={u}: {eps:.6g} < "
+                               f"{truth:.6g}")
+    assert not bad, "\n".join(bad[:20])

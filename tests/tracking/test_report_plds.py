@@ -1,0 +1,76 @@
+"""The windows' PLDs of report-based walks (netdp.tracking.report_plds): where they apply,
+where they are left out (and said so), and the docs' example. Their soundness against
+the exact view is in tests/privacy/test_graph_shuffle_sound.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from netdp.engine.trace import Trace
+from netdp.tracking import report_plds
+from netdp.tracking.graph_shuffle import graph_histogram_losses
+from netdp.tracking.taboo import reversible_measure
+
+DOCS = Path(__file__).parents[2] / "docs" / "graph-reports.md"
+
+
+def ring(n: int, directed: bool = False) -> sparse.csr_array:
+    P = np.roll(np.eye(n), 1, axis=1)
+    if not directed:
+        P = 0.5 * (P + P.T)
+    return sparse.csr_array(P)
+
+
+def test_a_free_ended_window_needs_a_reversible_walk():
+    """The last stretch's law is the reversal of a first stretch: on a directed ring there
+    is none (None: the caller keeps its other bound); on the undirected ring there is."""
+    reports, first, last = np.array([3, 4]), np.array([-1, 2]), np.array([5, -1])
+    for directed in (True, False):
+        P = ring(8, directed)
+        got = report_plds.observer_plds(P, 0, reports, first, last, 1.0, 1e-6,
+                                        np.full(8, 1 / 8), reversible_measure(P))
+        assert (got is None) == directed
+    P = ring(8)
+    unseen = report_plds.observer_plds(P, 0, np.array([8]), np.array([-1]), np.array([-1]),
+                                       1.0, 1e-6, np.full(8, 1 / 8), reversible_measure(P))
+    assert unseen is None  # a token that never reaches the observer: both ends unknown
+
+
+def test_runs_beyond_the_budget_keep_the_window_bound_and_say_so(monkeypatch):
+    rng = np.random.default_rng(3)
+    P = ring(6)
+    holders = [int(rng.integers(6))]
+    for _ in range(59):
+        holders.append(int(rng.choice(6, p=P.toarray()[holders[-1]])))
+    trace = Trace(6, np.array([holders]))
+    full = graph_histogram_losses(trace, P, 1.0, 1e-6, cap=False, target=1e-6)
+    assert full.plds_left == 0.0
+    monkeypatch.setattr(report_plds, "RUN_SECONDS", 0.0)
+    left = graph_histogram_losses(trace, P, 1.0, 1e-6, cap=False, target=1e-6)
+    plain = graph_histogram_losses(trace, P, 1.0, 1e-6, cap=False, target=1e-6, plds=False)
+    assert left.plds_left > 0.0
+    np.testing.assert_array_equal(left.values, plain.values)
+    assert np.all(full.values <= plain.values) and np.any(full.values < plain.values)
+
+
+@pytest.mark.slow
+def test_the_docs_hypercube_example():
+    """docs/graph-reports.md's first command: its mean, baseline and distances."""
+    import netdp
+
+    report = netdp.simulate({"task": "histogram", "topology": "hypercube", "nodes": 64,
+                             "sources": 2, "seed": 1})
+    pairs = report.privacy.empirical[0]
+    text = DOCS.read_text()
+    got = (f"a mean ε(u → v) of {pairs.mean:.2f} against the LDP baseline's "
+           f"{report.privacy.ldp.mean:.1f}")
+    assert got in re.sub(r"\s+", " ", text)
+    near, far = pairs.by_distance[0], pairs.by_distance[-1]
+    assert f"from {near.mean:.2f} for neighbours down to {far.mean:.2f}" in \
+        re.sub(r"\s+", " ", text)
+    assert pairs.mean < report.privacy.ldp.mean / 4
