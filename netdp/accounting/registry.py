@@ -160,10 +160,11 @@ _COMPOSITION = "netdp.accounting.composition"
 #: few seconds) beyond.
 DEFAULT_SECONDS = 20.0
 #: ``pld``'s seconds per view and node on graphs other than the complete one
-#: (:attr:`GridCost.rows`): the median fit of ``experiments/pld_cost.py --graphs`` (3.3e-4,
-#: whose runs took 0.4 to 4.1 times it), times 0.78, the largest whole-command CPU ratio
-#: measured when the knots of :mod:`netdp.accounting.mixture_rows` came (docs/performance.md).
-ROWS_COST = (2.6e-4, 1.0)
+#: (:attr:`GridCost.rows`): the median fit of ``experiments/pld_cost.py --graphs`` on the
+#: idle 2-core reference machine (its 27 runs took 0.54 to 2.62 times it; kept in
+#: ``docs/figures/pld_cost_graphs.jsonl``), replacing the fit made under load (3.3e-4, then
+#: x0.78 for the knots of :mod:`netdp.accounting.mixture_rows`; docs/performance.md).
+ROWS_COST = (1.04e-4, 1.0)
 _WALK_TASKS = ("sum", "histogram", "fraction", "itemsets", "multidim", "heavy-hitters",
                "one-bit")
 _KINDS = AXES["kinds"]

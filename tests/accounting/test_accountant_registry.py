@@ -140,6 +140,7 @@ def test_the_default_is_pld_where_its_estimate_fits_and_rdp_beyond(monkeypatch):
     assert default({**small, "runs": 40}) == ("rdp",)  # the runs together
     assert default({**small, "topology": "hypercube", "nodes": 16, "sources": 2}) == ("pld",)
     assert default({"topology": "hypercube", "nodes": 128}) == ("rdp",)  # every observer
+    assert default({"topology": "karate"}) == ("pld",)  # every observer: 13.0 s
     assert default({**small, "mechanism": "laplace"}) == ("kov",)  # pld: Gaussian only
     monkeypatch.setenv("NETDP_TIME_LIMIT", "0.5")  # the estimate is past the limit
     assert default(small) == ("rdp",)
