@@ -11,7 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "examples").glob("*.ipynb"))
-BUDGET_S = 30.0  # what a reader waits for at most
+#: What a reader waits for at most: the karate cell's pld takes about 15 s on the idle 2-core
+#: reference machine, and this tier runs on its two cores busy (2 to 3 times slower)
+BUDGET_S = 60.0
 
 
 def test_there_is_an_example_notebook():
