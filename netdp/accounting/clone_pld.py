@@ -49,11 +49,11 @@ import numpy as np
 from netdp.accounting.mixture_rows import ViewRows
 
 TAIL = 1e-22  # the mass each Hoeffding or binomial tail may leave at +∞ (per side)
-#: Masses raised by it: above the float error of the binomial terms (``lgamma`` of counts
-#: up to 1e7 errs by about 1e-9 of itself)
-MASS_UP = 1.0 + 1e-8
+#: Masses raised by it: above the float error of the binomial terms (measured: 2.4e-10
+#: relative at counts of 1e5, 1.1e-8 at 1e7)
+MASS_UP = 1.0 + 1e-7
 LOWER_CUT = 8.0  # losses below -LOWER_CUT are raised to it (narrower PMFs; sound)
-_MARGIN = 1e-8  # float error of a loss (as MASS_UP's), covered by rounding it up
+_MARGIN = 1e-7  # float error of a loss (as MASS_UP's), covered by rounding it up
 
 
 @functools.lru_cache(maxsize=2048)

@@ -150,13 +150,16 @@ def report_tracking(shuffle: ShuffleParams,
         from netdp.tracking.graph_shuffle import graph_histogram_losses
 
         eps0, bound, domain = shuffle(setup)
+        # the windows' PLDs read the walk's own law: not a trace cut into phases (a
+        # phase starts where the walk is, not at the start law) or one with faults
+        plds = published is None and trace.faults is None
         if published is not None:
             trace = published(setup, trace)
         return graph_histogram_losses(trace, transition(setup), eps0, setup.config.delta,
                                       bound, domain, coalition,
                                       walk_observers(setup),
                                       convention=setup.config.convention,
-                                      target=ldp_setting(setup)[0])
+                                      target=ldp_setting(setup)[0], plds=plds)
 
     return Tracking("graph", "each window one shuffle of its reports, a node's every "
                     "report counted, each hidden position its with the walk's largest "

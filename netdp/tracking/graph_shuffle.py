@@ -173,9 +173,11 @@ def graph_histogram_losses(
         cap at ``target``, ``delta`` unused
         (:func:`~netdp.tracking.shuffle.at_target`). ``None``: each pair at its own δ.
     plds
-        At ``target`` (sound, no coalition): each pair takes the smaller of that figure and
-        its windows' clone PLDs composed (:mod:`netdp.tracking.report_plds`: the exact law
-        of its count of reports in each window), where those apply.
+        At ``target`` (sound, no coalition, no faults): each pair takes the smaller of that
+        figure and its windows' clone PLDs composed (:mod:`netdp.tracking.report_plds`: the
+        exact law of its count of reports in each window), where those apply. They read
+        every token as a walk of ``P`` from the uniform start: a trace cut into phases, or
+        otherwise not so, must pass ``False``.
 
     Returns
     -------
@@ -201,8 +203,9 @@ def graph_histogram_losses(
             trace, P, shuffled_at(w, eps0, d, bound, domain), eps0, d, bound, domain,
             coalition, members, index, cap, presence, convention, target), target,
             most_windows(w, index))
-        return table if coalition is not None or not plds else _tightened(
-            table, w, P, eps0, target)
+        if coalition is not None or not plds or trace.faults is not None:
+            return table
+        return _tightened(table, w, P, eps0, target)
     w = trace_windows(trace, eps0, delta, bound, domain, coalition)
     return _graph_histogram(trace, P, w, eps0, delta, bound, domain, coalition, members,
                             index, cap, presence, convention)
