@@ -111,3 +111,22 @@ def test_a_trace_cut_into_phases_keeps_the_window_bound():
         netdp.simulate({"task": "histogram", "topology": "hypercube", "nodes": 8,
                         "steps": 96, "seed": 2})
     assert asked == [False, True]
+
+
+def test_a_trace_with_faults_keeps_the_window_bound():
+    """With faults a token may restart where it was lost or hop around a crashed node:
+    not a walk of P from the start law, so the windows' PLDs are not taken."""
+    import dataclasses
+
+    P = ring(6)
+    rng = np.random.default_rng(5)
+    holders = [int(rng.integers(6))]
+    for _ in range(47):
+        holders.append(int(rng.choice(6, p=P.toarray()[holders[-1]])))
+    trace = Trace(6, np.array([holders]))
+    plain = graph_histogram_losses(trace, P, 1.0, 1e-6, cap=False, target=1e-6, plds=False)
+    tight = graph_histogram_losses(trace, P, 1.0, 1e-6, cap=False, target=1e-6)
+    assert np.any(tight.values < plain.values)
+    faulty = dataclasses.replace(trace, faults=object())
+    kept = graph_histogram_losses(faulty, P, 1.0, 1e-6, cap=False, target=1e-6)
+    np.testing.assert_array_equal(kept.values, plain.values)
