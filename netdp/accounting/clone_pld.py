@@ -69,8 +69,8 @@ def clone_pmf(k: int, m: int, eps0: float, h: float,
     >>> lower, probs.tolist(), inf
     (0, [1.0], 0.0)
     >>> lower, probs, inf = clone_pmf(1, 0, 1.0, 0.5)  # randomized response at ε0 = 1
-    >>> lower, [round(p, 4) for p in probs if p], inf
-    (-2, [0.2689, 0.7311], 0.0)
+    >>> lower, [round(float(p), 4) for p in probs if p], inf  # -1 and 1, each a step up
+    (-1, [0.2689, 0.7311], 0.0)
     """
     if k == 0:
         return 0, np.ones(1), 0.0
@@ -156,7 +156,7 @@ def alone_pmf(k: int, eps0: float, h: float,
     Examples
     --------
     >>> lower, probs, inf = alone_pmf(2, 1.0, 0.5)
-    >>> lower, [round(p, 4) for p in probs if p]
+    >>> lower, [round(float(p), 4) for p in probs if p]
     (-3, [0.0723, 0.3932, 0.5344])
     """
     from scipy import stats
@@ -174,27 +174,33 @@ def alone_pmf(k: int, eps0: float, h: float,
 
 def _trim(probs: np.ndarray, lower: int, inf: float,
           spare: float) -> tuple[int, np.ndarray, float]:
-    """``probs`` (at levels ``lower + i``) cut to its support: the top levels holding at
-    most ``spare`` go to ``+∞``, the lowest levels holding at most ``spare`` are raised to
-    the first level above them."""
-    live = np.flatnonzero(probs)
-    if live.size == 0:
-        return 0, np.ones(1) * 0.0, inf
-    probs = probs[live[0]:live[-1] + 1].copy()
-    lower += int(live[0])
-    if spare > 0 and probs.size > 1:
-        upper = np.cumsum(probs[::-1])[::-1]  # mass at or above each level
-        cut = int(np.searchsorted(-upper, -spare, side="left"))  # first level with <= spare
-        if 0 < cut < probs.size:
-            inf += float(upper[cut])
-            probs = probs[:cut]
-        low = np.cumsum(probs)
-        raise_to = int(np.searchsorted(low, spare, side="right"))
-        if 0 < raise_to < probs.size:
-            probs[raise_to] += low[raise_to - 1]
-            probs = probs[raise_to:]
-            lower += raise_to
-    return lower, probs, inf
+    """``probs`` (at levels ``lower + i``) cut to its support by :func:`_cut` (one row)."""
+    if not probs.any():
+        return 0, np.zeros(1), inf
+    (lower,), kept, (extra,) = _cut(probs[None, :], np.array([lower]), spare)
+    return int(lower), kept[0], inf + float(extra)
+
+
+def _cut(mass: np.ndarray, lower: np.ndarray,
+         spare: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row of ``mass`` (at levels ``lower[r] + i``) cut to where it matters: its top
+    levels holding at most ``spare`` go to ``+∞`` (their mass returned), its lowest levels
+    holding at most ``spare`` are raised to the first level above them (zero levels at
+    either end go with ``spare = 0``); the rows' new lowest levels and the kept masses,
+    left-aligned."""
+    rows, width = mass.shape
+    at = np.arange(rows)
+    upper = np.cumsum(mass[:, ::-1], axis=1)[:, ::-1]  # mass at or above each level
+    stop = np.maximum((upper > spare).sum(axis=1), 1)
+    extra = np.where(stop < width, upper[at, np.minimum(stop, width - 1)], 0.0)
+    below = np.cumsum(mass, axis=1)
+    start = np.minimum((below <= spare).sum(axis=1), stop - 1)
+    mass = mass.copy()
+    mass[at, start] += np.where(start > 0, below[at, np.maximum(start - 1, 0)], 0.0)
+    cols = start[:, None] + np.arange(int((stop - start).max(initial=1)))
+    kept = np.where(cols < stop[:, None],
+                    np.take_along_axis(mass, np.minimum(cols, width - 1), axis=1), 0.0)
+    return (np.asarray(lower) + start).astype(np.int64), kept, extra
 
 
 def window_rows(w: np.ndarray, tail: np.ndarray, reports: int, eps0: float, h: float,
@@ -209,8 +215,8 @@ def window_rows(w: np.ndarray, tail: np.ndarray, reports: int, eps0: float, h: f
     Examples
     --------
     >>> rows = window_rows(np.array([[1.0, 0.0], [0.5, 0.5]]), np.zeros(2), 5, 1.0, 0.1)
-    >>> rows.lower.tolist(), float(rows.probs[0].sum()), rows.probs[0, 0]
-    ([0, -10], 1.0, 0.0)
+    >>> rows.lower.tolist(), float(rows.probs[0, 0]), round(float(rows.probs[1].sum()), 6)
+    ([0, -9], 1.0, 1.0)
     """
     w = np.asarray(w, dtype=np.float64)
     spare = floor_of(spare)
@@ -236,27 +242,10 @@ def window_rows(w: np.ndarray, tail: np.ndarray, reports: int, eps0: float, h: f
         infs[i] = inf
     ks = np.array(list(pmfs), dtype=np.int64)
     weights = w[:, ks] if ks.size else np.zeros((rows, 0))
-    impossible = w[:, [k for k in range(width) if k > reports]].sum(axis=1) if \
-        width > reports + 1 else np.zeros(rows)
-    mass = weights @ basis
-    inf_rows = tail + impossible + weights @ infs
-    # each row's own cuts: its top levels holding at most spare to +inf, its lowest
-    # levels holding at most spare raised to the first level above them
-    upper = np.cumsum(mass[:, ::-1], axis=1)[:, ::-1]
-    stop = np.maximum((upper > spare).sum(axis=1), 1)
-    rows_at = np.arange(rows)
-    inf_rows += np.where(stop < mass.shape[1], upper[rows_at, np.minimum(stop, mass.shape[1]
-                                                                          - 1)], 0.0)
-    below = np.cumsum(mass, axis=1)
-    start = np.minimum((below <= spare).sum(axis=1), stop - 1)
-    lifted = np.where(start > 0, below[rows_at, np.maximum(start - 1, 0)], 0.0)
-    mass[rows_at, start] += lifted
-    inf_rows = np.minimum(inf_rows, 1.0)
-    size = np.maximum(stop - start, 1)
-    out = np.zeros((rows, int(size.max(initial=1))))
-    for r in range(rows):
-        out[r, :stop[r] - start[r]] = mass[r, start[r]:stop[r]]
-    return ViewRows((lo + start).astype(np.int64), out, inf_rows)
+    impossible = w[:, reports + 1:].sum(axis=1)  # counts beyond the window's reports
+    lowest, kept, extra = _cut(weights @ basis, np.full(rows, lo), spare)
+    inf_rows = np.minimum(tail + impossible + weights @ infs + extra, 1.0)
+    return ViewRows(lowest, kept, inf_rows)
 
 
 def grid_of(h: float) -> float:
