@@ -22,6 +22,10 @@ the counts too unlikely to matter. The pair is symmetric
 (``x ↦ C + k - x`` maps one to the other), so its loss has the same law in both directions;
 the loss is within ``[-k ε0, k ε0]``.
 
+**Fewer others** is sound: the pair with ``m`` others is the pair with ``m' < m`` and
+``Bin(m - m', β)`` more clones, each a fair coin, added (a post-processing); so the others
+are rounded down to a grid (:func:`others_down`) and windows share their pairs.
+
 **A window** of ``r`` reports in which the node made ``K`` (a law known from the walk, not
 from the data) is bounded by the pair in which ``K`` and the hidden path are revealed too
 (post-processing the other way: forget them): the mixture ``Σ_k P(K = k)`` of the pairs
@@ -53,10 +57,12 @@ TAIL = 1e-22  # the mass each Hoeffding or binomial tail may leave at +∞ (per 
 #: relative at counts of 1e5, 1.1e-8 at 1e7)
 MASS_UP = 1.0 + 1e-7
 LOWER_CUT = 8.0  # losses below -LOWER_CUT are raised to it (narrower PMFs; sound)
+EXACT_OTHERS = 64  # other reports counted one by one; beyond, rounded down on a grid
+OTHERS_RATIO = 1.05  # that grid's ratio (others_down)
 _MARGIN = 1e-7  # float error of a loss (as MASS_UP's), covered by rounding it up
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=8192)
 def clone_pmf(k: int, m: int, eps0: float, h: float,
               spare: float = 0.0) -> tuple[int, np.ndarray, float]:
     """The loss distribution of ``k`` reports of one node among ``m`` others' (module
@@ -230,7 +236,8 @@ def window_rows(w: np.ndarray, tail: np.ndarray, reports: int, eps0: float, h: f
         w = np.where(small[None, :], 0.0, w)
     top = w.max(axis=0, initial=0.0)
     live = np.flatnonzero(top > 0)
-    pmfs = {int(k): (clone_pmf(int(k), reports - int(k), float(eps0), float(h), spare)
+    pmfs = {int(k): (clone_pmf(int(k), others_down(reports - int(k)), float(eps0),
+                               float(h), spare)
                      if top[k] > rare else alone_pmf(int(k), float(eps0), float(h), spare))
             for k in live if k <= reports}
     lo = min((p[0] for p in pmfs.values()), default=0)
@@ -246,6 +253,26 @@ def window_rows(w: np.ndarray, tail: np.ndarray, reports: int, eps0: float, h: f
     lowest, kept, extra = _cut(weights @ basis, np.full(rows, lo), spare)
     inf_rows = np.minimum(tail + impossible + weights @ infs + extra, 1.0)
     return ViewRows(lowest, kept, inf_rows)
+
+
+def others_down(m: int) -> int:
+    """``m`` other reports rounded down to a grid (every count up to :data:`EXACT_OTHERS`,
+    then :data:`OTHERS_RATIO` apart): fewer others is sound (the pair with more is the
+    pair with fewer and more clones added, a post-processing), and windows then share
+    their pairs.
+
+    Examples
+    --------
+    >>> others_down(40), others_down(100), others_down(others_down(1000)) == others_down(1000)
+    (40, 99, True)
+    """
+    if m <= EXACT_OTHERS:
+        return m
+    # the largest grid point floor(EXACT_OTHERS * OTHERS_RATIO^s) at most m
+    step = math.floor(math.log(m / EXACT_OTHERS) / math.log(OTHERS_RATIO)) + 1
+    while math.floor(EXACT_OTHERS * OTHERS_RATIO ** step) > m:
+        step -= 1
+    return max(EXACT_OTHERS, math.floor(EXACT_OTHERS * OTHERS_RATIO ** step))
 
 
 def grid_of(h: float) -> float:

@@ -299,6 +299,10 @@ def batch_epsilon(probs: np.ndarray, lower: int | np.ndarray, h: float, inf: np.
     rows, size = probs.shape
     inf = np.broadcast_to(np.asarray(inf, dtype=np.float64), (rows,))
     low = np.broadcast_to(np.asarray(lower, dtype=np.int64), (rows,))
+    # the columns below every row's loss 0 change neither δ(ε >= 0) nor δ(0): cut
+    skip = int(np.clip(-int(low.max(initial=0)) - 1, 0, max(size - 1, 0)))
+    if skip:
+        probs, low, size = probs[:, skip:], low + skip, size - skip
     losses = (low[:, None] + np.arange(size)[None, :]) * h
     # tail[r, i] = Σ_{j > i} p_j, near[r, i] = Σ_{j > i} p_j e^{-(j - i) h}
     rev = probs[:, ::-1]

@@ -277,7 +277,10 @@ class HistogramTask(Task[HistogramSetup], Attackable, Auditable, PairwiseDetails
                          theory=_ring_theory),
         shuffle_tracking("complete", "each window an observer sees is one shuffle of its "
                          "reports, subsampled where the node's presence is uncertain; KOV, "
-                         "capped at LDP of the largest count the view allows", _shuffle),
+                         "capped at LDP of the largest count the view allows; at the target "
+                         "δ, the windows' PLDs where smaller (each node's count of reports "
+                         "revealed, K of them among the others' clones) and affordable",
+                         _shuffle),
         report_tracking(_shuffle),
     )
 

@@ -106,15 +106,22 @@ def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
                      "loss at the largest count of a node's contributions the view allows "
                      "(sound, not amplified; fewer steps, or --convention reference for the "
                      "paper's union-bound rates)")
-    left = max((getattr(t, "plds_left", 0.0) for t in tables), default=0.0)
+    left = plds_note(setup, tables)
     if left:
-        from netdp.tracking.report_plds import RUN_SECONDS
-
-        parts.append(f"the windows' PLDs (each node's count of reports in each window, "
-                     f"netdp.tracking.report_plds) were left out: estimated {left:.0f} s, "
-                     f"over {RUN_SECONDS:g} s; the pairs keep the per-window bound, loose "
-                     "on sparse graphs (--sources K: fewer observers)")
+        parts.append(left + " (--sources K: fewer observers)")
     return "; ".join(parts) or None
+
+
+def plds_note(setup: Setup, tables: Sequence[Any]) -> str | None:
+    """What the report says when the windows' PLDs were left out (too dear)."""
+    left = max((getattr(t, "plds_left", 0.0) for t in tables), default=0.0)
+    if not left:
+        return None
+    from netdp.tracking.report_plds import RUN_SECONDS
+
+    return (f"the windows' PLDs (each node's count of reports in each window) were left "
+            f"out: estimated {left:.0f} s, over {RUN_SECONDS:g} s; the pairs keep the "
+            "per-window bound, looser")
 
 
 def graph_by_distance(setup: Setup, tables: Sequence[Any]) -> tuple[Any, ...]:
@@ -196,11 +203,13 @@ def shuffle_tracking(topology: str, summary: str, shuffle: ShuffleParams,
             return ring_histogram_losses(setup.topology.n, cfg.rounds, eps0, cfg.delta, bound,
                                          domain, dummies, coalition, cfg.convention,
                                          ldp_setting(setup)[0])
+        plds = published is None and trace.faults is None  # as report_tracking's
         if published is not None:
             trace = published(setup, trace)
         return walk_histogram_losses(trace, eps0, cfg.delta, bound, domain, coalition,
                                      keep_pairs, convention=cfg.convention,
                                      self_moves=setup.topology.self_moves,
-                                     target=ldp_setting(setup)[0])
+                                     target=ldp_setting(setup)[0], plds=plds)
 
+    options.setdefault("note", plds_note)
     return Tracking(topology, summary, losses, ("kov",), **options)

@@ -267,6 +267,7 @@ def walk_histogram_losses(
     self_moves: bool = True,
     law: CountLaw | None = None,
     target: float | None = None,
+    plds: bool = True,
 ) -> PairLosses:
     """Pairwise losses of the random-walk histogram (AISTATS 2022 Alg. 4), each capped at
     the LDP loss of the largest count of its node's reports that the observer's view
@@ -305,15 +306,24 @@ def walk_histogram_losses(
         The sound convention at one δ (spec Correction 7): every pair's figure at
         ``target``, ``delta`` unused (:func:`at_target` chooses the entries' δ), the cap
         at ``target`` too. ``None``: each pair at its own total δ.
+    plds
+        At ``target`` (sound, self-moves, the default law, no coalition, no faults): each
+        pair takes the smaller of that figure and its windows' PLDs
+        (:mod:`netdp.tracking.complete_plds`) where those are affordable. They read every
+        token as a walk from the uniform start: a trace cut into phases must pass
+        ``False``.
     """
     check(convention in CONVENTIONS, "convention",
           f"must be one of {', '.join(CONVENTIONS)} (got {convention!r})")
     n = trace.n
     if convention == "sound" and target is not None:
         w = trace_windows(trace, eps0, None, bound, domain, coalition)
-        return at_target(lambda d: _sound_walk_histogram(
+        table = at_target(lambda d: _sound_walk_histogram(
             trace, shuffled_at(w, eps0, d, bound, domain), eps0, d, bound, domain, coalition,
             cap, self_moves, law, target), target, most_windows(w))
+        if plds and coalition is None and self_moves and law is None and trace.faults is None:
+            return _complete_tightened(table, w, eps0, target)
+        return table
     w = trace_windows(trace, eps0, delta, bound, domain, coalition)
     if convention == "sound":
         return _sound_walk_histogram(trace, w, eps0, delta, bound, domain, coalition, cap,
@@ -330,6 +340,48 @@ def walk_histogram_losses(
         values[:used], counts, nodes[:used], k_max * delta * (2 + math.exp(eps0)),
     )
     return cap_to_view(raw, trace, eps0, delta, coalition, self_moves) if cap else raw
+
+
+def _complete_tightened(table: PairLosses, w: Windows, eps0: float,
+                        target: float) -> PairLosses:
+    """``table`` with each pair at the smaller of its figure and its observer's window PLDs
+    (:func:`~netdp.tracking.complete_plds.observer_plds`): two bounds of one view's loss
+    at one δ; the pairs ``base`` stands for take the largest of their nodes'."""
+    from netdp.tracking import complete_plds
+
+    n = table.n
+    seconds = complete_plds.run_seconds(n, w.own, w.reports, w.first, w.last, eps0,
+                                        table.observers)
+    if seconds > complete_plds.RUN_SECONDS or table.nodes is None:
+        return dataclasses.replace(table, plds_left=seconds)
+    base, values = table.base.copy(), table.values.copy()
+    at = np.concatenate(([0], np.cumsum(table.counts)))
+    try:
+        _complete_plds_into(base, values, at, table, w, eps0, target)
+    finally:
+        complete_plds.clear()
+    return dataclasses.replace(table, base=base, values=values)
+
+
+def _complete_plds_into(base: np.ndarray, values: np.ndarray, at: np.ndarray,
+                        table: PairLosses, w: Windows, eps0: float, target: float) -> None:
+    """:func:`_complete_tightened`'s loop over the observers (in place)."""
+    from netdp.tracking import complete_plds
+
+    n = table.n
+    assert table.nodes is not None
+    for o, v in enumerate(table.observers.tolist()):
+        lo, hi = np.searchsorted(w.own, v, "left"), np.searchsorted(w.own, v, "right")
+        eps = complete_plds.observer_plds(n, int(v), w.reports[lo:hi], w.first[lo:hi],
+                                          w.last[lo:hi], eps0, target)
+        part = slice(int(at[o]), int(at[o + 1]))
+        listed = table.nodes[part]
+        values[part] = np.minimum(values[part], eps[listed])
+        rest = np.ones(n, bool)
+        rest[listed] = False
+        rest[v] = False
+        if rest.any():
+            base[o] = min(float(base[o]), float(eps[rest].max()))
 
 
 def _sound_walk_histogram(trace: Trace, w: Windows, eps0: float, delta: float, bound: str,

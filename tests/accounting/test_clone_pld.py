@@ -121,3 +121,22 @@ def test_the_reports_alone_dominate_the_pair():
         + 1e-9 * delta_of(*cp.alone_pmf(2, 1.0, h), h, 0.2)
     got = delta_of(int(mixed.lower[0]), mixed.probs[0], float(mixed.inf[0]), h, 0.2)
     assert got == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_fewer_others_dominate_so_rounding_them_down_is_sound(k):
+    """The pair with fewer others leaks at least as much (it is the pair with more, less
+    the extra clones: a post-processing the other way), so
+    :func:`~netdp.accounting.clone_pld.others_down` is sound: δ(ε) with more others is at
+    most δ(ε) with fewer, up to the PMFs' rounding (a grid step up, masses 1 + 1e-7);
+    and the grid is idempotent, within 5% below."""
+    h = 1e-4
+    for m in (70, 150, 400):
+        down = cp.others_down(m)
+        assert m / 1.05 - 1 <= down <= m and cp.others_down(down) == down
+        pmfs = [cp.clone_pmf(k, others, 1.0, h) for others in (m, down, down // 2)]
+        for eps in (0.05, 0.2, 0.5):
+            d = [delta_of(*p, h, eps) for p in pmfs]
+            more = [delta_of(*p, h, eps + 2 * h) for p in pmfs]
+            assert more[0] <= d[1] * (1 + 1e-6) and more[1] <= d[2] * (1 + 1e-6), (m, eps, d)
+        assert delta_of(*pmfs[2], h, 0.2) > 1.3 * delta_of(*pmfs[0], h, 0.2)  # room to fail

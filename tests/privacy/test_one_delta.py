@@ -137,7 +137,7 @@ def _walk(n: int, steps: int, seed: int) -> Trace:
 
 def test_the_walk_histogram_s_pairs_are_valid_at_the_target(monkeypatch):
     """The figures are those of the last entry delta tried, whose pairs' total delta is
-    within the target."""
+    within the target (KOV alone: without the windows' PLDs, which may lower them)."""
     trace = _walk(30, 600, 4)
     seen = []
     inner = st._sound_walk_histogram
@@ -148,7 +148,8 @@ def test_the_walk_histogram_s_pairs_are_valid_at_the_target(monkeypatch):
         return out
 
     monkeypatch.setattr(st, "_sound_walk_histogram", spy)
-    table = st.walk_histogram_losses(trace, 1.0, 0.25, keep_pairs=True, target=TARGET)
+    table = st.walk_histogram_losses(trace, 1.0, 0.25, keep_pairs=True, target=TARGET,
+                                     plds=False)
     assert table.delta == TARGET
     d, raw = seen[-1]
     assert raw.delta <= TARGET

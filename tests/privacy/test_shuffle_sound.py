@@ -403,7 +403,11 @@ def test_each_pair_at_most_its_view_cap_and_at_least_the_reference_on_a_default_
     assert summarize([sound])["mean"] > summarize([ref])["mean"]
 
 
-def test_cli_default_run_sound_above_reference():
+def test_cli_default_run_within_its_cap_and_below_the_paper_s_figure():
+    """The default (the windows' PLDs where smaller than KOV) is at most the LDP loss of
+    the walk's every report, and below the paper's union-bound KOV figure even though
+    that one is at each pair's own, larger δ (the KOV-only sound figure stays above the
+    reference: the test above)."""
     from test_golden import run
 
     argv = ["simulate", "--task", "histogram", "--nodes", "80", "--steps", "4000",
@@ -417,8 +421,10 @@ def test_cli_default_run_sound_above_reference():
 
     most = float(ldp_epsilon([4000], 1.0, sound["target_delta"])[0])
     assert sound["target_delta"] == s["delta"] == 1e-6  # every figure at the one δ
+    assert r["delta"] > s["delta"]
     for key in ("mean", "min", "max", "q50", "q90", "q99"):
-        assert r[key] <= s[key] <= most, key
+        assert s[key] <= most, key
+        assert s[key] < r[key], key
 
 
 def test_no_self_moves_take_the_larger_rate():
