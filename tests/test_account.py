@@ -176,6 +176,31 @@ def test_pairs_out_and_plot(capsys, tmp_path):
     assert "utility not available" in out and "no problem found" in out
 
 
+def test_html_writes_the_run_page_of_the_log(capsys, tmp_path):
+    """``account --html``: the page ``simulate --html`` writes (the answer first, the pairs
+    figures from the log's matrix, the details), with the log's own numbers; an --html
+    that is also --out is refused, nothing written."""
+    import html
+    import re
+
+    log, page_path, out = tmp_path / "l.csv", tmp_path / "l.html", tmp_path / "l.json"
+    assert cli(capsys, "simulate", "-n", "20", "--steps", "200", "--seed", "4",
+               "--trace-out", log)[0] == 0
+    code, text, err = cli(capsys, "account", log, "--html", page_path, "--out", out)
+    assert code == 0, err
+    assert f"report page written to {page_path}" in text
+    page = page_path.read_text(encoding="utf-8")
+    sections = re.findall(r'<section id="([^"]+)"', page)
+    assert sections[:2] == ["answer", "figures"] and sections[-1] == "provenance"
+    assert re.findall(r'<figure id="([^"]+)"', page) == ["fig-pairs", "fig-heatmap"]
+    e = json.loads(out.read_text())["privacy"]["empirical"][0]
+    from netdp.report.html import number
+
+    assert f"ε(u → v) = <strong>{number(e['mean'])}</strong>" in html.unescape(page)
+    code, _, err = cli(capsys, "account", log, "--html", out, "--out", out)
+    assert code == 2 and "--html" in err and err.count("\n") == 1
+
+
 # -- the library's parameters -------------------------------------------------------------
 
 

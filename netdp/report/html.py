@@ -217,11 +217,14 @@ pre{background:#f5f5f5;border:1px solid #ddd;padding:.6rem;overflow-x:auto;font-
 figure{margin:1.5rem 0}figure svg{max-width:100%;height:auto;display:block}
 figcaption{font-size:.9rem;color:#333;margin-top:.3rem}
 .note{color:#444;font-style:italic}
+.answer{border:2px solid #0072B2;border-radius:.4rem;background:#f3f8fc;padding:.2rem 1rem}
+.answer-main{font-size:1.2rem}
 footer{margin-top:3rem;font-size:.85rem;color:#444;border-top:1px solid #ddd}
 """
 
-#: Sorting by a click on a column header (numbers by value), and each figure's box in
-#: ``data-box`` (page pixels: left, top, width, height) and the page's height on <body>.
+#: Sorting by a click on a column header (numbers by value), and each figure's and the
+#: answer's box in ``data-box`` (page pixels: left, top, width, height) and the page's
+#: height on <body>.
 SCRIPT = """
 (function(){
 function val(c){var v=c.getAttribute('data-value');if(v===null)return c.textContent;
@@ -239,8 +242,8 @@ return up?r:-r;});rows.forEach(function(r){b.appendChild(r);});}
 h.addEventListener('click',sort);
 h.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){
 e.preventDefault();sort();}});});});
-function boxes(){document.querySelectorAll('figure[data-figure]').forEach(function(f){
-var s=f.querySelector('svg'),r=s.getBoundingClientRect();
+function boxes(){document.querySelectorAll('figure[data-figure],div.answer').forEach(
+function(f){var s=f.querySelector('svg')||f,r=s.getBoundingClientRect();
 f.setAttribute('data-box',[r.left+window.scrollX,r.top+window.scrollY,r.width,r.height]
 .map(Math.round).join(','));});
 document.body.setAttribute('data-height',Math.ceil(

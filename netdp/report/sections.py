@@ -158,12 +158,78 @@ def privacy_section(result: Mapping[str, Any]) -> Section | None:
     return Section("privacy", "Privacy", "\n".join(b for b in body if b))
 
 
+#: Utility figures the answer names first, in this order (the first two found).
+UTILITY_KEYS = ("abs_error", "mse", "rmse", "l1", "linf", "error", "accuracy", "f1",
+                "precision", "recall", "loss", "gap")
+
+
+def _ratio_words(value: float, baseline: float) -> str:
+    """``6.2x below`` / ``1.3x above`` the baseline (or ``at``)."""
+    if not (value > 0 and baseline > 0):
+        return "below" if value < baseline else "at" if value == baseline else "above"
+    r = baseline / value if value < baseline else value / baseline
+    side = "below" if value < baseline else "above"
+    return f"{r:.3g}x {side}" if round(r, 2) != 1 else "at"
+
+
+def answer_section(result: Mapping[str, Any]) -> Section | None:
+    """The answer, first: the first accountant's mean pairwise loss, its q99 and worst
+    pair against the LDP baseline at the report's δ, the share of pairs below the
+    baseline, the note that qualifies them, and the utility's headline figures."""
+    priv = result.get("privacy") if isinstance(result.get("privacy"), Mapping) else None
+    util = result.get("utility") if isinstance(result.get("utility"), Mapping) else None
+    if priv is None and util is None:
+        return None
+    lines = []
+    if priv is not None:
+        assert isinstance(priv, Mapping)
+        emp = [e for e in priv.get("empirical") or [] if isinstance(e, Mapping)]
+        ldp = priv.get("ldp") if isinstance(priv.get("ldp"), Mapping) else {}
+        assert isinstance(ldp, Mapping)
+        base = ldp.get("mean")
+        if emp and isinstance(emp[0].get("mean"), int | float):
+            e = emp[0]
+            label = e.get("regime") or e.get("accountant")
+            head = (f"Mean pairwise loss ε(u → v) = <strong>{number(e['mean'])}</strong> "
+                    f"({esc(label)}, δ = {number(e.get('delta'))})")
+            if isinstance(base, int | float):
+                head += (f": <strong>{_ratio_words(float(e['mean']), float(base))}</strong> "
+                         f"the LDP baseline's {number(base)}")
+            lines.append(f'<p class="answer-main">{head}.</p>')
+            facts = [f"q99 {number(e.get('q99'))}, worst pair {number(e.get('max'))}, over "
+                     f"{number(e.get('pairs'))} ordered pairs"]
+            if isinstance(e.get("below_ldp"), int | float):
+                facts.append(f"{100 * e['below_ldp']:.3g}% of the pairs below the LDP "
+                             "baseline's mean")
+            if e.get("unprotected"):
+                facts.append(f"{number(e['unprotected'])} pairs unprotected (ε = ∞)")
+            lines.append("<ul>" + "".join(f"<li>{esc(f)}</li>" for f in facts) + "</ul>")
+        else:
+            lines.append('<p class="answer-main">No pairwise figure in this result'
+                         + (f"; the LDP baseline's mean is {number(base)}"
+                            if isinstance(base, int | float) else "") + ".</p>")
+        if priv.get("note"):
+            lines.append(f'<p class="note">note: {esc(priv["note"])}</p>')
+    if util is not None:
+        assert isinstance(util, Mapping)
+        found = [(k, util[k]) for k in UTILITY_KEYS
+                 if isinstance(util.get(k), int | float) and not isinstance(util[k], bool)]
+        if found:
+            what = f" of the {esc(util['quantity'])}" if isinstance(util.get("quantity"),
+                                                                     str) else ""
+            lines.append(f"<p>Utility{what}: " + ", ".join(
+                f"{esc(k.replace('_', ' '))} {number(v)}" for k, v in found[:2]) + ".</p>")
+    return Section("answer", "The answer", '<div class="answer">' + "\n".join(lines)
+                   + "</div>")
+
+
 def result_sections(result: Mapping[str, Any], command: str | None = None) -> list[Section]:
-    """Every section of a result's page but the figures, in reading order."""
-    out = [command_section(result, command), provenance_section(result)]
-    out += [s for s in (utility_section(result), privacy_section(result)) if s is not None]
-    for key, name in (("faults", "Faults"), ("attack", "Attack"), ("audit", "Audit"),
-                      ("timing", "Time")):
+    """Every section of a result's page but the figures, in reading order: the answer,
+    the details (utility, privacy, faults, attack, audit, any other object, time), then
+    the command, its configuration and the provenance."""
+    out = [s for s in (answer_section(result), utility_section(result),
+                       privacy_section(result)) if s is not None]
+    for key, name in (("faults", "Faults"), ("attack", "Attack"), ("audit", "Audit")):
         value = result.get(key)
         if isinstance(value, Mapping | list):
             out.append(Section(key, name, generic(name, value)))
@@ -172,7 +238,9 @@ def result_sections(result: Mapping[str, Any], command: str | None = None) -> li
                 value, Mapping | list) and value:
             out.append(Section(f"more-{key}", key.replace("_", " ").capitalize(),
                                generic(key, value)))
-    return out
+    if isinstance(result.get("timing"), Mapping | list):
+        out.append(Section("timing", "Time", generic("Time", result["timing"])))
+    return [*out, command_section(result, command), provenance_section(result)]
 
 
 def summary_html(result: Mapping[str, Any]) -> str:

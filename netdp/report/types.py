@@ -412,13 +412,15 @@ class PairSummary:
     quantiles: Mapping[str, float]
     by_distance: tuple[DistanceRow, ...] = ()
     to_exact: Mapping[str, float] | None = None
+    below_ldp: float | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PairSummary:
         """From the summary dict of :func:`netdp.tracking.loss_summary.summarize`."""
         fixed = ("accountant", "delta", "pairs", "unprotected", "mean", "min", "max")
         return cls(**{k: d[k] for k in fixed},
-                   quantiles={k: v for k, v in d.items() if k not in fixed})
+                   quantiles={k: v for k, v in d.items() if k not in (*fixed, "below_ldp")},
+                   below_ldp=d.get("below_ldp"))
 
     @classmethod
     def of(cls, accountant: str, delta: float, eps: np.ndarray, quantiles: Sequence[float],
@@ -438,6 +440,8 @@ class PairSummary:
             out["by_distance"] = [r.to_dict() for r in self.by_distance]
         if self.to_exact is not None:
             out["ratio_to_exact"] = dict(self.to_exact)
+        if self.below_ldp is not None:
+            out["below_ldp"] = self.below_ldp
         return out
 
 

@@ -77,6 +77,8 @@ def run_figures(result: Mapping[str, Any], pairs: Any = None, topology: Any = No
 
     res = dict(result)
     out = []
+    if pairs is None and _has_pairs(res):
+        out.append(paragraph(f"Pairs and heatmap figures not drawn: {_why_no_matrix(res)}."))
     if pairs is not None:
         n = int(pairs.shape[0])
         out.append(_figure("fig-pairs", lambda: plot_command.pairs_plot(pairs, res),
@@ -106,6 +108,26 @@ def run_figures(result: Mapping[str, Any], pairs: Any = None, topology: Any = No
                            f"min–max band per distance and the LDP level.{_loss_words(res)}",
                            "By distance: the pairwise loss against the hop distance."))
     return "\n".join(out)
+
+
+def _has_pairs(result: Mapping[str, Any]) -> bool:
+    """Whether the result reports pairwise losses (the pairs figures would apply)."""
+    priv = result.get("privacy")
+    return isinstance(priv, Mapping) and any(isinstance(e, Mapping) and e.get("pairs")
+                                             for e in priv.get("empirical") or [])
+
+
+def _why_no_matrix(result: Mapping[str, Any]) -> str:
+    """Why a page of ``result`` has no n x n matrix, and how to give it one."""
+    seen = result.get("observers")
+    if isinstance(seen, Mapping) and seen.get("mode") == "sampled":
+        return (f"the run sampled {seen.get('accounted')} of {seen.get('of')} observers, so "
+                "there is no n x n matrix (a cluster gives every observer: --workers K)")
+    if isinstance(result.get("config"), Mapping) and result["config"].get("coalition"):
+        return "a coalition observes as one: there is no n x n matrix"
+    return ("the page was made without the run's n x n matrix: write it with 'netdp "
+            "simulate ... --pairs-out FILE.npy' and give it to 'netdp report RUN.json --pairs "
+            "FILE.npy' ('simulate --html' keeps it on its own up to 200 nodes)")
 
 
 #: The config keys that say how a run's graph is built (:func:`result_topology`).
@@ -147,9 +169,9 @@ def run_page(result: Mapping[str, Any], *, pairs: Any = None, topology: Any = No
     """The page of one result: its sections and the figures that apply."""
     sections = result_sections(result, command)
     figures = run_figures(result, pairs, topology)
-    if figures:
-        at = next((i for i, s in enumerate(sections) if s.id == "privacy"), len(sections) - 1)
-        sections.insert(at + 1, Section("figures", "Figures", figures))
+    if figures:  # right after the answer
+        at = 1 if sections and sections[0].id == "answer" else 0
+        sections.insert(at, Section("figures", "Figures", figures))
     seed = result.get("seed")
     subtitle = (f"netdp {result.get('version', '?')}" + (f", seed {seed}" if seed is not None
                                                           else "")

@@ -284,11 +284,12 @@ class PairwiseTracker(Tracker):
         per_pair = self.tracking is not None and self.tracking.theory_per_pair
         return dict(getattr(report, "theory", {})) if per_pair else {}
 
-    def _summary(self, runs: Sequence[Any]) -> PairSummary:
-        """One accountant's summary over the runs, by distance where the tracker says."""
+    def _summary(self, runs: Sequence[Any], ldp: float | None = None) -> PairSummary:
+        """One accountant's summary over the runs (with the share of pairs below ``ldp``,
+        the LDP baseline's mean), by distance where the tracker says."""
         from netdp.tracking.loss_summary import summarize
 
-        summary = PairSummary.from_dict(summarize(runs))
+        summary = PairSummary.from_dict(summarize(runs, below=ldp))
         if self.tracking is None or self.tracking.by_distance is None:
             return summary
         return dataclasses.replace(summary,
@@ -300,7 +301,9 @@ class PairwiseTracker(Tracker):
             ldp = np.concatenate(self.ldp)
             theory = (tracking.theory(setup) if tracking and tracking.theory
                       else {} if tracking else dict(self.untracked_theory))
-            empirical = tuple(self._summary(runs) for runs in self.losses.values() if runs)
+            below = float(ldp.mean()) if ldp.size and np.isfinite(ldp.mean()) else None
+            empirical = tuple(self._summary(runs, below) for runs in self.losses.values()
+                              if runs)
             exact = self.losses.get(self.exact) if self.exact is not None else None
             if exact and self.keep_exact_pairs:
                 from netdp.tracking.loss_summary import ratio_to_exact

@@ -48,8 +48,11 @@ def ratio_to_exact(runs: Sequence[PairLosses], exact: Sequence[PairLosses],
             "max": float(r.max())}
 
 
-def summarize(runs: Sequence[PairLosses], quantiles: Sequence[float] = QUANTILES) -> dict:
-    """Exact weighted mean, min, max and quantiles over all pairs of all runs.
+def summarize(runs: Sequence[PairLosses], quantiles: Sequence[float] = QUANTILES,
+              below: float | None = None) -> dict:
+    """Exact weighted mean, min, max and quantiles over all pairs of all runs; with
+    ``below`` (the LDP baseline's mean), the share of pairs whose loss is under it
+    (``below_ldp``).
 
     The corrected pairs (``10^8`` at n = 10^6) are read in place, never copied or sorted:
     each quantile is selected by narrowing a range of keys, 16 bits a pass
@@ -76,6 +79,10 @@ def summarize(runs: Sequence[PairLosses], quantiles: Sequence[float] = QUANTILES
         "min": float(low),
         "max": float(high),
     }
+    if below is not None:
+        under = float(weight[base < below].sum()) + sum(int(np.count_nonzero(v < below))
+                                                         for v in parts)
+        out["below_ldp"] = under / total
     keys = _keys(base)
     order = np.argsort(keys, kind="stable")
     ranked = _Ranked(keys[order], np.concatenate([[0.0], np.cumsum(weight[order])]),

@@ -43,6 +43,7 @@ class Page(HTMLParser):
         self.scripts_with_src = 0
         self.links = 0
         self.body: dict[str, str | None] = {}
+        self.answer: dict[str, str | None] = {}  # the answer box's attributes
         self.headings: list[str] = []
         self._in: list[str] = []
         self._table: Table | None = None
@@ -64,6 +65,8 @@ class Page(HTMLParser):
             self.urls.append(style)
         if tag == "body":
             self.body = a
+        elif tag == "div" and a.get("class") == "answer":
+            self.answer = a
         elif tag == "section":
             self.sections.append(str(a.get("id")))
         elif tag == "script" and a.get("src"):

@@ -123,8 +123,16 @@ SWEEP_TABLES = ["Grid axes", "Fixed parameters", "Provenance of this sweep",
 
 def test_the_default_runs_page_in_chromium(browser, artifacts, default_run):
     check_page(browser, default_run["html"], artifacts / "report-run.png",
-               ["command", "provenance", "utility", "privacy", "figures", "timing"],
+               ["answer", "figures", "utility", "privacy", "timing", "command", "provenance"],
                ["fig-pairs", "fig-heatmap"], RUN_TABLES)
+
+
+def test_the_answer_is_on_the_first_screen(browser, artifacts, default_run):
+    """In a 1000-pixel-high window the answer's box ends above 700 pixels: read without
+    scrolling."""
+    dom, _ = open_page(browser, default_run["html"], artifacts / "report-answer.png")
+    left, top, width, height = map(int, str(dom.answer["data-box"]).split(","))
+    assert width > 300 and top > 0 and top + height < 700, (top, height)
 
 
 SWEEP_SECTIONS = ["command", "provenance", "results", "figures"]

@@ -40,7 +40,8 @@ def test_html_flag_leaves_every_number_as_it_is(default_run):
 
 def test_run_page_has_its_sections_tables_and_figures(default_run):
     page = _page(default_run["html"])
-    assert page.sections == ["command", "provenance", "utility", "privacy", "figures", "timing"]
+    assert page.sections == ["answer", "figures", "utility", "privacy", "timing", "command",
+                             "provenance"]
     check_accessible(page)
     assert [f.key for f in page.figures] == ["fig-pairs", "fig-heatmap"]
     assert page.svgs == 2
@@ -60,6 +61,39 @@ def test_run_page_has_its_sections_tables_and_figures(default_run):
     assert provenance.rows == len(flatten(result["provenance"])) >= 5
     assert result["provenance"]["python"] in page.text
     assert number(result["utility"]["abs_error"]) in page.text
+
+
+def test_the_page_opens_with_the_answer(default_run):
+    """The first section states the first accountant's mean against the LDP baseline (the
+    ratio), its q99, the worst pair, the share of pairs below the baseline and the
+    utility; the notebook's display opens with the same."""
+    result = default_run["result"]
+    e, ldp = result["privacy"]["empirical"][0], result["privacy"]["ldp"]
+    for html in (default_run["html"].read_text(encoding="utf-8"), summary_html(result)):
+        page = Page(html)
+        answer = page.text[page.text.index("Mean pairwise loss"):]
+        answer = answer[:answer.index("Utility")]  # the answer box, up to its last line
+        assert f"ε(u → v) = {number(e['mean'])} ({e['accountant']}, δ = {number(e['delta'])})" \
+            in answer
+        assert f"{ldp['mean'] / e['mean']:.3g}x below the LDP baseline's {number(ldp['mean'])}" \
+            in answer
+        assert f"q99 {number(e['q99'])}, worst pair {number(e['max'])}" in answer
+        assert f"{100 * e['below_ldp']:.3g}% of the pairs below" in answer
+        assert f"Utility of the mean: abs error {number(result['utility']['abs_error'])}" \
+            in page.text
+    assert Page(summary_html(result)).text.index("The answer") < Page(
+        summary_html(result)).text.index("Resolved configuration")
+
+
+def test_a_pair_above_the_baseline_reads_above():
+    """The ratio's side follows the numbers (a run without amplification reads above)."""
+    from netdp.report.sections import answer_section
+
+    result = {"privacy": {"ldp": {"mean": 2.0}, "empirical": [
+        {"accountant": "kov", "delta": 1e-6, "pairs": 6, "mean": 3.0, "q99": 3.5,
+         "max": 4.0, "below_ldp": 0.25}]}}
+    text = Page(answer_section(result).html()).text
+    assert "1.5x above the LDP baseline's 2" in text and "25% of the pairs below" in text
 
 
 def test_run_page_loads_nothing_from_elsewhere(default_run):
@@ -93,7 +127,10 @@ def test_a_result_without_provenance_renders_with_its_version_and_seed(default_r
     assert "records no provenance object" in page.text
     rows = page.table("Version and seed")
     assert rows.rows == 3  # schema, version, seed
-    assert "figures" not in page.sections  # no matrix, no by-distance summary
+    # no matrix, no by-distance summary: the figures section says why and how to get them
+    assert page.sections[:2] == ["answer", "figures"]
+    assert "Pairs and heatmap figures not drawn: the page was made without the run's n x n " \
+        "matrix" in page.text and "--pairs FILE.npy" in page.text
     assert page.table("Time").rows == len(result["timing"])
     check_accessible(page)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ HELP = {"task": "the task whose tracker accounts the log: sum (default), histogr
         "nodes": "n: node ids are 0..n-1 (--trace-out writes it in the header)",
         "seed": "seed of what the accounting draws (a random topology, sampled observers, a "
         "random coalition); default: the header's, else fresh"}
-NOT_PARAMS = ("command", "handler", "argv", "log", "repair", "json", "out", "pairs_out",
+NOT_PARAMS = ("command", "handler", "argv", "log", "repair", "json", "out", "pairs_out", "html",
               "plot", "set", "observer", "quiet")
 
 
@@ -131,6 +132,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     out = report_outputs(acc)
     out.add_argument("--plot", metavar="FILE.png", help="draw the histogram and ECDF of the "
                      "pairwise losses (.png, .pdf or .svg)")
+    out.add_argument("--html", metavar="FILE.html", help="also write the log's report page "
+                     "(the page of `netdp simulate --html`: the answer first, the figures, "
+                     "the details; one self-contained file)")
     acc.set_defaults(handler=run)
 
 
@@ -140,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     params = {**parse_sets(getattr(args, "set", [])), **options}
     if "topology" in params:  # a relative file: here, else beside the log
         params["topology"] = located(params["topology"], args.log)
-    targets = {name: Path(getattr(args, name)) for name in ("out", "pairs_out")
+    targets = {name: Path(getattr(args, name)) for name in ("out", "pairs_out", "html")
                if name in args}
     for name in targets:
         check_writable(getattr(args, name), name.replace("_", "-"))
@@ -156,8 +160,10 @@ def run(args: argparse.Namespace) -> int:
     check_distinct(written + [("plot", plot)], companions=[("pairs-out", labels, "labels")])
     check_not_inputs([*written, ("plot", plot), ("pairs-out", labels)],
                      [("LOG", args.log), *read_files(params)])
+    whole = not any(f in args for f in ("observer", "coalition"))
     report = account(args.log, repair="repair" in args,
-                     keep_pairs="pairs_out" in targets or plot is not None,
+                     keep_pairs="pairs_out" in targets or plot is not None
+                     or ("html" in targets and whole),
                      observer=getattr(args, "observer", None), **params)
     result = report.to_json()
     text = json.dumps(result, indent=2, allow_nan=False)
@@ -169,5 +175,14 @@ def run(args: argparse.Namespace) -> int:
                      param="plot")
     if "out" in targets:
         write_atomic(targets["out"], text + "\n", param="out")
+    if "html" in targets:
+        from netdp.run.page import run_page, write_page
+
+        write_page(targets["html"], run_page(result, pairs=report.pairs,
+                                             topology=report.topology,
+                                             command=shlex.join(["netdp", *args.argv])
+                                             if getattr(args, "argv", None) else None))
     print(text if "json" in args else report.text())
+    if "html" in targets and "json" not in args:
+        print(f"  report page written to {targets['html']}")
     return 0

@@ -32,9 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``report``."""
     rep = sub.add_parser("report", help="an HTML page of a run's JSON or a sweep's folder",
                          description="Write one self-contained HTML page of a result: the "
-                         "command and configuration, provenance, utility, privacy with its "
-                         "theoretical lines, the figures that apply, faults, attacks and "
-                         "audits.", epilog=EPILOG,
+                         "answer first (the mean pairwise loss against the LDP baseline, its "
+                         "q99 and worst pair, the utility), the figures that apply, utility, "
+                         "privacy with its theoretical lines, faults, attacks and audits, "
+                         "then the command, its configuration and provenance.", epilog=EPILOG,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("path", metavar="PATH", help="a run's JSON (simulate, account, attack or "
                      "audit --json / --out) or a folder written by `netdp sweep`")
