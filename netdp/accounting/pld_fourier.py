@@ -300,7 +300,7 @@ def batch_epsilon(probs: np.ndarray, lower: int | np.ndarray, h: float, inf: np.
     inf = np.broadcast_to(np.asarray(inf, dtype=np.float64), (rows,))
     low = np.broadcast_to(np.asarray(lower, dtype=np.int64), (rows,))
     # the columns below every row's loss 0 change neither δ(ε >= 0) nor δ(0): cut
-    skip = int(np.clip(-int(low.max(initial=0)) - 1, 0, max(size - 1, 0)))
+    skip = int(np.clip(-int(low.max()) - 1, 0, size - 1)) if rows and size else 0
     if skip:
         probs, low, size = probs[:, skip:], low + skip, size - skip
     losses = (low[:, None] + np.arange(size)[None, :]) * h

@@ -49,15 +49,48 @@ def off_diagonal(matrix: np.ndarray) -> np.ndarray:
     return matrix[~np.eye(matrix.shape[0], dtype=bool)]
 
 
-def _refs(ax, refs: dict[str, float], vertical: bool) -> None:
-    """Dotted LDP / dash-dot theory reference lines, labelled."""
+def _refs(ax, refs: dict[str, float], vertical: bool,
+          limits: tuple[float, float] | None = None) -> None:
+    """Dotted LDP / dash-dot theory reference lines, labelled; with ``limits`` (a vertical
+    panel's x range, scaled to the data) a reference beyond them is a marker at the edge
+    it lies past, its value in the legend, and the axis keeps the data's range."""
     for i, (label, value) in enumerate(refs.items()):
         if value is None or not np.isfinite(value):
             continue
         style = LDP_STYLE if label.startswith("LDP") else THEORY_STYLE
+        color = COLORS[(i + 4) % len(COLORS)]
+        if limits is not None and vertical and not limits[0] <= value <= limits[1]:
+            right = value > limits[1]
+            ax.plot([1.0 if right else 0.0], [0.93 - 0.07 * i], transform=ax.transAxes,
+                    marker=">" if right else "<", markersize=9, color=color,
+                    linestyle="none", clip_on=False,
+                    label=f"{label}: {value:.3g} ({'→' if right else '←'} off the axis)")
+            continue
         line = ax.axvline if vertical else ax.axhline
-        line(value, color=COLORS[(i + 4) % len(COLORS)], linestyle=style, linewidth=1.8,
-             label=f"{label}: {value:.3g}")
+        line(value, color=color, linestyle=style, linewidth=1.8, label=f"{label}: {value:.3g}")
+
+
+#: A reference within this factor of the data's range (log axis; a span's multiple on a
+#: linear one) widens the axis to show it as a line; beyond, it is a marker at the edge.
+NEAR_REFERENCE = 3.0
+
+
+def data_limits(lo: float, hi: float, logx: bool, refs: dict[str, float]) -> tuple[float, float]:
+    """The pairs panels' x range: the data's, padded, widened to the references near it
+    (:data:`NEAR_REFERENCE`), never to a far one."""
+    if logx:
+        pad = (hi / lo) ** 0.04
+        a, b = lo / pad, hi * pad
+        near = [v for v in refs.values() if a / NEAR_REFERENCE <= v <= b * NEAR_REFERENCE]
+        return min([a, *(v / pad for v in near)]), max([b, *(v * pad for v in near)])
+    span = max(hi - lo, abs(hi) * 0.04, 1e-12)
+    a, b = lo - 0.04 * span, hi + 0.04 * span
+    near = [v for v in refs.values()
+            if a - NEAR_REFERENCE * span <= v <= b + NEAR_REFERENCE * span]
+    grown = [min([a, *near]), max([b, *near])]
+    pad = 0.04 * (grown[1] - grown[0])
+    return grown[0] - (pad if near and min(near) < a else 0.0), \
+        grown[1] + (pad if near and max(near) > b else 0.0)
 
 
 def pairs_figure(matrix: np.ndarray, *, result: Any = None,
@@ -65,8 +98,9 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
                  title: str | None = None, bins: int = 40, theory: list[str] | None = None,
                  what: str = "one run") -> Figure:
     """Distribution of the pairwise losses of one run: histogram and ECDF of the
-    off-diagonal entries, with reference values as vertical lines; infinite losses
-    (exposed pairs) are counted in the title.
+    off-diagonal entries, the x axis scaled to the data, with reference values as vertical
+    lines where near it and as markers at the edge where far; infinite losses (exposed
+    pairs) are counted in the title.
 
     Given the run's ``result`` (the :class:`~netdp.report.types.Report` of
     :func:`netdp.simulate`, or its JSON dict), the figure is the one ``netdp plot
@@ -90,21 +124,22 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
     check_losses(finite)
     refs = {k: v for k, v in (refs or {}).items() if v is not None and np.isfinite(v)}
     lo, hi = float(finite.min()), float(finite.max())
-    span = [lo, hi] + list(refs.values())
-    logx = lo > 0 and max(span) / max(min(span), 1e-300) > 30
+    logx = lo > 0 and hi / lo > 30  # the data's spread alone: far references are markers
     if hi <= lo:  # every pair loses the same: one bar around the value
         edges = np.array([lo * 0.98, lo * 1.02]) if lo > 0 else np.array([lo - 0.5, lo + 0.5])
     elif logx:
         edges = np.geomspace(lo, hi, bins + 1)
     else:
         edges = np.linspace(lo, hi, bins + 1)
+    limits = data_limits(float(edges[0]), float(edges[-1]), logx, refs)
     fig = Figure(figsize=(10.0, 4.2), layout="constrained")
     left, right = fig.subplots(1, 2)
     left.hist(finite, bins=edges, color="0.55", edgecolor="black", linewidth=0.5,
               label=f"{finite.size:,} ordered pairs")
     left.axvline(finite.mean(), color="black", linestyle="-", linewidth=1.6,
                  label=f"mean: {finite.mean():.3g}")
-    _refs(left, refs, vertical=True)
+    _refs(left, refs, vertical=True, limits=limits)
+    left.set_xlim(*limits)
     style_axes(left, xlabel, "ordered pairs (u, v)", logx, False, "Histogram")
     ecdf = np.sort(finite)
     ranks = np.arange(1, ecdf.size + 1)
@@ -117,7 +152,8 @@ def pairs_figure(matrix: np.ndarray, *, result: Any = None,
         v = float(np.quantile(values, q)) if exposed == 0 else float(np.quantile(finite, q))
         right.plot([v], [q], marker=marker, color="black", markerfacecolor="white",
                    linestyle="none", label=f"q{round(q * 100)}: {v:.3g}")
-    _refs(right, refs, vertical=True)
+    _refs(right, refs, vertical=True, limits=limits)
+    right.set_xlim(*limits)
     style_axes(right, xlabel, "fraction of pairs with loss ≤ ε", logx, False,
                 "Empirical CDF")
     right.set_ylim(0, 1.02)

@@ -66,7 +66,7 @@ def observer_plds(n: int, v: int, reports: np.ndarray, first: np.ndarray,
     reports, first, last = (np.asarray(x, np.int64) for x in (reports, first, last))
     k = reports.size
     out = np.zeros(n)
-    if k == 0 or n < 3:
+    if k == 0:  # no window: no report of anyone else reaches v
         return out
     h = step_of(k)
     spare = clone_pld.floor_of(1e-3 * target / k)

@@ -350,9 +350,11 @@ def _complete_tightened(table: PairLosses, w: Windows, eps0: float,
     from netdp.tracking import complete_plds
 
     n = table.n
+    if table.nodes is None:  # the sound tables keep their nodes: never so today
+        return table
     seconds = complete_plds.run_seconds(n, w.own, w.reports, w.first, w.last, eps0,
                                         table.observers)
-    if seconds > complete_plds.RUN_SECONDS or table.nodes is None:
+    if seconds > complete_plds.RUN_SECONDS:
         return dataclasses.replace(table, plds_left=seconds)
     base, values = table.base.copy(), table.values.copy()
     at = np.concatenate(([0], np.cumsum(table.counts)))

@@ -103,6 +103,18 @@ def test_window_plds_are_never_below_the_exact_loss(seed):
     assert not below_truth(seed)
 
 
+def test_two_nodes_keep_their_loss():
+    """n = 2 (a second reader's counterexample: every pair was 0): each hidden holder is
+    the other node, K = c + H; the figure stays at or above the exact loss."""
+    holders = np.array([[0, 1, 1, 0, 1, 0, 0, 1, 1, 1]])
+    table = walk_histogram_losses(Trace(2, holders), 1.0, 1e-5, domain=2, keep_pairs=True,
+                                  cap=False, target=1e-5)
+    for o, v in enumerate(table.observers.tolist()):
+        for u, eps in _pairs(table, o).items():
+            truth = truth_below(2, holders, v, u, 1.0, 1e-5)
+            assert truth > 3.9 and eps >= truth - 1e-9, (v, u, eps, truth)
+
+
 def test_the_plds_tighten_the_kov_figure():
     """On the cases above the PLDs lower many pairs (else the check tests KOV alone) and
     never raise one."""

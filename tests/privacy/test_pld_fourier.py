@@ -48,6 +48,23 @@ def test_batch_epsilon_is_loss_pmf_epsilon(seed):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_batch_epsilon_with_rows_far_below_zero(seed):
+    """Rows with their own lowest losses deep below 0 (the columns below every row's loss
+    0 are cut before the sums): still :meth:`LossPmf.epsilon`, row by row."""
+    rng = np.random.default_rng(100 + seed)
+    size, h = 600, 0.01
+    lower = rng.integers(-590, -100, 5)
+    rows = [_random_pmf(rng, size) for _ in range(5)]
+    probs = np.array([p for p, _ in rows])
+    inf = np.array([i for _, i in rows])
+    for delta in (1e-6, 1e-3, 0.2):
+        want = [float(LossPmf(int(lo), p, i, h).epsilon(delta))
+                for lo, (p, i) in zip(lower, rows, strict=True)]
+        got = pf.batch_epsilon(probs, lower, h, inf, delta)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
 def _mixtures(h: float) -> list[PldPair]:
     out = []
     for size, p, s in ((0, 0.0, 3.0), (4, 0.3, 2.0), (20, 0.05, 5.0), (60, 0.02, 8.0)):

@@ -187,9 +187,14 @@ def test_pairs_preset_reads_pairs_out_and_result(capsys, tmp_path, captured):
     assert out.read_bytes()[:5] == b"%PDF-"
     result = json.loads(res.read_text())
     ldp = result["privacy"]["ldp"]["mean"]
-    xs = [line.get_xdata()[0] for line in captured[-1].axes[0].lines]
-    assert any(x == pytest.approx(ldp) for x in xs)
+    ax = captured[-1].axes[0]
+    xs = [line.get_xdata()[0] for line in ax.lines]
     assert any(x == pytest.approx(np.nanmean(np.load(npy))) for x in xs)
+    # the LDP level is marked: a line within the axis, or a marker at its edge
+    mark = next(ln for ln in ax.lines if ln.get_label().startswith("LDP"))
+    assert f"{ldp:.3g}" in mark.get_label()
+    lo, hi = ax.get_xlim()
+    assert (lo <= ldp <= hi) != ("off the axis" in mark.get_label())
 
 
 def test_distance_preset_on_the_ring(capsys, tmp_path, captured):
