@@ -418,15 +418,24 @@ def by_distance_figure(series: Sequence[DistanceSeries], *, logy: bool = False,
     return fig
 
 
+#: Most nodes whose names a heatmap writes on its axes (one tick per node).
+NAMED_NODES = 100
+
+
 def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
                    role: str = "observer", label: str = "ε(u → v) (pairwise)",
-                   title: str = "", cmap: str = "cividis") -> Figure:
+                   title: str = "", cmap: str = "cividis",
+                   names: Sequence[Any] | None = None) -> Figure:
     """The pairwise matrix ``M[u, v]`` (rows: sources u, columns: observers v) with both
     axes ordered by hop distance from ``node`` (``distances``, as
     :func:`graph_distances` gives them; ties by node id, unreachable last), a colour bar,
     and lines between the distance blocks. The diagonal (not a pair) is white; infinite
     losses (exposed pairs) take the colour bar's ``over`` colour. ``cmap`` should stay
     perceptually uniform (``cividis``, ``viridis``) so that the figure reads in greyscale.
+
+    Up to :data:`NAMED_NODES` nodes every node is named on the bottom and left axes
+    (``names[i]``, default the ids) and the distance blocks on the top and right ones
+    (``d=1``, ...); beyond, the blocks on the bottom and left.
     """
     import matplotlib
 
@@ -468,13 +477,24 @@ def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
             for line in (ax.axhline, ax.axvline):
                 line(b - 0.5, color="white", linewidth=0.8)
                 line(b - 0.5, color="black", linewidth=0.3)
-    if levels.size <= 25:
+    how = f"hops to node {node}" if role == "observer" else f"hops from node {node}"
+    named = n <= NAMED_NODES
+    if named:
+        ids = [str(i) for i in (range(n) if names is None else names)]
+        size = 7.0 if n <= 40 else 5.0
+        ax.set_xticks(range(n), [ids[i] for i in order], rotation=90, fontsize=size)
+        ax.set_yticks(range(n), [ids[i] for i in order], fontsize=size)
+        if levels.size <= 25:
+            top, right = ax.secondary_xaxis("top"), ax.secondary_yaxis("right")
+            _block_ticks(top, levels, starts, n, both=False, axis="x")
+            _block_ticks(right, levels, starts, n, both=False, axis="y")
+            top.set_xlabel(f"d = {how}", fontsize="small")
+    elif levels.size <= 25:
         _block_ticks(ax, levels, starts, n)
     else:
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_major_locator(mticker.MaxNLocator(nbins=10, integer=True))
-    how = f"hops to node {node}" if role == "observer" else f"hops from node {node}"
-    ax.set_xlabel(f"observer v (ordered by {how}; block = one distance)")
+    ax.set_xlabel(f"observer v (ordered by {how}; block = one distance d)")
     ax.set_ylabel(f"source u (ordered by {how})")
     note = "; ε = ∞ (exposed) in orange" if exposed else ""
     if constant:
@@ -484,20 +504,25 @@ def heatmap_figure(matrix: np.ndarray, distances: np.ndarray, *, node: int,
     return fig
 
 
-def _block_ticks(ax, levels: np.ndarray, starts: np.ndarray, n: int) -> None:
-    """A labelled tick at the middle of every distance block, on both axes; where blocks
-    are too narrow for their labels side by side, every other label steps out (a second
-    row on x, a second column on y) instead of being dropped."""
+def _block_ticks(ax, levels: np.ndarray, starts: np.ndarray, n: int, both: bool = True,
+                 axis: str = "x") -> None:
+    """A tick labelled ``d=K`` at the middle of every distance block, on both axes (or on
+    ``axis`` alone, a secondary axis); where blocks are too narrow for their labels side
+    by side, every other label steps out (a second row on x, a second column on y)
+    instead of being dropped."""
     ends = np.r_[starts[1:], n]
     centres = (starts + ends - 1) / 2.0
-    names = [("∞" if not np.isfinite(d) else str(int(d))) for d in levels]
-    ax.set_xticks(centres, names)
-    ax.set_yticks(centres, names)
+    names = [("d=∞" if not np.isfinite(d) else f"d={int(d)}") for d in levels]
+    axes = [(ax.xaxis, 11.0), (ax.yaxis, 14.0)] if both else [
+        (ax.xaxis, 11.0) if axis == "x" else (ax.yaxis, 14.0)]
+    for which, _ in axes:
+        which.set_ticks(centres, names)
     stepped = False
     for i in range(1, centres.size):
         stepped = not stepped and centres[i] - centres[i - 1] < n / 20
         if stepped:
-            for axis, pad in ((ax.xaxis, 11.0), (ax.yaxis, 14.0)):
-                tick = axis.get_major_ticks()[i]
+            for axis_, pad in axes:
+                tick = axis_.get_major_ticks()[i]
                 tick.set_pad(pad)
                 tick.tick1line.set_markersize(pad)
+                tick.tick2line.set_markersize(pad)

@@ -139,9 +139,22 @@ def test_the_heatmap_scales_to_its_data_and_labels_every_block():
     assert ax.images[0].get_clim() == pytest.approx((off.min(), off.max()), rel=1e-12)
     assert bar.get_ylabel() == "ε(u → v) (pairwise)"
     drawn(fig)
-    levels = [str(int(v)) for v in np.unique(dist)]
+    levels = [f"d={int(v)}" for v in np.unique(dist)]
+    # up to 100 nodes: every node named on the bottom and left (ids, in the drawn order:
+    # here the ids' own), every block labelled on the top and right, the narrow ones too
     for axis in (ax.xaxis, ax.yaxis):
-        assert _tick_texts(axis) == levels  # every block labelled, the narrow ones too
+        assert _tick_texts(axis) == [str(i) for i in range(n)]
+    top, right = ax.child_axes
+    assert _tick_texts(top.xaxis) == levels and _tick_texts(right.yaxis) == levels
+    # beyond 100 nodes: the blocks on the bottom and left, no names
+    big = 105
+    wide = pair_figures.heatmap_figure(5.0 + rng.random((big, big)), _distances(big), node=0)
+    drawn(wide)
+    for axis in (wide.axes[0].xaxis, wide.axes[0].yaxis):
+        assert _tick_texts(axis) == [f"d={int(v)}" for v in np.unique(_distances(big))]
+    named = pair_figures.heatmap_figure(matrix[:5, :5], _distances(5), node=0,
+                                        names=list("abcde"))
+    assert _tick_texts(named.axes[0].xaxis) == list("abcde")
 
 
 def test_the_audit_curve_states_its_one_y_scale():

@@ -444,9 +444,12 @@ def heatmap_plot(matrix: Any, result: dict | None, topo: Any, *, node: int = 0,
     title = title or run_marks.titled(
         f"Pairwise losses ε(u → v), ordered by hops "
         f"{'to' if role == 'observer' else 'from'} node {node}", result)
+    labels = getattr(topo, "labels", None)  # a user's names (strings); else the ids
+    names = list(map(str, labels)) if labels and any(isinstance(x, str) for x in labels) \
+        else None
     return pair_figures.heatmap_figure(matrix, dist, node=node, role=role,
                                        label=f"ε(u → v) ({run_marks.accountant_text(result)})",
-                                       title=title)
+                                       title=title, names=names)
 
 
 def _by_distance(args: argparse.Namespace):
