@@ -118,8 +118,18 @@ def here(tmp_path, monkeypatch):
     return tmp_path
 
 
+def test_a_pairs_out_of_another_extension_is_refused(here, capsys):
+    """--pairs-out writes by extension (.npy, .csv, .parquet); another is refused before
+    the run, one line, nothing written."""
+    code = main(["simulate", "-n", "6", "--seed", "1", "--pairs-out", "m.json"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "--pairs-out: must end in .npy (the n x n matrix), .csv or .parquet" in err
+    assert not (here / "m.json").exists()
+
+
 @pytest.mark.parametrize(("argv", "flags"), [
-    (["simulate", "-n", "6", "--out", "x.json", "--pairs-out", "x.json"],
+    (["simulate", "-n", "6", "--out", "x.npy", "--pairs-out", "x.npy"],
      ("--pairs-out", "--out")),
     (["simulate", "-n", "6", "--out", "./x.json", "--html", "x.json"], ("--html", "--out")),
     (["simulate", "-n", "6", "--trace-out", "sub/../x.csv", "--out", "x.csv"],
@@ -130,8 +140,8 @@ def here(tmp_path, monkeypatch):
      ("--curves", "--out")),
     (["account", "log.csv", "--out", "a.npy", "--pairs-out", "a.npy"],
      ("--pairs-out", "--out")),
-    (["account", "log.csv", "--pairs-out", "f.png", "--plot", "./f.png"],
-     ("--plot", "--pairs-out")),
+    (["account", "log.csv", "--pairs-out", "f.csv", "--html", "./f.csv"],
+     ("--html", "--pairs-out")),
     (["sweep", "s.toml", "--out", "d", "--html", "d", "--backend", "serial"],
      ("--html", "--out")),
     (["results", "{sweep}", "--csv", "t", "--parquet", "./t"], ("--parquet", "--csv")),
@@ -304,8 +314,8 @@ def test_accounting_a_log_removes_the_labels_of_an_earlier_matrix(here, capsys):
 #: (``r.json`` under an image's name) are made for the case.
 INPUT_OUTPUT = [
     (["simulate", "--config", "c.toml", "--out", "c.toml"], "--out", "--config"),
-    (["simulate", "--topology", "e.txt", "--steps", "30", "--pairs-out", "./e.txt"],
-     "--pairs-out", "--topology"),
+    (["simulate", "--topology", "e.txt", "--steps", "30", "--html", "./e.txt"],
+     "--html", "--topology"),
     (["simulate", "-n", "6", "--data-file", "e.txt", "--trace-out", "e.txt"], "--trace-out",
      "--data-file"),
     (["simulate", "-n", "6", "--steps", "30", "--loss", "file:l.csv", "--html", "l.csv"],

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -153,6 +154,22 @@ def test_report_repr_frame_and_pairs():
     plain = netdp.simulate({"task": "sum", "nodes": 6, "steps": 60, "seed": 2})
     with pytest.raises(ValueError, match="keep_pairs=True"):
         plain.pairs_frame()
+
+
+def test_pairs_frame_has_every_accountant():
+    """Each accountant's rows, at its own δ; the mean of each is its summary's mean (the
+    matrix the summary was made of), and the first's rows are ``report.pairs``."""
+    report = netdp.simulate({"nodes": 12, "steps": 240, "accountants": ["kov", "rdp", "pld"],
+                             "seed": 3}, keep_pairs=True)
+    pairs = report.pairs_frame()
+    assert len(pairs) == 3 * 12 * 11
+    assert list(pairs["accountant"].unique()) == ["kov", "rdp", "pld"]
+    for e in report.privacy.empirical:
+        rows = pairs[pairs["accountant"] == e.accountant]
+        assert rows["delta"].unique().tolist() == [e.delta]
+        assert rows["epsilon"].mean() == pytest.approx(e.mean, rel=1e-12)
+    kov = pairs[pairs["accountant"] == "kov"]["epsilon"].to_numpy()
+    assert np.array_equal(kov, report.pairs[~np.eye(12, dtype=bool)])
 
 
 @pytest.fixture(scope="module")

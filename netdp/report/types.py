@@ -232,7 +232,10 @@ class Report:
         Task-specific top-level objects of the JSON result (sgd: dataset, model, curves).
     pairs
         The ``n x n`` pairwise matrix when asked for (not part of the JSON); row and column
-        ``i`` are node ``labels[i]``.
+        ``i`` are node ``labels[i]``: the first accountant's.
+    pair_matrices
+        Every accountant's matrix, by name (where the tracker keeps them; ``pairs`` is the
+        first's).
     outcomes
         The task's outcome of each run, for a closer look (not part of the JSON).
     process
@@ -259,6 +262,7 @@ class Report:
     privacy: PrivacyReport
     sections: Mapping[str, Any] = field(default_factory=dict)
     pairs: np.ndarray | None = None
+    pair_matrices: Mapping[str, np.ndarray] | None = None
     outcomes: tuple[Any, ...] = ()
     process: str | None = None
     faults: FaultsReport | None = None
@@ -325,11 +329,12 @@ class Report:
 
     def pairs_frame(self):
         """The kept pairwise losses as a DataFrame, one row per ordered pair ``u → v``
-        (``u != v``): ``target`` (``u``, whose contribution is at stake), ``observer``
-        (``v``), both as the graph's node labels; ``epsilon`` = ε(u → v) (mean over the
-        runs; ``inf``: unprotected; NaN where the tracker has no figure), and the
-        ``accountant`` and ``delta`` it is stated at (the first of
-        ``privacy.empirical``).
+        (``u != v``) and accountant: ``target`` (``u``, whose contribution is at stake),
+        ``observer`` (``v``), both as the graph's node labels; ``epsilon`` = ε(u → v)
+        (mean over the runs; ``inf``: unprotected; NaN where the tracker has no figure),
+        and the ``accountant`` and ``delta`` it is stated at (every accountant of
+        ``privacy.empirical`` whose matrix the tracker kept, in their order; the first
+        alone where it keeps one).
 
         Raises
         ------
@@ -341,9 +346,16 @@ class Report:
             raise ValueError("this report kept no pairwise losses: run "
                              "netdp.simulate(config, keep_pairs=True) to keep them "
                              "(netdp simulate --pairs-out FILE.npy on the command line)")
-        first = (self.privacy.to_dict().get("empirical") or [{}])[0]
-        return pairs_frame(self.pairs, self.labels, accountant=first.get("accountant"),
-                           delta=first.get("delta"), seed=self.seed)
+        empirical = self.privacy.to_dict().get("empirical") or [{}]
+        matrices = self.pair_matrices or {empirical[0].get("accountant"): self.pairs}
+        deltas = {e.get("accountant"): e.get("delta") for e in empirical}
+        frames = [pairs_frame(m, self.labels, accountant=name, delta=deltas.get(name),
+                              seed=self.seed) for name, m in matrices.items()]
+        if len(frames) == 1:
+            return frames[0]
+        import pandas as pd
+
+        return pd.concat(frames, ignore_index=True)
 
     def __repr__(self) -> str:
         """One line: task, topology, runs and seed, the utility's and the privacy's

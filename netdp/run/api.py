@@ -202,11 +202,12 @@ def run(setup: Setup, progress: bool | None = None, keep_pairs: bool = False,
                                   tuple(attacked), attack_targets(task, setup), honest)
         utility = task.utility(setup, outcomes)
     with clock("accounting_s"):
-        privacy, pairs = tracker.report(), tracker.matrix()
+        privacy, pairs, matrices = tracker.report(), tracker.matrix(), tracker.matrices()
     return Report(config=config, version=__version__, engine=config.engine,
                   topology=topo, mechanism=mechanism, runs=tuple(records),
                   utility=utility, privacy=privacy,
-                  sections=sections, pairs=pairs, outcomes=tuple(outcomes),
+                  sections=sections, pairs=pairs, pair_matrices=matrices,
+                  outcomes=tuple(outcomes),
                   process=process, faults=faults, attack=attack, timing=clock.timing(begin),
                   observers=_observers(accounted, topo.n) if config.coalition is None
                   else None)

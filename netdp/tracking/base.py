@@ -28,6 +28,8 @@ LDP_METHOD = ("a node's k contributions composed at the target delta (Gaussian: 
 LDP_REFERENCE = "min(k eps0, DRV(eps0, delta, k)) over a node's k contributions"
 KIND_NAMES = {"ring": "the ring", "complete": "the complete graph", "graph": "any graph"}
 MATRIX_LIMIT = 10_000
+#: Most nodes for which every accountant's matrix is kept (beyond: the first's alone).
+ALL_MATRICES = 3_000
 
 
 class Tracker(ABC):
@@ -43,6 +45,11 @@ class Tracker(ABC):
 
     def matrix(self) -> np.ndarray | None:
         """The ``n x n`` matrix ``M[u, v] = ε(u → v)`` when it was asked for."""
+        return None
+
+    def matrices(self) -> dict[str, np.ndarray] | None:
+        """Every accountant's matrix by name, where the tracker keeps them all (else
+        ``None``: :meth:`matrix` is the first's)."""
         return None
 
     def node_ldp(self) -> np.ndarray | None:
@@ -215,7 +222,7 @@ class PairwiseTracker(Tracker):
         self.losses: dict[str, list[Any]] = {a: [] for a in accountants} if tracking else {}
         self.ldp: list[np.ndarray] = []
         self.coalitions: list[tuple[int, ...]] = []
-        self.sum_matrix: np.ndarray | None = None
+        self.sums: dict[str, np.ndarray] = {}  # each accountant's matrix, summed over runs
         if keep_pairs:
             n = setup.topology.n
             check(n <= MATRIX_LIMIT, "pairs-out",
@@ -258,14 +265,17 @@ class PairwiseTracker(Tracker):
         for name, runs in self.losses.items():
             losses = registry.hook(name) or tracking.losses  # a plug-in accounts itself
             runs.append(losses(setup, trace, name, coalition, keep))
-        if self.keep_pairs:
-            first = next(iter(self.losses.values()))[-1].matrix()
-            self.sum_matrix = first if self.sum_matrix is None else self.sum_matrix + first
+        if self.keep_pairs:  # every accountant's matrix up to ALL_MATRICES nodes
+            kept = list(self.losses.items())
+            for name, runs in kept[:1] if setup.topology.n > ALL_MATRICES else kept:
+                m = runs[-1].matrix()
+                self.sums[name] = m if name not in self.sums else self.sums[name] + m
 
     def matrix(self) -> np.ndarray | None:
-        if self.sum_matrix is None:
-            return None
-        return self.sum_matrix / len(self.ldp)
+        return next(iter(self.matrices().values()), None) if self.sums else None
+
+    def matrices(self) -> dict[str, np.ndarray]:
+        return {name: m / len(self.ldp) for name, m in self.sums.items()}
 
     def node_ldp(self) -> np.ndarray | None:
         return np.mean(self.ldp, axis=0) if self.ldp else None

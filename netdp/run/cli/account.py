@@ -11,7 +11,6 @@ from typing import Any
 
 from netdp.core.errors import check
 from netdp.core.files import check_distinct, check_file_name, check_not_inputs, write_atomic
-from netdp.graphs.graph_record import plain_labels
 from netdp.report import figures
 from netdp.run.account import account
 from netdp.run.cli import node, number, parse_sets
@@ -168,8 +167,7 @@ def run(args: argparse.Namespace) -> int:
     result = report.to_json()
     text = json.dumps(result, indent=2, allow_nan=False)
     if "pairs_out" in targets:
-        write_pairs(targets["pairs_out"], labels_path(targets["pairs_out"]), report.pairs,
-                    plain_labels(report.topology))  # as simulate: a labelled graph's names
+        write_pairs(targets["pairs_out"], labels, report)  # as simulate's
     if plot is not None:
         figures.save(pairs_plot(report.pairs, result, what=f"the log {args.log}"), plot,
                      param="plot")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from netdp.core.config import flat_params, read_config
-from netdp.core.errors import InputError, values_from_file
+from netdp.core.errors import InputError, check, shorten, values_from_file
 from netdp.core.files import (
     atomic_files,
     check_distinct,
@@ -166,9 +166,12 @@ def report_outputs(parser: argparse.ArgumentParser,
                      "the table")
     out.add_argument("--out", metavar="FILE.json", help="also write the JSON object to FILE "
                      "(atomically)")
-    out.add_argument("--pairs-out", metavar="FILE.npy", help="write the n x n matrix of "
-                     "pairwise losses M[u, v] = eps(u -> v) (first accountant, mean over runs; "
-                     "n <= 10 000)" + extra)
+    out.add_argument("--pairs-out", metavar="FILE.npy", help="write the pairwise losses "
+                     "eps(u -> v), mean over runs (n <= 10 000), by the file's extension: "
+                     ".npy the n x n matrix M[u, v] (first accountant; a labelled graph's "
+                     "names in FILE.labels.json), .csv or .parquet one row per ordered pair "
+                     "and accountant (target, observer, epsilon, accountant, delta, seed)"
+                     + extra)
     return out
 
 
@@ -287,8 +290,8 @@ def run(args: argparse.Namespace) -> int:
             return 1
     for output, paths in outputs:
         output.write(report, paths)
-    if pairs_out is not None and labels_out is not None:
-        write_pairs(pairs_out, labels_out, report.pairs, plain_labels(report.topology))
+    if pairs_out is not None:
+        write_pairs(pairs_out, labels_out, report)
     if out is not None or "json" in args or html is not None:
         result = report.to_json()
         for output, paths in outputs:
@@ -329,17 +332,42 @@ def command_line(args: argparse.Namespace) -> str | None:
     return None if argv is None else shlex.join(["netdp", *argv])
 
 
-def labels_path(pairs: Path) -> Path:
-    """Where ``--pairs-out FILE.npy`` writes the nodes' labels: ``FILE.labels.json``."""
-    return pairs.with_name(pairs.name.removesuffix(".npy") + ".labels.json")
+#: What ``--pairs-out`` writes, by the file's extension.
+PAIRS_FORMATS = (".npy", ".csv", ".parquet")
 
 
-def write_pairs(path: Path, labels_out: Path, pairs: Any, labels: list | None) -> None:
-    """``--pairs-out``: the matrix and, on a graph with labels, its labels' file, all or
-    nothing; a labels' file of an earlier run beside it is removed (no stale labels beside
-    a new matrix)."""
+def labels_path(pairs: Path) -> Path | None:
+    """Where ``--pairs-out FILE.npy`` writes the nodes' labels: ``FILE.labels.json``
+    (``None`` for a table, which names its nodes itself); an extension ``--pairs-out``
+    does not write is refused."""
+    suffix = pairs.suffix.lower()
+    check(suffix in PAIRS_FORMATS, "pairs-out", "must end in .npy (the n x n matrix), .csv "
+          f"or .parquet (one row per ordered pair) (got {shorten(pairs.name)!r})")
+    if suffix == ".parquet":
+        from netdp.run.sweep.table import parquet_available
+
+        check(parquet_available(), "pairs-out", "writing .parquet needs pyarrow (or "
+              "fastparquet): pip install 'netdp[parquet]'; or write .csv")
+    return pairs.with_name(pairs.name.removesuffix(".npy") + ".labels.json") \
+        if suffix == ".npy" else None
+
+
+def write_pairs(path: Path, labels_out: Path | None, report: Any) -> None:
+    """``--pairs-out``: a table of every kept accountant's pairs (``.csv``, ``.parquet``:
+    :meth:`~netdp.report.types.Report.pairs_frame`), or the first accountant's matrix
+    and, on a graph with labels, its labels' file, all or nothing; a labels' file of an
+    earlier run beside it is removed (no stale labels beside a new matrix)."""
     import numpy as np
 
+    if labels_out is None:  # a table
+        frame = report.pairs_frame()
+        with atomic_files([path], param="pairs-out") as (fh,):
+            if path.suffix.lower() == ".csv":
+                fh.write(frame.to_csv(index=False).encode("utf-8"))
+            else:
+                frame.to_parquet(fh, index=False)
+        return
+    pairs, labels = report.pairs, plain_labels(report.topology)
     if labels is None:
         with atomic_files([path], param="pairs-out", stale=[labels_out]) as (matrix,):
             np.save(matrix, pairs)
