@@ -309,3 +309,18 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["fig.png"]
     with pytest.raises(InputError, match="allowed: .png, .pdf, .svg"):
         plots.save(fig, tmp_path / "fig.gif")
+
+
+def test_plot_takes_the_simulate_flags_it_forwards(capsys, tmp_path, captured):
+    """A one-run preset takes simulate's own flags (here --steps, --mechanism), as
+    simulate reads them; a table preset refuses them (one line, exit 2)."""
+    out = tmp_path / "h.png"
+    code, _, err = run(capsys, "plot", "--preset", "heatmap", "--topology", "hypercube",
+                       "--nodes", 16, "--steps", 340, "--mechanism", "laplace", "--seed", 1,
+                       "--out", out)
+    assert code == 0, err
+    title = captured[-1].axes[0].get_title().replace("\xa0", " ")  # no-break spaces
+    assert "T = 340" in title and "hypercube" in title
+    code, _, err = run(capsys, "plot", "--preset", "privacy-vs-n", str(tmp_path), "--steps",
+                       30)
+    assert code == 2 and err.startswith("netdp plot: error: --steps: sets up one run")

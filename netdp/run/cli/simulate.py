@@ -75,32 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          argument_default=argparse.SUPPRESS)
     sim.add_argument("--config", metavar="FILE.toml", help="read parameters from a TOML file "
                      "(keys are the flag names with _ for -); flags given here override it")
-    declared: dict[str, list[tuple[str, Param, Any]]] = {}
-    common = common_specs()  # the accountants' choices and help: the registry's
-    for name, _, default in params_of(SimulationConfig):
-        declared.setdefault(name, []).append(("", common[name], default))
-    for task in TASKS.values():
-        for name, spec, default in params_of(task.section):
-            declared.setdefault(name, []).append((task.label, spec, default))
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    pairs: set[str] = set()
-    for name, owners in declared.items():
-        spec = owners[0][1]
-        group = groups.get(spec.group) or groups.setdefault(
-            spec.group, sim.add_argument_group(spec.group or "options"))
-        if name == "task":
-            add_flag(group, name, spec, _help(name, owners), choices=names())
-        elif spec.pair is not None:
-            if spec.pair not in pairs:
-                pairs.add(spec.pair)
-                lows = [o for o in owners if o[2] is not None]
-                group.add_argument(f"--{spec.pair}", nargs=2, type=number, dest=spec.pair,
-                                   metavar=("LOW", "HIGH"),
-                                   help=f"{spec.help} (default: {spec.default_text}; "
-                                   f"{', '.join(t for t, _, _ in lows)})")
-        else:
-            union = tuple(dict.fromkeys(c for _, sp, _ in owners for c in (sp.choices or ())))
-            add_flag(group, name, spec, _help(name, owners), choices=union or None)
+    add_param_flags(sim)
     out = report_outputs(sim, "; on a graph whose nodes have names of their own (a file's "
                          "labels), also FILE.labels.json: the name of each row and column")
     out.add_argument("--html", metavar="FILE.html", help="also write the run's report page: "
@@ -174,6 +149,50 @@ def report_outputs(parser: argparse.ArgumentParser,
                      + extra)
     return out
 
+
+
+def add_param_flags(parser: argparse.ArgumentParser, skip: frozenset[str] = frozenset(),
+                    prefix: str = "") -> set[str]:
+    """Every simulation parameter's flag, generated from the declarations (the common
+    ones, then each task's section), in the declarations' groups (titled ``prefix +
+    group``), none of ``skip``; a flag not given is absent from the parsed namespace.
+    The names (``dest``) added."""
+    declared: dict[str, list[tuple[str, Param, Any]]] = {}
+    common = common_specs()  # the accountants' choices and help: the registry's
+    for name, _, default in params_of(SimulationConfig):
+        declared.setdefault(name, []).append(("", common[name], default))
+    for task in TASKS.values():
+        for name, spec, default in params_of(task.section):
+            declared.setdefault(name, []).append((task.label, spec, default))
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    pairs: set[str] = set()
+    added: set[str] = set()
+    for name, owners in declared.items():
+        spec = owners[0][1]
+        if name in skip or (spec.pair is not None and spec.pair in skip):
+            continue
+        group = groups.get(spec.group)
+        if group is None:
+            group = groups.setdefault(spec.group, parser.add_argument_group(
+                prefix + (spec.group or "options")))
+            group.argument_default = argparse.SUPPRESS
+        if name == "task":
+            add_flag(group, name, spec, _help(name, owners), choices=names())
+        elif spec.pair is not None:
+            if spec.pair not in pairs:
+                pairs.add(spec.pair)
+                lows = [o for o in owners if o[2] is not None]
+                group.add_argument(f"--{spec.pair}", nargs=2, type=number, dest=spec.pair,
+                                   metavar=("LOW", "HIGH"),
+                                   help=f"{spec.help} (default: {spec.default_text}; "
+                                   f"{', '.join(t for t, _, _ in lows)})")
+                added.add(spec.pair)
+            continue
+        else:
+            union = tuple(dict.fromkeys(c for _, sp, _ in owners for c in (sp.choices or ())))
+            add_flag(group, name, spec, _help(name, owners), choices=union or None)
+        added.add(name)
+    return added
 
 def add_flag(group: argparse._ArgumentGroup, name: str, spec: Param, text: str,
              choices: tuple[str, ...] | None = None) -> None:

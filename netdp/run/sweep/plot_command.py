@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 from collections import Counter
 from pathlib import Path
@@ -146,6 +147,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "towards each observer)")
     one.add_argument("--bins", type=int, default=40, metavar="B", help="pairs: histogram "
                      "bins (default: 40)")
+    from netdp.run.cli.simulate import add_param_flags
+
+    add_param_flags(p, skip=OWN_FLAGS, prefix="one-run presets, as in simulate: ")
     p.set_defaults(handler=_plot)
 
 
@@ -213,7 +217,7 @@ def check_image(out: Path, param: str = "out") -> None:
 def _no_run_flags(args: argparse.Namespace) -> None:
     given = [name for name in ("pairs", "result", "config", "topology", "task", "protocol",
                                "nodes", "epsilon", "seed") if getattr(args, name) is not None]
-    given += ["set"] if args.set else []
+    given += (["set"] if args.set else []) + _sim_flags_given(args)
     if given:
         raise InputError(given[0], "sets up one run: use it with --preset pairs, distance, "
                          "heatmap (or --result with by-distance)")
@@ -277,11 +281,33 @@ def _hue(args: argparse.Namespace, df, default: str) -> str | None:
 # --------------------------------------------------------------------------- one run
 
 
+#: The simulation parameters plot declares itself (the others: simulate's own flags).
+OWN_FLAGS = frozenset({"topology", "task", "protocol", "nodes", "epsilon", "seed",
+                       "accountants"})
+
+
+@functools.cache
+def simulate_flags() -> frozenset[str]:
+    """The simulation parameters whose flags plot takes from simulate (not OWN_FLAGS)."""
+    from netdp.run.cli.simulate import add_param_flags
+
+    return frozenset(add_param_flags(argparse.ArgumentParser(add_help=False),
+                                     skip=OWN_FLAGS))
+
+
+def _sim_flags_given(args: argparse.Namespace) -> list[str]:
+    """The simulate flags given on the command line (absent from ``args`` otherwise)."""
+    return sorted(k for k in vars(args) if k in simulate_flags())
+
+
 def _config(args: argparse.Namespace, nodes: int | None = None):
+    from netdp.core.config import flat_params
 
     params = read_config(args.config) if args.config else {}
     read = dict(params)  # the --config file's values: never echoed
     params.update(parse_sets(args.set))
+    flags = {k: getattr(args, k) for k in _sim_flags_given(args)}
+    params.update(flat_params(flags))
     for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
@@ -292,7 +318,7 @@ def _config(args: argparse.Namespace, nodes: int | None = None):
         params["nodes"] = nodes
     if "range" in params:
         params["low"], params["high"] = params.pop("range")
-    with values_from_file(set(read) - set(parse_sets(args.set)) - {
+    with values_from_file(set(read) - set(parse_sets(args.set)) - set(flat_params(flags)) - {
             name for name in ("topology", "task", "protocol", "nodes", "epsilon", "seed")
             if getattr(args, name) is not None} | (
                 {"low", "high", "range"} if {"low", "high", "range"} & set(read) else set())):
@@ -461,7 +487,7 @@ def _by_distance(args: argparse.Namespace):
                          "--result FILE.json (repeatable)")
     given = [name for name in ("pairs", "config", "topology", "task", "protocol", "nodes",
                                "epsilon", "seed") if getattr(args, name) is not None]
-    given += ["set"] if args.set else []
+    given += (["set"] if args.set else []) + _sim_flags_given(args)
     if given:
         raise InputError(given[0], "--preset by-distance runs nothing: it reads the runs "
                          "given by --result")
