@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.0"
-
 from netdp.core._cache import configure_numba_cache  # noqa: E402  (before any numba import)
+from netdp.core.version import __version__
 
 configure_numba_cache(__version__)  # compiled kernels go to a user cache, not site-packages
 

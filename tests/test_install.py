@@ -143,6 +143,19 @@ def _run(args: list[str], env: dict[str, str], cwd: Path) -> str:
     return proc.stdout
 
 
+def _commit_all(folder: Path) -> str | None:
+    """Make ``folder`` a git repository of one commit; its hash (``None`` without git)."""
+    if shutil.which("git") is None:
+        return None
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True,
+                       timeout=TIMEOUT)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, check=True, text=True,
+                          capture_output=True, timeout=TIMEOUT).stdout.strip()
+
+
 def _kernel_caches(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*") if p.suffix in KERNEL_CACHE_SUFFIXES}
 
@@ -166,10 +179,13 @@ def test_install_run_reinstall_editable_run(tmp_path: Path) -> None:
     _skip_unless_offline_build_possible()
     if not (REPO / "pyproject.toml").is_file():
         pytest.skip("not run from a checkout: no pyproject.toml to install from")
-    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dynamic"] == [
+        "version"]  # read from netdp.core.version, the one place it is written
+    version = importlib.import_module("netdp.core.version").__version__
 
     src = tmp_path / "src"
     shutil.copytree(REPO, src, ignore=_ignore_for_copy, symlinks=True)
+    head = _commit_all(src)  # a clone of its own: the build records its commit
     work = tmp_path / "work"  # the inner runs' cwd: `python -m` puts it first on sys.path
     work.mkdir()
     cache_root = tmp_path / "netdp-cache"
@@ -210,6 +226,9 @@ def test_install_run_reinstall_editable_run(tmp_path: Path) -> None:
     assert Path(_run(where, env, work).strip()) == purelib / "netdp" / "__init__.py"
     first = json.loads(_run([python, *SIMULATE], env, work))
     assert not _not_installed_by_pip(purelib), "files written into the installed package"
+    if head is not None:  # the installed copy names the commit it was built from
+        assert (first["provenance"]["commit"], first["provenance"]["dirty"]) == (head, False)
+        assert not (src / "netdp" / "core" / "build_commit.json").exists()  # build dir only
     numba_dir = cache_root / f"numba-{version}-py{sys.version_info.major}{sys.version_info.minor}"
     cached = _kernel_caches(numba_dir)
     assert cached, f"no numba cache under {numba_dir}"

@@ -8,10 +8,10 @@ from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from netdp import __version__
 from netdp.core.jsonable import jsonable
 from netdp.core.provenance import provenance
 from netdp.core.table_rows import frame, result_row
+from netdp.core.version import __version__
 
 
 class Documented:

@@ -5,8 +5,9 @@ Python, the platform, the host).
 every sweep row (``provenance_<key>`` columns) and every sweep manifest. The dependencies'
 versions come from their installed metadata (:mod:`importlib.metadata`): nothing is
 imported. The git commit is asked of ``git`` in netdp's own folder, once per process and
-with a short timeout; outside a checkout of netdp (an installed wheel), or without git, it
-is ``None``, never an error.
+with a short timeout; outside a checkout of netdp (an installed wheel) it is the commit the
+wheel was built from where the build recorded one (``setup.py``, from a clone), else
+``None``, never an error.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from netdp import __version__
+from netdp.core.version import __version__, built_from
 
 #: The distributions whose versions are recorded: ``{key: distribution name}``.
 DEPENDENCIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba",
@@ -46,6 +47,8 @@ def provenance() -> dict[str, Any]:
 @functools.cache
 def _provenance() -> tuple[tuple[str, Any], ...]:
     commit, dirty = git_state(SOURCE)
+    if commit is None:  # an installed copy: the commit it was built from, if recorded
+        commit, dirty = built_from()
     out: dict[str, Any] = {"netdp": __version__, "commit": commit, "dirty": dirty,
                            "python": platform.python_version(),
                            "platform": platform.platform(), "host": socket.gethostname()}

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from netdp import __version__
 from netdp.core.provenance import provenance
+from netdp.core.version import __version__
 
 #: The first columns of every row of a sweep table.
 FIRST = ("config_hash", "seed", "status", "version", "runtime_s")
@@ -237,19 +237,26 @@ def frame(rows: Sequence[Mapping[str, Any]]):
     return tidy(pd.DataFrame(list(rows), columns=list(columns)))
 
 
-def pairs_frame(matrix: Any, labels: Sequence[Any], **columns: Any):
-    """A DataFrame of an ``n x n`` matrix ``M[u, v] = ε(u → v)``, one row per ordered pair
-    ``u != v`` (row-major): ``target`` (``labels[u]``), ``observer`` (``labels[v]``),
-    ``epsilon``, then ``columns`` (the same value on every row)."""
+def pairs_frame(matrices: Mapping[Any, Any], labels: Sequence[Any],
+                deltas: Mapping[Any, Any], **columns: Any):
+    """A DataFrame of ``n x n`` matrices ``M[u, v] = ε(u → v)``, one row per ordered pair
+    ``u != v`` (row-major) and matrix: ``target`` (``labels[u]``, whose contribution is at
+    stake), ``observer`` (``labels[v]``), ``epsilon`` (``inf``: unprotected; NaN: no
+    figure), ``accountant`` (the matrix's key), ``delta`` (``deltas[key]``), then
+    ``columns`` (the same value on every row)."""
     import numpy as np
     import pandas as pd
 
-    matrix = np.asarray(matrix, dtype=float)
-    target, observer = np.nonzero(~np.eye(matrix.shape[0], dtype=bool))
-    names = np.empty(matrix.shape[0], dtype=object)
-    names[:] = list(labels)
-    return pd.DataFrame({"target": names[target], "observer": names[observer],
-                         "epsilon": matrix[target, observer], **columns})
+    frames = []
+    for name, matrix in matrices.items():
+        matrix = np.asarray(matrix, dtype=float)
+        target, observer = np.nonzero(~np.eye(matrix.shape[0], dtype=bool))
+        names = np.empty(matrix.shape[0], dtype=object)
+        names[:] = list(labels)
+        frames.append(pd.DataFrame({"target": names[target], "observer": names[observer],
+                                    "epsilon": matrix[target, observer], "accountant": name,
+                                    "delta": deltas.get(name), **columns}))
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 #: The utility figures a one-line summary shows first, when a result has them.

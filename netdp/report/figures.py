@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from netdp import __version__
 from netdp.core.errors import InputError
 from netdp.core.files import atomic
+from netdp.core.version import __version__
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -328,34 +328,19 @@ class Report:
         return frame([table_row(self.to_dict(), config_hash(self.config))])
 
     def pairs_frame(self):
-        """The kept pairwise losses as a DataFrame, one row per ordered pair ``u → v``
-        (``u != v``) and accountant: ``target`` (``u``, whose contribution is at stake),
-        ``observer`` (``v``), both as the graph's node labels; ``epsilon`` = ε(u → v)
-        (mean over the runs; ``inf``: unprotected; NaN where the tracker has no figure),
-        and the ``accountant`` and ``delta`` it is stated at (every accountant of
-        ``privacy.empirical`` whose matrix the tracker kept, in their order; the first
-        alone where it keeps one).
-
-        Raises
-        ------
-        ValueError
-            When the pairs were not kept: ``netdp.simulate(config, keep_pairs=True)``
-            keeps them.
-        """
+        """The kept pairwise losses, one row per ordered pair ``u → v`` and accountant
+        (every accountant whose matrix the tracker kept, else the first):
+        :func:`netdp.core.table_rows.pairs_frame` with the node labels, each accountant's
+        δ and the seed. ``ValueError`` when none were kept (``keep_pairs=True`` keeps
+        them)."""
         if self.pairs is None:
             raise ValueError("this report kept no pairwise losses: run "
                              "netdp.simulate(config, keep_pairs=True) to keep them "
                              "(netdp simulate --pairs-out FILE.npy on the command line)")
         empirical = self.privacy.to_dict().get("empirical") or [{}]
-        matrices = self.pair_matrices or {empirical[0].get("accountant"): self.pairs}
-        deltas = {e.get("accountant"): e.get("delta") for e in empirical}
-        frames = [pairs_frame(m, self.labels, accountant=name, delta=deltas.get(name),
-                              seed=self.seed) for name, m in matrices.items()]
-        if len(frames) == 1:
-            return frames[0]
-        import pandas as pd
-
-        return pd.concat(frames, ignore_index=True)
+        return pairs_frame(self.pair_matrices or {empirical[0].get("accountant"): self.pairs},
+                           self.labels, {e.get("accountant"): e.get("delta") for e in empirical},
+                           seed=self.seed)
 
     def __repr__(self) -> str:
         """One line: task, topology, runs and seed, the utility's and the privacy's

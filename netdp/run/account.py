@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netdp import __version__
 from netdp.core import arguments
 from netdp.core.config import flat_params
 from netdp.core.errors import InputError, check
@@ -29,6 +28,7 @@ from netdp.core.params import MAX_SIGMA, MIN_SIGMA, params_of
 from netdp.core.sections import COLUMN, DATA_FILE
 from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
+from netdp.core.version import __version__
 from netdp.engine import gossip_log, trace_log
 from netdp.engine.faults import from_config
 from netdp.engine.trace import Trace

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from netdp import __version__
 from netdp.adversary.network import AttackReport, adversary_of
 from netdp.core import arguments
 from netdp.core import progress as bars
@@ -23,6 +22,7 @@ from netdp.core.errors import InputError
 from netdp.core.files import check_file_name
 from netdp.core.setup import Setup, Streams
 from netdp.core.simulation_config import SimulationConfig
+from netdp.core.version import __version__
 from netdp.engine.trace import Trace
 from netdp.report.types import (
     FaultsReport,

@@ -17,10 +17,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from netdp import __version__
 from netdp.core.errors import InputError, shorten, without_value
 from netdp.core.files import write_atomic
 from netdp.core.reading import read_json
+from netdp.core.version import __version__
 from netdp.report.html import (
     Section,
     code_block,

@@ -20,11 +20,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from netdp import __version__
 from netdp.core import progress
 from netdp.core._cache import warn_when_compiling
 from netdp.core.errors import InputError
 from netdp.core.reading import loads_toml
+from netdp.core.version import __version__
 
 #: name -> (one-line help, module that adds the command's arguments with ``register``)
 COMMANDS: dict[str, tuple[str, str]] = {

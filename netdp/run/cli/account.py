@@ -14,8 +14,8 @@ from netdp.core.files import check_distinct, check_file_name, check_not_inputs, 
 from netdp.report import figures
 from netdp.run.account import account
 from netdp.run.cli import node, number, parse_sets
+from netdp.run.cli.param_flags import add_flag
 from netdp.run.cli.simulate import (
-    add_flag,
     check_writable,
     labels_path,
     read_files,

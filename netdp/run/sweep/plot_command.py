@@ -147,7 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "towards each observer)")
     one.add_argument("--bins", type=int, default=40, metavar="B", help="pairs: histogram "
                      "bins (default: 40)")
-    from netdp.run.cli.simulate import add_param_flags
+    from netdp.run.cli.param_flags import add_param_flags
 
     add_param_flags(p, skip=OWN_FLAGS, prefix="one-run presets, as in simulate: ")
     p.set_defaults(handler=_plot)
@@ -289,7 +289,7 @@ OWN_FLAGS = frozenset({"topology", "task", "protocol", "nodes", "epsilon", "seed
 @functools.cache
 def simulate_flags() -> frozenset[str]:
     """The simulation parameters whose flags plot takes from simulate (not OWN_FLAGS)."""
-    from netdp.run.cli.simulate import add_param_flags
+    from netdp.run.cli.param_flags import add_param_flags
 
     return frozenset(add_param_flags(argparse.ArgumentParser(add_help=False),
                                      skip=OWN_FLAGS))

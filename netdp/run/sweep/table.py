@@ -35,12 +35,12 @@ import time
 from pathlib import Path
 from typing import IO
 
-from netdp import __version__
 from netdp.core.errors import InputError, check, one_line, shorten
 from netdp.core.files import atomic, cannot_write, write_atomic
 from netdp.core.provenance import provenance
 from netdp.core.reading import check_regular
 from netdp.core.table_rows import FIRST, table_row, tidy
+from netdp.core.version import __version__
 from netdp.report.config_hash import config_hash as config_hash_of
 from netdp.tasks import make_config, param_specs
 
