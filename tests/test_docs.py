@@ -80,6 +80,36 @@ def test_clidoc_covers_every_command_and_detects_a_stale_page(tmp_path, capsys):
 
 # --------------------------------------------------------------------------- quickstart
 
+def _layout_block(readme: str) -> str:
+    start = readme.index("<!-- generated: python -m netdp.run.layout")
+    start = readme.index("\n", start) + 1
+    return readme[start:readme.index("<!-- /generated -->", start)]
+
+
+def test_readme_layout_is_the_package_s(tmp_path, monkeypatch):
+    """The README's Layout section is what `python -m netdp.run.layout` generates from the
+    subpackages' docstrings (every folder named exists; every subpackage is listed); a
+    folder renamed in the README, or a new subpackage, is caught."""
+    from netdp.run import layout
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert _layout_block(readme) == layout.layout()
+    for folder in re.findall(r"`(netdp/[a-z_]+)/`", _layout_block(readme)):
+        assert (REPO / folder / "__init__.py").is_file(), folder
+    stale = readme.replace("`netdp/tracking/`", "`netdp/privacy/`")
+    assert _layout_block(stale) != layout.layout()
+    for sub in [p for p in layout.PACKAGE.iterdir() if (p / "__init__.py").is_file()] + [
+            tmp_path / "extra"]:  # the package's subpackages and a new one
+        (tmp_path / sub.name).mkdir(exist_ok=True)
+        (tmp_path / sub.name / "__init__.py").write_text(
+            '"""A new subpackage."""\n' if sub.name == "extra" else
+            (sub / "__init__.py").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(layout, "PACKAGE", tmp_path)
+    grown = layout.layout()
+    assert "  - `netdp/extra/` A new subpackage.\n" in grown
+    assert _layout_block(readme) != grown
+
+
 def test_quickstart_commands_parse():
     text = (DOCS / "quickstart.md").read_text(encoding="utf-8")
     commands = _command_lines(text)

@@ -1,1 +1,2 @@
-"""netdp.data.values."""
+"""The users' data: values drawn from distributions, read from files and datasets, and their
+attributes."""

@@ -1,0 +1,1 @@
+"""Decentralized learning for the sgd task: models, training data and learning curves."""

@@ -1,1 +1,2 @@
-"""netdp.report."""
+"""The result model (typed reports, `types.py`) and its presentation: text rows, HTML pages,
+figures."""

@@ -1,1 +1,2 @@
-"""netdp.tracking."""
+"""Trackers: the pairwise privacy loss of each run's trace, observer by observer, and its
+summaries."""
