@@ -193,19 +193,58 @@ def sweep_page(folder: str | Path, command: str | None = None) -> str:
         raise InputError("PATH", f"{str(folder)!r} is not a sweep folder (no sweep.json); "
                          "make one with `netdp sweep SPEC.toml --out DIR`")
     frame = table_.dataframe()
-    sections = [_spec_section(table_.path, manifest, command),
-                provenance_section(manifest, "sweep"), _results_section(frame, manifest)]
+    sections = [_sweep_answer(frame, manifest)]
     figures = _sweep_figures(frame)
     if figures:
         sections.append(Section("figures", "Figures", figures))
+    sections.append(_results_section(frame, manifest))
     failed = _failures(frame)
     if failed is not None:
         sections.append(failed)
+    sections += [_spec_section(table_.path, manifest, command),
+                 provenance_section(manifest, "sweep")]
     name = manifest.get("description") or manifest.get("spec_file") or str(folder)
     subtitle = (f"{len(frame):,} of {manifest.get('runs', '?')} runs in {folder}; every figure "
                 "and table of this page is in this one file.")
     return document(f"netdp sweep: {name}", subtitle, sections,
                     f"Written by netdp {__version__}.")
+
+
+def _sweep_answer(frame: Any, manifest: Mapping[str, Any]) -> Section:
+    """The answer first: how much of the sweep ran (partial, failed, unequal seeds), and
+    each accountant's mean pairwise loss over the grid points against the LDP baseline's
+    (the smallest and largest ratio, and where)."""
+    total = manifest.get("runs")
+    done = int((frame["status"] == "ok").sum()) if "status" in frame else len(frame)
+    facts = [f"{done:,} of {total if total is not None else '?'} runs finished"
+             + ("" if total is None or done >= total else " (a partial sweep: the figures "
+                "are over the runs that finished)")]
+    means = grid_means(frame, manifest) if done else None
+    lines = []
+    if means is not None:
+        seeds = means["seeds"]
+        facts.append(f"{len(means):,} grid points, "
+                     + (f"{int(seeds.iloc[0])} seeds each" if seeds.nunique() == 1 else
+                        f"unequal seeds: {int(seeds.min())} to {int(seeds.max())} per point"))
+        names = [c for c in means.columns if c.endswith("_mean") and c != "ldp_mean"]
+        for col in names if "ldp_mean" in means.columns else []:
+            ratio = (means["ldp_mean"] / means[col]).replace([float("inf")], float("nan"))
+            if ratio.notna().any():
+                lo, hi = ratio.idxmin(), ratio.idxmax()
+                lines.append(f"{col.removesuffix('_mean')}: the mean pairwise loss is "
+                             f"{ratio[lo]:.3g}x to {ratio[hi]:.3g}x below the LDP baseline's "
+                             f"mean over the grid points (least at {_point(means, lo)}, most "
+                             f"at {_point(means, hi)})")
+    body = "".join(f'<p class="answer-main">{esc(line)}.</p>' for line in lines)
+    body += "<ul>" + "".join(f"<li>{esc(f)}</li>" for f in facts) + "</ul>"
+    return Section("answer", "The answer", f'<div class="answer">{body}</div>')
+
+
+def _point(means: Any, key: Any) -> str:
+    """A grid point in words: ``nodes=100, eps0=0.1``."""
+    names = list(means.index.names)
+    values = key if isinstance(key, tuple) else (key,)
+    return ", ".join(f"{n}={number(v)}" for n, v in zip(names, values, strict=False))
 
 
 def _spec_section(path: Path, manifest: Mapping[str, Any], command: str | None) -> Section:

@@ -222,7 +222,7 @@ def test_attack_and_audit_results_render(tmp_path, capsys):
 
 def test_sweep_page_has_spec_results_theory_and_preset_figures(tiny_sweep):
     page = _page(tiny_sweep["html"])
-    assert page.sections == ["command", "provenance", "results", "figures"]
+    assert page.sections == ["answer", "figures", "results", "command", "provenance"]
     check_accessible(page)
     assert [f.key for f in page.figures] == ["fig-privacy-vs-n", "fig-utility-vs-eps"]
     assert page.svgs == 2 and not remote(page.urls)
@@ -234,6 +234,28 @@ def test_sweep_page_has_spec_results_theory_and_preset_figures(tiny_sweep):
     assert page.table("Grid axes").rows == 2
     assert page.table("Provenance of this sweep").rows >= 5  # the manifest's
     assert "netdp sweep" in page.text and "Runs by status: 12 ok." in page.text
+
+
+def test_the_sweep_page_opens_with_the_answer(tiny_sweep):
+    """How much ran, the seeds per point, and each accountant's mean loss against the LDP
+    baseline's over the grid (its least and most amplified points); a partial sweep and
+    unequal seeds are said."""
+    from netdp.run.page import _sweep_answer
+    from netdp.run.sweep.summary import grid_means
+    from netdp.run.sweep.table import ResultTable
+
+    table = ResultTable(tiny_sweep["out"], param="PATH")
+    frame, manifest = table.dataframe(), table.manifest()
+    text = Page(_sweep_answer(frame, manifest).html()).text
+    assert "12 of 12 runs finished" in text and "6 grid points, 2 seeds each" in text
+    means = grid_means(frame, manifest)
+    for name in ("kov", "rdp"):
+        ratio = means["ldp_mean"] / means[f"{name}_mean"]
+        assert (f"{name}: the mean pairwise loss is {ratio.min():.3g}x to {ratio.max():.3g}x "
+                "below the LDP baseline's mean") in text
+    part = Page(_sweep_answer(frame.iloc[1:], manifest).html()).text
+    assert "11 of 12 runs finished (a partial sweep" in part
+    assert "unequal seeds: 1 to 2 per point" in part
 
 
 def test_report_command_on_the_tiny_sweep_gives_the_same_tables(tiny_sweep, tmp_path):

@@ -1,0 +1,98 @@
+"""Every command block of the docs whose output the page shows, run again: each line the
+page prints is in the command's output (issue 40: every number in the docs regenerated
+by a test).
+
+A page shows a command in a ``bash`` block and its output in the ``text`` block right
+after it. Each such pair whose block is one ``netdp`` command (``\\`` continuations
+joined) runs in the slow tier, in a fresh folder, and every line of the shown output but
+the timings (and elisions, ``...``) must appear in the real output, in order. The default
+tier checks the comparison itself on a cheap command, and that it fails on a planted
+stale number.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+#: Lines that carry a wall time or a machine's speed: not compared.
+TIMED = re.compile(r"hops in \S+ s\b|^\s*time: |\b[0-9.]+ ?s\)?$|seconds|runtime|"
+                   r"\(\d+(\.\d+)? s\b|took \S+ s\b|in [0-9.]+ s\b")
+TIMEOUT = 900
+
+
+def shown_commands() -> list[tuple[str, str, str]]:
+    """``(id, command, shown output)`` of every one-command block followed by its output."""
+    out = []
+    for page in [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]:
+        blocks = FENCE.findall(page.read_text(encoding="utf-8"))
+        for i, (kind, body) in enumerate(blocks[:-1]):
+            if kind not in ("bash", "") or blocks[i + 1][0] != "text":
+                continue
+            lines = [line for line in body.replace("\\\n", " ").splitlines()
+                     if line.strip() and not line.lstrip().startswith("#")]
+            if len(lines) != 1 or not re.match(r"(python -m )?netdp ", lines[0].strip()):
+                continue
+            out.append((f"{page.name}:{i}", lines[0].split(" #")[0].strip(), blocks[i + 1][1]))
+    return out
+
+
+def argv(command: str) -> list[str]:
+    words = shlex.split(command)
+    rest = words[3:] if words[:3] == ["python", "-m", "netdp"] else words[1:]
+    return [sys.executable, "-m", "netdp", *rest]
+
+
+def missing(shown: str, printed: str) -> list[str]:
+    """The shown lines (timings and elisions aside) that the printed output lacks, in
+    order; the version in a header line is free."""
+    def norm(line: str) -> str:
+        return re.sub(r"netdp \d+\.\d+\.\d+", "netdp VERSION", " ".join(line.split()))
+
+    have = [norm(line) for line in printed.splitlines()]
+    want = [norm(line) for line in shown.splitlines()
+            if line.strip() and not TIMED.search(line) and "..." not in line]
+    out, at = [], 0
+    for line in want:
+        try:
+            at = have.index(line, at) + 1
+        except ValueError:
+            out.append(line)
+    return out
+
+
+CASES = shown_commands()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("where", "command", "shown"), CASES, ids=[c[0] for c in CASES])
+def test_each_shown_output_is_what_the_command_prints(where, command, shown, tmp_path):
+    proc = subprocess.run(argv(command), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=TIMEOUT, env=None)
+    assert proc.returncode == 0, (where, proc.stderr[-2000:])
+    gone = missing(shown, proc.stdout)
+    assert not gone, f"{where}: `{command}` no longer prints:\n" + "\n".join(gone[:10])
+
+
+BOUNDS = "python -m netdp bounds --eps0 0.1 --delta 1e-7 --curve complete-ldp-chernoff"
+
+
+def test_the_check_passes_a_fresh_output_and_catches_a_planted_stale_number(tmp_path):
+    """The quickstart's bounds command (a second): its shown output passes; the same with
+    one digit changed does not. And the docs hold such pairs (the slow tier's cases)."""
+    case = next(c for c in CASES if c[1].startswith(BOUNDS))
+    proc = subprocess.run(argv(case[1]), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    assert not missing(case[2], proc.stdout)
+    stale = re.sub(r"9\.176", "9.177", case[2], count=1)
+    assert stale != case[2] and missing(stale, proc.stdout) == [
+        " ".join(line.split()) for line in stale.splitlines() if "9.177" in line][:1]
+    assert len(CASES) >= 15
