@@ -219,6 +219,9 @@ def _sweep_answer(frame: Any, manifest: Mapping[str, Any]) -> Section:
     facts = [f"{done:,} of {total if total is not None else '?'} runs finished"
              + ("" if total is None or done >= total else " (a partial sweep: the figures "
                 "are over the runs that finished)")]
+    errors = int((frame["status"] == "error").sum()) if "status" in frame else 0
+    if errors:
+        facts.append(f"{errors:,} run(s) ended with an error (listed below)")
     means = grid_means(frame, manifest) if done else None
     lines = []
     if means is not None:

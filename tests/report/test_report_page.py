@@ -297,7 +297,10 @@ def test_a_sweep_with_a_failed_run_lists_it(tiny_sweep, tmp_path):
     html = tmp_path / "f.html"
     assert main(["report", str(folder), "--html", str(html)]) == 0
     page = _page(html)
-    assert page.sections[-1] == "failures"
+    assert page.sections == ["answer", "figures", "results", "failures", "command",
+                             "provenance"]
+    assert "12 of 12 runs finished" in page.text
+    assert "1 run(s) ended with an error (listed below)" in page.text
     assert page.table("Runs that ended with an error").rows == 1
     assert "InputError: planted" in page.text and "12 ok, 1 error" in page.text
     assert page.table("Mean over seeds of each grid point").rows == 6  # no error averaged in

@@ -78,12 +78,27 @@ def test_every_band_has_a_legend_entry_in_one_legend_below_the_axes():
     assert len(bands) == 4  # two groups x two accountants, each with its min-max band
     texts = legend_texts(fig)
     assert "shaded: min–max over pairs and seeds" in texts
-    assert {"ε0 = 0.1", "ε0 = 0.4", "kov (empirical)", "rdp (empirical)", "LDP"} <= set(texts)
+    # each accountant says the δ of its figures (no convention column here)
+    assert {"ε0 = 0.1", "ε0 = 0.4", "kov (δ from 2e-05 to 2.8e-05)",
+            "rdp (δ from 2e-05 to 2.8e-05)", "LDP"} <= set(texts)
     (legend,) = legends(fig)  # groups and series in one legend, not two far apart
     renderer = drawn(fig)
     box, axes = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
     assert box.y1 <= axes.y0  # below the axes, not a column beside them
     assert axes.width >= 0.8 * fig.bbox.width
+
+
+def test_each_accountant_s_legend_names_its_convention_and_delta():
+    """With the table's convention column: ``kov (sound convention, δ = 1e-06)``; the
+    table without δ nor convention says ``empirical``."""
+    df = _sweep_table().assign(convention="sound")
+    for acc in ("kov", "rdp"):
+        df[f"{acc}_delta"] = 1e-6
+    texts = legend_texts(plots.privacy_vs_n(df))
+    assert {"kov (sound convention, δ = 1e-06)", "rdp (sound convention, δ = 1e-06)"} <= set(
+        texts)
+    bare = _sweep_table().drop(columns=["kov_delta", "rdp_delta"])
+    assert "kov (empirical)" in legend_texts(plots.privacy_vs_n(bare))
 
 
 def test_a_column_without_pairs_names_its_band_over_seeds():
@@ -191,3 +206,13 @@ def test_the_python_pairs_figure_is_the_commands(one_run):
     assert title.startswith("Pairwise privacy losses of one run\nsum on complete")
     assert "δ0 = 1e-06" in title and "seed 4" in title
     assert any(t.startswith("LDP (mean over nodes): ") for t in from_python["legends"])
+
+
+def test_unequal_runs_per_point_are_said_on_the_figure():
+    """A point with fewer runs (a partial sweep, a failed run) is marked in the title; a
+    complete table says nothing."""
+    df = _sweep_table()
+    assert "unequal" not in plots.privacy_vs_n(df).axes[0].get_title()
+    part = df.drop(index=df.index[0])
+    assert "unequal runs per point: 1 to 2 (a partial sweep or failed runs)" in \
+        plots.privacy_vs_n(part).axes[0].get_title()

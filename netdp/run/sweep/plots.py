@@ -316,6 +316,7 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     drawn_groups: list[tuple[int, tuple]] = []
     drawn_series: list[Series] = []
     bands: list[str] = []
+    runs: list[int] = []  # the data series' runs per point: unequal ones are said
     for i, (values, sub) in enumerate(groups):
         color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
         glabel = _group_label(keys, values) if keys else ""
@@ -325,6 +326,8 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
             agg = aggregate(sub, x, s)
             if agg.empty:
                 continue
+            if s.role == "data":
+                runs += agg["runs"].astype(int).tolist()
             label = (None if split else ", ".join(p for p in (
                 s.label if len(series) > 1 or not glabel else "", glabel) if p) or s.label)
             if categorical:  # dodged points with min/max error bars, no connecting line
@@ -356,6 +359,9 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     if categorical:
         ax.set_xticks(range(len(ticks)), ticks, rotation=30 if len(ticks) > 4 else 0)
         ax.set_xlim(-0.6, len(ticks) - 0.4)
+    if runs and min(runs) < max(runs):  # a partial sweep, failed runs, unequal seeds
+        title += (f"\nunequal runs per point: {min(runs)} to {max(runs)} (a partial sweep "
+                  "or failed runs)")
     style_axes(ax, xlabel or LABELS.get(x, x), ylabel, logx and not categorical, logy,
                 title)
     if split:
@@ -400,7 +406,7 @@ def privacy_series(df: pd.DataFrame, names: Sequence[str] | None = None, ldp: bo
     if not found:
         raise InputError("y", "the table has no empirical privacy columns (A_mean, A_min, "
                          "A_max); was pairwise tracking on?")
-    out = [Series(f"{a} (empirical)", f"{a}_mean", f"{a}_min", f"{a}_max",
+    out = [Series(f"{a} ({_how(df, a)})", f"{a}_mean", f"{a}_min", f"{a}_max",
                   band="min–max over pairs and seeds") for a in found]
     if ldp and "ldp_mean" in df:
         out.append(Series("LDP", "ldp_mean", role="ldp"))
@@ -408,6 +414,17 @@ def privacy_series(df: pd.DataFrame, names: Sequence[str] | None = None, ldp: bo
     out += [Series(f"theory {name}" + (f" ({given})" if given else ""), f"theory_{name}",
                    role="theory") for name in theory]
     return out
+
+
+def _how(df: pd.DataFrame, accountant: str) -> str:
+    """What an accountant's figures are, for its legend: the convention (``sound``: a
+    bound of the view; ``reference``: the paper's method, each pair at its own δ) and the
+    δ of its column ``A_delta``; ``empirical`` where the table records neither."""
+    conventions = sorted(str(c) for c in df["convention"].dropna().unique()) \
+        if "convention" in df else []
+    parts = [f"{' and '.join(conventions)} convention"] if conventions else []
+    given = _delta_text(df, [f"{accountant}_delta"])
+    return ", ".join(parts + [given]) if parts or given else "empirical"
 
 
 def privacy_label(df: pd.DataFrame, series: Sequence[Series]) -> str:
