@@ -14,7 +14,12 @@ true view is a projection of that larger one (the extra ``c = 0`` mechanisms' ou
 forgotten), so its loss is at most the larger one's. The ``c = 0`` part is the same for
 every node: its spectrum is built once per observer, and each node multiplies in its few
 end windows' spectra (:func:`compose_shared`, the Fourier composition of
-:func:`~netdp.accounting.mixture_rows.compose_rows` with shared factors).
+:func:`~netdp.accounting.mixture_rows.compose_rows` with shared factors). Nodes whose end
+windows have the same PMFs (most often none, beyond a few hundred nodes) share one row;
+windows with the same reports and hidden positions share their PMFs and spectra across
+observers. :func:`run_seconds` estimates the cost before any of it: the caller
+(:func:`netdp.tracking.shuffle.walk_histogram_losses`) leaves the PLDs out beyond
+:data:`~netdp.tracking.report_plds.RUN_SECONDS` and says so.
 """
 
 from __future__ import annotations
