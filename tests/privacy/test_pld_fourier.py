@@ -159,6 +159,7 @@ def _complete_cases(seeds) -> list[str]:
     return [v for seed in seeds for v in case(seed) if " pld " in v]
 
 
+@pytest.mark.slow  # 35 s: 20 property cases twice
 def test_the_check_catches_the_wraparound_tail_dropped(monkeypatch):
     """Windows that cut into the composition (``TAIL_SHARE`` of 10 δ) stay sound while the
     mass above the window is put back at +∞; drop it and the property test finds pairs
