@@ -70,6 +70,7 @@ def test_serial_sweep_writes_one_row_per_run_equal_to_simulate(small_serial, cap
     assert len(list((out / "rows").iterdir())) == len(ResultTable(out).parts())
 
 
+@pytest.mark.slow  # 39 s, mostly the local cluster's start-up (the default tier's largest)
 def test_dask_gives_the_same_values_as_serial(small_serial, tmp_path):
     spec_path, serial_out = small_serial
     spec = load_spec(spec_path)
