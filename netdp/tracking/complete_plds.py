@@ -79,22 +79,26 @@ def observer_plds(n: int, v: int, reports: np.ndarray, first: np.ndarray,
     hidden = hidden_positions(reports, first, last)
     keys = [(r, size, n, float(eps0), h, spare, rare)
             for r, size in zip(reports.tolist(), hidden.tolist(), strict=True)]
-    # each node: every window at c = 0, and its end windows at their own c
-    extras: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    # each node: every window at c = 0, and its end windows at their own c (only the
+    # nodes that end a window are visited: the others all take the first row)
+    extras: dict[int, list[tuple[int, int]]] = {}
     for e in np.flatnonzero((first >= 0) | (last >= 0)).tolist():
         for u in {int(first[e]), int(last[e])} - {-1, v}:
             c = int(ends_count(first[e:e + 1], last[e:e + 1], reports[e:e + 1], u)[0])
             if c:
-                extras[u].append((e, c))
-    # nodes whose end windows have the same PMFs (most often none) share one row
-    rows: dict[tuple[Any, ...], list[int]] = {}
-    for u in range(n):
-        if u != v:
-            rows.setdefault(tuple(sorted((keys[e], c) for e, c in extras[u])), []).append(u)
-    groups = list(rows.values())
-    eps = compose_shared(keys, [extras[g[0]] for g in groups], h, target)
-    for g, value in zip(groups, eps.tolist(), strict=True):
-        out[g] = value
+                extras.setdefault(u, []).append((e, c))
+    # nodes whose end windows have the same PMFs share one row
+    rows: dict[tuple[Any, ...], list[int]] = {} if len(extras) == n - 1 else {(): []}
+    for u, more in extras.items():
+        rows.setdefault(tuple(sorted((keys[e], c) for e, c in more)), []).append(u)
+    signatures = list(rows)
+    eps = compose_shared(keys, [extras[rows[sig][0]] if sig else [] for sig in signatures],
+                         h, target)
+    if () in rows:  # every node without an end window
+        out[:] = eps[signatures.index(())]
+    for sig, value in zip(signatures, eps.tolist(), strict=True):
+        out[rows[sig]] = value
+    out[v] = 0.0
     return out
 
 
