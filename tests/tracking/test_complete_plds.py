@@ -50,15 +50,23 @@ def test_nodes_with_the_same_end_windows_share_a_row():
     assert any(not x for x in extras)  # the base row is used (a node ends no window)
 
 
-def test_the_estimate_leaves_out_large_runs_without_sorting_their_windows():
+def test_the_estimate_leaves_out_large_runs_without_sorting_their_windows(monkeypatch):
     """At n = 10^5 the per-observer part alone is over the budget: the estimate says so
-    (and the tracker keeps the KOV figure, marked)."""
+    without the sort of every window that counts the distinct ones (a small run does
+    count them)."""
+    sorts = []
+    real = np.unique
+    monkeypatch.setattr(np, "unique", lambda *a, **k: sorts.append(1) or real(*a, **k))
     n = 100_000
     own = np.repeat(np.arange(n), 100)
     reports = np.full(own.size, n)
     ends = np.zeros(own.size, np.int64)
     seconds = complete_plds.run_seconds(n, own, reports, ends, ends, 1.0, np.arange(n))
-    assert seconds > complete_plds.RUN_SECONDS
+    assert seconds > complete_plds.RUN_SECONDS and not sorts
+    w = windows_of(20, 400, 1)
+    small = complete_plds.run_seconds(20, w.own, w.reports, w.first, w.last, 1.0,
+                                      np.arange(20))
+    assert small < complete_plds.RUN_SECONDS and sorts
 
 
 def test_the_estimated_fft_length_is_near_the_one_used(monkeypatch):
