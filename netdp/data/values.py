@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import math
 from pathlib import Path
@@ -120,25 +121,43 @@ def population_variance(values: np.ndarray) -> float:
 
 def statsmodels_file(relative: str, name: str) -> Path:
     """A data file shipped inside the installed ``statsmodels`` wheel
-    (``statsmodels/datasets/<relative>``), for the table ``name``."""
+    (``statsmodels/datasets/<relative>``), for the table ``name`` (the ``datasets`` extra:
+    netdp's core install leaves statsmodels out)."""
     spec = importlib.util.find_spec("statsmodels")
     if spec is None or not spec.submodule_search_locations:
-        raise InputError("dataset", f"{name} ships with statsmodels: pip install statsmodels")
+        raise InputError("dataset", f"{name} ships with statsmodels, which netdp's core "
+                         "install leaves out: pip install 'netdp[datasets]'")
     return Path(next(iter(spec.submodule_search_locations))) / "datasets" / relative
+
+
+def packaged_table(file: str, param: str) -> tuple[np.ndarray, list[str]]:
+    """A gzipped CSV table of numbers shipped inside netdp (``netdp/data/<file>``; where
+    each comes from and its licence: ``netdp/data/DATASETS.md``)."""
+    import gzip
+    from importlib import resources
+
+    data = resources.files("netdp.data").joinpath(file).read_bytes()
+    text = gzip.decompress(data).decode("utf-8")
+    return numeric_rows(list(csv.reader(text.splitlines())), file, param)
 
 
 def read_numeric_csv(path: Path, param: str) -> tuple[np.ndarray, list[str]]:
     """A CSV file of numbers under one header row: the table and the column names (errors
     name the flag ``param``)."""
-    rows = read_csv_rows(path, param)
-    check(len(rows) >= 3, param, f"{path.name} needs a header row and at least two rows")
+    return numeric_rows(read_csv_rows(path, param), path.name, param)
+
+
+def numeric_rows(rows: list[list[str]], name: str, param: str) -> tuple[np.ndarray, list[str]]:
+    """The CSV rows ``rows`` of the file ``name`` as a table of numbers under one header
+    row, and the column names (errors name the flag ``param``)."""
+    check(len(rows) >= 3, param, f"{name} needs a header row and at least two rows")
     header = [h.strip() for h in rows[0]]
     try:
         table = np.array(rows[1:], dtype=np.float64)
     except ValueError:
-        raise InputError(param, f"{path.name} must hold numbers only below its header "
+        raise InputError(param, f"{name} must hold numbers only below its header "
                          "(and the same number of cells on every row)") from None
     check(table.ndim == 2 and table.shape[1] == len(header), param,
-          f"{path.name}: every row needs {len(header)} cells")
-    check(bool(np.isfinite(table).all()), param, f"{path.name} holds non-finite values")
+          f"{name}: every row needs {len(header)} cells")
+    check(bool(np.isfinite(table).all()), param, f"{name} holds non-finite values")
     return table, header

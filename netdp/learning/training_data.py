@@ -1,11 +1,12 @@
 """Tabular datasets for decentralized SGD: load, scale, split across nodes.
 
-``randhie`` (the default) is the RAND Health Insurance Experiment table shipped inside the
-``statsmodels`` wheel (20 190 people, 9 features, public domain): logistic regression
-predicts whether a person saw a physician at all during the year (``mdvis > 0``); least
-squares predicts ``log(1 + mdvis)``. It is read straight from the installed package, so no
-network is needed. ``synthetic`` draws a Gaussian design with a planted model; any CSV file
-with a header row works too (``--target`` names the label column, default the last).
+``randhie`` (the default) is the RAND Health Insurance Experiment table (20 190 people, 9
+features, public domain; statsmodels' copy), shipped inside netdp as
+``netdp/data/randhie.csv.gz`` (``netdp/data/DATASETS.md``): logistic regression predicts
+whether a person saw a physician at all during the year (``mdvis > 0``); least squares
+predicts ``log(1 + mdvis)``. No network is needed. ``synthetic`` draws a Gaussian design
+with a planted model; any CSV file with a header row works too (``--target`` names the
+label column, default the last).
 
 Features are standardized with the training split's statistics, a constant 1 is
 appended (the intercept), and every row is divided by the largest training row norm, so
@@ -22,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import InputError, check
-from netdp.data.values import read_numeric_csv, statsmodels_file
+from netdp.data.values import packaged_table, read_numeric_csv
 
 DATASETS = ("randhie", "synthetic")
+RANDHIE = "randhie.csv.gz"  # in netdp/data
 SYNTHETIC_ROWS = 20_000
 SYNTHETIC_FEATURES = 10
 CANARY = 1e6  # the scale of an audit's canary row (see canary)
@@ -77,10 +79,10 @@ def load(name: str, model: str, rng: np.random.Generator,
          target: str | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """Raw features and labels: ``y`` in ``{-1, +1}`` for logistic, real for linear."""
     if name == "randhie":
-        table, header = read_numeric_csv(_randhie_path(), "dataset")
+        table, header = packaged_table(RANDHIE, "dataset")
         visits, X = table[:, 0], table[:, 1:]
         y = np.where(visits > 0, 1.0, -1.0) if model == "logistic" else np.log1p(visits)
-        return X, y, "randhie (RAND HIE, statsmodels)"
+        return X, y, "randhie (RAND HIE)"
     if name == "synthetic":
         X = rng.standard_normal((SYNTHETIC_ROWS, SYNTHETIC_FEATURES))
         w = rng.standard_normal(SYNTHETIC_FEATURES) / np.sqrt(SYNTHETIC_FEATURES)
@@ -178,10 +180,6 @@ def _owners(y: np.ndarray, n: int, rng: np.random.Generator, skew: float | None)
         idx = np.flatnonzero(rest & (y == label))
         owner[idx] = rng.choice(n, size=idx.size, p=rng.dirichlet(np.full(n, skew)))
     return owner
-
-
-def _randhie_path() -> Path:
-    return statsmodels_file("randhie/randhie.csv", "randhie")
 
 
 def _column(header: list[str], target: str, path: Path) -> int:

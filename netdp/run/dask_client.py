@@ -22,6 +22,30 @@ BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 WORKERS_PER_CORE = 4  # most local dask workers per core (--workers)
 
 
+#: What a user installs for dask work: netdp's core install leaves dask out.
+CLUSTER_EXTRA = "pip install 'netdp[cluster]'"
+
+
+def has_cluster() -> bool:
+    """Whether dask and distributed are installed here (netdp's ``cluster`` extra)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("dask", "distributed"))
+
+
+def require_cluster(param: str) -> None:
+    """Refuse ``param`` (:class:`InputError`) where dask or distributed is not installed."""
+    if not has_cluster():
+        raise InputError(param, "needs dask and distributed, which netdp's core install "
+                         f"leaves out: {CLUSTER_EXTRA}")
+
+
+def default_backend() -> str:
+    """A sweep's backend where neither the command nor the spec names one: ``dask`` where
+    installed, else ``serial`` (the table is the same on both)."""
+    return "dask" if has_cluster() else "serial"
+
+
 def default_workers() -> int:
     """Cores this process may use."""
     try:

@@ -43,7 +43,7 @@ from netdp.core.setup import Setup
 from netdp.core.simulation_config import SimulationConfig
 from netdp.graphs.time_varying import names_time_varying
 from netdp.graphs.walk_kind import kind_of
-from netdp.run.dask_client import DaskClient, max_workers
+from netdp.run.dask_client import DaskClient, max_workers, require_cluster
 from netdp.run.resources import human, memory_limit, planned_size
 from netdp.tasks.base import Task, footprint
 from netdp.tracking.graph_observers import SOURCES
@@ -318,6 +318,8 @@ def on_cluster(task: Task[Any], config: SimulationConfig, *, client: Any,
     check(given == 1, "scheduler", "give one of --workers (a local cluster), --scheduler "
           "(a running one) or client=")
     param = "workers" if workers is not None else "scheduler"
+    if client is None:
+        require_cluster(param)
     if workers is not None:
         check(isinstance(workers, int) and not isinstance(workers, bool)
               and 1 <= workers <= max_workers(), "workers",

@@ -60,7 +60,8 @@ class MultidimConfig(Section):
     domain: int = param(4, "number of categories", low=2, high=MAX_DOMAIN, short=("-L",),
                         metavar="L", group=DATA_GROUP)
     dataset: str = param("synthetic", "multidim: synthetic, fair (Fair's affairs survey, "
-                         "6366 rows: 5 numeric, 4 categorical; shipped in statsmodels) or "
+                         "6366 rows: 5 numeric, 4 categorical; read from statsmodels: pip "
+                         "install 'netdp[datasets]') or "
                          "fair-numeric (its 9 columns as numbers)", kind=str, metavar="NAME",
                          group=GROUP)
     mechanism: str = param("hybrid", "numeric attributes: hybrid (hm), piecewise (pm) or "

@@ -66,7 +66,7 @@ class SgdConfig(Section):
     task = "sgd"
 
     dataset: str = param("randhie", "randhie (RAND health insurance, 20 190 rows, shipped "
-                         "with statsmodels), synthetic, or a CSV file with a header row",
+                         "in netdp), synthetic, or a CSV file with a header row",
                          metavar="NAME|FILE.csv", group=GROUP)
     target: str | None = param(None, "CSV label column", kind=str, metavar="COLUMN",
                                group=GROUP, default_text="the last")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from netdp.core.errors import InputError
 from netdp.core.files import check_distinct, check_file_name, check_not_inputs, sweep_parts
+from netdp.run.dask_client import default_backend, require_cluster
 from netdp.run.sweep.runner import (
     WORKERS_PER_CORE,
     RunFailed,
@@ -79,8 +80,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sw.add_argument("--out", "-o", required=True, metavar="DIR",
                     help="table folder (created; rerun into it to resume)")
     sw.add_argument("--backend", choices=("dask", "serial"), default=None,
-                    help="dask: parallel on a dask.distributed cluster (default, or the "
-                    "spec's `backend`); serial: this process, one run after another")
+                    help="dask: parallel on a dask.distributed cluster (needs pip install "
+                    "'netdp[cluster]'; the default where installed, or the spec's `backend`); "
+                    "serial: this process, one run after another")
     sw.add_argument("--scheduler", metavar="ADDR", help="dask scheduler of an existing "
                     "cluster, e.g. tcp://HOST:8786 (default: a local cluster, one worker "
                     "process per core)")
@@ -116,7 +118,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _sweep(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec)
-    backend = args.backend or spec.backend or "dask"
+    backend = args.backend or spec.backend or default_backend()
+    if backend == "dask":
+        require_cluster("backend")
     if args.scheduler is not None and backend != "dask":
         raise InputError("scheduler", "a scheduler address needs --backend dask")
     for name in ("workers", "batch_size"):

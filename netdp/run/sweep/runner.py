@@ -46,8 +46,10 @@ from netdp.graphs.walk_kind import kind_of
 from netdp.run.api import simulate
 from netdp.run.dask_client import (  # noqa: F401  (default_workers: the sweep's API)
     WORKERS_PER_CORE,
+    default_backend,
     default_workers,
     max_workers,
+    require_cluster,
 )
 from netdp.run.dask_client import DaskClient as _dask_client
 from netdp.run.sweep.spec import BACKENDS, Run, SweepSpec
@@ -211,7 +213,7 @@ def pending_runs(spec: SweepSpec, out: str | Path) -> tuple[list[Run], int]:
     return todo, len(runs) - len(todo)
 
 
-def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "dask",
+def run_sweep(spec: SweepSpec, out: str | Path, backend: str | None = None,
               scheduler: str | None = None, workers: int | None = None,
               batch_size: int | None = None, progress: bool | None = None,
               client=None, numba_threads: int | None = 1) -> SweepReport:
@@ -224,7 +226,9 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "dask",
     out
         The table folder (created, or resumed).
     backend
-        ``"dask"`` (default) or ``"serial"``.
+        ``"dask"`` (needs ``pip install 'netdp[cluster]'``) or ``"serial"``; default dask
+        with a ``client`` or a ``scheduler``, else the spec's, else dask where installed,
+        else serial (the rows are the same).
     scheduler
         dask: address of an existing scheduler; ``None`` starts a local cluster.
     workers
@@ -240,8 +244,13 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str = "dask",
         every core; ``None`` leaves numba's own setting).
     """
     start = time.perf_counter()
+    if backend is None:
+        given = client is not None or scheduler is not None
+        backend = "dask" if given else spec.backend or default_backend()
     check(backend in BACKENDS, "backend", f"must be one of {', '.join(BACKENDS)} "
           f"(got {backend!r})")
+    if backend == "dask" and client is None:
+        require_cluster("backend")
     if backend == "serial":
         check(scheduler is None and client is None, "scheduler",
               "a scheduler address needs --backend dask")
