@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: simulate's flags for the log, and the accounting flags both commands take
 REPRODUCED = {
-    "complete": (["--nodes", "40", "--steps", "400", "--tokens", "2", "--runs", "2"], []),
+    "complete": (["--nodes", "24", "--steps", "240", "--tokens", "2", "--runs", "2"], []),
     "hypercube": (["--topology", "hypercube", "--nodes", "32", "--steps", "200"],
                   ["--accountant", "kov", "--accountant", "rdp"]),
     "grid": (["--topology", "grid", "--nodes", "25", "--steps", "150"], []),

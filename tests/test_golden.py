@@ -70,7 +70,13 @@ def test_differences_catches_a_moved_number():
     assert differences(old, {"a": 1.0, "b": [1, {}]}) == [".b[1].c: missing"]
 
 
-@pytest.mark.parametrize(("name", "argv"), commands(), ids=[c[0] for c in commands()])
+#: Goldens of the slow tier (CI runs it too): the exact accountant's takes 34 s.
+SLOW = frozenset({"sum-complete-exact"})
+
+
+@pytest.mark.parametrize(("name", "argv"), [
+    pytest.param(name, argv, id=name, marks=[pytest.mark.slow] if name in SLOW else [])
+    for name, argv in commands()])
 def test_golden(name, argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # --compare writes its curves into the working folder
     expected = json.loads((GOLDEN / f"{name}.json").read_text())

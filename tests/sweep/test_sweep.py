@@ -29,7 +29,7 @@ delta = 1e-7
 [grid]
 task = ["sum", "histogram"]
 topology = ["complete", "ring"]
-nodes = [12, 30]
+nodes = [12, 20]
 """
 
 
