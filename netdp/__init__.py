@@ -24,13 +24,15 @@ if TYPE_CHECKING:
     from netdp.run.account import account
     from netdp.run.api import simulate
     from netdp.run.attacks import attack
+    from netdp.run.curves import PairCurves, pair_curves
     from netdp.tasks import make_config
 
-__all__ = ["InputError", "Report", "SimulationConfig", "__version__", "account", "attack",
-           "make_config", "simulate"]
+__all__ = ["InputError", "PairCurves", "Report", "SimulationConfig", "__version__", "account",
+           "attack", "make_config", "pair_curves", "simulate"]
 
 _LAZY = {"simulate": "netdp.run.api", "account": "netdp.run.account",
-         "attack": "netdp.run.attacks",
+         "attack": "netdp.run.attacks", "pair_curves": "netdp.run.curves",
+         "PairCurves": "netdp.run.curves",
          "SimulationConfig": "netdp.core.config", "InputError": "netdp.core.errors",
          "Report": "netdp.report.types", "make_config": "netdp.tasks"}
 

@@ -44,6 +44,18 @@ def shown_commands() -> list[tuple[str, str, str]]:
     return out
 
 
+def shown_scripts() -> list[tuple[str, str, str]]:
+    """``(id, script, shown output)`` of every Python block (a script, not a ``>>>``
+    session) followed by its output."""
+    out = []
+    for page in sorted((REPO / "docs").glob("*.md")):
+        blocks = FENCE.findall(page.read_text(encoding="utf-8"))
+        for i, (kind, body) in enumerate(blocks[:-1]):
+            if kind == "python" and blocks[i + 1][0] == "text" and not body.startswith(">>>"):
+                out.append((f"{page.name}:{i}", body, blocks[i + 1][1]))
+    return out
+
+
 def argv(command: str) -> list[str]:
     words = shlex.split(command)
     rest = words[3:] if words[:3] == ["python", "-m", "netdp"] else words[1:]
@@ -81,6 +93,24 @@ def test_each_shown_output_is_what_the_command_prints(where, command, shown, tmp
     assert not gone, f"{where}: `{command}` no longer prints:\n" + "\n".join(gone[:10])
 
 
+SCRIPTS = shown_scripts()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("where", "script", "shown"), SCRIPTS, ids=[c[0] for c in SCRIPTS])
+def test_each_shown_script_prints_what_the_page_shows(where, script, shown, tmp_path):
+    """The same for the Python scripts of the docs (``docs/composition.md``'s recipe),
+    run with this checkout's netdp."""
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=TIMEOUT, env=env)
+    assert proc.returncode == 0, (where, proc.stderr[-2000:])
+    gone = missing(shown, proc.stdout)
+    assert not gone, f"{where} no longer prints:\n" + "\n".join(gone[:10])
+
+
 BOUNDS = "python -m netdp bounds --eps0 0.1 --delta 1e-7 --curve complete-ldp-chernoff"
 
 
@@ -96,3 +126,4 @@ def test_the_check_passes_a_fresh_output_and_catches_a_planted_stale_number(tmp_
     assert stale != case[2] and missing(stale, proc.stdout) == [
         " ".join(line.split()) for line in stale.splitlines() if "9.177" in line][:1]
     assert len(CASES) >= 15
+    assert any(where.startswith("composition.md") for where, _, _ in SCRIPTS)

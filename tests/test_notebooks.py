@@ -51,6 +51,7 @@ def test_notebook_runs(path, monkeypatch):
                      for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
     assert "<Report sum on Zachary's Karate Club" in text
     assert "ordered pairs" in text and "provenance_commit" in text
+    assert "one run then DP-SGD" in text  # the composition cell (docs/composition.md)
     assert any("image/png" in o.get("data", {}) for c in notebook.cells
                if c.cell_type == "code" for o in c.outputs), "the plot is missing"
     assert 0 < seconds < BUDGET_S, f"{path.name}'s cells took {seconds:.1f} s"

@@ -4,10 +4,14 @@ frozen events of :mod:`netdp.accounting.events` (the two methods of dp-accountin
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
 
 from netdp.accounting.amplification import subsampled_delta, subsampled_epsilon
+from netdp.accounting.dp_events import as_netdp_event
 from netdp.accounting.events import (
     ApproxDP,
     Composed,
@@ -22,10 +26,19 @@ from netdp.accounting.events import (
 
 
 class Accountant(ABC):
-    """Interface: ``name``, ``epsilon(event, delta)`` and ``delta(event, epsilon)``."""
+    """Interface: ``name``, ``epsilon(event, delta)`` and ``delta(event, epsilon)``.
+
+    Both take netdp's events or dp-accounting's ``DpEvent``\\ s: a subclass's two methods
+    are wrapped to convert the latter (:mod:`netdp.accounting.dp_events`)."""
 
     name: str = ""
     description: str = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method in ("epsilon", "delta"):
+            if method in cls.__dict__:
+                setattr(cls, method, _converting(cls.__dict__[method]))
 
     @abstractmethod
     def epsilon(self, event: DpEvent, delta: float) -> float:
@@ -37,6 +50,22 @@ class Accountant(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+def _converting(method: Callable[[Any, Any, float], float]
+                ) -> Callable[[Any, Any, float], float]:
+    """``method(self, event, x)`` taking dp-accounting's events too."""
+    if getattr(method, "_converts", False):
+        return method
+
+    @functools.wraps(method)
+    def wrapped(self: Any, event: Any, x: float) -> float:
+        if not isinstance(event, DpEvent):
+            event = as_netdp_event(event)
+        return method(self, event, x)
+
+    wrapped._converts = True  # type: ignore[attr-defined]
+    return wrapped
 
 
 def check_delta(delta: float) -> float:

@@ -25,6 +25,7 @@ __all__ = [
     "Composed",
     "Repeated",
     "Subsampled",
+    "PrivacyLoss",
 ]
 
 
@@ -249,3 +250,42 @@ class Subsampled(DpEvent):
         object.__setattr__(
             self, "probability", _real("probability", self.probability, low=0.0, high=1.0)
         )
+
+
+@dataclass(frozen=True)
+class PrivacyLoss(DpEvent):
+    """A mechanism given by its privacy loss distribution: the loss is ``index[i] * step``
+    with probability ``probs[i]``, and ``+∞`` with probability ``infinity`` (the same in
+    both directions, as :mod:`netdp.accounting.profile_pld` builds one; a user's own
+    PLD). netdp's ``pld`` and ``rdp`` accountants take it.
+
+    Parameters
+    ----------
+    index : tuple of int
+        The losses, in units of ``step``.
+    probs : tuple of float
+        Their probabilities, ``>= 0``, adding up to ``1 - infinity``.
+    infinity : float
+        The mass at ``+∞``, in ``[0, 1]``.
+    step : float
+        The grid step of the losses, ``> 0``.
+    """
+
+    index: tuple[int, ...]
+    probs: tuple[float, ...]
+    infinity: float = 0.0
+    step: float = 1e-4
+
+    def __post_init__(self) -> None:
+        index = tuple(int(i) for i in self.index)
+        probs = tuple(_real("probs", p, low=0.0, high=1.0) for p in self.probs)
+        if len(index) != len(probs) or not index:
+            raise ValueError("give as many probs as losses, at least one")
+        infinity = _real("infinity", self.infinity, low=0.0, high=1.0)
+        if abs(sum(probs) + infinity - 1.0) > 1e-9:
+            raise ValueError(f"probs and infinity must add up to 1 (got "
+                             f"{sum(probs) + infinity!r})")
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "probs", probs)
+        object.__setattr__(self, "infinity", infinity)
+        object.__setattr__(self, "step", _real("step", self.step, low=0.0, low_open=True))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
 import math
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -133,9 +135,6 @@ def statsmodels_file(relative: str, name: str) -> Path:
 def packaged_table(file: str, param: str) -> tuple[np.ndarray, list[str]]:
     """A gzipped CSV table of numbers shipped inside netdp (``netdp/data/<file>``; where
     each comes from and its licence: ``netdp/data/DATASETS.md``)."""
-    import gzip
-    from importlib import resources
-
     data = resources.files("netdp.data").joinpath(file).read_bytes()
     text = gzip.decompress(data).decode("utf-8")
     return numeric_rows(list(csv.reader(text.splitlines())), file, param)

@@ -10,6 +10,7 @@ thread count, and the last bits of a result must not depend on where it ran.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import warnings
@@ -28,8 +29,6 @@ CLUSTER_EXTRA = "pip install 'netdp[cluster]'"
 
 def has_cluster() -> bool:
     """Whether dask and distributed are installed here (netdp's ``cluster`` extra)."""
-    import importlib.util
-
     return all(importlib.util.find_spec(name) is not None for name in ("dask", "distributed"))
 
 

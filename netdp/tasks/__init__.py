@@ -26,6 +26,7 @@ from netdp.tasks.gossip_sum import GossipSumTask
 from netdp.tasks.heavy_hitters import HeavyHittersTask
 from netdp.tasks.histogram import HistogramTask
 from netdp.tasks.itemsets import ItemsetsTask
+from netdp.tasks.mechanism_event import event_params, is_event
 from netdp.tasks.multidim import MultidimTask
 from netdp.tasks.one_bit import OneBitTask
 from netdp.tasks.sgd import SgdTask
@@ -112,6 +113,8 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
     check(params is None or isinstance(params, Mapping), "config", f"expected a mapping of "
           f"parameters (got {type(params).__name__})")
     data = flat_params({**(params or {}), **more})
+    if "mechanism" in data:
+        _mechanism_event(data)
     graph = data.get("topology")
     topo: Topology | TimeVaryingTopology | None = None
     if is_graph_object(graph) or is_snapshot_list(graph) or isinstance(graph,
@@ -181,6 +184,24 @@ def aliases(task: Task) -> dict[str, str]:
             if spec.flag and spec.kind is not bool and spec.flag.replace("-", "_") != name:
                 out[spec.flag.replace("-", "_")] = name
     return out
+
+
+def _mechanism_event(data: dict[str, Any]) -> None:
+    """A ``mechanism`` given as a privacy event (:mod:`netdp.tasks.mechanism_event`): in
+    ``data``, the parameters of the built-in randomizer with the same noise."""
+    if not is_event(data["mechanism"]):
+        return
+    delta = data.get("delta", next(f.default for f in dataclasses.fields(SimulationConfig)
+                                   if f.name == "delta"))
+    check(isinstance(delta, int | float) and not isinstance(delta, bool) and 0 < delta < 1,
+          "delta", f"must be a number in (0, 1) (got {delta!r})")
+    for key, value in event_params(data.pop("mechanism"), float(delta)).items():
+        if key == "task" and data.get(key, value) == value:
+            data[key] = value
+            continue
+        check(key not in data or key == "calibration" and data[key] == value, key,
+              f"is set by the mechanism's event (to {value!r}); leave it out")
+        data[key] = value
 
 
 def common_specs() -> dict[str, Param]:

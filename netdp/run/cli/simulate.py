@@ -58,7 +58,7 @@ Bad input exits with status 2 and writes nothing.
 #: Most nodes for which ``--html`` keeps the pairwise matrix without ``--pairs-out``.
 PAGE_PAIRS_NODES = 200
 NOT_CONFIG = ("command", "handler", "json", "out", "config", "pairs_out", "trace_out",
-              "quiet", "workers", "scheduler", "html", "argv")
+              "quiet", "workers", "scheduler", "html", "argv", "curves_out")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,6 +82,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "`netdp report`); with --pairs-out, or a token walk on at most "
                      f"{PAGE_PAIRS_NODES} nodes (the matrix kept, the numbers unchanged), it "
                      "has the pairs and heatmap figures")
+    out.add_argument("--curves-out", metavar="FILE.json", help="also write every pair's "
+                     "privacy curve eps(delta): the same run accounted at 36 target deltas "
+                     "(0.5 to 1e-12) by the first accountant, so 36 times the accounting; "
+                     "up to 500 nodes, every observer tracked. .json: the worst pair's "
+                     "curve and its privacy loss distribution (for dp-accounting: "
+                     "docs/composition.md), each observer's worst, every pair's; .csv or "
+                     ".parquet: one row per ordered pair and delta")
     out.add_argument("--trace-out", metavar="FILE.csv", help="write the runs' traces as a "
                      "deployment's log, one line per hop (t,token,sender,receiver) or gossip "
                      "message (t,sender,receiver), a run column for several runs, under a "
@@ -172,11 +179,16 @@ def run(args: argparse.Namespace) -> int:
             check_file_name(prefix, output.flag)  # PREFIX/ is a folder
             outputs.append((output, [Path(prefix + s) for s in output.suffixes]))
     named = {flag: getattr(args, flag.replace("-", "_"), None)
-             for flag in ("out", "pairs-out", "trace-out", "html")}
+             for flag in ("out", "pairs-out", "trace-out", "html", "curves-out")}
     for flag, name in named.items():
         if name is not None:
             check_writable(name, flag)
-    out, pairs_out, trace_out, html = (None if n is None else Path(n) for n in named.values())
+    out, pairs_out, trace_out, html, curves_out = (None if n is None else Path(n)
+                                                   for n in named.values())
+    if curves_out is not None:
+        from netdp.run.curves import check_curves_file
+
+        check_curves_file(curves_out)
     labels_out = None if pairs_out is None else labels_path(pairs_out)
     for output, paths in outputs:
         for path in paths:
@@ -201,8 +213,17 @@ def run(args: argparse.Namespace) -> int:
         except ClusterFailed as exc:
             print(f"netdp simulate: error: {exc}", file=sys.stderr)
             return 1
+    curves = None
+    if curves_out is not None:  # before any file is written: a refusal leaves none
+        from netdp.run.curves import pair_curves
+
+        curves = pair_curves(report)
     for output, paths in outputs:
         output.write(report, paths)
+    if curves is not None:
+        from netdp.run.curves import write_curves
+
+        write_curves(curves_out, curves)
     if pairs_out is not None:
         write_pairs(pairs_out, labels_out, report)
     if out is not None or "json" in args or html is not None:
@@ -225,6 +246,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {output.flag} written to {', '.join(map(str, paths))}")
         if html is not None:
             print(f"  report page written to {html}")
+        if curves is not None:
+            print(f"  pair curves ({curves.accountant}, {curves.deltas.size} deltas) "
+                  f"written to {curves_out}")
     return 0
 
 
