@@ -120,3 +120,20 @@ def test_the_cli_writes_the_curves_or_nothing(tmp_path, capsys) -> None:
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and ("--curves-out" in err or "--coalition" in err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.csv", "c.json"]
+
+
+def test_the_reference_convention_and_unprotected_curves() -> None:
+    """Reference figures are at the paper's own δ whatever the target: refused (a second
+    reader found [3, 3, 3, 3]); a curve unprotected at every δ gives ε = ∞ everywhere."""
+    from netdp.core.errors import InputError
+    from netdp.run.curves import PairCurves
+
+    with pytest.raises(InputError, match="sound convention"):
+        pair_curves({"nodes": 10, "seed": 3, "convention": "reference", "topology": "ring",
+                     "rounds": 3}, deltas=[0.1, 1e-6])
+    eps = np.full((2, 3, 3), np.inf)
+    eps[:, np.arange(3), np.arange(3)] = np.nan
+    curves = PairCurves("kov", np.array([0.1, 1e-6]), eps, (0, 1, 2), 1, {})
+    assert curves.pld().get_epsilon_for_delta(0.5) == np.inf
+    assert curves.epsilon(0.5) == np.inf and curves.event().infinity == 1.0
+    assert curves.to_json()["worst_pld"]["infinity"] == 1.0

@@ -23,7 +23,7 @@ from netdp.tasks import make_config
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
-GUIDES = ("quickstart.md", "concepts.md", "extending.md", "index.md")
+GUIDES = ("quickstart.md", "concepts.md", "extending.md", "index.md", "composition.md")
 CHEAPEST = "python -m netdp simulate --nodes 50 --seed 1"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 

@@ -52,17 +52,16 @@ class Accountant(ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-def _converting(method: Callable[[Any, Any, float], float]
-                ) -> Callable[[Any, Any, float], float]:
-    """``method(self, event, x)`` taking dp-accounting's events too."""
+def _converting(method: Callable[..., float]) -> Callable[..., float]:
+    """``method(self, event, ...)`` taking dp-accounting's events too."""
     if getattr(method, "_converts", False):
         return method
 
     @functools.wraps(method)
-    def wrapped(self: Any, event: Any, x: float) -> float:
+    def wrapped(self: Any, event: Any, *args: Any, **kwargs: Any) -> float:
         if not isinstance(event, DpEvent):
             event = as_netdp_event(event)
-        return method(self, event, x)
+        return method(self, event, *args, **kwargs)
 
     wrapped._converts = True  # type: ignore[attr-defined]
     return wrapped

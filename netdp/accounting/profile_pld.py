@@ -42,6 +42,9 @@ import numpy.typing as npt
 STEP = 1e-4
 #: Points closer than this, relatively, in ``x = e^ε`` are merged (:func:`hull`).
 MERGE = 1e-9
+#: Points of a larger ε are left out (``e^ε`` overflows a float): dropping a point only
+#: raises the hull, and what it bounded goes to ``+∞``.
+MAX_EPSILON = 700.0
 
 
 class ProfilePmf(NamedTuple):
@@ -57,15 +60,18 @@ class ProfilePmf(NamedTuple):
 def hull(epsilons: npt.ArrayLike, deltas: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The vertices ``(x, δ)`` of the lower convex hull of the points ``(e^ε_j, δ_j)`` and
     ``(0, 1)``, from ``x = 0`` to the point of smallest ``δ`` (the largest ``x`` among
-    those), as in the module docstring."""
+    those), as in the module docstring. Points beyond :data:`MAX_EPSILON` are left out;
+    with no point left the hull is ``(0, 1)`` alone (all mass at ``+∞``)."""
     eps = np.asarray(epsilons, dtype=np.float64).ravel()
     dlt = np.asarray(deltas, dtype=np.float64).ravel()
-    if eps.size != dlt.size or eps.size == 0:
-        raise ValueError("give as many deltas as epsilons, at least one")
+    if eps.size != dlt.size:
+        raise ValueError("give as many deltas as epsilons")
     if not (np.all(eps >= 0) and np.all(np.isfinite(eps))):
         raise ValueError("epsilons must be finite and >= 0")
     if not np.all((dlt >= 0) & (dlt <= 1)):
         raise ValueError("deltas must lie in [0, 1]")
+    kept = eps <= MAX_EPSILON
+    eps, dlt = eps[kept], dlt[kept]
     x = np.concatenate([[0.0], np.exp(eps)])
     d = np.concatenate([[1.0], np.minimum(dlt, 1.0)])
     order = np.argsort(x, kind="stable")
@@ -113,9 +119,10 @@ def profile_pld(epsilons: npt.ArrayLike, deltas: npt.ArrayLike, step: float = ST
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     pmf = profile_pmf(epsilons, deltas, step)
-    if pmf.probs.size == 0:  # the hull is flat: all mass at +∞ and nowhere else
+    if pmf.probs.size == 0:  # the hull is flat at 1: all mass at +∞
+        assert pmf.infinity == 1.0
         return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
-            {0: 1.0 - pmf.infinity}, pmf.infinity, step)
+            {0: 0.0}, 1.0, step)
     loss = {int(i): float(p) for i, p in zip(pmf.losses, pmf.probs, strict=True)}
     return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
         loss, pmf.infinity, step)

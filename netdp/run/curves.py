@@ -93,7 +93,7 @@ class PairCurves:
         from netdp.accounting.profile_pld import STEP, profile_pld
 
         eps, deltas = self._points(node, observer)
-        return profile_pld(eps, deltas, STEP if step is None else step)
+        return profile_pld(eps, deltas, STEP if step is None else step)  # none: all at +∞
 
     def event(self, node: int | None = None, observer: int | None = None,
               step: float | None = None) -> Any:
@@ -102,6 +102,8 @@ class PairCurves:
         from netdp.accounting.profile_pld import STEP, profile_pmf
 
         pmf = profile_pmf(*self._points(node, observer), STEP if step is None else step)
+        if pmf.probs.size == 0:  # unprotected at every delta
+            return PrivacyLoss((0,), (0.0,), 1.0, pmf.step)
         return PrivacyLoss(tuple(pmf.losses.tolist()), tuple(pmf.probs.tolist()),
                            pmf.infinity, pmf.step)
 
@@ -133,19 +135,27 @@ class PairCurves:
 
     def to_json(self) -> dict[str, Any]:
         """The curves as JSON: the worst pair's and each observer's worst, every pair's
-        (``[target, observer, [ε at each δ]]``, null where untracked), and the worst
+        (``[target, observer, [ε at each δ]]``, null where untracked or unprotected),
+        and the worst
         pair's privacy loss distribution (``probs`` at losses ``index * step``)."""
         from netdp.accounting.profile_pld import STEP, profile_pmf
 
-        def finite(values: np.ndarray) -> list[float | None]:
-            return [None if not np.isfinite(x) else float(x) for x in values]
+        def finite(values: np.ndarray) -> list[Any]:
+            """Figures as JSON numbers, ``None`` where not finite (rows of a 2-D array)."""
+            out = np.asarray(values, dtype=object)
+            out[~np.isfinite(values)] = None
+            return out.tolist()
 
-        n = self.epsilons.shape[1]
-        pairs = [[int(u), int(v), finite(self.epsilons[:, u, v])]
-                 for u in range(n) for v in range(n)
-                 if u != v and not np.isnan(self.epsilons[:, u, v]).all()]
-        observers = {str(v): finite(self.curve(observer=v)) for v in range(n)
-                     if not np.isnan(self.epsilons[:, :, v]).all()}
+        every = self.epsilons
+        tracked = ~np.isnan(every).all(axis=0)  # (u, v) the run has a figure for
+        us, vs = np.nonzero(tracked)
+        pairs = [[int(u), int(v), row] for u, v, row in zip(
+            us.tolist(), vs.tolist(), finite(every[:, us, vs].T), strict=True)]
+        seen = np.flatnonzero(tracked.any(axis=0))
+        by_observer = np.where(np.isnan(every[:, :, seen]), -np.inf,
+                               every[:, :, seen]).max(axis=1)
+        observers = {str(v): row for v, row in zip(seen.tolist(), finite(by_observer.T),
+                                                    strict=True)}
         worst = self.curve()
         eps, deltas = self._points(None, None)
         pmf = profile_pmf(eps, deltas, STEP)
@@ -160,12 +170,22 @@ class PairCurves:
 CURVES_FORMATS = (".json", ".csv", ".parquet")
 
 
-def check_curves_file(path: Any) -> None:
-    """Refuse a ``--curves-out`` file netdp does not write (before the run)."""
+def check_curves_file(path: Any, config: Any = None) -> None:
+    """Refuse, before the run, a ``--curves-out`` file netdp does not write, and a
+    ``config`` whose curves it cannot draw (a coalition, the reference convention, more
+    than :data:`MAX_NODES` nodes where the config says how many)."""
     suffix = Path(path).suffix.lower()
     check(suffix in CURVES_FORMATS, "curves-out", "must end in .json (the worst pair's "
           "curve and PLD, each observer's worst, every pair's), .csv or .parquet (one row "
           f"per ordered pair and delta) (got {Path(path).name[:60]!r})")
+    if config is not None:
+        check(config.coalition is None, "coalition", "curves are of pairs (--curves-out); "
+              "a coalition's figure is its own report")
+        check(config.convention == "sound", "convention", "curves (--curves-out) need "
+              "figures at each target delta: the sound convention")
+        nodes = config.nodes
+        check(nodes is None or nodes <= MAX_NODES, "nodes", f"--curves-out keeps every "
+              f"pair's figure at each delta: at most {MAX_NODES} nodes (got {nodes})")
     if suffix == ".parquet":
         from netdp.run.sweep.table import parquet_available
 
@@ -198,7 +218,8 @@ def pair_curves(source: Any, accountant: str | None = None,
         A :class:`~netdp.report.types.Report` (its run again, its first run if it had
         several), or a configuration as for :func:`netdp.simulate`.
     accountant
-        Default: the report's (or the configuration's) first.
+        Default: the report's first; for a configuration, the first that
+        :func:`netdp.simulate` resolves for one run of it.
     deltas
         Targets in ``(0, 1)`` (default :data:`DELTAS`); the report's target is added.
     progress
@@ -212,6 +233,8 @@ def pair_curves(source: Any, accountant: str | None = None,
     config = source.config if isinstance(source, Report) else with_seed(make_config(source))
     check(config.coalition is None, "coalition", "curves are of pairs; a coalition's "
           "figure is its own report")
+    check(config.convention == "sound", "convention", "curves need figures at each target "
+          "delta: the sound convention (reference figures are at the paper's own delta)")
     targets = sorted({float(d) for d in (DELTAS if deltas is None else deltas)}
                      | {float(config.report_delta)}, reverse=True)
     for d in targets:

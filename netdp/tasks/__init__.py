@@ -195,7 +195,9 @@ def _mechanism_event(data: dict[str, Any]) -> None:
                                    if f.name == "delta"))
     check(isinstance(delta, int | float) and not isinstance(delta, bool) and 0 < delta < 1,
           "delta", f"must be a number in (0, 1) (got {delta!r})")
-    for key, value in event_params(data.pop("mechanism"), float(delta)).items():
+    event = data.pop("mechanism")
+    own = section_fields(get_task(data.get("task", "sum"), data.get("protocol", "walk")))
+    for key, value in event_params(event, float(delta), own).items():
         if key == "task" and data.get(key, value) == value:
             data[key] = value
             continue

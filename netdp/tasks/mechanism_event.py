@@ -2,7 +2,8 @@
 
 A user who describes a mechanism as a dp-accounting event can put it on the walk (or in
 gossip) as it is: ``netdp.simulate({"mechanism": dp_accounting.GaussianDpEvent(2.0)})``,
-or in a TOML config, ``mechanism = {event = "gaussian", noise_multiplier = 2.0}``. Each
+or in a TOML config, ``mechanism = {event = "GaussianDpEvent", noise_multiplier = 2.0}``
+(dp-accounting's class and field names). Each
 becomes the built-in randomizer with the same noise, and so the same figures:
 
 =========================================  ==================================================
@@ -11,7 +12,8 @@ event                                      the run's parameters
 ``GaussianDpEvent(z)``, ``Gaussian(σ, Δ)``  ``mechanism = "gaussian"``, ``calibration =
                                            "analytic"``, ``epsilon`` the Gaussian's exact ε
                                            at the run's δ (its σ is then ``z`` times the
-                                           range's width, to 1e-9)
+                                           range's width, to 1e-9); gossip averaging:
+                                           ``sigma = z``
 ``LaplaceDpEvent(b)``, ``Laplace(b, Δ)``    ``mechanism = "laplace"``, ``epsilon = 1 / b``
 ``RandomizedResponseDpEvent(p, k)``,       ``--task histogram``, ``mechanism = "grr"``,
 ``RandomizedResponse(ε, k)``               ``domain = k``, ``epsilon = ln(k / p - k + 1)``
@@ -26,7 +28,7 @@ are refused.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from netdp.accounting.dp_events import as_netdp_event, is_dp_accounting_event
@@ -34,8 +36,9 @@ from netdp.accounting.events import DpEvent, Gaussian, Laplace, RandomizedRespon
 from netdp.core.errors import InputError
 
 #: The keys of a TOML ``mechanism = {event = ...}`` table, by event.
-TABLE_KEYS = {"gaussian": ("noise_multiplier",), "laplace": ("noise_multiplier",),
-              "randomized-response": ("noise_parameter", "num_buckets")}
+TABLE_KEYS = {"GaussianDpEvent": ("noise_multiplier",),
+              "LaplaceDpEvent": ("noise_multiplier",),
+              "RandomizedResponseDpEvent": ("noise_parameter", "num_buckets")}
 
 
 def is_event(value: Any) -> bool:
@@ -44,9 +47,11 @@ def is_event(value: Any) -> bool:
     return isinstance(value, DpEvent | Mapping) or is_dp_accounting_event(value)
 
 
-def event_params(value: Any, delta: float) -> dict[str, Any]:
+def event_params(value: Any, delta: float, own: Collection[str] = ()) -> dict[str, Any]:
     """The run's parameters for the event ``value`` (module docstring), at the run's
-    ``delta``; :class:`InputError` on ``mechanism`` for anything else."""
+    ``delta``, for a task whose own parameters are ``own`` (gossip averaging takes a
+    Gaussian's ``sigma`` itself); :class:`InputError` on ``mechanism`` for anything
+    else."""
     from netdp.accounting.gdp import gaussian_epsilon
 
     event = _from_table(value) if isinstance(value, Mapping) else value
@@ -56,6 +61,8 @@ def event_params(value: Any, delta: float) -> dict[str, Any]:
         raise InputError("mechanism", f"not an event netdp can put on a node: {exc}") from None
     if isinstance(event, Gaussian) and event.sensitivity > 0:
         z = event.sigma / event.sensitivity
+        if "sigma" in own and "mechanism" not in own:  # gossip: σ in units of the width
+            return {"sigma": z}
         return {"mechanism": "gaussian", "calibration": "analytic",
                 "epsilon": _above(float(gaussian_epsilon(1.0 / z, delta)), z, delta)}
     if isinstance(event, Laplace) and event.sensitivity > 0:
@@ -80,7 +87,8 @@ def _above(epsilon: float, z: float, delta: float) -> float:
 
 
 def _from_table(table: Mapping[str, Any]) -> Any:
-    """dp-accounting's event for ``{event = NAME, ...}`` (:data:`TABLE_KEYS`)."""
+    """dp-accounting's event for ``{event = CLASS, FIELD = VALUE, ...}``
+    (:data:`TABLE_KEYS`)."""
     import dp_accounting as dpa
 
     name = table.get("event")
@@ -92,9 +100,9 @@ def _from_table(table: Mapping[str, Any]) -> Any:
         raise InputError("mechanism", f"event = {name!r} takes "
                          f"{', '.join(TABLE_KEYS[name])} (got {', '.join(sorted(keys))})")
     try:
-        if name == "gaussian":
+        if name == "GaussianDpEvent":
             return dpa.GaussianDpEvent(_positive(table["noise_multiplier"]))
-        if name == "laplace":
+        if name == "LaplaceDpEvent":
             return dpa.LaplaceDpEvent(_positive(table["noise_multiplier"]))
         buckets = table["num_buckets"]
         if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 2:

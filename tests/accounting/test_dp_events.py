@@ -119,3 +119,11 @@ def test_dp_accounting_composes_a_converted_event_as_netdp_does() -> None:
     theirs.compose(to_dp_accounting(event))
     assert theirs.get_epsilon(1e-6) == pytest.approx(
         get_accountant("pld").epsilon(event, 1e-6), rel=1e-6)
+
+
+def test_the_accountants_keep_their_keyword_arguments() -> None:
+    for name in ("rdp", "pld", "gdp"):
+        accountant = get_accountant(name)
+        assert accountant.epsilon(Gaussian(2.0), delta=1e-6) == accountant.epsilon(
+            dpa.GaussianDpEvent(2.0), delta=1e-6)
+        assert accountant.delta(event=Gaussian(2.0), epsilon=1.0) > 0

@@ -110,3 +110,15 @@ def test_bad_points_are_refused() -> None:
 def test_a_point_at_delta_one_leaves_all_mass_at_infinity() -> None:
     pld = profile_pld([0.5], [1.0])
     assert pld.get_epsilon_for_delta(0.5) == math.inf
+
+
+def test_a_point_beyond_a_float_s_exponential_is_left_out_not_lost() -> None:
+    """A point of ε = 800 (``e^ε`` overflows): left out, what it bounded goes to +∞; the
+    other points keep their figures (a second reader found ε = 3.0 at 1e-6 here)."""
+    pld = profile_pld([1.0, 3.0, 800.0], [0.1, 1e-3, 1e-6])
+    assert pld.get_epsilon_for_delta(1e-6) == math.inf
+    assert pld.get_epsilon_for_delta(0.1) >= 1.0 - 1e-12
+    assert pld.get_epsilon_for_delta(1e-3) >= 3.0 - 1e-12
+    only = profile_pld([800.0, 900.0], [0.1, 1e-6])
+    assert only.get_epsilon_for_delta(0.5) == math.inf
+    assert epsilon_at([800.0], [0.1], 0.5) == math.inf and epsilon_at([], [], 0.5) == math.inf

@@ -55,7 +55,7 @@ def test_laplace_and_randomized_response_events() -> None:
 def test_a_toml_table_names_the_event(tmp_path, capsys) -> None:
     config = tmp_path / "run.toml"
     config.write_text("nodes = 20\nsteps = 200\nseed = 2\naccountants = [\"rdp\"]\n"
-                      "mechanism = {event = \"gaussian\", noise_multiplier = 3.0}\n")
+                      "mechanism = {event = \"GaussianDpEvent\", noise_multiplier = 3.0}\n")
     assert main(["simulate", "--config", str(config), "--json"]) == 0
     out = capsys.readouterr().out
     import json
@@ -66,10 +66,10 @@ def test_a_toml_table_names_the_event(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize(("mechanism", "extra", "param"), [
-    ({"event": "gaussian"}, {}, "mechanism"),
-    ({"event": "gaussian", "noise_multiplier": -1.0}, {}, "mechanism"),
+    ({"event": "GaussianDpEvent"}, {}, "mechanism"),
+    ({"event": "GaussianDpEvent", "noise_multiplier": -1.0}, {}, "mechanism"),
     ({"event": "pld", "noise_multiplier": 1.0}, {}, "mechanism"),
-    ({"event": "randomized-response", "noise_parameter": 0.5, "num_buckets": 1}, {},
+    ({"event": "RandomizedResponseDpEvent", "noise_parameter": 0.5, "num_buckets": 1}, {},
      "mechanism"),
     (dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(1.0)), {}, "mechanism"),
     (dpa.ZCDpEvent(0.5), {}, "mechanism"),
@@ -90,3 +90,13 @@ def test_the_event_s_epsilon_calibrates_back_to_its_noise() -> None:
             eps = event_params(dpa.GaussianDpEvent(z), delta)["epsilon"]
             assert analytic_sigma(eps, delta) == pytest.approx(z, rel=1e-9)
             assert analytic_sigma(eps, delta) <= z
+
+
+def test_gossip_averaging_takes_the_gaussian_s_noise_multiplier_as_its_sigma() -> None:
+    base = {"protocol": "gossip", "topology": "grid", "nodes": 16, "seed": 3}
+    mine = netdp.simulate({**base, "mechanism": dpa.GaussianDpEvent(2.0)})
+    assert mine.config.section.sigma == 2.0
+    assert _figures(mine) == _figures(netdp.simulate({**base, "sigma": 2.0}))
+    with pytest.raises(InputError) as info:  # gossip adds Gaussian noise only
+        netdp.make_config({**base, "mechanism": dpa.LaplaceDpEvent(2.0)})
+    assert info.value.param == "mechanism"

@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if curves_out is not None:
         from netdp.run.curves import check_curves_file
 
-        check_curves_file(curves_out)
+        check_curves_file(curves_out, config)
     labels_out = None if pairs_out is None else labels_path(pairs_out)
     for output, paths in outputs:
         for path in paths:
