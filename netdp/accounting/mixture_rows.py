@@ -435,7 +435,7 @@ _HALF = 0.25 * 2.0 ** np.arange(18)  # 0.25 .. 3.3e4
 ORDERS = np.concatenate([-_HALF[::-1], _HALF])
 
 
-def _log_mgf(part: ViewRows, h: float) -> np.ndarray:
+def log_mgf(part: ViewRows, h: float) -> np.ndarray:
     """An upper bound of each row's ``log Σ_m p_m e^{λ ℓ_m}`` at :data:`ORDERS`: blocks of
     :data:`_BLOCK` masses at their top (``λ > 0``) or bottom loss (``λ < 0``)."""
     rows, width = part.probs.shape
@@ -473,19 +473,11 @@ def compose_rows(parts: Sequence[ViewRows], h: float, delta: float,
     hi = np.zeros(rows, np.int64)
     inf = np.zeros(rows)
     for m, part in zip(mult, parts, strict=True):
-        lmgf += m * _log_mgf(part, h)
+        lmgf += m * log_mgf(part, h)
         lo += int(m) * part.lower
         hi += int(m) * (part.lower + part.probs.shape[1] - 1)
         inf += m * part.inf
-    beta = math.log(pf.TAIL_SHARE * delta)
-    pos, neg = ORDERS > 0, ORDERS < 0
-    top = np.min((lmgf[:, pos] - beta) / ORDERS[pos], axis=1) / h
-    bottom = np.max((beta - lmgf[:, neg]) / -ORDERS[neg], axis=1) / h
-    a = np.floor(np.maximum(bottom, lo)).astype(np.int64)
-    b = np.ceil(np.maximum(np.minimum(top, hi), a)).astype(np.int64)
-    # rows grouped by the FFT length their window needs (the few near the observer need
-    # long ones): each group composed on its own length
-    sizes = np.array([pf.fft_size(int(x) + 1) for x in b - a])
+    a, sizes = chernoff_windows(lmgf, lo, hi, h, delta)
     out = np.empty(rows)
     for size in np.unique(sizes):
         sel = np.flatnonzero(sizes == size)
@@ -494,15 +486,45 @@ def compose_rows(parts: Sequence[ViewRows], h: float, delta: float,
     return out
 
 
-def _compose_window(probs: Sequence[np.ndarray], mult: np.ndarray, lo: np.ndarray,
-                    a: np.ndarray, hi: np.ndarray, lmgf: np.ndarray, inf: np.ndarray,
-                    size: int, h: float, delta: float) -> np.ndarray:
-    """:func:`compose_rows` of rows whose windows ``[a, a + size)`` share one length."""
+def chernoff_windows(lmgf: np.ndarray, lo: np.ndarray, hi: np.ndarray, h: float,
+                     delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's window of losses ``[a, a + size)`` (in steps of ``h``): where the
+    composition's log-MGF bounds ``lmgf`` (at :data:`ORDERS`) leave at most a share of
+    ``delta`` above and below, within the support ``[lo, hi]``; ``size`` an FFT length.
+    The rows are grouped by it (the few near the observer need long ones)."""
+    beta = math.log(pf.TAIL_SHARE * delta)
+    pos, neg = ORDERS > 0, ORDERS < 0
+    top = np.min((lmgf[:, pos] - beta) / ORDERS[pos], axis=1) / h
+    bottom = np.max((beta - lmgf[:, neg]) / -ORDERS[neg], axis=1) / h
+    a = np.floor(np.maximum(bottom, lo)).astype(np.int64)
+    b = np.ceil(np.maximum(np.minimum(top, hi), a)).astype(np.int64)
+    return a, np.array([pf.fft_size(int(x) + 1) for x in b - a], dtype=np.int64)
+
+
+def window_epsilon(dens: np.ndarray, a: np.ndarray, hi: np.ndarray, lmgf: np.ndarray,
+                   inf: np.ndarray, size: int, h: float, delta: float,
+                   factors: float) -> np.ndarray:
+    """``ε(δ)`` (at least 0) of rows whose composition of ``factors`` PMFs, inverted from
+    the Fourier domain, is ``dens`` on their windows ``[a, a + size)`` (the rounding's
+    negative entries clipped here): the mass above the window (its Chernoff bound) and the
+    inverse's rounding go to ``+∞`` beside ``inf``."""
     pos = ORDERS > 0
     edge = (a + size - 1) * h
     above = np.exp(np.minimum(np.min(lmgf[:, pos] - np.multiply.outer(edge, ORDERS[pos]),
                                      axis=1), 0.0))
     above[hi <= a + size - 1] = 0.0
+    # the inverse's rounding, unsigned: at most about u log2(F) of the largest mass per
+    # entry (bounded by 4 u log2 F per factor and entry, in all), and what the clipped
+    # negative entries and float sums lose: all at +∞
+    noise = 4.0 * _U * max(math.log2(size), 1.0) * (factors + 1.0) * size + size * 1e-300
+    dens = np.maximum(dens, 0.0)
+    return np.maximum(pf.batch_epsilon(dens, a, h, inf + above + noise, delta), 0.0)
+
+
+def _compose_window(probs: Sequence[np.ndarray], mult: np.ndarray, lo: np.ndarray,
+                    a: np.ndarray, hi: np.ndarray, lmgf: np.ndarray, inf: np.ndarray,
+                    size: int, h: float, delta: float) -> np.ndarray:
+    """:func:`compose_rows` of rows whose windows ``[a, a + size)`` share one length."""
     f = np.arange(size // 2 + 1, dtype=np.int64)
     turn = np.mod(np.multiply.outer(np.mod(lo - a, size), f), size) / size
     phi = np.exp(-2j * np.pi * turn)
@@ -522,11 +544,5 @@ def _compose_window(probs: Sequence[np.ndarray], mult: np.ndarray, lo: np.ndarra
         spec = sfft.rfft(p, n=size, axis=1)
         with np.errstate(under="ignore"):
             phi[moved] *= spec if m == 1 else spec ** int(m)  # φ^m by squarings
-    out = sfft.irfft(phi, n=size, axis=1)
-    # the inverse's rounding, unsigned: at most about u log2(F) of the largest mass per
-    # entry (bounded by 4 u log2 F per factor and entry, in all), and what the clipped
-    # negative entries and float sums lose: all at +∞
-    factors = float(mult.sum())
-    noise = 4.0 * _U * max(math.log2(size), 1.0) * (factors + 1.0) * size + size * 1e-300
-    out = np.maximum(out, 0.0)
-    return np.maximum(pf.batch_epsilon(out, a, h, inf + above + noise, delta), 0.0)
+    return window_epsilon(sfft.irfft(phi, n=size, axis=1), a, hi, lmgf, inf, size, h, delta,
+                          float(mult.sum()))

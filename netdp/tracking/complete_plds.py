@@ -25,7 +25,6 @@ observers. :func:`run_seconds` estimates the cost before any of it: the caller
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -125,19 +124,19 @@ def window_pmfs(reports: int, hidden: int, n: int, eps0: float, h: float, spare:
     for c in range(3):
         w[c, c:c + hidden + 1] = law
     rows = clone_pld.window_rows(w, np.zeros(3), reports, eps0, h, spare, rare)
-    return Window(rows, mr._log_mgf(rows, h))
+    return Window(rows, mr.log_mgf(rows, h))
 
 
 def compose_shared(keys: list[tuple[Any, ...]], extras: list[list[tuple[int, int]]],
                    h: float, delta: float) -> np.ndarray:
     """``ε(δ)`` of ``⊗_e W_e row 0 ⊗ ⊗_{(e, c) in extras[i]} W_e row c`` for each ``i``
-    (``W_e = window_pmfs(*keys[e])``): :func:`~netdp.accounting.mixture_rows.compose_rows`'s
-    Chernoff windows, fold, rounding bound and direct sums, with the shared factors'
-    spectrum built once per FFT length (and each window's spectrum once per run)."""
+    (``W_e = window_pmfs(*keys[e])``): :func:`~netdp.accounting.mixture_rows.compose_rows`
+    with its Chernoff windows and its bound of the inverse (``chernoff_windows``,
+    ``window_epsilon``), the shared factors' spectrum built once per FFT length (and each
+    window's spectrum once per run)."""
     from scipy import fft as sfft
 
     from netdp.accounting import mixture_rows as mr
-    from netdp.accounting import pld_fourier as pf
 
     rows = len(extras)
     wins = [window_pmfs(*key) for key in keys]
@@ -152,13 +151,7 @@ def compose_shared(keys: list[tuple[Any, ...]], extras: list[list[tuple[int, int
             lo[i] += int(wins[e].rows.lower[c])
             hi[i] += int(top_of[e][c])
             inf[i] += float(wins[e].rows.inf[c])
-    beta = math.log(pf.TAIL_SHARE * delta)
-    pos, neg = mr.ORDERS > 0, mr.ORDERS < 0
-    top = np.min((lmgf[:, pos] - beta) / mr.ORDERS[pos], axis=1) / h
-    bottom = np.max((beta - lmgf[:, neg]) / -mr.ORDERS[neg], axis=1) / h
-    a = np.floor(np.maximum(bottom, lo)).astype(np.int64)
-    b = np.ceil(np.maximum(np.minimum(top, hi), a)).astype(np.int64)
-    sizes = np.array([pf.fft_size(int(x) + 1) for x in b - a])
+    a, sizes = mr.chernoff_windows(lmgf, lo, hi, h, delta)
     out = np.empty(rows)
     factors = len(wins) + max((len(m) for m in extras), default=0)
     for size in np.unique(sizes).tolist():
@@ -178,15 +171,8 @@ def compose_shared(keys: list[tuple[Any, ...]], extras: list[list[tuple[int, int
         # the lowest loss lo[i] to the window's a[i]: a circular shift of each row
         for j, shift in enumerate(np.mod(lo[sel] - a[sel], size).tolist()):
             dens[j] = np.roll(dens[j], shift)
-        np.maximum(dens, 0.0, out=dens)
-        edge = (a[sel] + size - 1) * h
-        above = np.exp(np.minimum(np.min(lmgf[sel][:, pos] - np.multiply.outer(
-            edge, mr.ORDERS[pos]), axis=1), 0.0))
-        above[hi[sel] <= a[sel] + size - 1] = 0.0
-        noise = 4.0 * mr._U * max(math.log2(size), 1.0) * (factors + 1.0) * size \
-            + size * 1e-300
-        out[sel] = np.maximum(pf.batch_epsilon(dens, a[sel], h, inf[sel] + above + noise,
-                                               delta), 0.0)
+        out[sel] = mr.window_epsilon(dens, a[sel], hi[sel], lmgf[sel], inf[sel], size, h,
+                                     delta, factors)
     return out
 
 
