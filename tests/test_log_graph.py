@@ -134,7 +134,7 @@ def test_a_header_hash_that_is_no_sha256_names_its_line(capsys, run_folder, valu
     code, out, err = cli(capsys, "account", log, "--topology", "g.graphml")
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "line 5: topology_sha256: expected the sha256 of the graph file" in err
-    assert value.strip('"') not in err
+    assert value.strip('"') not in err.replace(str(log), "LOG")  # the log's own path aside
 
 
 def test_a_log_without_a_hash_is_accounted_as_before(run_folder):
