@@ -107,6 +107,27 @@ def test_utility_vs_eps_preset(capsys, tmp_path, utility_csv, captured):
     assert_image(out, captured)
 
 
+def test_many_groups_with_bands_draw_one_panel_each():
+    """Beyond FACET_GROUPS groups the bands hid each other on one axes (issue 40): one
+    panel per group then, its name on top, its band in it; up to FACET_GROUPS, one
+    axes as before."""
+    rng = np.random.default_rng(0)
+    rows = [{"task": "sum", "nodes": n, "steps": 100 * n, "eps0": e, "seed": s,
+             "abs_error": abs(rng.normal(0, 1 / (e * n))), "theoretical_std": 1 / (e * n)}
+            for n in (10, 20, 40, 80, 160, 320) for e in (0.1, 0.5, 1.0) for s in (1, 2, 3)]
+    df = pd.DataFrame(rows)
+    fig = plots.utility_vs_eps(df, hue=None)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 6 and len(fig.axes) == 8  # two rows of four, two left blank
+    assert [ax.get_title().replace("\xa0", " ") for ax in panels] == [f"n = {n}, T = {100 * n}"
+                                                 for n in (10, 20, 40, 80, 160, 320)]
+    for ax in panels:  # each panel: its band and its two lines
+        assert len(ax.collections) == 1 and len(ax.lines) == 2
+    assert data_ink(fig) > 0.005
+    few = plots.utility_vs_eps(df[df.nodes <= 80], hue=None)
+    assert len(few.axes) == 1 and len(few.axes[0].collections) == 4
+
+
 def test_generic_columns_and_where(capsys, tmp_path, utility_csv, captured):
     out = tmp_path / "cols.svg"
     code, _, err = run(capsys, "plot", utility_csv, "--x", "eps0", "--y", "abs_error",

@@ -18,15 +18,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from netdp.accounting import registry
 from netdp.core.errors import InputError
-from netdp.core.reading import check_regular
 from netdp.report.figures import (  # noqa: F401 (re-exported)
     COLORS,
     FORMATS,
@@ -37,6 +34,7 @@ from netdp.report.figures import (  # noqa: F401 (re-exported)
     THEORY_STYLE,
     band_handle,
     fmt_value,
+    legend_columns,
     place_legend,
     save,
     style_axes,
@@ -44,18 +42,29 @@ from netdp.report.figures import (  # noqa: F401 (re-exported)
 )
 from netdp.report.pair_figures import pairs_figure  # noqa: F401 (re-exported)
 from netdp.report.run_marks import DEFAULT_THEORY
-from netdp.run.sweep import table
+from netdp.run.sweep.plot_table import (  # noqa: F401 (re-exported)
+    ALIASES,
+    _delta_text,
+    _numeric,
+    accountants,
+    column,
+    config_columns,
+    filter_rows,
+    read_results,
+    utility_columns,
+)
 from netdp.run.sweep.theory_values import curve_applies, curve_values
-from netdp.tasks import TASKS, param_specs
 
 #: Most groups of runs (lines) and categories (x ticks) a table figure draws, and most
 #: histogram bins: beyond them a figure takes minutes and reads as noise.
 MAX_GROUPS = 100
 MAX_CATEGORIES = 200
+#: Beyond this many groups of runs with bands, a line figure draws one panel per group
+#: (the bands of many groups drawn on one axes hide each other), in rows of
+#: :data:`FACET_COLUMNS`.
+FACET_GROUPS = 4
+FACET_COLUMNS = 4
 
-
-#: Short names accepted for columns (``--x n``).
-ALIASES = {"n": "nodes", "T": "steps", "K": "rounds", "eps": "epsilon", "L": "domain"}
 
 #: Axis labels (with units) of known columns.
 LABELS = {
@@ -79,142 +88,6 @@ LABELS = {
     "linf": "L∞ error of the frequencies",
     "ldp_mean": "LDP loss of a node (ε)",
 }
-
-
-
-def utility_columns(task: str) -> tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]] | None:
-    """The error measure task ``task`` declares for these plots
-    (:attr:`netdp.tasks.base.Task.utility_columns`), ``None`` for an unknown task."""
-    found = TASKS.get(task)
-    return None if found is None else found.utility_columns
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def read_results(path: str | Path) -> pd.DataFrame:
-    """The result table in ``path`` (a sweep folder, or one CSV / Parquet / JSON-lines file).
-
-    A sweep folder is read with :func:`netdp.run.sweep.table.read_table`, a plain folder by
-    concatenating its tables. Rows whose ``status`` is not ``"ok"`` are dropped. Raises
-    :class:`InputError` (parameter ``DIR``) when nothing can be read or the table is empty.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("DIR", f"{str(path)!r} does not exist; give a folder written by "
-                         "`netdp sweep` or a .csv/.parquet/.jsonl table")
-    try:
-        df = _read_any(path)
-    except InputError:
-        raise
-    except Exception as exc:  # a torn or foreign file: one line, not a traceback
-        raise InputError("DIR", f"cannot read a result table from {str(path)!r}: "
-                         f"{type(exc).__name__}: {exc}") from None
-    if "status" in df:
-        df = df[df["status"].fillna("ok") == "ok"]
-    if df.empty:
-        raise InputError("DIR", f"{str(path)!r} holds no finished runs (empty table)")
-    return df.reset_index(drop=True)
-
-
-def _read_any(path: Path) -> pd.DataFrame:
-    if path.is_dir():
-
-        if (path / table.MANIFEST).exists():
-            return table.read_table(path)
-        files = sorted(p for ext in ("*.parquet", "*.csv", "*.jsonl")
-                       for p in path.glob(ext) if not p.name.startswith("."))
-        if not files:
-            raise InputError("DIR", f"{str(path)!r} is neither a sweep folder (no "
-                             f"{table.MANIFEST}) nor a folder of .parquet/.csv/.jsonl tables")
-        return pd.concat([_read_file(p) for p in files], ignore_index=True)
-    return _read_file(path)
-
-
-def _read_file(path: Path) -> pd.DataFrame:
-    check_regular(path, "DIR", "a sweep folder or a .parquet/.csv/.jsonl table")
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    if suffix == ".csv":
-        return pd.read_csv(path)
-    if suffix in (".jsonl", ".json"):
-        return pd.read_json(path, lines=True)
-    raise InputError("DIR", f"cannot read {path.name!r}: allowed tables are .parquet, .csv, "
-                     ".jsonl or a folder written by `netdp sweep`")
-
-
-# --------------------------------------------------------------------------- columns
-
-
-def column(df: pd.DataFrame, name: str, param: str) -> str:
-    """The column ``name`` (or its alias) of ``df``, or :class:`InputError` on ``param``."""
-    name = ALIASES.get(name, name)
-    if name not in df.columns:
-        allowed = ", ".join(sorted(set(map(str, df.columns)) | {  # a foreign table's: 0, 1
-            a for a, c in ALIASES.items() if c in df.columns}))
-        raise InputError(param, f"unknown column {name!r}; choose from {allowed}")
-    return name
-
-
-def config_columns(df: pd.DataFrame) -> list[str]:
-    """The configuration columns of ``df`` (every task's parameters and ``eps0``), no seed."""
-
-    names = [name for name in param_specs() if name != "seed"] + ["eps0"]
-    return [c for c in names if c in df.columns]
-
-
-def accountants(df: pd.DataFrame) -> list[str]:
-    """Accountants with ``A_mean``, ``A_min`` and ``A_max`` columns holding numbers."""
-    found = [c[:-5] for c in df.columns if c.endswith("_mean") and c != "ldp_mean"
-             and f"{c[:-5]}_min" in df and f"{c[:-5]}_max" in df
-             and pd.to_numeric(df[c], errors="coerce").notna().any()]
-    order = {a: i for i, a in enumerate(registry.names())}
-    return sorted(found, key=lambda a: (order.get(a, len(order)), a))
-
-
-def filter_rows(df: pd.DataFrame, where: Sequence[str]) -> pd.DataFrame:
-    """Keep the rows matching every ``COLUMN=VALUE`` (``VALUE`` may list ``a,b``)."""
-    for cond in where:
-        name, sep, value = cond.partition("=")
-        if not sep:
-            raise InputError("where", f"expects COLUMN=VALUE (got {cond!r})")
-        col = column(df, name.strip(), "where")
-        wanted = [v.strip() for v in value.split(",")]
-        if pd.api.types.is_bool_dtype(df[col]):
-            keep = df[col].astype(str).str.lower().isin([w.lower() for w in wanted])
-        elif pd.api.types.is_numeric_dtype(df[col]):
-            try:
-                nums = [float(w) for w in wanted]
-            except ValueError:
-                raise InputError("where", f"{col} holds numbers (got {value!r})") from None
-            keep = np.isclose(df[col].to_numpy(float)[:, None], nums, rtol=1e-9).any(axis=1)
-        else:
-            keep = df[col].astype(str).isin(wanted)
-        df = df[keep]
-        if df.empty:
-            raise InputError("where", f"no row has {col} = {value}")
-    return df
-
-
-def _numeric(df: pd.DataFrame, col: str, param: str) -> pd.Series:
-    values = pd.to_numeric(df[col], errors="coerce")
-    if values.notna().sum() == 0:
-        raise InputError(param, f"column {col!r} holds no numbers")
-    return values.astype(float).replace([np.inf, -np.inf], np.nan)
-
-
-def _delta_text(df: pd.DataFrame, columns: Sequence[str]) -> str:
-    """``δ = 1e-07`` (one value in ``columns``), ``δ from 2e-05 to 2.8e-05`` (several),
-    or ``""`` (none)."""
-    values = [pd.to_numeric(df[c], errors="coerce") for c in columns if c in df]
-    found = pd.concat(values).dropna() if values else pd.Series(dtype=float)
-    if found.empty:
-        return ""
-    lo, hi = float(found.min()), float(found.max())
-    if f"{lo:.2g}" == f"{hi:.2g}":
-        return f"δ = {hi:.2g}"
-    return f"δ from {lo:.2g} to {hi:.2g}"
 
 
 # --------------------------------------------------------------------------- the engine
@@ -310,6 +183,9 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     if len(ticks) > MAX_CATEGORIES:
         raise InputError("x", f"{x!r} holds {len(ticks)} distinct non-numeric values; at "
                          f"most {MAX_CATEGORIES} (keep fewer rows with --where)")
+    if band and not categorical and len(groups) > FACET_GROUPS and _spread(groups, x, series):
+        return _facets(keys, groups, x, series, logx, logy, xlabel or LABELS.get(x, x),
+                       ylabel, title)
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.subplots()
     split = len(groups) > 1 and len(series) > 1
@@ -371,6 +247,69 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     handles += [band_handle() for _ in bands]
     labels += [f"shaded: {text}" for text in bands]
     place_legend(fig, ax, handles, labels)
+    return fig
+
+
+def _spread(groups: list, x: str, series: Sequence[Series]) -> bool:
+    """Whether some data series of some group has a band to draw (min below max)."""
+    for _, sub in groups:
+        for s in series:
+            if s.role == "data" and s.y in sub:
+                agg = aggregate(sub, x, s)
+                if (agg["max"] > agg["min"]).any():
+                    return True
+    return False
+
+
+def _facets(keys: Sequence[str], groups: list, x: str, series: Sequence[Series],
+            logx: bool, logy: bool, xlabel: str, ylabel: str, title: str) -> Figure:
+    """:func:`line_figure` of more than :data:`FACET_GROUPS` groups with bands: one small
+    panel per group (shared axes; its colour and marker, its name on top), the series told
+    apart by line style, one legend below: the bands no longer cover each other."""
+    cols = min(FACET_COLUMNS, len(groups))
+    rows = -(-len(groups) // cols)
+    fig = Figure(figsize=(2.7 * cols + 0.8, 2.2 * rows + 1.2), layout="constrained")
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
+    drawn: list[Series] = []
+    runs: list[int] = []
+    for i, (values, sub) in enumerate(groups):
+        ax = axes.flat[i]
+        color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
+        for s in series:
+            if s.y not in sub or pd.to_numeric(sub[s.y], errors="coerce").notna().sum() == 0:
+                continue
+            agg = aggregate(sub, x, s)
+            if agg.empty:
+                continue
+            if s.role == "data":
+                runs += agg["runs"].astype(int).tolist()
+            xs = agg["x"].to_numpy(float)
+            ax.plot(xs, agg["mean"], color=color, marker=marker, markersize=4,
+                    linewidth=1.4, **_style(series, s))
+            if s.role == "data" and (agg["max"] > agg["min"]).any():
+                ax.fill_between(xs, agg["min"], agg["max"], color=color, alpha=0.2,
+                                linewidth=0)
+            if s not in drawn:
+                drawn.append(s)
+        bottom, left = i + cols >= len(groups), i % cols == 0
+        style_axes(ax, xlabel if bottom else "", ylabel if left else "", logx, logy,
+                   _group_label(keys, values) if keys else "")
+        ax.tick_params(labelbottom=True)
+    for ax in axes.flat[len(groups):]:
+        ax.set_visible(False)
+    if runs and min(runs) < max(runs):  # a partial sweep, failed runs, unequal seeds
+        title += (f"\nunequal runs per point: {min(runs)} to {max(runs)} (a partial sweep "
+                  "or failed runs)")
+    fig.suptitle(wrap_title(title, 90), fontsize="medium")
+    from matplotlib.lines import Line2D
+
+    handles: list = [Line2D([], [], color="0.25", linewidth=1.4, **_style(series, s))
+                     for s in drawn]
+    bands = sorted({s.band for s in drawn if s.role == "data"})
+    labels = [s.label for s in drawn] + [f"shaded: {text}" for text in bands]
+    handles += [band_handle() for _ in bands]
+    fig.legend(handles, labels, fontsize="small", loc="outside lower center",
+               ncols=legend_columns(fig, labels), frameon=False)
     return fig
 
 
