@@ -63,14 +63,16 @@ def walk_pairs(tv, steps: int, observers: np.ndarray, seed: int, eps0: float, de
         if name == "trace":
             trace = run(TimedRouter(tv, "metropolis"), steps, [rng])
             table = time_varying_losses(trace, tv.transitions("metropolis", steps), eps0,
-                                        delta, z, "kov", None, observers)
+                                        delta, z, "kov", None, observers, target=delta)
         else:
             union = tv.union
             trace = run(Router(union, "metropolis"), steps, [rng])
             table = time_varying_losses(trace, [union.transition("metropolis")] * steps,
-                                        eps0, delta, z, "kov", None, observers)
-        ldp = ldp_losses(trace, eps0, delta)
-        table = cap_to_view(table, trace, eps0, delta)  # metropolis: the token may stay
+                                        eps0, delta, z, "kov", None, observers,
+                                        target=delta)
+        ldp = ldp_losses(trace, eps0, delta, target=delta)
+        # metropolis: the token may stay; every figure at the one target δ
+        table = cap_to_view(table, trace, eps0, delta, target=delta)
         obs = np.repeat(table.observers, table.counts)
         out[name] = (obs, table.nodes, table.values)
         views = float(np.mean(table.entries))
@@ -121,18 +123,26 @@ def plot(table: Path, figure: Path, what: str, delta: float) -> None:
     import pandas as pd
 
     data = pd.read_csv(table, dtype={"contact_ticks": str}).dropna()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharex=True)
-    ylabels = {"walk": "mean ε(u → v), kov (δ = 2kδ0, k views)",
-               "gossip": f"mean ε(u → v), rdp (δ = {delta:g})"}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+    ylabels = {"walk": f"mean ε(u → v), kov at δ = {delta:g}",
+               "gossip": f"mean ε(u → v), rdp at δ = {delta:g}"}
     for ax, protocol in zip(axes, ("walk", "gossip"), strict=True):
-        for name, rows in data.groupby("run", sort=False):
-            if str(name).startswith(protocol):
-                ax.plot(rows["contact_ticks"], rows["mean_epsilon"], marker="o",
-                        ls="-" if "trace" in str(name) else "--", label=str(name))
+        runs = [(name, rows) for name, rows in data.groupby("run", sort=False)
+                if str(name).startswith(protocol)]
+        for (name, rows), marker in zip(runs, ("o", "s"), strict=False):
+            ax.plot(rows["contact_ticks"], rows["mean_epsilon"], marker=marker,
+                    color="#0072B2" if "trace" in str(name) else "#D55E00",
+                    ls="-" if "trace" in str(name) else "--", label=str(name))
+        # each bin's count of pairs under its label: the last bins hold few
+        first = runs[0][1]
+        ax.set_xticks(range(len(first)), [f"{t}\n({p:,} pairs)" for t, p in zip(
+            first["contact_ticks"], first["pairs"], strict=True)], fontsize=8)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, axis="y", color="0.85", linewidth=0.6)
         ax.set_xlabel("ticks the pair was in contact")
         ax.set_ylabel(ylabels[protocol])
         ax.set_title(f"{protocol}: {what}", fontsize=10)
-        ax.legend()
+        ax.legend(fontsize=9)
     fig.tight_layout()
     fig.savefig(figure, dpi=110)
     plt.close(fig)
