@@ -327,6 +327,11 @@ QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
     ("sweep-spec-value", {"s.toml": f'seeds = 1\n[fixed]\nsteps = "{SECRET}"\n[grid]\n'
                           "nodes = [4]\n"}, ["sweep", "{s.toml}", "--out", "o"],
      "--steps: must be an integer >= 1 (in "),
+    # the readers' long run of session 17: a contact trace's labels in the connectivity
+    # error (a node that no contact links to the first)
+    ("contacts-connectivity-labels", {"c.csv": f"0,0,1\n0,1,2\n1,{SECRET},3\n"},
+     ["simulate", "--topology", "{c.csv}", "--format", "contacts", "--steps", "30"],
+     "cannot be reached from node #0 (nodes numbered from 0 in the file's order)"),
 ]
 
 
@@ -662,6 +667,41 @@ def test_the_library_refuses_what_the_fuzzer_found(call):
 
     with pytest.raises(InputError):
         call(netdp)
+
+
+@pytest.mark.parametrize(("key", "value"), [("configs", "1e999"), ("seeds", "null"),
+                                            ("configs", "[1, 2]"), ("seeds", '["a"]')])
+def test_a_sweep_manifest_identity_of_another_shape(key, value, inputs, tmp_path):
+    """The readers' long run of session 17: the manifest's identity with a number or null
+    for its list of config hashes or seeds raised ``TypeError`` on resume."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    manifest = sweep / "sweep.json"
+    data = json.loads(manifest.read_text())
+    data["identity"][key] = "\x00V\x00"
+    manifest.write_text(json.dumps(data).replace(json.dumps("\x00V\x00"), value))
+    lines: list[str] = []
+    assert check_case(["sweep", inputs["spec"], "--out", str(sweep), "--backend",
+                       "serial", "--no-progress"], lines) == 2
+    assert "is not a netdp sweep manifest" in lines[0], lines
+
+
+def test_a_report_page_names_the_json_when_its_graph_is_not_the_matrix_s(inputs, tmp_path):
+    """The readers' long run of session 17: a run JSON without its node count and a
+    matrix of 6 nodes: the refusal named --topology, not given; it names --pairs now."""
+    import json
+
+    run = json.loads(Path(inputs["run"]).read_text())
+    del run["config"]["nodes"]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    lines: list[str] = []
+    assert check_case(["report", str(path), "--pairs", inputs["pairs"], "--html",
+                       "page.html"], lines) == 2
+    assert lines[0].startswith("netdp report: error: --pairs: the run's JSON describes"), lines
 
 
 @pytest.mark.parametrize("grid", ['[[[1]]]', '"../secret.csv"', '{"nodes": [[1]]}'])

@@ -162,7 +162,8 @@ class TimeVaryingTopology:
 def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
                            after: After = "cycle", weight: str | None = None,
                            isolated: Isolated = "stay",
-                           name: str = "time-varying") -> TimeVaryingTopology:
+                           name: str = "time-varying",
+                           quote_labels: bool = True) -> TimeVaryingTopology:
     """A time-varying topology from networkx graphs, one per snapshot.
 
     Parameters
@@ -179,6 +180,9 @@ def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
         self-loop is added there); ``error``: refused.
     name
         The topology's name in reports.
+    quote_labels
+        Whether an error may quote the nodes' labels (from Python); a file's are its
+        content, and an error numbers its nodes instead.
 
     Examples
     --------
@@ -216,7 +220,7 @@ def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
                  f"missing {sorted(map(str, missing))[:3]}") + ")")
         snaps.append(_snapshot(g, labels, weight, isolated, f"{name}[{k}]"))
     union = _union(snaps, name)
-    _check_connected(union, _csr(union))
+    _check_connected(union, _csr(union), quote_labels)
     return TimeVaryingTopology(tuple(snaps), int(period), after, name)
 
 
@@ -298,7 +302,7 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
         old = g.get_edge_data(a, b, default={}).get("weight", 0.0)
         g.add_edge(a, b, weight=old + w)  # repeated contacts add up
     return from_networkx_sequence(graphs, period, after, "weight" if weighted else None,
-                                  isolated, name or path.stem)
+                                  isolated, name or path.stem, quote_labels=False)
 
 
 def _in_order(graph: nx.Graph, labels: list) -> nx.Graph:
@@ -450,4 +454,5 @@ def build_time_varying(spec: Any, *, period: int = 1, after: After = "cycle",
     for graph in graphs:  # a node without a contact in a file is isolated there
         graph.add_nodes_from(labels)
     graphs = [_in_order(graph, labels) for graph in graphs]
-    return from_networkx_sequence(graphs, period, after, weights.pop(), name=path.name)
+    return from_networkx_sequence(graphs, period, after, weights.pop(), name=path.name,
+                                  quote_labels=False)

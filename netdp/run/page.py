@@ -395,9 +395,11 @@ def page_of(path: str | Path, pairs: str | Path | None = None,
     graph = None
     if matrix is not None and matrix.shape[0] <= HEATMAP_NODES:
         graph = result_topology(result, topology)
-        if graph.n != matrix.shape[0]:
-            raise InputError("topology", f"has {graph.n} nodes; the matrix in --pairs has "
-                             f"{matrix.shape[0]}")
+        if graph.n != matrix.shape[0]:  # the graph given, or the one the JSON describes
+            where = ("topology", "has") if topology is not None else (
+                "pairs", "the run's JSON describes a graph of")
+            raise InputError(where[0], f"{where[1]} {graph.n} nodes; the matrix in --pairs "
+                             f"has {matrix.shape[0]}")
     return run_page(result, pairs=matrix, topology=graph)
 
 

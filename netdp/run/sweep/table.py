@@ -218,7 +218,12 @@ class ResultTable:
             return None
         try:
             data = json.loads(path.read_text())
-            data["identity"]["configs"], data["identity"]["seeds"]  # noqa: B018
+            identity = data["identity"]  # config hashes (text) and seeds (integers)
+            if not (isinstance(identity["configs"], list) and isinstance(identity["seeds"], list)
+                    and all(isinstance(c, str) for c in identity["configs"])
+                    and all(isinstance(x, int) and not isinstance(x, bool)
+                            for x in identity["seeds"])):
+                raise TypeError(path)  # a manifest edited by hand: identity of another shape
             grid, fixed = data.get("grid", {}), data.get("fixed", {})
             if not isinstance(grid, dict) or not isinstance(fixed, dict) or not all(
                     isinstance(v, list) and not any(isinstance(x, list | dict) for x in v)
