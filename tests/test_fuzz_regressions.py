@@ -670,7 +670,8 @@ def test_the_library_refuses_what_the_fuzzer_found(call):
 
 
 @pytest.mark.parametrize(("key", "value"), [("configs", "1e999"), ("seeds", "null"),
-                                            ("configs", "[1, 2]"), ("seeds", '["a"]')])
+                                            ("configs", "[1, 2]"), ("seeds", '["a"]'),
+                                            ("configs", '["a", {"b": 1}]')])
 def test_a_sweep_manifest_identity_of_another_shape(key, value, inputs, tmp_path):
     """The readers' long run of session 17: the manifest's identity with a number or null
     for its list of config hashes or seeds raised ``TypeError`` on resume."""
@@ -686,6 +687,23 @@ def test_a_sweep_manifest_identity_of_another_shape(key, value, inputs, tmp_path
     lines: list[str] = []
     assert check_case(["sweep", inputs["spec"], "--out", str(sweep), "--backend",
                        "serial", "--no-progress"], lines) == 2
+    assert "is not a netdp sweep manifest" in lines[0], lines
+
+
+@pytest.mark.parametrize("runs", ['"text"', "-1", "true", "1.5"])
+def test_a_sweep_manifest_whose_count_of_runs_is_no_count(runs, inputs, tmp_path):
+    """The readers' long run of session 17: ``runs`` a string made ``report DIR`` compare
+    it with an integer (``TypeError``)."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    manifest = sweep / "sweep.json"
+    text = json.dumps({**json.loads(manifest.read_text()), "runs": "\x00R\x00"})
+    manifest.write_text(text.replace(json.dumps("\x00R\x00"), runs))
+    lines: list[str] = []
+    assert check_case(["report", str(sweep), "--html", "page.html"], lines) == 2
     assert "is not a netdp sweep manifest" in lines[0], lines
 
 

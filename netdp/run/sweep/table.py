@@ -224,6 +224,10 @@ class ResultTable:
                     and all(isinstance(x, int) and not isinstance(x, bool)
                             for x in identity["seeds"])):
                 raise TypeError(path)  # a manifest edited by hand: identity of another shape
+            runs = data.get("runs")
+            if runs is not None and (not isinstance(runs, int) or isinstance(runs, bool)
+                                     or runs < 0):
+                raise TypeError(path)  # its count of runs no count
             grid, fixed = data.get("grid", {}), data.get("fixed", {})
             if not isinstance(grid, dict) or not isinstance(fixed, dict) or not all(
                     isinstance(v, list) and not any(isinstance(x, list | dict) for x in v)
