@@ -179,10 +179,7 @@ def check_curves_file(path: Any, config: Any = None) -> None:
           "curve and PLD, each observer's worst, every pair's), .csv or .parquet (one row "
           f"per ordered pair and delta) (got {Path(path).name[:60]!r})")
     if config is not None:
-        check(config.coalition is None, "coalition", "curves are of pairs (--curves-out); "
-              "a coalition's figure is its own report")
-        check(config.convention == "sound", "convention", "curves (--curves-out) need "
-              "figures at each target delta: the sound convention")
+        _check_config(config)
         nodes = config.nodes
         check(nodes is None or nodes <= MAX_NODES, "nodes", f"--curves-out keeps every "
               f"pair's figure at each delta: at most {MAX_NODES} nodes (got {nodes})")
@@ -191,6 +188,15 @@ def check_curves_file(path: Any, config: Any = None) -> None:
 
         check(parquet_available(), "curves-out", "writing .parquet needs pyarrow: pip "
               "install 'netdp[parquet]'; or write .csv")
+
+
+def _check_config(config: Any) -> None:
+    """Refuse a run whose figures are no pairs' curves: a coalition, or the reference
+    convention (its figures ignore the target delta)."""
+    check(config.coalition is None, "coalition", "curves are of pairs; a coalition's "
+          "figure is its own report")
+    check(config.convention == "sound", "convention", "curves need figures at each target "
+          "delta: the sound convention (reference figures are at the paper's own delta)")
 
 
 def write_curves(path: Any, curves: PairCurves) -> None:
@@ -231,10 +237,7 @@ def pair_curves(source: Any, accountant: str | None = None,
     from netdp.tasks.preparation import with_seed
 
     config = source.config if isinstance(source, Report) else with_seed(make_config(source))
-    check(config.coalition is None, "coalition", "curves are of pairs; a coalition's "
-          "figure is its own report")
-    check(config.convention == "sound", "convention", "curves need figures at each target "
-          "delta: the sound convention (reference figures are at the paper's own delta)")
+    _check_config(config)
     targets = sorted({float(d) for d in (DELTAS if deltas is None else deltas)}
                      | {float(config.report_delta)}, reverse=True)
     for d in targets:

@@ -197,10 +197,8 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
         color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
         glabel = _group_label(keys, values) if keys else ""
         for s in series:
-            if s.y not in sub or pd.to_numeric(sub[s.y], errors="coerce").notna().sum() == 0:
-                continue
-            agg = aggregate(sub, x, s)
-            if agg.empty:
+            agg = _points(sub, x, s)
+            if agg is None:
                 continue
             if s.role == "data":
                 runs += agg["runs"].astype(int).tolist()
@@ -235,9 +233,7 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     if categorical:
         ax.set_xticks(range(len(ticks)), ticks, rotation=30 if len(ticks) > 4 else 0)
         ax.set_xlim(-0.6, len(ticks) - 0.4)
-    if runs and min(runs) < max(runs):  # a partial sweep, failed runs, unequal seeds
-        title += (f"\nunequal runs per point: {min(runs)} to {max(runs)} (a partial sweep "
-                  "or failed runs)")
+    title += _unequal(runs)
     style_axes(ax, xlabel or LABELS.get(x, x), ylabel, logx and not categorical, logy,
                 title)
     if split:
@@ -248,6 +244,22 @@ def line_figure(df: pd.DataFrame, x: str, series: Sequence[Series], *, hue: str 
     labels += [f"shaded: {text}" for text in bands]
     place_legend(fig, ax, handles, labels)
     return fig
+
+
+def _points(sub: pd.DataFrame, x: str, s: Series) -> pd.DataFrame | None:
+    """:func:`aggregate` of one group's series, ``None`` where it holds no number."""
+    if s.y not in sub or pd.to_numeric(sub[s.y], errors="coerce").notna().sum() == 0:
+        return None
+    agg = aggregate(sub, x, s)
+    return None if agg.empty else agg
+
+
+def _unequal(runs: list[int]) -> str:
+    """The title's line for unequal runs per point (a partial sweep, failed runs)."""
+    if runs and min(runs) < max(runs):
+        return (f"\nunequal runs per point: {min(runs)} to {max(runs)} (a partial sweep "
+                "or failed runs)")
+    return ""
 
 
 def _spread(groups: list, x: str, series: Sequence[Series]) -> bool:
@@ -276,10 +288,8 @@ def _facets(keys: Sequence[str], groups: list, x: str, series: Sequence[Series],
         ax = axes.flat[i]
         color, marker = COLORS[i % len(COLORS)], MARKERS[i % len(MARKERS)]
         for s in series:
-            if s.y not in sub or pd.to_numeric(sub[s.y], errors="coerce").notna().sum() == 0:
-                continue
-            agg = aggregate(sub, x, s)
-            if agg.empty:
+            agg = _points(sub, x, s)
+            if agg is None:
                 continue
             if s.role == "data":
                 runs += agg["runs"].astype(int).tolist()
@@ -297,9 +307,7 @@ def _facets(keys: Sequence[str], groups: list, x: str, series: Sequence[Series],
         ax.tick_params(labelbottom=True)
     for ax in axes.flat[len(groups):]:
         ax.set_visible(False)
-    if runs and min(runs) < max(runs):  # a partial sweep, failed runs, unequal seeds
-        title += (f"\nunequal runs per point: {min(runs)} to {max(runs)} (a partial sweep "
-                  "or failed runs)")
+    title += _unequal(runs)
     fig.suptitle(wrap_title(title, 90), fontsize="medium")
     from matplotlib.lines import Line2D
 
