@@ -2,16 +2,19 @@
 (:mod:`netdp.accounting.pld_fourier`) against the previous one and the exact loss.
 
 Usage: python experiments/bench_pld.py [--nodes 100 1000] [--eps0 0.1 1] [--observers 2]
-       [--old REV] [--all-observers] [--seed 0]
+       [--old REV] [--old-exact REV] [--all-observers] [--seed 0]
 
 One walk per cell on the complete graph (self-moves), ``T = 100 n``, ``δ = 1e-6``. In one
 process, the same sampled observers are accounted by the previous ``pld`` (the
 ``netdp/tracking/exact.py`` of git revision ``--old``, loaded beside the package), the new
 ``pld`` and ``exact``; each row gives the seconds per observer, the ratio of the old
 pld's seconds to the new one's, and the mean over pairs (and the largest) of each pld's
-ratio to exact. ``--all-observers`` also times the new pld over every observer of each
-cell (what ``netdp simulate --accountant pld`` does). Machine: whatever runs it; compare
-the ratios, not the seconds.
+ratio to exact. ``--old-exact REV`` adds the exact accountant of revision ``REV`` (its
+module loaded the same way; ``1eac256``: each pair composed directly over a balanced tree
+of PMFs, before exact went through the Fourier banks), with its seconds' ratio to the new
+exact's. ``--all-observers`` also times the new pld over every observer of each cell (what
+``netdp simulate --accountant pld`` does). Machine: whatever runs it; compare the ratios,
+not the seconds.
 
 Beside the new pld's row and exact's, a fresh process runs the command a user types for
 the same cell (``experiments/_command.py``), which accounts every observer::
@@ -102,7 +105,7 @@ def command(n: int, eps0: float, accountant: str, seed: int) -> list[str]:
 
 
 def cell(n: int, eps0: float, n_obs: int, seed: int, old, every: bool,
-         timeout: float | None) -> list[dict]:
+         timeout: float | None, old_exact=None) -> list[dict]:
     """The rows of one cell; with ``timeout`` (seconds), the command beside the new pld's
     row and exact's."""
     z = mechanisms.Gaussian(eps0, DELTA).sigma
@@ -117,6 +120,11 @@ def cell(n: int, eps0: float, n_obs: int, seed: int, old, every: bool,
                                without_target(old.walk_pld_losses)),
             "pld new": account(trace, eps0, z, "pld", obs),
             "exact": account(trace, eps0, z, "exact", obs)}
+    if old_exact is not None:
+        runs["exact old"] = account(trace, eps0, z, "exact", obs,
+                                    without_target(old_exact.walk_pld_losses)
+                                    if "target" not in old_exact.walk_pld_losses.__code__
+                                    .co_varnames else old_exact.walk_pld_losses)
     ex = runs["exact"][0]
     ok = ~np.isnan(ex) & (ex > 0)
     rows = []
@@ -127,6 +135,8 @@ def cell(n: int, eps0: float, n_obs: int, seed: int, old, every: bool,
                          ratio_max=float(ratio.max()), ratio_min=float(ratio.min()),
                          s_per_observer=sec / obs.size))
     rows[1]["speedup"] = rows[0]["s_per_observer"] / rows[1]["s_per_observer"]
+    if old_exact is not None:
+        rows[3]["speedup_of_exact"] = rows[3]["s_per_observer"] / rows[2]["s_per_observer"]
     every_s = {r["method"]: r["s_per_observer"] * n for r in rows}
     if every:
         m, sec = account(trace, eps0, z, "pld", np.arange(n))
@@ -147,6 +157,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--eps0", type=float, nargs="+", default=[0.1, 1.0])
     parser.add_argument("--observers", type=int, default=2)
     parser.add_argument("--old", default="06bc09d", help="git revision of the old pld")
+    parser.add_argument("--old-exact", metavar="REV",
+                        help="git revision of an earlier exact accountant to time beside")
     parser.add_argument("--all-observers", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     _command.add_arguments(parser)
@@ -156,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     for n in args.nodes:
         for eps0 in args.eps0:
             for row in cell(n, eps0, args.observers, args.seed, old, args.all_observers,
-                            timeout):
+                            timeout, old_module(args.old_exact) if args.old_exact else None):
                 print({k: (float(f"{v:.4g}") if isinstance(v, float) else v)
                        for k, v in row.items() if k != "command_timing"}, flush=True)
 

@@ -19,6 +19,7 @@ Usage::
 
     OPENBLAS_NUM_THREADS=1 python experiments/pld_cost.py --out pld_cost.jsonl
     python experiments/pld_cost.py --fit-only docs/figures/pld_cost.jsonl  # the fit's runs
+    python experiments/pld_cost.py --only complete/exact --out exact.jsonl  # one path
     python experiments/pld_cost.py --graphs --out pld_cost_graphs.jsonl
     python experiments/pld_cost.py --graphs --fit-only docs/figures/pld_cost_graphs.jsonl
 
@@ -37,7 +38,7 @@ import numpy as np
 
 GRID = {
     ("complete", "exact"): [(4, 16), (4, 64), (4, 192), (8, 32), (8, 128), (8, 384),
-                            (16, 64), (16, 256), (16, 768)],
+                            (16, 64), (16, 256), (16, 768), (6, 600), (32, 3200)],
     ("complete", "pld"): [(4, 16), (8, 128), (16, 256), (32, 512), (64, 1024)],
     ("hypercube", "exact"): [(4, 8), (4, 32), (8, 16), (8, 64), (16, 32), (16, 64)],
     ("hypercube", "pld"): [(4, 8), (4, 32), (8, 16), (8, 64), (16, 32), (16, 64)],
@@ -60,8 +61,9 @@ def terms(topology: str, accountant: str, n: int, steps: int, eps: float) -> lis
             for unit in ((1.0, 0.0), (0.0, 1.0))]
 
 
-def measure(out: Path) -> list[dict]:
-    """Every run of the grid, one JSON line each in ``out``."""
+def measure(out: Path, only: list[str] | None = None) -> list[dict]:
+    """Every run of the grid (``only``: of its ``TOPOLOGY/ACCOUNTANT`` keys), one JSON
+    line each in ``out``."""
     import netdp
 
     netdp.simulate({"nodes": 8, "steps": 16, "topology": "hypercube", "seed": 1,
@@ -69,6 +71,8 @@ def measure(out: Path) -> list[dict]:
     rows = []
     with out.open("w") as fh:
         for (topology, accountant), sizes in GRID.items():
+            if only and f"{topology}/{accountant}" not in only:
+                continue
             for eps in EPSILONS:
                 for n, steps in sizes:
                     report = netdp.simulate({"nodes": n, "steps": steps, "epsilon": eps,
@@ -162,13 +166,15 @@ def main() -> None:
                         help="the measured runs, one JSON line each")
     parser.add_argument("--fit-only", type=Path, metavar="JSONL",
                         help="fit the runs of an earlier --out instead of measuring")
+    parser.add_argument("--only", nargs="+", metavar="TOPOLOGY/ACCOUNTANT",
+                        help="measure only these paths of the grid (e.g. complete/exact)")
     parser.add_argument("--graphs", action="store_true",
                         help="pld on graphs other than the complete one (the rows model)")
     args = parser.parse_args()
     if args.fit_only is not None:
         rows = [json.loads(line) for line in args.fit_only.read_text().splitlines() if line]
     else:
-        rows = (measure_graphs if args.graphs else measure)(args.out)
+        rows = measure_graphs(args.out) if args.graphs else measure(args.out, args.only)
     (fit_graphs if args.graphs else fit)(rows)
 
 

@@ -141,21 +141,29 @@ class _Mixture:
         return 4e-16 * (1.0 + np.abs(c) + np.abs(t) * self.ka.max()
                         + float(np.abs(self.base).max()))
 
-    def cdf(self, t: np.ndarray, upper: bool) -> np.ndarray:
-        """``Q(T <= t)`` (``upper=False``) or ``Q(T > t)`` for increasing ``t``, each with
-        relative precision, by blocks (terms pruned per block)."""
-        out = np.empty(t.size)
-        sign = -1.0 if upper else 1.0
+    def cdf(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``Q(T <= t)`` and ``Q(T > t)`` for increasing ``t``, each with relative
+        precision, by blocks (terms pruned per block). One ``Φ(-|x|)`` per term serves
+        both sides: it is the side below one half, with relative precision, and the
+        other side is one minus it."""
+        lower, upper = np.empty(t.size), np.empty(t.size)
         for b in range(0, t.size, _CHUNK):
             tb = t[b : b + _CHUNK]
             fin = tb[np.isfinite(tb)]
             w, ka = self.w, self.ka
             if fin.size:
-                keep = _prune(self.logw + special.log_ndtr(sign * (fin.min() - self.ka)),
-                              self.logw + special.log_ndtr(sign * (fin.max() - self.ka)))
+                keep = np.zeros(ka.size, dtype=bool)
+                for sign in (1.0, -1.0):
+                    keep |= _prune(self.logw + special.log_ndtr(sign * (fin.min() - ka)),
+                                   self.logw + special.log_ndtr(sign * (fin.max() - ka)))
                 w, ka = w[keep], ka[keep]
-            out[b : b + _CHUNK] = special.ndtr(sign * np.subtract.outer(tb, ka)) @ w
-        return out
+            x = np.subtract.outer(tb, ka)
+            small = special.ndtr(-np.abs(x))
+            big = 1.0 - small
+            neg = x <= 0.0
+            lower[b : b + _CHUNK] = np.where(neg, small, big) @ w
+            upper[b : b + _CHUNK] = np.where(neg, big, small) @ w
+        return lower, upper
 
 
 def _prune(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -188,9 +196,9 @@ def _preimages(mix: _Mixture, c: np.ndarray, t_lo: float, t_hi: float,
     """Brackets ``[t_dn, t_up]`` of ``L^{-1}(c)`` for increasing levels ``c``.
 
     Levels outside ``[L(t_lo), L(t_hi)]`` get ``[-∞, t_lo]`` or ``[t_hi, +∞]``; inside,
-    a safeguarded Newton solve (started at the table node just above the root) to machine
-    precision, widened by a bound on its float error (``1e-13 |t|`` plus four times the
-    error of ``L`` over ``L'``).
+    a safeguarded Newton solve (started on the chord of a table of ``L`` around the root)
+    to machine precision, widened by a bound on its float error (``1e-13 |t|`` plus four
+    times the error of ``L`` over ``L'``).
     """
     t_dn = np.empty(c.size)
     t_up = np.empty(c.size)
@@ -212,7 +220,11 @@ def _preimages(mix: _Mixture, c: np.ndarray, t_lo: float, t_hi: float,
         lo = nodes[np.maximum(j - 1, 0)].copy()
         ta, tb = float(lo.min()), float(hi.max())
         keep = _prune(mix.base + mix.ka * ta, mix.base + mix.ka * tb)
-        t = hi.copy()
+        # start on the table's chord (near the root: one Newton step fewer)
+        l_lo_j, l_hi_j = l_nodes[np.maximum(j - 1, 0)], l_nodes[j]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.clip((cc - l_lo_j) / (l_hi_j - l_lo_j), 0.0, 1.0)
+        t = np.where(np.isfinite(frac), lo + frac * (hi - lo), hi)
         fp = np.ones(cc.size)
         act = np.arange(cc.size)
         for _ in range(200):
@@ -324,7 +336,7 @@ def mixture_pld(w: npt.ArrayLike, s: float, h: float = 1e-3, tail: float = 0.0,
     # (Q, P): loss L(t) <= ℓ  <=>  t <= L^{-1}(ℓ); pessimistic undercounts it (t_dn)
     sl = slice(iq[0] - c_min, iq[1] - c_min + 1)
     tq = (t_dn if up else t_up)[sl]
-    probs, top = _masses(mix.cdf(tq, upper=False), mix.cdf(tq, upper=True), up)
+    probs, top = _masses(*mix.cdf(tq), up)
     qp = LossPmf(iq[0], probs, min(top + tail, 1.0), h, pessimistic)
     # (P, Q): loss -L(t) <= ℓ  <=>  t >= L^{-1}(-ℓ); levels -ℓ run downwards
     sl = slice(-ip[0] - c_min, -ip[1] - c_min - 1 if -ip[1] - c_min > 0 else None, -1)

@@ -53,7 +53,7 @@ _HALF = 0.25 * 1.5 ** np.arange(34)  # 0.25 .. 2.4e5, a factor 1.5 apart
 ORDERS = np.concatenate([-_HALF[::-1], _HALF])
 _U = 2.0 ** -53
 _CUT = -700.0  # log-magnitudes below it are dropped from a transform (e^-700 < 1e-304)
-_SIZES_KEPT = 3  # FFT lengths whose transforms are kept at once
+SPECTRA_BYTES = 512 << 20  # the log transforms a bank keeps (least recently used go)
 _BLOCK = 16  # grid cells per block of the moment bound
 _TINY = 1e-300  # |φ| floor before the log (a product below it underflows to 0 anyway)
 
@@ -117,7 +117,8 @@ class Bank:
         self._logfin: list[float] = []
         self._logtot: list[float] = []
         self._logm: list[np.ndarray] = []
-        self._spectra: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
+        self._spectra: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._bytes = 0
 
     def add(self, pmf: LossPmf) -> int:
         """Keep ``pmf``; its id in the bank."""
@@ -136,19 +137,23 @@ class Bank:
 
     def log_spectrum(self, j: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         """``Log`` of the real FFT of mechanism ``j``'s finite PMF (placed at index 0,
-        folded modulo ``size``), kept per ``size``: its real part (contiguous) and the
-        whole."""
-        if size not in self._spectra and len(self._spectra) >= _SIZES_KEPT:
-            del self._spectra[next(iter(self._spectra))]  # the oldest length's (memory)
-        kept = self._spectra.setdefault(size, {})
-        if j not in kept:
+        folded modulo ``size``): its real part (contiguous) and the whole. Kept for the
+        next observers, the least recently used dropped beyond :data:`SPECTRA_BYTES`."""
+        key = (j, size)
+        got = self._spectra.pop(key, None)
+        if got is None:
             p = self.pmfs[j].probs
             if p.size > size:
                 p = np.bincount(np.arange(p.size) % size, weights=p, minlength=size)
             spec = sfft.rfft(p, n=size)
             mag = np.log(np.maximum(np.abs(spec), _TINY))
-            kept[j] = (mag, mag + 1j * np.angle(spec))
-        return kept[j]
+            got = (mag, mag + 1j * np.angle(spec))
+            self._bytes += got[0].nbytes + got[1].nbytes
+            while self._spectra and self._bytes > SPECTRA_BYTES:
+                old = self._spectra.pop(next(iter(self._spectra)))
+                self._bytes -= old[0].nbytes + old[1].nbytes
+        self._spectra[key] = got  # the most recently used last
+        return got
 
     def epsilons(self, base: dict[int, int], rows: Sequence[Sequence[tuple[int, int]]],
                  delta: float) -> np.ndarray:

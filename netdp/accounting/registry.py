@@ -45,8 +45,9 @@ class GridCost:
     complete, graph
         Seconds per grid point of the two terms (building the views, composing the
         pairs'), on the complete graph and on other graphs.
-    tree
-        Whether the pairs compose by a balanced tree (a factor ``log2 k`` of the views).
+    binned
+        Whether view lengths share a mechanism per bin on the complete graph
+        (:func:`netdp.tracking.exact.length_bin`), or each length is its own.
     rows
         Where set, other graphs cost ``rows[0] · (1 + rows[1] / z²)²`` seconds per view of
         an observer and node of the graph, ``z`` the noise multiplier, in place of
@@ -58,7 +59,7 @@ class GridCost:
     coarsest: float
     complete: tuple[float, float]
     graph: tuple[float, float]
-    tree: bool = False
+    binned: bool = False
     rows: tuple[float, float] | None = None
 
 
@@ -192,14 +193,13 @@ ENTRIES = (
           tasks=("sum", "sum/gossip"), weight=300.0, kernel_mode="MU2", composes_pld=True,
           gaussian_shift="curve", rank=-1, default_within=DEFAULT_SECONDS,
           cost=GridCost(0.05, 1e-3, complete=(6.9e-7, 6.0e-8), graph=(1.1e-7, 3.5e-8),
-                        rows=ROWS_COST)),
+                        binned=True, rows=ROWS_COST)),
     Entry("gdp", "Gaussian DP: the exact curve of composed Gaussian mechanisms",
           library=("netdp.accounting.gdp", "GdpAccountant")),
     Entry("exact", "the exact loss of each view, walks with Gaussian noise, a few hundred "
           "nodes", kinds=_KINDS, conventions=("sound",), tasks=("sum",), exact=True,
           composes_pld=True,
-          cost=GridCost(0.005, 1e-4, complete=(2.6e-7, 4.2e-8), graph=(2.8e-8, 5.7e-8),
-                        tree=True)),
+          cost=GridCost(0.005, 1e-4, complete=(1.6e-7, 0.0), graph=(2.8e-8, 5.7e-8))),
 )
 _ADDED: dict[str, Entry] = {}  # registered from outside (register / unregister)
 

@@ -14,12 +14,10 @@ walk_views` on other graphs), so their cost is a number of grid points:
   deviations of the loss, the widest view having one draw; at most ``540 / h``, its
   losses cut to ``[-40, 500]``), a composition of ``k`` views
   ``w_k = 17 (√(k m) + 1/z) / h``;
-* complete graph, exact: ``n`` observers build their ``k`` views (``n k w₁``), and each
-  of the ``min(n - 1, 2 k)`` nodes its views attribute composes its own (``n min(n - 1,
-  2k) w_k``, times ``log₂ k`` for the balanced tree);
-* complete graph, pld (:mod:`netdp.accounting.pld_fourier`): the run's distinct
-  mechanisms are built once, at most ``3 B`` for ``B`` bins of view lengths up to ``10 n``
-  (:func:`netdp.tracking.exact.length_bin`), or one per view when fewer (``min(n k, 3 B)
+* complete graph (:mod:`netdp.tracking.exact`, :mod:`netdp.accounting.pld_fourier`): the
+  run's distinct mechanisms are built once, at most three for each of ``B`` lengths or
+  bins of lengths up to ``10 n`` (pld: ``B`` bins, :func:`netdp.tracking.exact.
+  length_bin`; exact: ``B = 10 n`` lengths), or one per view when fewer (``min(n k, 3 B)
   w₁``); each observer then sums the log transforms of its ``k`` views over a window of
   about ``w_k`` points (``n k w_k``), the pairs' searches being small beside it;
 * other graphs: every observer (``--sources``, or :data:`~netdp.tracking.graph_observers.
@@ -35,8 +33,9 @@ accountant's entry in :mod:`netdp.accounting.registry`, with its ``precision`` a
 ``coarsest`` step) hold each term's seconds per point, fitted to the runs of
 ``experiments/pld_cost.py`` (kept in ``docs/figures/pld_cost.jsonl``: ε in {0.3, 1, 4},
 n from 4 to 64, the complete graph and the hypercube), where the runs took 0.7 to 2.0
-times the fit, then multiplied by 3/4 so that an estimate errs towards the shorter run:
-a run takes 0.9 to 2.8 times its estimate. See docs/performance.md.
+times the fit (exact on the complete graph, refitted when it went through the Fourier
+banks: 0.67 to 3.9, the short runs of a few seconds the most), then multiplied by 3/4 so
+that an estimate errs towards the shorter run. See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -61,10 +60,10 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     Examples
     --------
     The exact accountant of ``netdp simulate -n 6 --accountant exact`` (600 steps,
-    ``z = 4.22`` at ε = 1, δ = 1e-6), which took 15.7 s on the reference machine:
+    ``z = 4.22`` at ε = 1, δ = 1e-6), which took 2.2 s on the reference machine:
 
     >>> round(pld_seconds("exact", True, 6, 6, 100, 4.22), 1)
-    11.9
+    1.8
     """
     cost = registry.entry(accountant).cost
     assert cost is not None, f"{accountant} has no cost model"
@@ -76,10 +75,8 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     build, pairs = seconds or (cost.complete if complete else cost.graph)
     if not complete and cost.rows is not None and seconds is None:
         return observers * (n - 1.0) * k * cost.rows[0] * (1.0 + cost.rows[1] / (z * z)) ** 2
-    if complete and not cost.tree:  # pld: one bank of binned mechanisms, summed logs
-        bins = 64.0 + 64.0 * max(math.log2(10.0 * n / 64.0), 0.0)
+    if complete:  # one bank of mechanisms, summed logs
+        bins = (64.0 + 64.0 * max(math.log2(10.0 * n / 64.0), 0.0) if cost.binned
+                else 10.0 * n)
         return build * min(observers * k, 3.0 * bins) * one + pairs * observers * k * many
-    if complete:
-        tree = max(math.log2(k), 1.0)
-        return observers * (build * k * one + pairs * min(n - 1.0, 2.0 * k) * many * tree)
     return observers * (n - 1.0) * k * (build * one + pairs * many)
