@@ -126,6 +126,19 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
     ("topology-name-too-long", [*SIM, "--topology", "a" * 300]),
     ("contacts-workers", [*SIM[:1], "--topology", "{contacts.csv}", "--format", "contacts",
                           "--workers", "2"]),
+    # session 18's check of issue 39: Weibull churn of a tiny shape (an OverflowError of
+    # Γ(1 + 1/k), and sessions drawn without end)
+    ("churn-weibull-0.005", ["simulate", "--topology", "cycle", "-n", "6", "--steps", "10",
+                             "--churn", "weibull:0.005:10:10"]),
+    ("churn-weibull-0.01", ["simulate", "--topology", "cycle", "-n", "6", "--steps", "10",
+                            "--churn", "weibull:0.01:10:10"]),
+    # tracebacks found by session 18's check of issue 39 (a numba compile error, an
+    # OverflowError): --snapshot-period had no upper bound
+    *[(f"snapshot-period-{name}", [*SIM[:1], *protocol, "--topology", "{contacts.csv}",
+                                   "--format", "contacts", "--snapshot-period", value])
+      for name, value, protocol in (("1e300", "1e300", []),
+                                    ("2-63", "9223372036854775808", []),
+                                    ("1e300-gossip", "1e300", ["--protocol", "gossip"]))],
     # messages that named a parameter not given (tests/fuzz_names.py), with the one named
     # now; the issue's examples first
     ("nodes-1e9-names-nodes", ["simulate", "--nodes", "1e9"], "--nodes"),

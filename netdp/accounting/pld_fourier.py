@@ -28,7 +28,15 @@ replacements, and returns each row's ``ε(δ)``:
   double's unit round-off; 30 to 50 times the L1 error measured against long-double
   direct convolutions of 5 to 20 mixture PLDs) is added at ``+∞``; frequencies where
   every row's transform is below ``e^-700`` are dropped; negative entries are clipped
-  to 0, and any finite mass the float sums lost goes to ``+∞`` too.
+  to 0, and any finite mass the float sums lost goes to ``+∞`` too. The Parseval sums'
+  geometric factors (``1 - ω_f``, ``1 - e^{-h} ω_f``) are formed without cancellation
+  (``2 sin²(θ/2) + i sin θ``): the plain forms lose the low frequencies' relative
+  precision and put ``δ`` low by about ``5e-18 F``, enough on a fine grid (``F`` of
+  ``2^21`` and more) to take ``ε`` below the true loss at ``δ = 1e-9``.
+* **Memory.** Each mechanism's log transform is kept for the next rows and observers
+  within :data:`SPECTRA_BYTES` (least recently used dropped); a call sums the base one
+  mechanism at a time and solves its rows in blocks of :data:`ROWS_BYTES`, so it never
+  holds every mechanism's transform at once.
 * **ε(δ).** :func:`batch_epsilon` solves every row at once, as
   :meth:`~netdp.accounting.loss_pmf.LossPmf.epsilon` does one PMF (its oracle in the
   tests): ``δ`` at every grid loss by suffix sums (an exact recurrence for
@@ -43,7 +51,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import fft as sfft
-from scipy import signal, sparse
+from scipy import signal
 
 from netdp.accounting.loss_pmf import LossPmf
 
@@ -54,6 +62,7 @@ ORDERS = np.concatenate([-_HALF[::-1], _HALF])
 _U = 2.0 ** -53
 _CUT = -700.0  # log-magnitudes below it are dropped from a transform (e^-700 < 1e-304)
 SPECTRA_BYTES = 512 << 20  # the log transforms a bank keeps (least recently used go)
+ROWS_BYTES = 256 << 20  # the rows' transforms of one block (rows x F x 24 bytes), at most
 _BLOCK = 16  # grid cells per block of the moment bound
 _TINY = 1e-300  # |φ| floor before the log (a product below it underflows to 0 anyway)
 
@@ -203,16 +212,43 @@ class Bank:
         # the Chernoff bound of each row's mass above the window (0 if none is there)
         above = mass_above(lmgf, b * self.h)
         above[hi_r <= b] = 0.0
-        spectra = [self.log_spectrum(j, size) for j in ids]
-        mags = np.array([x[0] for x in spectra])
+        factors = mult.sum(axis=1)
+        noise = 4.0 * _U * max(math.log2(size), 1.0) * (factors + 1.0)
+        inf = np.maximum(tot - fin, 0.0) + above + noise
+        # the base's log transform, one mechanism at a time (the transforms are not all
+        # held at once: ids x F can be gigabytes on a fine grid)
         start = np.array([base.get(j, 0) for j in ids], dtype=np.float64)
-        change = sparse.csr_array(mult - start[None, :])
+        half = size // 2 + 1
+        base_mag, base_log = np.zeros(half), np.zeros(half, complex)
+        for c in np.flatnonzero(start):
+            mag, full = self.log_spectrum(ids[c], size)
+            base_mag += start[c] * mag
+            base_log += start[c] * full
+        change = mult - start[None, :]
+        out = np.empty(len(rows))
+        step = max(1, ROWS_BYTES // (24 * half))
+        for r0 in range(0, len(rows), step):
+            r1 = min(r0 + step, len(rows))
+            out[r0:r1] = self._rows(change[r0:r1], ids, base_mag, base_log, lo_r[r0:r1],
+                                    a, size, inf[r0:r1], delta)
+        return np.maximum(out, 0.0)
+
+    def _rows(self, change: np.ndarray, ids: list[int], base_mag: np.ndarray,
+              base_log: np.ndarray, lo_r: np.ndarray, a: int, size: int, inf: np.ndarray,
+              delta: float) -> np.ndarray:
+        """:meth:`epsilons` of a block of rows: the base's log transform plus each row's
+        replacements, then ε(δ) on the live frequencies."""
+        mag = np.repeat(base_mag[None, :], change.shape[0], axis=0)
+        logphi = np.repeat(base_log[None, :], change.shape[0], axis=0)
+        for c in np.flatnonzero(np.any(change != 0, axis=0)):
+            m, full = self.log_spectrum(ids[c], size)
+            for r in np.flatnonzero(change[:, c]):
+                mag[r] += change[r, c] * m
+                logphi[r] += change[r, c] * full
         # frequencies where every row's transform is below e^CUT are dropped (0)
-        mag = (start @ mags)[None, :] + change @ mags
         alive = np.flatnonzero(mag.max(axis=0) > _CUT)
         cols = int(alive[-1]) + 1 if alive.size else 1
-        part = np.array([x[1][:cols] for x in spectra])
-        logphi = (start @ part)[None, :] + change @ part
+        logphi = logphi[:, :cols]
         # row r's composition starts at grid index lo_r: index x at position (x - a) mod F
         f = np.arange(cols, dtype=np.int64)
         turn = np.mod(np.multiply.outer(np.mod(lo_r - a, size), f), size) / size
@@ -220,10 +256,7 @@ class Bank:
         phi = np.exp(np.maximum(logphi.real, _CUT))
         phi[logphi.real < _CUT] = 0.0
         phi = phi * np.cos(logphi.imag) + 1j * (phi * np.sin(logphi.imag))
-        factors = mult.sum(axis=1)
-        noise = 4.0 * _U * max(math.log2(size), 1.0) * (factors + 1.0)
-        inf = np.maximum(tot - fin, 0.0) + above + noise
-        return np.maximum(spectral_epsilon(phi, a, size, self.h, inf, delta), 0.0)
+        return spectral_epsilon(phi, a, size, self.h, inf, delta)
 
 
 def _delta_at(phi: np.ndarray, a: int | np.ndarray, size: int, h: float, inf: np.ndarray,
@@ -235,14 +268,23 @@ def _delta_at(phi: np.ndarray, a: int | np.ndarray, size: int, h: float, inf: np
     x0 = np.maximum(i + 1, a)
     n = a + size - x0  # terms x0 .. a + F - 1 (none when n <= 0)
     p0 = np.mod(x0 - a, size)
-    w = np.exp(-2j * np.pi * f / size)  # ω_f
-    wp0 = np.exp(-2j * np.pi * (np.mod(np.multiply.outer(p0, f), size) / size))
+    # ω_f = e^{-iθ} and ω_f^{p0} = e^{-iφ}; every difference with 1 (or with e^{-h}) is
+    # written without cancellation: 1 - e^{-iθ} = 2 sin²(θ/2) + i sin θ, and
+    # 1 - q e^{-iθ} = -expm1(-h) + 2 q sin²(θ/2) + i q sin θ (the plain forms lose the
+    # low frequencies' relative precision, about u F / (2π f): δ came out low)
+    theta = 2.0 * np.pi * f / size
+    phi0 = 2.0 * np.pi * (np.mod(np.multiply.outer(p0, f), size) / size)
+    half = 2.0 * np.sin(0.5 * theta) ** 2
+    half0 = 2.0 * np.sin(0.5 * phi0) ** 2
+    sin0 = np.sin(phi0)
     q = math.exp(-h)
-    decay = np.exp(-np.maximum(n, 0) * h)
+    keep = -math.expm1(-h)
+    gone = -np.expm1(-np.maximum(n, 0) * h)  # 1 - e^{-n h}
     with np.errstate(divide="ignore", invalid="ignore"):
-        s1 = (wp0 - 1.0) / (1.0 - w)[None, :]
+        s1 = (-half0 - 1j * sin0) / (half + 1j * np.sin(theta))[None, :]
     s1[:, 0] = np.maximum(n, 0)
-    s2 = np.exp(-(x0 - i) * h)[:, None] * (wp0 - decay[:, None]) / (1.0 - q * w)[None, :]
+    s2 = (np.exp(-(x0 - i) * h)[:, None] * ((gone[:, None] - half0) - 1j * sin0)
+          / (keep + q * half + 1j * q * np.sin(theta))[None, :])
     g = s1 - s2
     g[n <= 0] = 0.0
     weight = np.full(cols, 2.0)

@@ -226,17 +226,21 @@ def _open(path: Path, tmp_prefix: str | None, param: str, stack: contextlib.Exit
           pending: list[tuple[BinaryIO, Path, str, int]]) -> BinaryIO:
     """A handle for ``path``: a temporary file beside it (added to ``pending``), or the
     device or FIFO itself."""
-    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
         mode = os.stat(path).st_mode if path.exists() else None
-        links = os.stat(path).st_nlink if mode is not None and stat.S_ISREG(mode) else 1
     except OSError as exc:
         raise cannot_write(path, exc, param) from exc
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        try:  # a device or a FIFO: write through it
+        try:  # a device or a FIFO: write through the name given (/dev/stdout into a pipe
+            # names /proc/self/fd/1, whose link target, pipe:[...], cannot be opened)
             return stack.enter_context(open(path, "wb"))
         except OSError as exc:
             raise cannot_write(path, exc, param) from exc
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        links = os.stat(path).st_nlink if mode is not None and stat.S_ISREG(mode) else 1
+    except OSError as exc:
+        raise cannot_write(path, exc, param) from exc
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
                                    prefix=tmp_prefix or f".{path.name}.", suffix=".tmp")

@@ -44,6 +44,10 @@ MAX_SCALE = 1e6
 MAX_TIME = 1e12
 """Largest duration (service time, timeout, mean time to a crash), in hop-latency units:
 sums of a million of them stay finite and distinct."""
+MAX_PERIOD = 10**12
+"""Largest snapshot period of a time-varying graph, in steps or rounds: longer than any
+run netdp's time estimate lets through, and far inside the int64 arithmetic of the
+snapshot schedule."""
 
 
 @dataclass(frozen=True)

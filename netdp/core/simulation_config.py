@@ -18,6 +18,7 @@ from netdp.core.errors import InputError, check
 from netdp.core.files import path_kind
 from netdp.core.params import (
     MAX_EPSILON,
+    MAX_PERIOD,
     MAX_TIME,
     MIN_EPSILON,
     Section,
@@ -105,7 +106,7 @@ class SimulationConfig:
     snapshot_period: int = param(1, "time-varying graphs (--format contacts, a folder of "
                                  "graph files, a list of networkx graphs): walk steps or "
                                  "gossip rounds each snapshot is in force", low=1,
-                                 metavar="L", group=RUN)
+                                 high=MAX_PERIOD, metavar="L", group=RUN)
     after_snapshots: str = param("cycle", "time-varying graphs: after the last snapshot, "
                                  "start again from the first (cycle) or keep the last one "
                                  "(last)", choices=("cycle", "last"), flag="after", group=RUN)
@@ -150,7 +151,8 @@ class SimulationConfig:
                       "(Gilbert-Elliott bursts) or file:LINKS.csv (src,dst,p)", metavar="LAW",
                       group=FAULTS)
     churn: str = param("none", "node on/off sessions: exp:MEAN_UP:MEAN_DOWN, "
-                       "weibull:SHAPE:MEAN_UP:MEAN_DOWN or file:DOWN.csv (node,down,up)",
+                       "weibull:SHAPE:MEAN_UP:MEAN_DOWN (SHAPE in [0.25, 100]) or "
+                       "file:DOWN.csv (node,down,up)",
                        metavar="LAW", group=FAULTS)
     crash: float | None = param(None, "mean time to a crash-stop failure of each node "
                                 "(exponential)", kind=float, low=0.0, low_open=True,

@@ -151,6 +151,13 @@ class Churn:
         return self.up / (self.up + self.down) if self.law in ("exp", "weibull") else 1.0
 
 
+#: The Weibull sessions' shapes netdp runs. Below the least, the median session is so
+#: short against its mean (``(ln 2)^{1/k} / Γ(1 + 1/k)``: 1e-2 of it at 0.25, 7e-9 at
+#: 0.1) that a run draws sessions without end, and ``Γ(1 + 1/k)`` overflows below 0.006
+#: (session 18's check of issue 39: a traceback and a hang).
+MIN_SHAPE, MAX_SHAPE = 0.25, 100.0
+
+
 def parse_churn(text: str) -> Churn:
     """``none`` | ``exp:MEAN_UP:MEAN_DOWN`` | ``weibull:SHAPE:MEAN_UP:MEAN_DOWN`` |
     ``file:PATH.csv``."""
@@ -160,7 +167,8 @@ def parse_churn(text: str) -> Churn:
     if text.startswith("file:"):
         return Churn("file", table=_read_downtimes(Path(text[5:])))
     bad = InputError("churn", "expected none, exp:MEAN_UP:MEAN_DOWN, weibull:SHAPE:MEAN_UP:"
-                     f"MEAN_DOWN (all > 0) or file:PATH.csv (got {text!r})")
+                     f"MEAN_DOWN (means > 0, SHAPE in [{MIN_SHAPE:g}, {MAX_SHAPE:g}]) or "
+                     f"file:PATH.csv (got {text!r})")
     parts = text.split(":")
     try:
         nums = [float(x) for x in parts[1:]]
@@ -170,7 +178,7 @@ def parse_churn(text: str) -> Churn:
         raise bad
     if parts[0] == "exp" and len(nums) == 2:
         return Churn("exp", nums[0], nums[1])
-    if parts[0] == "weibull" and len(nums) == 3:
+    if parts[0] == "weibull" and len(nums) == 3 and MIN_SHAPE <= nums[0] <= MAX_SHAPE:
         return Churn("weibull", nums[1], nums[2], nums[0])
     raise bad
 

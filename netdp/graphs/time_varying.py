@@ -33,7 +33,7 @@ import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
 from netdp.core.files import path_kind
-from netdp.core.reading import read_csv_rows
+from netdp.core.reading import check_regular, read_csv_rows
 from netdp.graphs import graph_files
 from netdp.graphs.topologies import _NAME, BUILTIN, Topology, _check_connected, _spec_dir
 from netdp.graphs.walk_kind import KINDS, WalkKind, transition_matrix
@@ -405,9 +405,19 @@ def snapshot_nodes(spec: Any, fmt: str | None) -> int:
     path = Path(spec)
     if fmt == "contacts":
         return graph_files.count(contact_file(spec), "contacts")[0]
-    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
-    check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
+    files = snapshot_files(path)
     return graph_files.count(files[0], graph_files.file_format(files[0], fmt))[0]
+
+
+def snapshot_files(path: Path) -> list[Path]:
+    """The graph files of a folder of snapshots, in the order of their names (hidden
+    names skipped); anything else in it (a FIFO, a device, a link to one, a folder) is
+    refused before anything is read, naming ``--topology``."""
+    files = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    for file in files:
+        check_regular(file, "topology", "graph files in a folder of snapshots")
+    check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
+    return files
 
 
 def build_time_varying(spec: Any, *, period: int = 1, after: After = "cycle",
@@ -436,8 +446,7 @@ def build_time_varying(spec: Any, *, period: int = 1, after: After = "cycle",
         contact_file(spec)
         check(weight is None, "weight", "a contact trace's weights are its fourth column")
         return read_contact_trace(path, period, after, directed)
-    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
-    check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
+    files = snapshot_files(path)
     check(len(files) <= MAX_SNAPSHOTS, "topology",
           f"{path.name} holds {len(files)} files; at most {MAX_SNAPSHOTS} snapshots")
     graphs, weights = [], set()

@@ -29,10 +29,16 @@ GRID_CONFIDENCE = 1 - 0.05 / 160
 def test_laplace_anchor():
     """Spec §5: Laplace at ε = 1 with 1e5 trials per side: ε_lb about 0.98 (ours holds
     half of them out to fit the threshold)."""
+    import time
+
+    cpu = time.process_time()
     result = mechanism_audit.audit_mechanism(Laplace(1.0, 2.0), 100_000, seed=5)
+    cpu = time.process_time() - cpu
     assert 0.95 < result.result.epsilon_lower <= 1.0
     assert not result.violation
-    assert result.seconds < 5
+    # the spec's few seconds, in the process's CPU time: a busy machine stretches the
+    # wall clock (result.seconds), not this (issue 39's timed properties)
+    assert cpu < 5
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -177,3 +177,25 @@ def test_fft_sizes():
         size = pf.fft_size(points)
         assert size >= points and size < 1.26 * max(points, 8)
     assert math.log2(pf.fft_size(1024)) == 10
+
+
+@pytest.mark.parametrize(("factors", "delta"), [(2, 1e-9), (1, 1e-10)])
+def test_a_long_transform_is_never_below_the_gaussian_s_true_loss(factors, delta):
+    """On a fine grid (an FFT of about 2^21 points) at a small δ, the bank's ε of composed
+    Gaussian PLDs is never below the analytic ε: the differences ``1 - ω_f`` and
+    ``1 - e^{-h} ω_f`` of the Parseval sums lose their low frequencies' relative precision
+    in the plain forms, which put δ low by about ``5e-18 F`` (the review of session 18:
+    9.09245 against the true 9.09256 here, before the cancellation-free forms)."""
+    from scipy import optimize, special
+
+    h = 2e-5
+    pld = mixture_pld([0.0, 1.0], 1.0, h=h)
+    bank = pf.Bank(h)
+    j = bank.add(pld.qp)
+    got = float(bank.epsilons({j: factors}, [()], delta)[0])
+    mu = math.sqrt(factors)
+    true = optimize.brentq(lambda e: special.ndtr(-e / mu + mu / 2) - math.exp(e)
+                           * special.ndtr(-e / mu - mu / 2) - delta, 0.0, 100.0, xtol=1e-13)
+    direct = pld.qp if factors == 1 else pld.qp.compose(pld.qp)
+    assert got >= float(direct.epsilon(delta)) - 1e-9 >= true - 2e-9
+    assert got - true < 1e-4  # within the grid's rounding and the bank's allowances
