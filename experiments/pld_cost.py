@@ -114,6 +114,13 @@ def fit(rows: list[dict]) -> None:
         print(f"\n{key[0]} / {key[1]}: fit {coef[0]:.3g}, {coef[1]:.3g} s per point "
               f"(x 3/4: {0.75 * coef[0]:.2g}, {0.75 * coef[1]:.2g}); measured / fit "
               f"{(s / (a @ coef)).min():.2f} .. {(s / (a @ coef)).max():.2f}")
+        # the least largest ratio either way (what exact's complete-graph entry holds)
+        grid = [(b, q) for b in np.geomspace(5e-8, 1e-6, 40) for q in np.geomspace(1e-10, 1e-6, 60)]
+        worst = [max(np.log((s / (a @ g)).max()), -np.log((s / (a @ g)).min())) for g in grid]
+        b, q = grid[int(np.argmin(worst))]
+        ratio = s / (a @ [b, q])
+        print(f"   minimax: {b:.2g}, {q:.2g} s per point; measured / fit {ratio.min():.2f} .. "
+              f"{ratio.max():.2f}")
         print("   n  steps   eps  measured  estimate  ratio")
         for r, m, e in zip(sel, s, est, strict=True):
             print(f"{r['nodes']:4d} {r['steps']:6d} {r['epsilon']:5.1f} {m:9.2f} {e:9.2f} "

@@ -33,9 +33,12 @@ accountant's entry in :mod:`netdp.accounting.registry`, with its ``precision`` a
 ``coarsest`` step) hold each term's seconds per point, fitted to the runs of
 ``experiments/pld_cost.py`` (kept in ``docs/figures/pld_cost.jsonl``: ε in {0.3, 1, 4},
 n from 4 to 64, the complete graph and the hypercube), where the runs took 0.7 to 2.0
-times the fit (exact on the complete graph, refitted when it went through the Fourier
-banks: 0.67 to 3.9, the short runs of a few seconds the most), then multiplied by 3/4 so
-that an estimate errs towards the shorter run. See docs/performance.md.
+times the fit, then multiplied by 3/4 so that an estimate errs towards the shorter run.
+Exact on the complete graph was refitted when it went through the Fourier banks (session
+18: 39 runs, two of them of 200 and 500 views an observer), for the least largest ratio
+either way instead (least squares left its second term near 0 and a run of 500 views 9.5
+times its estimate): the runs took 0.36 to 2.7 times the estimate. See
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     ``z = 4.22`` at ε = 1, δ = 1e-6), which took 2.2 s on the reference machine:
 
     >>> round(pld_seconds("exact", True, 6, 6, 100, 4.22), 1)
-    1.8
+    5.0
     """
     cost = registry.entry(accountant).cost
     assert cost is not None, f"{accountant} has no cost model"

@@ -103,7 +103,7 @@ def test_the_sweep_weights_and_the_cost_model_are_the_registry_s():
     for name in registry.names():
         cost = estimate_cost(make_config(base, accountants=(name,))) - RUN_OVERHEAD
         assert cost == pytest.approx(steps * registry.entry(name).weight)
-    assert round(pld_seconds("exact", True, 6, 6, 100, 4.22), 1) == 1.8
+    assert round(pld_seconds("exact", True, 6, 6, 100, 4.22), 1) == 5.0
     with pytest.raises(AssertionError, match="no cost model"):
         pld_seconds("kov", True, 6, 6, 100, 4.22)
 
