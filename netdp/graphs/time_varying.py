@@ -33,6 +33,7 @@ import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
 from netdp.core.files import path_kind
+from netdp.core.params import MAX_PERIOD
 from netdp.core.reading import check_regular, read_csv_rows
 from netdp.graphs import graph_files
 from netdp.graphs.topologies import _NAME, BUILTIN, Topology, _check_connected, _spec_dir
@@ -197,8 +198,8 @@ def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
           "expected a non-empty list of networkx graphs")
     check(len(graphs) <= MAX_SNAPSHOTS, "topology",
           f"at most {MAX_SNAPSHOTS} snapshots (got {len(graphs)})")
-    check(isinstance(period, int | np.integer) and period >= 1, "period",
-          f"must be an integer >= 1 (got {period!r})")
+    check(isinstance(period, int | np.integer) and 1 <= period <= MAX_PERIOD, "period",
+          f"must be an integer in the range [1, {MAX_PERIOD}] (got {shorten(repr(period), 40)})")
     check(after in ("cycle", "last"), "after", f"must be cycle or last (got {after!r})")
     check(isolated in ("stay", "error"), "isolated",
           f"must be stay or error (got {isolated!r})")
@@ -411,9 +412,9 @@ def snapshot_nodes(spec: Any, fmt: str | None) -> int:
 
 def snapshot_files(path: Path) -> list[Path]:
     """The graph files of a folder of snapshots, in the order of their names (hidden
-    names skipped); anything else in it (a FIFO, a device, a link to one, a folder) is
-    refused before anything is read, naming ``--topology``."""
-    files = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    names and subfolders skipped); anything else in it (a FIFO, a device, a link to one)
+    is refused before anything is read, naming ``--topology``."""
+    files = sorted(p for p in path.iterdir() if not p.name.startswith(".") and not p.is_dir())
     for file in files:
         check_regular(file, "topology", "graph files in a folder of snapshots")
     check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
