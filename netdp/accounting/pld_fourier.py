@@ -242,9 +242,9 @@ class Bank:
         logphi = np.repeat(base_log[None, :], change.shape[0], axis=0)
         for c in np.flatnonzero(np.any(change != 0, axis=0)):
             m, full = self.log_spectrum(ids[c], size)
-            for r in np.flatnonzero(change[:, c]):
-                mag[r] += change[r, c] * m
-                logphi[r] += change[r, c] * full
+            rows = np.flatnonzero(change[:, c])
+            mag[rows] += change[rows, c, None] * m
+            logphi[rows] += change[rows, c, None] * full
         # frequencies where every row's transform is below e^CUT are dropped (0)
         alive = np.flatnonzero(mag.max(axis=0) > _CUT)
         cols = int(alive[-1]) + 1 if alive.size else 1

@@ -354,7 +354,6 @@ def rdp_per_visit(p, c, size, s, orders, out):
     :data:`LABEL_ORDER_MAX`, :data:`SPLITS`, whichever is less (the mean shift's split
     leaves the interior so little noise when ``c >= 1`` that the curve blows up from
     moderate orders on: a view of 48 draws at z = 4.2 gave 25 at order 24)."""
-    nf = orders.size
     lam = size * p
     if c == 0:
         _per_visit(p, c, size, s, 0.0, orders, out)
@@ -362,14 +361,21 @@ def rdp_per_visit(p, c, size, s, orders, out):
     _per_visit(p, c, size, s, 1.0 if size == 0 else c / (c + lam), orders, out)
     if size == 0:
         return
-    low = 0  # the other splits at the orders up to LABEL_ORDER_MAX (each above costs 30x)
-    while low < nf and orders[low] <= LABEL_ORDER_MAX:
-        low += 1
+    low = _label_orders(orders)  # the other splits there (each order above costs 30x)
     tmp = np.empty(low)
     for beta in SPLITS:
         _per_visit(p, c, size, s, beta, orders[:low], tmp)
         for a in range(low):
             out[a] = min(out[a], tmp[a])
+
+
+@nb.njit(cache=True)
+def _label_orders(orders):
+    """How many of the increasing ``orders`` are at most :data:`LABEL_ORDER_MAX`."""
+    low = 0
+    while low < orders.size and orders[low] <= LABEL_ORDER_MAX:
+        low += 1
+    return low
 
 
 @nb.njit(cache=True)
@@ -384,9 +390,7 @@ def _per_visit(p, c, size, s, beta, orders, out):
             out[a] = orders[a] * c * c / (2.0 * beta * s * s)
     if size > 0 and beta < 1.0:
         std = s * math.sqrt((1.0 - beta) / size)
-        low = 0
-        while low < nf and orders[low] <= LABEL_ORDER_MAX:
-            low += 1
+        low = _label_orders(orders)
         compiled.rdp_gaussian_entry(p, 1.0, std, orders[:low], tmp[:low])
         if low < nf:
             subsampled.subsampled_rdp_high(p, std, orders[low:], tmp[low:])

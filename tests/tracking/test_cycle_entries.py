@@ -26,7 +26,10 @@ def _true_renyi(c: int, size: int, p: float, s: float, alpha: float) -> float:
     keep = logw > -745.0
     shifts, logw = (c + i)[keep], logw[keep]
     top = float(shifts.max())
-    y = np.linspace(-12.0 * s * math.sqrt(alpha), top + 12.0 * s * math.sqrt(alpha), 40_001)
+    # q^α p^(1-α) of a shift k peaks near y = α k (p^α q^(1-α) near (1 - α) k): the grid
+    # spans both tilts' peaks and 30 standard deviations beyond
+    wide = 30.0 * s * math.sqrt(alpha)
+    y = np.linspace(-(alpha - 1.0) * top - wide, alpha * top + wide, 100_001)
     logp = -0.5 * (y / s) ** 2
     logq = special.logsumexp(logw[None, :] - 0.5 * ((y[:, None] - shifts[None, :]) / s) ** 2,
                              axis=1)
