@@ -119,11 +119,12 @@ def weighted_walk(indptr: np.ndarray, indices: np.ndarray, cum: np.ndarray, curr
 
 
 @nb.njit(cache=True, nogil=True)
-def timed_walk(indptr: np.ndarray, indices: np.ndarray, cum: np.ndarray, period: int,
-               cycle: bool, first: int, current: int, u: np.ndarray, rule: int,
+def timed_walk(indptr: np.ndarray, indices: np.ndarray, cum: np.ndarray, slots: np.ndarray,
+               period: int, cycle: bool, first: int, current: int, u: np.ndarray, rule: int,
                out: np.ndarray) -> np.ndarray:
     """:func:`weighted_walk` on a time-varying graph: the hop from step ``t`` to ``t + 1``
-    uses snapshot ``k = t // period`` (``mod K`` when ``cycle``, else at most ``K - 1``).
+    uses snapshot ``slots[s]`` of slot ``s = t // period`` (``mod S`` when ``cycle``, else
+    at most ``S - 1``; ``S`` slots).
 
     ``indptr`` is ``(K, n + 1)``: snapshot ``k``'s rows index the shared ``indices`` and
     ``cum`` (each snapshot's row-cumulative weights, :func:`row_cumsum`; unit weights walk
@@ -131,11 +132,10 @@ def timed_walk(indptr: np.ndarray, indices: np.ndarray, cum: np.ndarray, period:
     the token from step ``first + i``.
     """
     h = current
-    count = indptr.shape[0]
+    count = slots.shape[0]
     for i in range(u.shape[0]):
-        k = (first + i) // period
-        k = k % count if cycle else min(k, count - 1)
-        ptr = indptr[k]
+        s = (first + i) // period
+        ptr = indptr[slots[s % count if cycle else min(s, count - 1)]]
         if rule == SIMPLE:
             h = indices[_pick(cum, ptr[h], ptr[h + 1], u[i, 0])]
         elif rule == METROPOLIS:

@@ -143,8 +143,8 @@ class TimedRouter(Router):
             raise ValueError(f"{self.walk} walk needs {self.width} uniform(s) per hop "
                              f"(got shape {u.shape})")
         tv = self._tv
-        return self._timed(self._ptr, self._idx, self._cums, tv.period, tv.after == "cycle",
-                           int(step), int(current), u, self._rule, out)
+        return self._timed(self._ptr, self._idx, self._cums, tv.slots, tv.period,
+                           tv.after == "cycle", int(step), int(current), u, self._rule, out)
 
 
 def router(topology: Any, walk: Walk = "simple") -> Router:

@@ -33,6 +33,7 @@ import numpy as np
 
 from netdp.core.errors import InputError, check, shorten
 from netdp.core.files import path_kind
+from netdp.core.limits import check_seconds
 from netdp.core.params import MAX_PERIOD
 from netdp.core.reading import check_regular, read_csv_rows
 from netdp.graphs import graph_files
@@ -46,6 +47,13 @@ if TYPE_CHECKING:
 After = Literal["cycle", "last"]
 Isolated = Literal["stay", "error"]
 MAX_SNAPSHOTS = 100_000
+#: Distinct snapshots x nodes of a contact trace (each snapshot holds its nodes' rows:
+#: about 50 bytes a node-snapshot once walked, 1 GB at this bound).
+MAX_SNAPSHOT_NODES = 20_000_000
+#: Seconds to build a contact trace's snapshot, and each node's part of it (0.2 ms and
+#: 0.8 us measured at 200-20,000 nodes; lowered: an estimate errs towards the shorter run).
+SNAPSHOT_SECONDS = 1e-4
+NODE_SNAPSHOT_SECONDS = 0.5e-6
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,16 +67,21 @@ class TimeVaryingTopology:
     period
         Steps each snapshot is in force (>= 1).
     after
-        ``cycle``: snapshot ``(t // period) mod K`` at step ``t``; ``last``: the last
-        snapshot stays after the schedule ends.
+        ``cycle``: slot ``(t // period) mod K`` at step ``t``, ``K`` the number of slots;
+        ``last``: the last slot stays after the schedule ends.
     name
         The topology's name in reports.
+    schedule
+        The snapshot in force in each slot (``None``: snapshot ``k`` in slot ``k``). A
+        contact trace's times without contacts share one empty snapshot this way, so that
+        a gap in its times costs a slot, not a graph.
     """
 
     snapshots: tuple[Topology, ...]
     period: int = 1
     after: After = "cycle"
     name: str = "time-varying"
+    schedule: np.ndarray | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False,
                                    compare=False)
 
@@ -127,20 +140,33 @@ class TimeVaryingTopology:
         """Edges of the union of the snapshots."""
         return self.union.edge_count
 
+    @property
+    def slots(self) -> np.ndarray:
+        """The snapshot in force in each slot of ``period`` steps (``int64``)."""
+        if "slots" not in self._cache:
+            self._cache["slots"] = np.ascontiguousarray(
+                np.arange(len(self.snapshots)) if self.schedule is None else self.schedule,
+                dtype=np.int64)
+        out: np.ndarray = self._cache["slots"]
+        return out
+
     def digest(self) -> str:
         """Hex sha256 of the snapshots' digests and the schedule, computed once."""
         if "digest" not in self._cache:
             h = hashlib.sha256(f"netdp-time-varying 1 {self.period} {self.after}".encode())
             for snap in self.snapshots:
                 h.update(snap.digest().encode())
+            if self.schedule is not None:
+                h.update(self.slots.tobytes())
             self._cache["digest"] = h.hexdigest()
         return self._cache["digest"]
 
     def snapshot_at(self, t: Any) -> Any:
         """Index of the snapshot in force at step ``t`` (an int or an integer array)."""
         k = np.asarray(t) // self.period
-        size = len(self.snapshots)
-        out = k % size if self.after == "cycle" else np.minimum(k, size - 1)
+        size = self.slots.size
+        slot = k % size if self.after == "cycle" else np.minimum(k, size - 1)
+        out = slot if self.schedule is None else self.slots[slot]
         return int(out) if np.ndim(out) == 0 else out
 
     def transition(self, walk: str, t: int) -> sparse.csr_array:
@@ -155,7 +181,8 @@ class TimeVaryingTopology:
     def describe(self) -> str:
         """One line for reports."""
         edges = [s.edge_count for s in self.snapshots]
-        return (f"{self.name}: {len(self.snapshots)} snapshots on {self.n} nodes "
+        distinct = "" if self.schedule is None else f" ({len(self.snapshots)} distinct)"
+        return (f"{self.name}: {self.slots.size} snapshots{distinct} on {self.n} nodes "
                 f"({min(edges)}-{max(edges)} edges), {self.period} step(s) each, "
                 f"then {'cycling' if self.after == 'cycle' else 'the last one'}")
 
@@ -198,11 +225,7 @@ def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
           "expected a non-empty list of networkx graphs")
     check(len(graphs) <= MAX_SNAPSHOTS, "topology",
           f"at most {MAX_SNAPSHOTS} snapshots (got {len(graphs)})")
-    check(isinstance(period, int | np.integer) and 1 <= period <= MAX_PERIOD, "period",
-          f"must be an integer in the range [1, {MAX_PERIOD}] (got {shorten(repr(period), 40)})")
-    check(after in ("cycle", "last"), "after", f"must be cycle or last (got {after!r})")
-    check(isolated in ("stay", "error"), "isolated",
-          f"must be stay or error (got {isolated!r})")
+    _check_schedule(period, after, isolated)
     for k, g in enumerate(graphs):
         check(isinstance(g, nx.Graph), "topology",
               f"snapshot {k}: expected a networkx graph (got {type(g).__name__})")
@@ -220,9 +243,25 @@ def from_networkx_sequence(graphs: Sequence[nx.Graph], period: int = 1,
               + (f"extra {sorted(map(str, extra))[:3]}" if extra else
                  f"missing {sorted(map(str, missing))[:3]}") + ")")
         snaps.append(_snapshot(g, labels, weight, isolated, f"{name}[{k}]"))
+    return _assemble(snaps, None, period, after, name, quote_labels)
+
+
+def _check_schedule(period: Any, after: Any, isolated: Any) -> None:
+    """One line naming ``period``, ``after`` or ``isolated`` where it is out of range."""
+    check(isinstance(period, int | np.integer) and bool(1 <= period <= MAX_PERIOD), "period",
+          f"must be an integer in the range [1, {MAX_PERIOD}] (got {shorten(repr(period), 40)})")
+    check(after in ("cycle", "last"), "after",
+          f"must be cycle or last (got {shorten(repr(after), 40)})")
+    check(isolated in ("stay", "error"), "isolated",
+          f"must be stay or error (got {shorten(repr(isolated), 40)})")
+
+
+def _assemble(snaps: list[Topology], schedule: np.ndarray | None, period: int,
+              after: After, name: str, quote_labels: bool) -> TimeVaryingTopology:
+    """The time-varying graph of checked snapshots, once their union is connected."""
     union = _union(snaps, name)
     _check_connected(union, _csr(union), quote_labels)
-    return TimeVaryingTopology(tuple(snaps), int(period), after, name)
+    return TimeVaryingTopology(tuple(snaps), int(period), after, name, schedule)
 
 
 def _named(spec: str) -> bool:
@@ -254,8 +293,7 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
     ``t_min + k``; times without contacts are empty snapshots (every node stays). Nodes
     are every label seen in the file (integers if all are, else text), sorted.
     """
-    import networkx as nx
-
+    _check_schedule(period, after, isolated)
     path = contact_file(path)
     graph_files.count(path, "contacts")  # the size, before the rows are held
     rows: list[tuple[int, str, str, float]] = []
@@ -288,22 +326,45 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
     as_int = all(_is_int(x) for x in names)
     key = (lambda x: int(x)) if as_int else (lambda x: x)
     labels = sorted({key(x) for x in names})
-    t0 = min(r[0] for r in rows)
-    count = max(r[0] for r in rows) - t0 + 1
+    times = sorted({r[0] for r in rows})
+    t0, count = times[0], times[-1] - times[0] + 1
     check(count <= MAX_SNAPSHOTS, "topology",
           f"{path.name}: times span {count} snapshots; at most {MAX_SNAPSHOTS}")
-    graphs = []
-    for _ in range(count):
-        g = nx.DiGraph() if directed else nx.Graph()
-        g.add_nodes_from(labels)
-        graphs.append(g)
+    gap = count > len(times)  # times without contacts: one shared empty snapshot
+    graphs = len(times) + gap
+    check(graphs * len(labels) <= MAX_SNAPSHOT_NODES, "topology",
+          f"{path.name}: {len(times)} times with contacts on {len(labels)} nodes make "
+          f"{graphs * len(labels)} node-snapshots; at most {MAX_SNAPSHOT_NODES}")
+    check_seconds({f"building {graphs} snapshots of {path.name}": (
+        graphs * (SNAPSHOT_SECONDS + len(labels) * NODE_SNAPSHOT_SECONDS), "topology")})
+    slot = {t: k for k, t in enumerate(times)}
+    contacts: list[list[tuple[Any, Any, float]]] = [[] for _ in times]
     for t, u, v, w in rows:
-        g = graphs[t - t0]
-        a, b = key(u), key(v)
+        contacts[slot[t]].append((key(u), key(v), w))
+    snaps = [_contact_snapshot(edges, labels, directed, weighted, isolated,
+                               f"{name or path.stem}[{t - t0}]")
+             for t, edges in zip(times, contacts, strict=True)]
+    schedule = None
+    if gap:
+        empty = next(k for k in range(count) if k + t0 not in slot)
+        snaps.append(_contact_snapshot([], labels, directed, weighted, isolated,
+                                       f"{name or path.stem}[{empty}]"))
+        schedule = np.full(count, len(times), dtype=np.int64)
+        schedule[np.asarray(times) - t0] = np.arange(len(times))
+    return _assemble(snaps, schedule, period, after, name or path.stem, quote_labels=False)
+
+
+def _contact_snapshot(edges: list[tuple[Any, Any, float]], labels: list, directed: bool,
+                      weighted: bool, isolated: Isolated, name: str) -> Topology:
+    """The snapshot of one time of a contact trace (repeated contacts add up)."""
+    import networkx as nx
+
+    g = nx.DiGraph() if directed else nx.Graph()
+    g.add_nodes_from(labels)
+    for a, b, w in edges:
         old = g.get_edge_data(a, b, default={}).get("weight", 0.0)
-        g.add_edge(a, b, weight=old + w)  # repeated contacts add up
-    return from_networkx_sequence(graphs, period, after, "weight" if weighted else None,
-                                  isolated, name or path.stem, quote_labels=False)
+        g.add_edge(a, b, weight=old + w)
+    return _snapshot(g, tuple(labels), "weight" if weighted else None, isolated, name)
 
 
 def _in_order(graph: nx.Graph, labels: list) -> nx.Graph:

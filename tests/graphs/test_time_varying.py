@@ -83,6 +83,38 @@ def test_contact_trace(tmp_path):
     assert P[2][1, 1] == 1.0 and P[2][0, 2] == 1.0
 
 
+def test_a_contact_traces_gap_costs_a_slot_not_a_graph(tmp_path):
+    """A trace whose times jump (0 and 99,999 on a 2,000-node chain) builds three graphs:
+    its two times and one empty snapshot in force in every other slot."""
+    f = tmp_path / "jump.csv"
+    f.write_text("".join(f"0,{i},{i + 1}\n" for i in range(1999)) + "99999,0,5\n")
+    tv = read_contact_trace(f)
+    assert len(tv.snapshots) == 3 and tv.slots.size == 100_000
+    assert tv.snapshots[2].indices.tolist() == list(range(tv.n))  # everyone stays
+    assert list(tv.snapshot_at(np.array([0, 1, 99_998, 99_999, 100_000]))) == [0, 2, 2, 1, 0]
+    assert "100000 snapshots (3 distinct)" in tv.describe()
+
+
+def test_a_contact_trace_too_large_to_build_is_refused_first(tmp_path, monkeypatch):
+    """Distinct times x nodes are bounded, and their build time is estimated against the
+    time limit, before any snapshot is built."""
+    from netdp.graphs import time_varying as TV
+
+    f = tmp_path / "dense.csv"
+    f.write_text("".join(f"0,{i},{i + 1}\n" for i in range(99))
+                 + "".join(f"{t},{t % 99},{t % 99 + 1}\n" for t in range(1, 400)))
+    monkeypatch.setattr(TV, "MAX_SNAPSHOT_NODES", 100 * 399)
+    with pytest.raises(InputError, match=r"topology: dense.csv: 400 times with contacts "
+                       r"on 100 nodes make 40000 node-snapshots; at most 39900"):
+        read_contact_trace(f)
+    monkeypatch.setattr(TV, "MAX_SNAPSHOT_NODES", 100 * 400)
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "0.03")  # reading: 0.012 s; building: 0.06 s
+    with pytest.raises(InputError, match=r"building 400 snapshots of dense.csv"):
+        read_contact_trace(f)
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "60")
+    assert len(read_contact_trace(f).snapshots) == 400
+
+
 @pytest.mark.parametrize("text, message", [
     ("0,1\n", "expected t,u,v"),
     ("-1,1,2\n", "line 1: time (the first field) must be an integer >= 0"),

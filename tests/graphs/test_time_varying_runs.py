@@ -79,6 +79,32 @@ def test_the_compiled_router_is_the_oracle(walk, weighted, after):
         assert router.route(4, u, first).tolist() == oracle(tv, walk, 4, u, first)
 
 
+@pytest.mark.parametrize("after", ["cycle", "last"])
+def test_a_gapped_contact_trace_walks_as_its_explicit_snapshots(tmp_path, after):
+    """Times without contacts share one empty snapshot (a schedule of slots): the walk
+    is the one on the same trace with an explicit empty graph per time."""
+    from netdp.graphs.time_varying import read_contact_trace
+
+    rows = [(0, i, i + 1) for i in range(7)] + [(3, 0, 4), (3, 2, 6), (7, 1, 5), (9, 3, 7)]
+    trace = tmp_path / "gaps.csv"
+    trace.write_text("".join(f"{t},{u},{v}\n" for t, u, v in rows))
+    tv = read_contact_trace(trace, period=2, after=after)
+    graphs = [nx.empty_graph(8) for _ in range(10)]
+    for t, u, v in rows:
+        graphs[t].add_edge(u, v)
+    explicit = from_networkx_sequence(graphs, period=2, after=after)
+    assert len(tv.snapshots) == 5 and tv.slots.size == 10  # 4 times + the empty one
+    assert [tv.snapshot_at(t) for t in (0, 2, 6, 14, 18, 22)] == [0, 4, 1, 2, 3, (
+        4 if after == "cycle" else 3)]
+    rng = np.random.default_rng(3)
+    for walk in ("simple", "metropolis", "lazy"):
+        router, plain = TimedRouter(tv, walk), TimedRouter(explicit, walk)
+        u = router.draw(rng, 60)
+        for first in (0, 5, 17):
+            got = router.route(2, u, first).tolist()
+            assert got == plain.route(2, u, first).tolist() == oracle(tv, walk, 2, u, first)
+
+
 def test_one_snapshot_walks_and_accounts_as_the_fixed_graph():
     g = nx.random_regular_graph(3, 12, seed=1)
     base = {"seed": 5, "steps": 150, "accountants": ["kov"]}
