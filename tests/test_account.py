@@ -476,6 +476,22 @@ def test_comments_blank_lines_and_a_run_column(tmp_path):
     assert differences(simulated.to_json()["privacy"], accounted.to_json()["privacy"]) == []
 
 
+def test_a_log_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """Spreadsheets save CSV as "UTF-8 with BOM": the mark is no content (also in a
+    contact trace, a data file's header and a gossip matrix's triplets)."""
+    log = tmp_path / "log.csv"
+    simulated = netdp.simulate({"nodes": 8, "steps": 20, "seed": 3}, trace_out=log)
+    marked = tmp_path / "marked.csv"
+    marked.write_bytes(b"\xef\xbb\xbf" + log.read_bytes())
+    accounted = netdp.account(marked)
+    assert differences(simulated.to_json()["privacy"], accounted.to_json()["privacy"]) == []
+    data = tmp_path / "data.csv"
+    data.write_bytes(b"\xef\xbb\xbfvalue\n" + b"".join(b"0.%d\n" % i for i in range(8)))
+    run = netdp.simulate({"nodes": 8, "steps": 20, "seed": 3, "data_file": str(data),
+                          "column": "value"})
+    assert run.utility.truth == pytest.approx(0.35)  # the mean of 0.0 .. 0.7
+
+
 def test_a_log_by_hand(tmp_path):
     """A deployment's own log: no seed, the topology given as a flag, two tokens
     interleaved in time."""

@@ -53,6 +53,32 @@ def test_a_sweep_makes_missing_folders_only_under_the_current_one(tmp_path, monk
     assert (here / "new" / "out").is_dir()
 
 
+def test_an_option_is_never_abbreviated(capsys):
+    """``--set`` is no option of simulate (plot, account and audit take it): it is refused
+    as unknown, not read as ``--set-size``; a long value is echoed in part."""
+    value = "steps=" + "9" * 5000
+    assert main(["simulate", "--set", value]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --set steps=999" in err and "--set-size" not in err
+    assert len(err) < 200 and err.count("\n") == 1
+    assert main(["simulate", "--acc", "rdp"]) == 2
+    assert "unrecognized arguments: --acc rdp" in capsys.readouterr().err
+    assert main(["simulate", "--accountant", "x" * 500]) == 2
+    err = capsys.readouterr().err
+    assert "(got 'xxxx" in err and "x" * 200 not in err and err.count("\n") == 1
+
+
+def test_an_exceptions_message_is_cut_at_a_words_end():
+    from netdp.core.errors import one_line
+
+    try:
+        int("9" * 5000)
+    except ValueError as exc:
+        assert one_line(exc, 80) == ("Exceeds the limit (4300 digits) for integer string "
+                                     "conversion: value has...")
+    assert one_line(ValueError("a" * 200), 20) == "a" * 17 + "..."  # no space: cut as is
+
+
 def test_huge_numbers_are_quoted_short(capsys):
     assert main(["simulate", "--seed", "1" + "0" * 29]) == 2
     err = capsys.readouterr().err

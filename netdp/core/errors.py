@@ -39,7 +39,8 @@ class InputError(ValueError):
     def line(self, command: str) -> str:
         """The one-line report: ``netdp COMMAND: error: --PARAM: MESSAGE`` (``PARAM:``
         alone for a positional argument)."""
-        return f"netdp {command}: error: {self.label}: {escape_breaks(self.message)}"
+        return (f"netdp {command}: error: {self.label}: "
+                f"{shorten_quotes(escape_breaks(self.message))}")
 
     def __reduce__(self):  # pickles whole (dask sends exceptions between processes)
         return type(self), (self.param, self.message, self.positional)
@@ -53,6 +54,24 @@ def escape_breaks(text: str) -> str:
     """``text`` stripped, its line breaks (any of :data:`LINE_BREAKS`, e.g. in a user's
     input echoed back) written as escapes: the message stays one line."""
     return "".join(repr(c)[1:-1] if c in LINE_BREAKS else c for c in text.strip())
+
+
+#: A quoted value of over 60 characters (an echo of the user's input, in an error line).
+#: A quote opens after a space, a bracket, ``=`` or ``:`` and closes before one (an
+#: apostrophe in a word, ``the sweep's``, is no quote).
+_QUOTE = re.compile(r"""(?:^|(?<=[\s(\[=:]))(['"])((?:(?!\1)[^\n])+)\1(?=$|[\s),.:;\]])""")
+
+
+def shorten_quotes(text: str, limit: int = 200) -> str:
+    """``text`` with each quoted value of over ``limit`` characters cut to ``limit`` (an
+    echo of a user's long input stays a glance, and the line stays one line).
+
+    Examples
+    --------
+    >>> shorten_quotes("bad value (got '" + "x" * 70 + "'); the sweep's spec", 10)
+    "bad value (got 'xxxxxxx...'); the sweep's spec"
+    """
+    return _QUOTE.sub(lambda m: m[1] + shorten(m[2], limit) + m[1], text)
 
 
 def is_positional(param: str) -> bool:
@@ -75,8 +94,13 @@ def shorten(text: str, limit: int = 60) -> str:
 
 def one_line(exc: BaseException, limit: int = 120) -> str:
     """An exception's message on one line (runs of white space made one space), cut to
-    ``limit`` characters."""
-    return shorten(" ".join(str(exc).split()), limit)
+    ``limit`` characters at a word's end where one is in its second half."""
+    text = " ".join(str(exc).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 3]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "..."
 
 
 #: A check's echo of the value it refused: `` (got 'x')``, `` (got -5.5)``.

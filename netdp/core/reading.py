@@ -50,12 +50,35 @@ def check_regular(path: str | os.PathLike[str], param: str, what: str = "a file"
                      positional)
 
 
+def read_own_text(path: str | Path, param: str, what: str) -> str:
+    """The text of a file netdp wrote into a folder the user named (a sweep's manifest,
+    row files and spec copy). netdp writes no link there: a symbolic link names a file the
+    user did not name, and is refused unread (as is what is not a regular UTF-8 file),
+    naming ``param`` and saying ``what`` the file should be.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> os.symlink("/etc/hostname", os.path.join(folder, "spec.toml"))
+    >>> try:
+    ...     read_own_text(os.path.join(folder, "spec.toml"), "PATH", "the sweep's spec")
+    ... except InputError as err:
+    ...     print(err.message.split(": ", 1)[1])
+    a symbolic link, where netdp keeps the sweep's spec
+    """
+    shown = shorten(repr(os.fspath(path)), 200)
+    if os.path.islink(path):
+        raise InputError(param, f"{shown}: a symbolic link, where netdp keeps {what}")
+    return read_text(path, param, what)
+
+
 def read_text(path: str | Path, param: str, what: str = "a UTF-8 text file") -> str:
     """The text of ``path``; :class:`InputError` on ``param`` when it cannot be read (what
     is not a regular file refused before it is opened: :func:`check_regular`)."""
     check_regular(path, param, what)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(param, f"cannot read {str(path)!r}: not {what}") from None
     except OSError as exc:

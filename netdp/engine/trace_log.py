@@ -201,7 +201,7 @@ def read(path: str | Path, repair: bool = False) -> LogLines:
     name = str(path)
     check_regular(path, "LOG", "a log file (CSV with a '#' header)", positional=True)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(name, "cannot read: not a UTF-8 text file", positional=True) from None
     except OSError as exc:

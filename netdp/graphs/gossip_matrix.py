@@ -213,7 +213,7 @@ def from_file(path: str | Path, topology: Topology) -> sparse.csr_array:
 def _read_triplets(path: Path, n: int) -> sparse.csr_array:
     name = path.name
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError("gossip-matrix", f"{name}: cannot read ({one_line(err)})") from None
     rows: list[int] = []

@@ -119,7 +119,7 @@ def _count_contacts(path: Path) -> tuple[int, int]:
     _check_parsed_size(path, "contacts")
     labels: set = set()
     rows = 0
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
             cells = [c.strip() for c in line.split(",")]
             if len(cells) < 3 or line.lstrip().startswith("#") or (

@@ -19,7 +19,7 @@ from typing import Any
 
 from netdp.core.errors import InputError, shorten, without_value
 from netdp.core.files import write_atomic
-from netdp.core.reading import read_json
+from netdp.core.reading import read_json, read_own_text
 from netdp.core.version import __version__
 from netdp.report.html import (
     Section,
@@ -263,8 +263,9 @@ def _spec_section(path: Path, manifest: Mapping[str, Any], command: str | None) 
     if fixed:
         body.append(table("Fixed parameters", ("parameter", "value"), list(fixed.items())))
     text = path / "spec.toml"
-    if text.is_file():
-        body.append(code_block(text.read_text(encoding="utf-8"), "the sweep spec"))
+    if text.is_file() or text.is_symlink():
+        body.append(code_block(read_own_text(text, "PATH", "a UTF-8 copy of the sweep's "
+                                             "spec (delete it)"), "the sweep spec"))
     return Section("command", "Command and spec", "\n".join(body))
 
 

@@ -251,3 +251,34 @@ def test_a_failed_runs_value_beyond_a_float_reads_back(tmp_path):
                                                          keys[1][1], keys[1][0], "x", None)])
     frame = read_table(tmp_path / "t").set_index("seed")
     assert frame.loc[keys[1][1], "nodes"] == math.inf and frame.loc[keys[0][1], "nodes"] == 5
+
+
+@pytest.mark.parametrize("which", ["manifest", "rows", "spec"])
+def test_a_link_in_a_sweep_folder_is_refused_unread(tmp_path, capsys, which):
+    """Issue 39: netdp writes no link into a sweep folder. A manifest, a row file or the
+    spec's copy replaced by a link to a file elsewhere (a file the user did not name) is
+    refused naming the folder, and its target appears in no output; a spec copy that is
+    not UTF-8 is one line too (it was a UnicodeDecodeError)."""
+    spec = _spec()
+    keys = [r.key for r in spec.runs]
+    folder = tmp_path / "t"
+    with ResultTable.open(folder, spec) as table:
+        part = table.write_batch([_row(keys[0], 1.0)])
+    (folder / "spec.toml").write_text("[grid]\nnodes = [5, 6]\n")
+    elsewhere = tmp_path / "elsewhere"
+    name = {"manifest": "sweep.json", "rows": str(part.relative_to(folder)),
+            "spec": "spec.toml"}[which]
+    (folder / name).rename(elsewhere)
+    (folder / name).symlink_to(elsewhere)
+    command = ["report", str(folder), "--html", str(tmp_path / "page.html")]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert f"{name}': a symbolic link, where netdp keeps" in err and err.count("\n") == 1
+    assert not (tmp_path / "page.html").exists()
+    if which == "spec":
+        (folder / name).unlink()
+        (folder / name).write_bytes(b"\xff\xfe[grid]\n")
+        assert main(command) == 2
+        assert "not a UTF-8 copy of the sweep's spec" in capsys.readouterr().err
+        (folder / name).write_text("[grid]\nnodes = [5, 6]\n")
+        assert main(command) == 0 and (tmp_path / "page.html").exists()

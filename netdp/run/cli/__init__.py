@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from netdp.core import progress
 from netdp.core._cache import warn_when_compiling
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, shorten, shorten_quotes
 from netdp.core.reading import loads_toml
 from netdp.core.version import __version__
 
@@ -48,16 +48,20 @@ EPILOG = "Run `netdp COMMAND --help` for a command's options and examples; see d
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but errors are one line (no usage dump) and exit with status 2, and
-    negative numbers in scientific notation (``--range -1e3 1e3``) are values."""
+    """argparse, but errors are one line (no usage dump, a long value quoted in part) and
+    exit with status 2, an option is never abbreviated (``--set`` is not ``--set-size``),
+    and negative numbers in scientific notation (``--range -1e3 1e3``) are values."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
         self._negative_number_matcher = re.compile(
             r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
 
     def error(self, message: str) -> NoReturn:
+        head, sep, rest = message.partition("unrecognized arguments: ")
+        message = shorten_quotes(head + sep + (shorten(rest) if sep else ""), 60)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
@@ -114,9 +118,10 @@ def integer(text: str) -> int:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"invalid integer: {shorten(text, 40)!r}") \
+            from None
     if not math.isfinite(value) or value != int(value):
-        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}")
+        raise argparse.ArgumentTypeError(f"invalid integer: {shorten(text, 40)!r}")
     return int(value)
 
 
@@ -150,7 +155,8 @@ def number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"invalid number: {shorten(text, 40)!r}") \
+            from None
 
 
 def build_parser(only: str | None = "*") -> argparse.ArgumentParser:

@@ -38,7 +38,7 @@ from typing import IO
 from netdp.core.errors import InputError, check, one_line, shorten
 from netdp.core.files import atomic, cannot_write, write_atomic
 from netdp.core.provenance import provenance
-from netdp.core.reading import check_regular
+from netdp.core.reading import read_own_text
 from netdp.core.table_rows import FIRST, table_row, tidy
 from netdp.core.version import __version__
 from netdp.report.config_hash import config_hash as config_hash_of
@@ -214,10 +214,11 @@ class ResultTable:
     def manifest(self) -> dict | None:
         """The manifest, or ``None`` if the folder holds none."""
         path = self.path / MANIFEST
-        if not path.is_file():
+        if not path.is_file() and not path.is_symlink():
             return None
+        text = read_own_text(path, self.param, "the sweep's manifest (put the file back)")
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(text)
             identity = data["identity"]  # config hashes (text) and seeds (integers)
             if not (isinstance(identity["configs"], list) and isinstance(identity["seeds"], list)
                     and all(isinstance(c, str) for c in identity["configs"])
@@ -248,11 +249,10 @@ class ResultTable:
         seen: set = set()
         out = []
         for part in self.parts():
-            check_regular(part, self.param, "a batch file of rows (delete it and rerun the "
-                          "sweep)")
+            text = read_own_text(part, self.param, "a batch file of rows (delete it and "
+                                 "rerun the sweep)")
             try:
-                lines = part.read_text().splitlines()
-                rows = [json.loads(line) for line in lines]
+                rows = [json.loads(line) for line in text.splitlines()]
             except (OSError, ValueError, RecursionError) as exc:
                 raise InputError(self.param, f"{part} cannot be read "
                                  f"({one_line(exc, 80)}); delete it and "
