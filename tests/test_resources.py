@@ -105,6 +105,7 @@ def test_time_limit_from_the_environment(monkeypatch):
      "accountant"),
     ({"accountants": ("pld",), "epsilon": 700.0, "nodes": 20}, "epsilon"),
     ({"protocol": "gossip", "steps": 10**9}, "steps"),
+    ({"self_moves": False, "accountants": ("rdp",), "nodes": 1000}, "nodes"),
 ])
 def test_a_run_over_the_time_limit_is_refused_up_front(params, param, monkeypatch):
     """Under a limit of 60 s (the fuzzer's idea of a run without end), each is refused

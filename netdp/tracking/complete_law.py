@@ -5,6 +5,7 @@ does any graph)."""
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 import numpy.typing as npt
 
@@ -101,28 +102,77 @@ def _lumped_law(start: FloatArray, s: int, b_is_u: bool, interior: int,
     """The count law on the lumped chain ``U, B, O`` (see :func:`complete_interior_law`)
     over ``interior`` counted positions: a bridge makes ``interior + 1`` moves from
     ``start`` and counts ``U`` at positions ``1..interior``; a first stretch makes
-    ``interior`` moves and counts ``U`` at ``0..interior-1``. It must end in ``b``'s class."""
+    ``interior`` moves and counts ``U`` at ``0..interior-1``. It must end in ``b``'s class.
+    The forward recursion is one compiled loop (:func:`_lumped_forward`)."""
     steps = interior if first else interior + 1
+    law = _lumped_forward(np.asarray(start, np.float64), lumped_moves(s, b_is_u), steps,
+                          interior, first, 0 if b_is_u else 1)
+    if law.size == 0:
+        raise InputError("interior", "this cycle has probability 0 on the complete graph")
+    return law
+
+
+def lumped_moves(s: int, b_is_u: bool) -> FloatArray:
+    """The moves between the classes ``U, B, O`` of :func:`complete_interior_law`'s
+    lumping (row: from; column: to), ``B`` empty when ``b = u``."""
     o = s - 1 - (0 if b_is_u else 1)
     has_b = 0.0 if b_is_u else 1.0
     M = np.array([[0.0, has_b, o], [1.0, 0.0, o], [1.0, has_b, max(o - 1, 0)]])
     M[:, 1] *= has_b
     M[1, :] *= has_b
-    f = np.zeros((3, steps + 1))  # f[class, visits so far]
-    f[:, 0] = start
-    if first:
-        f[0, :] = np.roll(f[0, :], 1)
+    return M
+
+
+#: Mass of a count column (of a total 1) below which it is dropped, far below any figure:
+#: the law of a long view then costs its likely counts, not all of them.
+TINY = 1e-300
+
+
+@nb.njit(cache=True, nogil=True)
+def _lumped_forward(start, M, steps, interior, first, end):
+    """``f[class, visits so far]`` moved ``steps`` times by ``M`` (a visit of class 0
+    counted at every position but the last), normalised at every step; the law at class
+    ``end`` (empty: probability 0). Only the columns up to the most visits so far are
+    moved (the others are 0), and trailing columns below :data:`TINY` are dropped."""
+    width = steps + 1
+    f = np.zeros((3, width))
+    g = np.zeros((3, width))
+    for c in range(3):
+        f[c, 0] = start[c]
+    top = 0  # the highest column that may be non-zero
+    if first:  # the start is a counted position
+        f[0, 1] = f[0, 0]
+        f[0, 0] = 0.0
+        top = 1
     for t in range(1, steps + 1):
-        g = M.T @ f
-        if t < steps:  # an interior position: a visit of U counts
-            g[0, 1:] = g[0, :-1].copy()
+        total = 0.0
+        for k in range(top + 1):
+            for j in range(3):
+                g[j, k] = M[0, j] * f[0, k] + M[1, j] * f[1, k] + M[2, j] * f[2, k]
+        if t < steps and top + 1 < width:  # an interior position: a visit of U counts
+            top += 1
+            g[0, top] = 0.0
+            g[1, top] = 0.0
+            g[2, top] = 0.0
+        if t < steps:
+            for k in range(top, 0, -1):
+                g[0, k] = g[0, k - 1]
             g[0, 0] = 0.0
-        total = g.sum()
+        for k in range(top + 1):
+            total += g[0, k] + g[1, k] + g[2, k]
         if total == 0.0:
-            raise InputError("interior", "this cycle has probability 0 on the complete graph")
-        f = g / total
-    law = f[0 if b_is_u else 1, :interior + 1]
-    total = law.sum()
-    if total == 0.0:
-        raise InputError("interior", "this cycle has probability 0 on the complete graph")
-    return law / total
+            return np.zeros(0)
+        for k in range(top + 1):
+            for j in range(3):
+                f[j, k] = g[j, k] / total
+        while top > 0 and f[0, top] < TINY and f[1, top] < TINY and f[2, top] < TINY:
+            f[0, top] = f[1, top] = f[2, top] = 0.0  # beyond float64's use: not moved on
+            top -= 1
+    law = np.zeros(interior + 1)
+    mass = 0.0
+    for k in range(min(top, interior) + 1):
+        law[k] = f[end, k]
+        mass += law[k]
+    if mass == 0.0:
+        return np.zeros(0)
+    return law / mass

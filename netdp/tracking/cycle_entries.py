@@ -305,20 +305,33 @@ def rdp_entry(logp, tail, c, size, s, orders, out):
                 subsampled.subsampled_log_sum(base, sens * sens / (2.0 * s * s), orders, tmp)
             for a in range(nf):
                 out[a] = compiled._log_add(out[a], lw + tmp[a])
-    else:
         for a in range(nf):
-            out[a] = -np.inf
-        for i in range(logp.size + 1):
-            if i < logp.size:
-                lw, sens = logp[i], float(c + i)
-            else:
-                if tail == -np.inf:
-                    break
-                lw, sens = tail, float(c + size)
-            for a in range(nf):
-                alpha = orders[a]
-                out[a] = compiled._log_add(
-                    out[a], lw + alpha * (alpha - 1.0) * sens * sens / (2.0 * s * s))
+            out[a] = max(out[a] / (orders[a] - 1.0), 0.0)
+    else:
+        rdp_convex(logp, tail, c, size, s, orders, out)
+
+
+@nb.njit(cache=True)
+def rdp_convex(logp, tail, c, size, s, orders, out):
+    """The joint-convexity bound of a cycle (sound for every ``c``, the entry itself for
+    ``c >= 1``): ``1/(α-1) log Σ_i P(I = i) e^{α(α-1)(c+i)²/(2 s²)}``, the tail at the
+    largest count. A sum of one term per count and order, where the label bound's costs
+    ``α + 1``: the high orders take it (for ``c = 0`` they lose next to nothing, the
+    subsampled curve nearing the unsubsampled one as ``α`` grows)."""
+    nf = orders.size
+    for a in range(nf):
+        out[a] = -np.inf
+    for i in range(logp.size + 1):
+        if i < logp.size:
+            lw, sens = logp[i], float(c + i)
+        else:
+            if tail == -np.inf:
+                break
+            lw, sens = tail, float(c + size)
+        for a in range(nf):
+            alpha = orders[a]
+            out[a] = compiled._log_add(
+                out[a], lw + alpha * (alpha - 1.0) * sens * sens / (2.0 * s * s))
     for a in range(nf):
         out[a] = max(out[a] / (orders[a] - 1.0), 0.0)
 
@@ -436,21 +449,33 @@ def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: fl
     if mode == KOV:
         compiled.kov_terms(kov_entry(logp, tail, c, size, s, noise, delta, memo), out)
         return
-    # iid holders: the label bound up to LABEL_ORDER_MAX, the per-visit one at every order
-    low = orders.size if p is None else int(np.searchsorted(orders, LABEL_ORDER_MAX, "right"))
-    rdp_entry(logp, tail, c, size, s, orders[:low], out[:low])
-    out[low:] = np.inf
+    # the label bound up to LABEL_ORDER_MAX; above, iid holders: the per-visit bound (at
+    # every order), others: the joint-convexity one
+    low = _label_orders(orders)
+    if p is None:
+        _label_and_convex(logp, tail, c, size, s, orders, low, out)
+    else:
+        rdp_entry(logp, tail, c, size, s, orders[:low], out[:low])
+        out[low:] = np.inf
     if p is None:  # no per-visit bound: the law kept further too, whichever is less
         deep = rdp_growth(c, size, s, float(orders.max()))
         if deep > grow:
             logp, tail = law(kind, at, key, BUDGET + min(deep, MAX_GROWTH))
             further = np.empty(orders.size)
-            rdp_entry(logp, tail, c, size, s, orders, further)
+            _label_and_convex(logp, tail, c, size, s, orders, low, further)
             np.minimum(out, further, out=out)
     else:  # iid holders: the per-visit bound, whichever is less
         visit = np.empty(orders.size)
         rdp_per_visit(float(p), c, size, s, orders, visit)
         np.minimum(out, visit, out=out)
+
+
+def _label_and_convex(logp: np.ndarray, tail: float, c: int, size: int, s: float,
+                      orders: np.ndarray, low: int, out: np.ndarray) -> None:
+    """:func:`rdp_entry` at the ``low`` first orders, :func:`rdp_convex` above."""
+    rdp_entry(logp, tail, c, size, s, orders[:low], out[:low])
+    if low < orders.size:
+        rdp_convex(logp, tail, c, size, s, orders[low:], out[low:])
 
 
 def entry_tables(mode: int, lengths: tuple[np.ndarray, np.ndarray], law: CountLaw,

@@ -70,3 +70,48 @@ def test_each_order_takes_its_best_split_of_the_noise():
     true = _true_renyi(c, size, p, s, 24.0)
     assert one[0] > 10.0
     assert true <= best[0] < 2.0 * true
+
+
+@pytest.mark.parametrize(("c", "size", "p", "s"), [
+    (0, 47, 1e-2, 4.2247 * math.sqrt(48)),
+    (0, 10, 0.05, 3.0),
+    (1, 20, 0.1, 6.0),
+])
+def test_the_convex_entry_of_high_orders_bounds_the_view_and_the_label_bound(c, size, p, s):
+    """The joint-convexity entry (every order above LABEL_ORDER_MAX without self-moves,
+    where the label bound's sum costs α + 1 terms a count) is never below the view's true
+    Rényi divergence, and at ``c = 0`` never below the label bound it replaces there."""
+    i = np.arange(size + 1)
+    logp = stats.binom.logpmf(i, size, p)
+    convex = np.empty(ORDERS.size)
+    ce.rdp_convex(logp, -np.inf, c, size, s, ORDERS, convex)
+    for a, bound in zip(ORDERS, convex, strict=True):
+        true = _true_renyi(c, size, p, s, float(a))
+        assert bound >= true * (1.0 - 1e-9) - 1e-12, (a, bound, true)
+    label = np.empty(ORDERS.size)
+    ce.rdp_entry(logp, -np.inf, c, size, s, ORDERS, label)
+    assert np.all(convex >= label * (1.0 - 1e-12))
+    if c == 0:  # the subsampling the label bound keeps: strictly below at low orders
+        assert label[0] < convex[0]
+
+
+def test_no_self_moves_take_the_convex_entry_above_the_label_orders():
+    """Without self-moves (no per-visit bound) a view's entry is the label bound up to
+    LABEL_ORDER_MAX and the convex one above it, whichever of the two laws is less."""
+    from netdp.tracking import loss_table
+
+    law = loss_table._no_self_law(50, 1)
+    orders = loss_table.WALK_RDP_ORDERS
+    low = int(np.searchsorted(orders, ce.LABEL_ORDER_MAX, "right"))
+    assert 0 < low < orders.size
+    out = np.empty(orders.size)
+    ce.view_entry(ce.RDP, law, ce.REGULAR, 60, ce.NONE, 4.0 * math.sqrt(59), None, 1e-6,
+                  orders, out)
+    logp, tail = law(ce.REGULAR, 60, ce.NONE, ce.BUDGET + ce.MAX_GROWTH)
+    label, convex = np.empty(low), np.empty(orders.size - low)
+    ce.rdp_entry(logp, tail, 0, ce.interior(ce.REGULAR, 60), 4.0 * math.sqrt(59),
+                 orders[:low], label)
+    ce.rdp_convex(logp, tail, 0, ce.interior(ce.REGULAR, 60), 4.0 * math.sqrt(59),
+                  orders[low:], convex)
+    assert np.all(out[:low] <= label * (1 + 1e-12)) and np.all(np.isfinite(out))
+    assert np.all(out[low:] <= convex * (1 + 1e-12))
