@@ -592,28 +592,3 @@ def timed_views(holders: np.ndarray, steps: int, at: np.ndarray) -> tuple[Views,
     views = Views(kind[order].astype(np.int64), length[order].astype(np.int64),
                   a[order].astype(np.int64), b[order].astype(np.int64))
     return views, t0[order].astype(np.int64)
-
-
-EXACT_STEP = 1e-4  # the coarsest grids; finer where the losses are small (grid_step)
-PLD_STEP = 1e-3
-EXACT_PRECISION = 0.005  # the rounding's share of the loss's scale, at most
-PLD_PRECISION = 0.05
-MIN_STEP = 1e-7
-
-
-def grid_step(lengths: tuple[np.ndarray, np.ndarray], observers: int, z: float,
-              exact: bool) -> float:
-    """The PLD grid of a run: fine enough that the pessimistic rounding (about ``k h / 2``
-    for ``k`` views) stays within :data:`EXACT_PRECISION` (exact) or :data:`PLD_PRECISION`
-    (pld) of the loss's scale, the root of the sum of the views' ``μ² = 1 / (z² draws)``
-    of a mean observer; at most :data:`EXACT_STEP` or :data:`PLD_STEP`, at least
-    :data:`MIN_STEP`."""
-    views = sum(x.size for x in lengths)
-    if views == 0 or observers == 0:
-        return EXACT_STEP if exact else PLD_STEP
-    draws = np.concatenate([lengths[0] - 1, lengths[1]]).astype(float)
-    mu2 = float(np.sum(1.0 / (z * z * draws))) / observers
-    k = views / observers
-    rel = EXACT_PRECISION if exact else PLD_PRECISION
-    step = 2.0 * rel * np.sqrt(mu2) / max(k, 1.0)
-    return float(np.clip(step, MIN_STEP, EXACT_STEP if exact else PLD_STEP))

@@ -26,7 +26,7 @@ attributable, and the keys ``a`` and ``b``, are one mechanism (the same law). Th
 differ in two places:
 
 * ``exact``: every view is its own mechanism (its length, its law), on the grid of
-  :func:`~netdp.tracking.cycle_entries.grid_step` that keeps the rounding within half a
+  :func:`~netdp.tracking.view_plds.grid_step` that keeps the rounding within half a
   percent of the loss's scale. The figure is the pessimistic discretisation's ε(δ) up to
   the windows' Chernoff tails (at most ``2 TAIL_SHARE δ``) and the FFT's rounding, both
   added at ``+∞`` (the same figures as composing the PMFs directly, to about 1e-7
@@ -56,6 +56,7 @@ from netdp.accounting import pld_fourier as pf
 from netdp.accounting import registry
 from netdp.core.errors import check
 from netdp.tracking import cycle_entries as ce
+from netdp.tracking import view_plds
 from netdp.tracking._kernels.walk import group_by_holder
 
 EXACT_LIMIT = 2_000_000  # views x observers accounted by the exact accountant
@@ -191,7 +192,7 @@ def walk_pld_losses(holders: np.ndarray, steps: int, n_ids: int, observers: np.n
               f"exact accounts at most {EXACT_LIMIT:,} views over all observers (this run "
               f"has {views_total:,}: fewer steps, nodes or observers); kov, rdp and pld are "
               f"sound and scale further")
-    step = ce.grid_step(lengths, observers.size, noise.z, exact)
+    step = view_plds.grid_step(lengths, observers.size, noise.z, exact)
     banks = _Banks(law, noise, step, binned=not exact)
     start, pos = group_by_holder(holders, n_ids)
     n_obs = observers.size

@@ -4,7 +4,7 @@ Both discretise every view of an observer as a privacy loss distribution and com
 them by FFT (:mod:`netdp.tracking.exact` on the complete graph, :mod:`netdp.tracking.
 walk_views` on other graphs), so their cost is a number of grid points:
 
-* the grid step ``h`` is the one :func:`netdp.tracking.cycle_entries.grid_step` picks,
+* the grid step ``h`` is the one :func:`netdp.tracking.view_plds.grid_step` picks,
   ``2 rel √(m / k)`` clipped to ``[1e-7, 1e-4]`` (exact, ``rel = 0.005``) or ``[1e-7,
   1e-3]`` (pld, ``rel = 0.05``), for ``k = hops / n`` views an observer, each of
   ``μ² = 1 / (z² draws)``; a view's mean ``m = E[μ²]`` is taken as ``ln n / (n z²)``

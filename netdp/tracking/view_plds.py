@@ -134,10 +134,9 @@ def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h:
 
 
 def step_of(views: Views, noise: ce.Noise, exact: bool) -> float:
-    """The loss grid of an observer's PLDs (:func:`~netdp.tracking.cycle_entries.
-    grid_step` of its views)."""
+    """The loss grid of an observer's PLDs (:func:`grid_step` of its views)."""
     regular = views.kind == ce.REGULAR
-    return ce.grid_step((views.length[regular], views.length[~regular]), 1, noise.z, exact)
+    return grid_step((views.length[regular], views.length[~regular]), 1, noise.z, exact)
 
 
 def view_setting(views: Views, e: int, keep: np.ndarray,
@@ -149,3 +148,28 @@ def view_setting(views: Views, e: int, keep: np.ndarray,
     for u in {int(views.a[e]), int(views.b[e])} - {-1}:
         cu[np.searchsorted(keep, u)] = ce.attributable(kind, length, views.key(e, u))
     return noise.z * math.sqrt(ce.draws(kind, length)), ce.interior(kind, length), cu
+
+
+EXACT_STEP = 1e-4  # the coarsest grids; finer where the losses are small (grid_step)
+PLD_STEP = 1e-3
+EXACT_PRECISION = 0.005  # the rounding's share of the loss's scale, at most
+PLD_PRECISION = 0.05
+MIN_STEP = 1e-7
+
+
+def grid_step(lengths: tuple[np.ndarray, np.ndarray], observers: int, z: float,
+              exact: bool) -> float:
+    """The PLD grid of a run: fine enough that the pessimistic rounding (about ``k h / 2``
+    for ``k`` views) stays within :data:`EXACT_PRECISION` (exact) or :data:`PLD_PRECISION`
+    (pld) of the loss's scale, the root of the sum of the views' ``μ² = 1 / (z² draws)``
+    of a mean observer; at most :data:`EXACT_STEP` or :data:`PLD_STEP`, at least
+    :data:`MIN_STEP`."""
+    views = sum(x.size for x in lengths)
+    if views == 0 or observers == 0:
+        return EXACT_STEP if exact else PLD_STEP
+    draws = np.concatenate([lengths[0] - 1, lengths[1]]).astype(float)
+    mu2 = float(np.sum(1.0 / (z * z * draws))) / observers
+    k = views / observers
+    rel = EXACT_PRECISION if exact else PLD_PRECISION
+    step = 2.0 * rel * np.sqrt(mu2) / max(k, 1.0)
+    return float(np.clip(step, MIN_STEP, EXACT_STEP if exact else PLD_STEP))

@@ -17,7 +17,7 @@ from netdp.accounting import loss_pmf
 from netdp.core import seeding
 from netdp.graphs import topologies
 from netdp.tracking import cycle_entries as ce
-from netdp.tracking import exact
+from netdp.tracking import exact, view_plds
 from netdp.tracking._kernels.walk import group_by_holder
 from netdp.tracking.loss_table import observer_view, view_lengths
 
@@ -45,7 +45,7 @@ def _compose(views, u, law, noise, step, dt):
 def _direct(holders, steps, n, observers, lengths, law, noise):
     """Each observer's base and each attributable pair's ε, composing the pessimistic
     PMFs directly: ``{(v, u): ε}`` (``u = -1`` for the base)."""
-    step = ce.grid_step(lengths, observers.size, noise.z, True)
+    step = view_plds.grid_step(lengths, observers.size, noise.z, True)
     start, pos = group_by_holder(holders, n)
     out = {}
     for v in observers:
