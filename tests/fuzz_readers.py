@@ -3,11 +3,13 @@
 Each case starts from a valid input of one reader (a trace log, a report JSON, a sweep
 folder's manifest or rows, a GraphML, GML, adjacency-list or edge-list file, a contact
 trace, a TOML config, sweep spec or topology spec, a ``.npy`` matrix, a data file, an
-environment variable) and mutates its structure: a value of another type, nesting a few
-thousand levels deep, a size multiplied, an integer at every width (int32, int64, beyond
-int64, beyond Python's 4300-digit limit for ``int(str)``), an encoding (a BOM, UTF-16,
-invalid UTF-8, a NUL), truncation, or a special file in its place (a FIFO, ``/dev/zero``,
-a folder, a loop of symbolic links). The command is run in a folder of its own with
+environment variable, a folder of snapshots, a ``--scheduler`` address) and mutates its
+structure: a value of another type, nesting a few thousand levels deep, a size
+multiplied, an integer at every width (int32, int64, beyond int64, beyond Python's
+4300-digit limit for ``int(str)``), an encoding (a BOM, UTF-16, invalid UTF-8, a NUL),
+truncation, or a special file in its place (a FIFO, ``/dev/zero``, a folder, a loop of
+symbolic links). A malformed ``--scheduler`` address must be refused naming it
+(:attr:`Case.refuse`). The command is run in a folder of its own with
 :func:`test_fuzz_cli.check_case` (exit 0, 1 or 2, never a traceback, one line naming a
 parameter given with 2, the CPU-time bound), and the disclosure property on top:
 
@@ -34,6 +36,7 @@ import os
 import random
 import re
 import shutil
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -60,14 +63,16 @@ _NUMBER = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
 @dataclasses.dataclass
 class Case:
     """One fuzzed command: the reader, the files of the case (name -> bytes, or a special
-    file's kind), the command line (``{name}`` for a file of the case) and the
-    environment."""
+    file's kind; ``snaps/a.txt``: a file in the folder ``snaps``), the command line
+    (``{name}`` for a file of the case) and the environment."""
 
     reader: str
     argv: list[str]
     files: dict[str, bytes | str]
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     what: str = ""
+    #: a parameter the case must be refused on (exit 2, its one line naming it), if any
+    refuse: str = ""
 
     def line(self) -> str:
         """The case in one line (for a failure's report)."""
@@ -120,7 +125,23 @@ def make_seeds(root: Path) -> dict[str, bytes]:
                                   for u in range(6)).encode()
     seeds["loss.csv"] = b"src,dst,p\n0,1,0.1\n1,2,0.2\n"
     seeds["churn.csv"] = b"node,down,up\n1,2,4\n3,1,2\n"
+    snaps = root / "snaps"
+    snaps.mkdir(exist_ok=True)
+    for name, data in SNAPSHOTS.items():
+        (snaps / name).write_bytes(data)
+    snaps_log = root / "snaps-log.csv"
+    with _quiet():
+        assert main(["simulate", "--topology", str(snaps), "--steps", "30", "--seed", "3",
+                     "--trace-out", str(snaps_log)]) == 0
+    seeds["snaps-log.csv"] = snaps_log.read_bytes()
     return seeds
+
+
+#: The valid folder of snapshots (``--topology DIR``): three edge lists on nodes 0..5,
+#: each disconnected, their union connected.
+SNAPSHOT_EDGES = [[(0, 1), (1, 2), (2, 3)], [(3, 4), (4, 5), (5, 0)], [(0, 3), (1, 4), (2, 5)]]
+SNAPSHOTS = {f"{k}.txt": "".join(f"{u} {v}\n" for u, v in edges).encode()
+             for k, edges in enumerate(SNAPSHOT_EDGES)}
 
 
 #: reader -> (the seed file(s) it mutates, the command lines that read it). ``{f}`` is
@@ -175,6 +196,17 @@ READERS: dict[str, tuple[list[str], list[list[str]]]] = {
     "faults": (["loss.csv", "churn.csv"], [
         ["simulate", "-n", "6", "--steps", "30", "--loss", "file:{f}"],
         ["simulate", "-n", "6", "--steps", "30", "--churn", "file:{f}"]]),
+    "snapshot-folder": ([], [  # {dir}: a folder of snapshots (snapshot_case)
+        ["simulate", "--topology", "{dir}", "--steps", "30"],
+        ["simulate", "--topology", "{dir}", "--protocol", "gossip", "--steps", "30"],
+        ["simulate", "--topology", "{dir}", "--steps", "30", "--snapshot-period", "3"],
+        ["simulate", "--topology", "{dir}", "--steps", "30", "--after", "last"],
+        ["account", "{snaps-log.csv}", "-n", "6", "--topology", "{dir}"]]),
+    "scheduler": ([], [  # {addr}: a --scheduler address (scheduler_case)
+        ["simulate", "--topology", "{edges.txt}", "--steps", "30", "--scheduler", "{addr}"],
+        ["simulate", "--topology", "{edges.txt}", "--steps", "30", "--scheduler={addr}"],
+        ["sweep", "{spec.toml}", "--out", "swept", "--backend", "dask", "--no-progress",
+         "--scheduler", "{addr}"]]),
     "library": ([], []),  # netdp's public functions called with wrong types
     "environment": ([], [["plot", "--preset", "distance", "-n", "6", "--seed", "1", "--out",
                           "fig.png"], ["simulate", "-n", "6", "--steps", "30"],
@@ -377,6 +409,168 @@ def mutate_env(rng: random.Random, secret: str) -> tuple[dict[str, str], str]:
     return {key: value}, f"{key}={value[:30]!r}"
 
 
+def _as_format(edges: list[tuple[int, int]], kind: str, weighted: bool = False) -> bytes:
+    """The graph of ``edges`` on nodes 0..5 in the file format ``kind``."""
+    if kind == "graphml":
+        key = ('<key id="w" for="edge" attr.name="weight" attr.type="double"/>\n'
+               if weighted else "")
+        return ('<?xml version="1.0" encoding="UTF-8"?>\n<graphml xmlns="http://graphml.'
+                f'graphdrawing.org/xmlns">\n{key}<graph edgedefault="undirected">\n'
+                + "".join(f'<node id="{u}"/>\n' for u in range(6))
+                + "".join(f'<edge source="{u}" target="{v}">'
+                          + (f'<data key="w">{u + 1}</data>' if weighted else "") + "</edge>\n"
+                          for u, v in edges) + "</graph>\n</graphml>\n").encode()
+    if kind == "gml":
+        return ("graph [\n" + "".join(f'  node [ id {u} label "{u}" ]\n' for u in range(6))
+                + "".join(f"  edge [ source {u} target {v}"
+                          + (f" weight {u + 1}" if weighted else "") + " ]\n"
+                          for u, v in edges) + "]\n").encode()
+    if kind == "adjlist":
+        return "".join(f"{u} {v}\n" for u, v in edges).encode()
+    return "".join(f"{u} {v}" + (f" {u + 1}" if weighted else "") + "\n"
+                   for u, v in edges).encode()
+
+
+#: The extension of each format's file in a folder of snapshots.
+SUFFIX = {"edges": ".txt", "graphml": ".graphml", "gml": ".gml", "adjlist": ".adjlist"}
+#: Special files put among a folder's snapshots (:func:`_special`; ``secret-link``: a link
+#: to a file outside the folder that holds the marker of the files the user did not name).
+FOLDER_SPECIALS = [*SPECIALS, "secret-link"]
+
+
+def snapshot_case(rng: random.Random, secret: str, paths: list[str]) -> tuple[
+        dict[str, bytes | str], str]:
+    """The files of a folder of snapshots (``snaps/...``), the valid folder mutated in
+    its structure: a file's content (:func:`mutate_lines`, :func:`mutate_bytes`), mixed
+    formats, a name without a known extension, a hidden file, a subfolder, an empty
+    folder, a special file among the files, a few hundred files, weighted and unweighted
+    files mixed, node sets that differ."""
+    files: dict[str, bytes | str] = {f"snaps/{k}": v for k, v in SNAPSHOTS.items()}
+    names = sorted(files)
+    action = rng.randrange(12)
+    if action == 0:  # a file's content mutated
+        name = rng.choice(names)
+        data = files[name]
+        assert isinstance(data, bytes)
+        if rng.random() < 0.3:
+            files[name], what = mutate_bytes(data, rng)
+        else:
+            files[name], what = mutate_lines(data, rng, secret, paths)
+        what = f"{name}: {what}"
+    elif action == 1:  # mixed formats (same edges), one of them mutated sometimes
+        files = {}
+        kinds = []
+        for k, edges in enumerate(SNAPSHOT_EDGES):
+            kind = rng.choice(list(SUFFIX))
+            kinds.append(kind)
+            files[f"snaps/{k}{SUFFIX[kind]}"] = _as_format(edges, kind)
+        what = f"formats {', '.join(kinds)}"
+        if rng.random() < 0.4:
+            name = rng.choice(sorted(files))
+            data = files[name]
+            assert isinstance(data, bytes)
+            files[name], more = mutate_lines(data, rng, secret, paths,
+                                             b"<!--" if name.endswith(".graphml") else b"#")
+            what += f"; {name}: {more}"
+    elif action == 2:  # a name without a known extension
+        name = rng.choice(["snaps/3.dat", "snaps/README", "snaps/3.TXT", "snaps/3.txt~",
+                           "snaps/3.json", "snaps/3.npy", "snaps/3."])
+        files[name] = rng.choice([SNAPSHOTS["0.txt"], f"{secret}\n".encode(), b""])
+        what = f"{name} among the files"
+    elif action == 3:  # a hidden file (skipped), valid or not
+        files[rng.choice(["snaps/.hidden.txt", "snaps/.DS_Store", "snaps/..txt"])] = (
+            rng.choice([b"\x00\x01" * 10, f"{secret} x\n".encode(), b"0 9\n"]))
+        what = "a hidden file"
+    elif action == 4:  # a subfolder (skipped), empty or holding a snapshot
+        if rng.random() < 0.5:
+            files["snaps/sub"] = "folder"
+        else:
+            files["snaps/sub/9.txt"] = b"0 7\n7 8\n"
+        what = "a subfolder"
+    elif action == 5:  # an empty folder, or a folder of hidden files only
+        files = {"snaps": "folder"} if rng.random() < 0.5 else {"snaps/.a.txt": b"0 1\n"}
+        what = "no snapshot"
+    elif action == 6:  # a special file among the files
+        kind = rng.choice(FOLDER_SPECIALS)
+        name = rng.choice(["snaps/1.txt", "snaps/3.txt", "snaps/z.graphml"])
+        files[name] = kind
+        what = f"{name} is {kind}"
+    elif action == 7:  # many files (a few hundred, tiny)
+        count = rng.choice([50, 200, 400])
+        files = {f"snaps/{k:04d}.txt": f"{k % 6} {(k + 1) % 6}\n".encode()
+                 for k in range(count)}
+        what = f"{count} files"
+    elif action == 8:  # weighted and unweighted files mixed
+        k = rng.randrange(3)
+        kind = rng.choice(list(SUFFIX))
+        del files[f"snaps/{k}.txt"]
+        files[f"snaps/{k}{SUFFIX[kind]}"] = _as_format(SNAPSHOT_EDGES[k], kind, True)
+        what = f"snapshot {k} weighted ({kind})"
+    elif action == 9:  # every file weighted, a weight of another width or kind
+        files = {f"snaps/{k}.txt": _as_format(e, "edges", True)
+                 for k, e in enumerate(SNAPSHOT_EDGES)}
+        name = rng.choice(sorted(files))
+        value = _number(rng)
+        files[name] = bytes(files[name]).replace(b" 1\n", f" {value}\n".encode(), 1)
+        what = f"weighted; {name}: a weight {value[:20]}"
+    elif action == 10:  # node sets that differ
+        name = rng.choice(names)
+        files[name] = rng.choice([b"6 7\n7 8\n", b"a b\nb c\n", b"0 1\n", b"0 0\n",
+                                  b"0 1.0\n1 2\n", f"{secret} 1\n".encode(),
+                                  b"".join(f"{k} {k + 1}\n".encode() for k in range(5000))])
+        what = f"{name}: other nodes"
+    else:  # a file named like a path, or the folder a link to another folder
+        if rng.random() < 0.5:
+            files["snaps/-n.txt"] = SNAPSHOTS["0.txt"]
+            what = "a file named like an option"
+        else:
+            files["snaps/3.txt"] = b"".join(f"{u} {v}\n".encode() for u, v in
+                                            SNAPSHOT_EDGES[0]) * 10**4
+            what = "a long snapshot"
+    return files, what
+
+
+#: Addresses netdp must refuse up front (exit 2 naming ``--scheduler``, no connection):
+#: another protocol, no host or port, a port outside [1, 65535] or not ASCII digits, a
+#: control character, a path, a file holding the marker.
+MALFORMED = [
+    "ucx://127.0.0.1:8786", "tls://127.0.0.1:8786", "ws://127.0.0.1:8786", "wss://h:1",
+    "http://127.0.0.1:8786", "file:///etc/passwd", "inproc://", "inproc://x", "TCP://h:1",
+    "tcp://", "tcp://:", "tcp://h", "tcp://h:", "tcp://:8786", "://", ":", "", " ", "h",
+    "tcp://h:0", "tcp://h:65536", "tcp://h:99999", "tcp://127.0.0.1:99999", "h:99999",
+    "tcp://h:-1", "tcp://h:" + "9" * 30, "tcp://h:" + "9" * 5000, "tcp://h:abc",
+    "tcp://h:8786x", "tcp://h: 8786", "tcp://h:+1", "tcp://h:1e3", "tcp://h:0x10",
+    "tcp://h:\u0663", "tcp://h:\uff18\uff17", "tcp://[::1]", "tcp://[::1:8786",
+    "tcp://[]:1", "tcp://[::1]x:1", "tcp://h\x00:8786", "tcp://h:87\x0086", "\n",
+    "tcp://h\r\n:1", "tcp://\u202e:1\u202d", "tcp://h\t:1", "-1", "--scheduler",
+    "/tmp/scheduler.json", "./a/b", "a/b/c", "{secret-abs}", "file://{secret-abs}",
+    "tcp://{secret-abs}", "tcp://h:8786/{secret-abs}"]
+#: Well-formed addresses to nothing (a connection refused, a name that does not
+#: resolve): refused after the connect timeout, within the bound.
+UNREACHABLE = ["tcp://127.0.0.1:1", "127.0.0.1:9", "localhost:1", "tcp://[::1]:1",
+               "tcp://nohost.invalid:8786"]
+
+
+def scheduler_case(rng: random.Random) -> tuple[str, str, bool]:
+    """A ``--scheduler`` address, its description, and whether it is malformed."""
+    if rng.random() < 0.06:
+        address = rng.choice(UNREACHABLE)
+        return address, f"unreachable {address!r}", False
+    action = rng.randrange(6)
+    if action == 0:  # a very long host (a label over 63 characters: no name to resolve)
+        address = "tcp://" + "a" * rng.choice([64, 254, 300, 70_000]) + ":" + rng.choice(
+            ["99999", "0", "", "x", "8786"])
+    elif action == 1:  # unicode, control characters and a bad port at once
+        host = rng.choice(["h\u00f6st", "\u4f8b\u3048.\u30c6\u30b9\u30c8", "\U0001f600",
+                           "h\x7f", "h\x1b[31m", "[fe80::1%eth0]", "[::ffff:127.0.0.1]",
+                           "127.0.0.1"])
+        address = f"tcp://{host}:{rng.choice(['0', '65536', '-5', str(2**64), '', 'p'])}"
+    else:
+        address = rng.choice(MALFORMED)
+    return address, f"malformed {address[:60]!r}", True
+
+
+# ------------------------------------------------------------------------- the cases
 # ------------------------------------------------------------------------- the cases
 
 def draw(reader: str, rng: random.Random) -> Case:
@@ -388,6 +582,13 @@ def draw(reader: str, rng: random.Random) -> Case:
         call, args, what = library_call(rng)
         return Case(reader, ["<library>", call], {"<args>": json.dumps(args)}, what=what)
     argv = list(rng.choice(commands))
+    if reader == "snapshot-folder":
+        files, what = snapshot_case(rng, secret, paths)
+        return Case(reader, argv, files, what=what)
+    if reader == "scheduler":
+        address, what, malformed = scheduler_case(rng)
+        argv = [w.replace("{addr}", address) for w in argv]
+        return Case(reader, argv, {}, what=what, refuse="--scheduler" if malformed else "")
     if reader == "environment":
         env, what = mutate_env(rng, secret)
         return Case(reader, argv, {}, env, what)
@@ -449,6 +650,8 @@ def _special(path: Path, kind: str) -> None:
         path.with_name(path.name + ".b").symlink_to(path.name)
     elif kind == "dangling-link":
         path.symlink_to(path.name + ".nowhere")
+    elif kind == "secret-link":  # a file outside the folder, not named by the user
+        path.symlink_to(Path("..") / "secret.csv")
     else:
         path.write_bytes(b"")
 
@@ -483,7 +686,9 @@ def run_case(case: Case, root: Path, rng: random.Random, wall: bool = False,
     for name, data in case.files.items():
         target = (sweep / "sweep.json" if name == "manifest" else
                   sorted((sweep / "rows").glob("part-*.jsonl"))[0] if name == "rows"
+                  else inputs / name if name.startswith("snaps")  # a folder's files
                   else inputs / ("f" + Path(name).suffix))
+        target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists() or target.is_symlink():
             target.unlink()
         if isinstance(data, str):
@@ -493,18 +698,28 @@ def run_case(case: Case, root: Path, rng: random.Random, wall: bool = False,
                 data = data.replace(key.encode(), value.encode())
             target.write_bytes(data)
         named["f"] = str(target)
-    for name in ("run.json", "pairs.npy", "log.csv", "spec.toml"):
+    named["dir"] = str(inputs / "snaps")
+    named["secret-abs"] = fill["{secret-abs}"]
+    for name in ("run.json", "pairs.npy", "log.csv", "spec.toml", "edges.txt",
+                 "snaps-log.csv"):
         (inputs / name).write_bytes(SEEDS[name])
         named[name] = str(inputs / name)
-    argv = [re.sub(r"\{([^}]+)\}", lambda m: named[m.group(1)], w) for w in case.argv]
+    argv = [re.sub(r"\{([^}]+)\}", lambda m: named.get(m.group(1), m.group(0)), w)
+            for w in case.argv]
     env = {k: v.replace("{secret}", secret) for k, v in case.env.items()}
     captured: dict[str, str] = {}
     before = _listing(folder)
     try:
         code = check(argv, workdir=work, captured=captured, env=env, wall=wall)
         _disclosure(code, captured, folder, before, secret, unnamed)
+        if case.refuse:  # a malformed input: refused, naming its parameter
+            stderr = captured.get("stderr", "")
+            assert code == 2 and f"{case.refuse}:" in stderr, (
+                f"not refused on {case.refuse}", code, stderr[-500:])
     except AssertionError as exc:
-        raise AssertionError(f"{case.line()}\n{str(exc)[-1500:]}") from None
+        # a bare assert (netdp's or a library's, not the fuzzer's): where it was raised
+        where = str(exc) or "".join(traceback.format_tb(exc.__traceback__)[-3:])
+        raise AssertionError(f"{case.line()}\n{where[-1500:]}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return code

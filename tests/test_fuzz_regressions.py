@@ -751,3 +751,112 @@ def test_a_sweep_manifest_of_another_shape(grid, inputs, tmp_path):
     lines: list[str] = []
     assert check_case(["report", str(sweep), "--html", "page.html"], lines) == 2
     assert "is not a netdp sweep manifest" in lines[0], lines
+
+
+@pytest.mark.parametrize("kind", ["dangling", "loop"])
+@pytest.mark.parametrize("argv", [["simulate", "--topology", "{dir}", "--steps", "30"],
+                                  ["account", "{log}", "-n", "6", "--topology", "{dir}"]])
+def test_a_link_to_nothing_among_snapshots_is_one_line(kind, argv, inputs, tmp_path):
+    """A dangling link (or a loop of links) among a folder's snapshot files raised
+    FileNotFoundError (the readers' fuzzer's ``snapshot-folder``): now one line naming
+    --topology, before any file is read."""
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    for k, edges in enumerate([[(0, 1), (1, 2), (2, 3)], [(3, 4), (4, 5), (5, 0)]]):
+        (snaps / f"{k}.txt").write_text("".join(f"{u} {v}\n" for u, v in edges))
+    if kind == "dangling":
+        (snaps / "2.txt").symlink_to("nowhere.txt")
+    else:
+        (snaps / "2.txt").symlink_to("3.txt")
+        (snaps / "3.txt").symlink_to("2.txt")
+    argv = _argv(argv, {**inputs, "dir": str(snaps)})
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    assert check_case(argv, lines, workdir=work) == 2
+    assert named(lines[0], argv[0]) == "--topology" and "a link to nothing" in lines[0], lines
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:99999", "127.0.0.1:65536",
+                                     "tcp://127.0.0.1:0", "tcp://127.0.0.1:-1",
+                                     "tcp://[::1]:" + "9" * 30, "tcp://127.0.0.1:\u0663"])
+@pytest.mark.parametrize("command", ["simulate", "sweep"])
+def test_a_scheduler_port_out_of_range_is_refused_up_front(address, command, inputs,
+                                                           tmp_path):
+    """``--scheduler tcp://host:99999`` waited dask's 10 s connect timeout before its
+    refusal: a port outside [1, 65535] (or not ASCII digits) is refused before any
+    connection is tried, naming --scheduler (the readers' fuzzer's ``scheduler``)."""
+    edges = tmp_path / "edges.txt"
+    edges.write_text("".join(f"{u} {(u + 1) % 6}\n" for u in range(6)) + "0 3\n")
+    argv = (["simulate", "--topology", str(edges), "--steps", "30", "--scheduler", address]
+            if command == "simulate" else
+            ["sweep", inputs["spec"], "--out", str(tmp_path / "o"), "--backend", "dask",
+             "--no-progress", "--scheduler", address])
+    if command == "sweep":
+        pytest.importorskip("distributed")
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    assert check_case(argv, lines, workdir=work) == 2
+    assert named(lines[0], argv[0]) == "--scheduler", lines
+    assert "[1, 65535]" in lines[0], lines
+
+
+def test_a_server_that_is_not_a_scheduler_is_one_line(tmp_path):
+    """What answers at ``--scheduler`` with another protocol (an HTTP server) made dask
+    allocate exabytes for its reply (MemoryError, shown as "ran out of memory; lower the
+    sizes"): now one line naming --scheduler."""
+    import socket
+    import threading
+
+    pytest.importorskip("distributed")
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer() -> None:
+        with server:
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    edges = tmp_path / "edges.txt"
+    edges.write_text("".join(f"{u} {(u + 1) % 6}\n" for u in range(6)) + "0 3\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    try:
+        code = check_case(["simulate", "--topology", str(edges), "--steps", "30",
+                           "--scheduler", f"tcp://127.0.0.1:{port}"], lines, workdir=work)
+    finally:
+        server.close()
+    assert code == 2 and named(lines[0], "simulate") == "--scheduler", lines
+    assert "not a dask scheduler" in lines[0], lines
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_gossip_on_a_graph_that_mixes_too_slowly_is_one_line(folder, tmp_path):
+    """Gossip on a 5,001-node path (alone, or as one snapshot of a folder: the readers'
+    fuzzer's ``snapshot-folder``, "other nodes") ran ARPACK for its 50,010 iterations
+    (45 s) and raised ArpackNoConvergence: the iterations are now bounded by the time
+    limit and a gap that does not converge is one line naming --topology."""
+    path = "".join(f"{k} {k + 1}\n" for k in range(5000))
+    if folder:
+        topology = tmp_path / "snaps"
+        topology.mkdir()
+        (topology / "0.txt").write_text("0 1\n1 2\n2 3\n")
+        (topology / "1.txt").write_text("3 4\n4 5\n5 0\n")
+        (topology / "2.txt").write_text(path)
+    else:
+        topology = tmp_path / "path.txt"
+        topology.write_text(path)
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    argv = ["simulate", "--topology", str(topology), "--protocol", "gossip", "--steps", "30"]
+    assert check_case(argv, lines, workdir=work) == 2
+    assert named(lines[0], "simulate") == "--topology" and "mixes too slowly" in lines[0], lines

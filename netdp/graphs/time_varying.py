@@ -473,11 +473,13 @@ def snapshot_nodes(spec: Any, fmt: str | None) -> int:
 
 def snapshot_files(path: Path) -> list[Path]:
     """The graph files of a folder of snapshots, in the order of their names (hidden
-    names and subfolders skipped); anything else in it (a FIFO, a device, a link to one)
-    is refused before anything is read, naming ``--topology``."""
+    names and subfolders skipped); anything else in it (a FIFO, a device, a link to one,
+    a link to nothing) is refused before anything is read, naming ``--topology``."""
     files = sorted(p for p in path.iterdir() if not p.name.startswith(".") and not p.is_dir())
     for file in files:
         check_regular(file, "topology", "graph files in a folder of snapshots")
+        check(file.exists(), "topology", f"{path.name}: {shorten(repr(file.name), 80)} is "
+              "a link to nothing (dangling, or a loop of links); give graph files")
     check(bool(files), "topology", f"{path.name}: a folder of snapshots holds no file")
     return files
 

@@ -33,6 +33,7 @@ from netdp.report.types import (
     Timing,
 )
 from netdp.run.account import trace_writer
+from netdp.run.dask_client import check_scheduler
 from netdp.run.resources import check_footprint
 from netdp.tasks import make_config, task_of
 from netdp.tasks.base import Attackable, attack_targets, attacks_of, output_noise, report_parts
@@ -105,6 +106,7 @@ def _cluster_arguments(client: Any, workers: Any, scheduler: Any) -> tuple[Any, 
     workers = arguments.plain(workers)  # np.int64(2): 2 (the range is on_cluster's)
     if scheduler is not None:
         scheduler = arguments.text(scheduler, "scheduler", "an address, tcp://HOST:PORT")
+        check_scheduler(scheduler)  # before the run is prepared
     if client is not None:
         try:
             from distributed import Client

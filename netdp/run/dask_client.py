@@ -16,7 +16,7 @@ import os
 import warnings
 from typing import Any
 
-from netdp.core.errors import InputError
+from netdp.core.errors import InputError, shorten
 
 BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                 "GOTO_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -61,6 +61,47 @@ def max_workers() -> int:
 #: The protocols of a ``--scheduler`` address netdp connects with (``ucx://`` needs ucx-py,
 #: ``tls://`` a security context: each raised a traceback from inside dask).
 SCHEMES = ("tcp", "inproc")
+#: The ports a ``tcp://HOST:PORT`` address may name.
+PORTS = (1, 65535)
+#: How long a connection to ``--scheduler`` may take (dask retries a refused one until
+#: then).
+CONNECT_TIMEOUT = "10s"
+
+
+def check_scheduler(address: str) -> None:
+    """Refuse (:class:`InputError` on ``scheduler``), before any connection is tried, an
+    address netdp cannot connect with: another protocol than :data:`SCHEMES`, a control
+    character, or a ``tcp`` address without a host or with a port outside :data:`PORTS`
+    (dask waited its whole connect timeout on ``tcp://host:99999``).
+
+    Examples
+    --------
+    >>> try:
+    ...     check_scheduler("tcp://localhost:99999")
+    ... except InputError as err:
+    ...     print(err.message)
+    the port must be an integer in [1, 65535] (got '99999'); give tcp://HOST:PORT
+    """
+    scheme, sep, rest = address.partition("://")
+    if not sep:  # dask's default protocol
+        scheme, rest = "tcp", address
+    if scheme not in SCHEMES:  # ucx://, tls:// need their own set-up
+        raise InputError("scheduler", f"the address's protocol is not one of "
+                         f"{', '.join(SCHEMES)}; give tcp://HOST:PORT")
+    if not address.isprintable():
+        raise InputError("scheduler", "the address holds a control character; give "
+                         "tcp://HOST:PORT")
+    if scheme != "tcp":
+        return
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host or host == "[]" or ("[" in host and not (
+            host.startswith("[") and host.endswith("]"))):
+        raise InputError("scheduler", f"{shorten(repr(address), 80)} is not HOST:PORT; "
+                         "give tcp://HOST:PORT (an IPv6 host in brackets: tcp://[::1]:8786)")
+    if not (port.isascii() and port.isdigit() and len(port) <= 5
+            and PORTS[0] <= int(port) <= PORTS[1]):
+        raise InputError("scheduler", f"the port must be an integer in [{PORTS[0]}, "
+                         f"{PORTS[1]}] (got {shorten(repr(port), 40)}); give tcp://HOST:PORT")
 
 
 class DaskClient:
@@ -82,15 +123,17 @@ class DaskClient:
         from distributed import Client, LocalCluster
 
         if self.scheduler is not None:
-            scheme, sep, _ = self.scheduler.partition("://")
-            if sep and scheme not in SCHEMES:  # ucx://, tls:// need their own set-up
-                raise InputError("scheduler", f"the address's protocol is not one of "
-                                 f"{', '.join(SCHEMES)}; give tcp://HOST:PORT")
+            check_scheduler(self.scheduler)
+            shown = shorten(repr(self.scheduler), 200)
             try:
-                self.client = Client(self.scheduler, timeout="10s")
+                self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError("scheduler", f"cannot reach a dask scheduler at "
-                                 f"{self.scheduler!r} ({type(exc).__name__}: {exc})") from None
+                raise InputError("scheduler", f"cannot reach a dask scheduler at {shown} "
+                                 f"({type(exc).__name__}: "
+                                 f"{shorten(' '.join(str(exc).split()), 200)})") from None
+            except MemoryError:  # a reply read as a frame of exabytes: not dask's protocol
+                raise InputError("scheduler", f"what answers at {shown} is not a dask "
+                                 "scheduler (its reply is not dask's protocol)") from None
             return self.client
         import dask
 

@@ -46,6 +46,7 @@ from netdp.graphs.walk_kind import kind_of
 from netdp.run.api import simulate
 from netdp.run.dask_client import (  # noqa: F401  (default_workers: the sweep's API)
     WORKERS_PER_CORE,
+    check_scheduler,
     default_backend,
     default_workers,
     max_workers,
@@ -256,6 +257,8 @@ def run_sweep(spec: SweepSpec, out: str | Path, backend: str | None = None,
               "a scheduler address needs --backend dask")
         check(workers is None, "workers", "sizes the local dask cluster; not with "
               "--backend serial")
+    if scheduler is not None:
+        check_scheduler(scheduler)  # before a connection is tried
     if workers is not None:
         check(isinstance(workers, int) and 1 <= workers <= max_workers(), "workers",
               f"must be an integer in 1..{max_workers()} ({WORKERS_PER_CORE} per core here; "
