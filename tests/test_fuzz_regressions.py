@@ -860,3 +860,22 @@ def test_gossip_on_a_graph_that_mixes_too_slowly_is_one_line(folder, tmp_path):
     argv = ["simulate", "--topology", str(topology), "--protocol", "gossip", "--steps", "30"]
     assert check_case(argv, lines, workdir=work) == 2
     assert named(lines[0], "simulate") == "--topology" and "mixes too slowly" in lines[0], lines
+
+
+def test_a_folders_largest_snapshot_sets_the_estimate(tmp_path, monkeypatch):
+    """Run 12's open runaway: a walk on a folder whose first file has 6 nodes and another
+    5,001 (`--steps 30 --after last --seed 6`) ran over 60 s under a 3 s limit, the
+    estimate taking the first file's nodes. It takes the largest file's now: refused up
+    front, naming --steps, with n = 5,001."""
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    (snaps / "a.txt").write_text("0 1\n1 2\n2 3\n3 4\n4 5\n")
+    (snaps / "b.txt").write_text("".join(f"{k} {k + 1}\n" for k in range(5000)))
+    monkeypatch.setenv("NETDP_TIME_LIMIT", "3")
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    argv = ["simulate", "--topology", str(snaps), "--steps", "30", "--after", "last",
+            "--seed", "6"]
+    assert check_case(argv, lines, workdir=work) == 2
+    assert named(lines[0], "simulate") == "--steps" and "n = 5,001" in lines[0], lines

@@ -459,7 +459,9 @@ def names_time_varying(spec: Any, fmt: str | None) -> bool:
 
 def snapshot_nodes(spec: Any, fmt: str | None) -> int:
     """The nodes of the time-varying graph ``spec`` names, counted without building it
-    (a contact trace's labels; a folder's first file's nodes)."""
+    (a contact trace's labels; a folder's largest file's, at most their union's: a
+    folder's files may have other node sets, so its first file's alone may be far
+    fewer)."""
     if isinstance(spec, TimeVaryingTopology):
         return spec.n
     if is_snapshot_list(spec):
@@ -468,7 +470,7 @@ def snapshot_nodes(spec: Any, fmt: str | None) -> int:
     if fmt == "contacts":
         return graph_files.count(contact_file(spec), "contacts")[0]
     files = snapshot_files(path)
-    return graph_files.count(files[0], graph_files.file_format(files[0], fmt))[0]
+    return max(graph_files.count(f, graph_files.file_format(f, fmt))[0] for f in files)
 
 
 def snapshot_files(path: Path) -> list[Path]:
@@ -476,6 +478,8 @@ def snapshot_files(path: Path) -> list[Path]:
     names and subfolders skipped); anything else in it (a FIFO, a device, a link to one,
     a link to nothing) is refused before anything is read, naming ``--topology``."""
     files = sorted(p for p in path.iterdir() if not p.name.startswith(".") and not p.is_dir())
+    check(len(files) <= MAX_SNAPSHOTS, "topology",
+          f"{path.name} holds {len(files)} files; at most {MAX_SNAPSHOTS} snapshots")
     for file in files:
         check_regular(file, "topology", "graph files in a folder of snapshots")
         check(file.exists(), "topology", f"{path.name}: {shorten(repr(file.name), 80)} is "
@@ -511,8 +515,6 @@ def build_time_varying(spec: Any, *, period: int = 1, after: After = "cycle",
         check(weight is None, "weight", "a contact trace's weights are its fourth column")
         return read_contact_trace(path, period, after, directed)
     files = snapshot_files(path)
-    check(len(files) <= MAX_SNAPSHOTS, "topology",
-          f"{path.name} holds {len(files)} files; at most {MAX_SNAPSHOTS} snapshots")
     graphs, weights = [], set()
     for file in files:
         kind = graph_files.file_format(file, fmt)
