@@ -357,12 +357,15 @@ SPLITS = np.array([0.25, 0.5, 0.75, 0.9])
 
 @nb.njit(cache=True)
 def rdp_per_visit(p, c, size, s, orders, out):
-    """Rényi entry of a cycle whose ``size`` interior holders are iid, each ``u`` w.p.
-    ``p`` (the complete graph with self-moves), visit by visit: the draw ``N(0, s²)``
-    splits into ``β s²`` for the ``c`` attributable visits and ``(1 - β) s² / size`` for
-    each interior position, so the view is the sum (a post-processing) of a Gaussian of
-    sensitivity ``c`` and ``size`` Poisson-subsampled Gaussians of rate ``p``, which
-    compose. Any ``β`` in ``(0, 1)`` gives a bound, and each order may take its own:
+    """Rényi entry of a cycle whose ``size`` interior holders are each ``u`` w.p. at most
+    ``p`` given the holders before it (iid on the complete graph with self-moves;
+    without, ``1 / (n - |W| - 2)``), visit by visit: the draw ``N(0, s²)`` splits into
+    ``β s²`` for the ``c`` attributable visits and ``(1 - β) s² / size`` for each
+    interior position, so the view is the sum (a post-processing) of a Gaussian of
+    sensitivity ``c`` and ``size`` releases, each, given the ones before it, a
+    Poisson-subsampled Gaussian of a rate at most ``p`` (its divergences, both ways, grow
+    with the rate), which compose adaptively (Rényi's chain rule with the supremum over
+    the past). Any ``β`` in ``(0, 1)`` gives a bound, and each order may take its own:
     ``β = c / (c + size p)`` (the split of the mean shift) and, at the orders up to
     :data:`LABEL_ORDER_MAX`, :data:`SPLITS`, whichever is less (the mean shift's split
     leaves the interior so little noise when ``c >= 1`` that the curve blows up from
@@ -454,19 +457,19 @@ def view_entry(mode: int, law: CountLaw, kind: int, length: int, key: int, s: fl
     low = _label_orders(orders)
     if p is None:
         _label_and_convex(logp, tail, c, size, s, orders, low, out)
-    else:
-        rdp_entry(logp, tail, c, size, s, orders[:low], out[:low])
-        out[low:] = np.inf
-    if p is None:  # no per-visit bound: the law kept further too, whichever is less
         deep = rdp_growth(c, size, s, float(orders.max()))
-        if deep > grow:
+        if deep > grow:  # the law kept further too, whichever is less
             logp, tail = law(kind, at, key, BUDGET + min(deep, MAX_GROWTH))
             further = np.empty(orders.size)
             _label_and_convex(logp, tail, c, size, s, orders, low, further)
             np.minimum(out, further, out=out)
-    else:  # iid holders: the per-visit bound, whichever is less
+    else:
+        rdp_entry(logp, tail, c, size, s, orders[:low], out[:low])
+        out[low:] = np.inf
+    rate = getattr(law, "rate", p)  # each position u's w.p. at most this given the past
+    if rate is not None:  # the per-visit bound, whichever is less
         visit = np.empty(orders.size)
-        rdp_per_visit(float(p), c, size, s, orders, visit)
+        rdp_per_visit(float(rate), c, size, s, orders, visit)
         np.minimum(out, visit, out=out)
 
 

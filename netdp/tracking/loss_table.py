@@ -316,6 +316,8 @@ def _no_self_law(n: int, watchers: int):
     # of its two neighbours and the observers are excluded (netdp.tracking.holder_rates)
     others = n - watchers
     rate = 1.0 / (others - 2) if others > 2 else None
+    if rate is not None and rate < 1.0:  # given the past too: the per-visit bound applies
+        law.rate = rate  # type: ignore[attr-defined]
     return law
 
 

@@ -273,9 +273,10 @@ def test_truncated_law_bounds_underflowed_terms_and_keeps_impossible_counts_out(
 
 
 def test_no_self_moves_rdp_keeps_the_law_at_high_orders(monkeypatch):
-    """Without self-moves (no per-visit bound) a small ε0 puts the best Rényi order far
-    above 8: the law kept to the largest order's growth lowers the figure (each curve
-    bounds the view; the entry is their minimum)."""
+    """Without self-moves and without the per-visit bound a small ε0 puts the best Rényi
+    order far above 8: the law kept to the largest order's growth lowers the figure (each
+    curve bounds the view; the entry is their minimum). The per-visit bound at the chain's
+    rate (session 19) lowers it further."""
     from netdp import engine
     from netdp.core import seeding
     from netdp.graphs import topologies as topology
@@ -288,7 +289,11 @@ def test_no_self_moves_rdp_keeps_the_law_at_high_orders(monkeypatch):
         return walk_losses(trace, 0.1, 1e-6, z, "rdp", keep_pairs=True, self_moves=False,
                            observers=np.array([3, 50])).values
 
+    visits = run()
+    monkeypatch.setattr(ce, "rdp_per_visit", lambda p, c, size, s, orders, out: out.fill(
+        np.inf))  # no per-visit bound: the label and convex bounds alone
     got = run()
+    assert np.all(visits <= got + 1e-12) and visits.mean() < 0.95 * got.mean()
     order8 = ce.rdp_growth
     monkeypatch.setattr(ce, "rdp_growth", lambda c, size, s, a=ce.GROWTH_ORDER: order8(
         c, size, s))  # the law kept to order 8's growth only

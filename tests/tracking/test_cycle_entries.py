@@ -18,11 +18,17 @@ from netdp.tracking import cycle_entries as ce
 ORDERS = np.array([2.0, 8.0, 24.0, 64.0])
 
 
-def _true_renyi(c: int, size: int, p: float, s: float, alpha: float) -> float:
+def _true_renyi(c: int, size: int, p: float, s: float, alpha: float,
+                law: np.ndarray | None = None) -> float:
     """max of ``D_α(Q || P)`` and ``D_α(P || Q)`` for ``P = N(0, s²)``, ``Q = Σ_i
-    Binom(size, p)(i) N(c + i, s²)``, by the trapezoid rule on a wide fine grid."""
+    P(I = i) N(c + i, s²)``, ``I ~ Binom(size, p)`` (or the pmf ``law``), by the
+    trapezoid rule on a wide fine grid."""
     i = np.arange(size + 1)
-    logw = stats.binom.logpmf(i, size, p)
+    if law is None:
+        logw = stats.binom.logpmf(i, size, p)
+    else:
+        with np.errstate(divide="ignore"):
+            logw = np.log(np.pad(law, (0, size + 1 - law.size)))
     keep = logw > -745.0
     shifts, logw = (c + i)[keep], logw[keep]
     top = float(shifts.max())
@@ -115,3 +121,34 @@ def test_no_self_moves_take_the_convex_entry_above_the_label_orders():
                   orders[low:], convex)
     assert np.all(out[:low] <= label * (1 + 1e-12)) and np.all(np.isfinite(out))
     assert np.all(out[low:] <= convex * (1 + 1e-12))
+
+
+@pytest.mark.parametrize(("n", "size", "flags", "z"), [
+    (8, 12, {}, 3.0),
+    (8, 12, {"a_is_u": True}, 3.0),
+    (6, 20, {"b_is_u": True}, 2.0),
+    (6, 9, {"a_is_u": True, "b_is_u": True}, 2.5),
+    (12, 30, {"a_is_b": True}, 4.0),
+])
+def test_without_self_moves_the_per_visit_entry_bounds_the_view(n, size, flags, z):
+    """Without self-moves the holders are a chain, not iid; each hidden position is u's
+    w.p. at most 1 / (n - |W| - 2) given the others, so given the positions before it
+    too, and the views' releases compose adaptively: the per-visit entry at that rate is
+    never below the view's true Rényi divergence under the chain's exact law of the
+    interior count (complete_law), in both directions."""
+    from netdp.tracking import complete_law
+
+    law = complete_law.complete_interior_law(size, n, 1, False, **flags)
+    c = int(flags.get("a_is_u", False)) + int(flags.get("b_is_u", False))
+    s = z * math.sqrt(size + 2 + 1)  # the view's draws: its interior, its ends, one more
+    rate = 1.0 / (n - 1 - 2)
+    got = np.empty(ORDERS.size)
+    ce.rdp_per_visit(rate, c, size, s, ORDERS, got)
+    for a, bound in zip(ORDERS, got, strict=True):
+        true = _true_renyi(c, size, rate, s, float(a), law=law)
+        assert bound >= true * (1.0 - 1e-9) - 1e-12, (a, bound, true)
+    # the rate is what makes it hold: at an eighth of it the entry falls below
+    half = np.empty(ORDERS.size)
+    ce.rdp_per_visit(rate / 8, c, size, s, ORDERS, half)
+    assert any(h < _true_renyi(c, size, rate, s, float(a), law=law)
+               for a, h in zip(ORDERS, half, strict=True))
