@@ -127,3 +127,27 @@ def test_the_check_passes_a_fresh_output_and_catches_a_planted_stale_number(tmp_
         " ".join(line.split()) for line in stale.splitlines() if "9.177" in line][:1]
     assert len(CASES) >= 15
     assert any(where.startswith("composition.md") for where, _, _ in SCRIPTS)
+
+
+#: The exactness page's tables, each rendered from its CSV by
+#: ``experiments/bench_exactness.py --markdown`` (the "other" column's accountant prefix,
+#: ``pld:``, is newer than the first table, whose header names pld instead).
+EXACTNESS_TABLES = ("target", "default", "complete")
+
+
+@pytest.mark.parametrize("name", EXACTNESS_TABLES)
+def test_the_exactness_tables_are_their_csv(name):
+    """docs/accounting-exactness.md: every line of a table is the CSV's rendering, so a
+    rerun that replaces a CSV's rows and forgets the page (or the other way) fails."""
+    sys.path.insert(0, str(REPO / "experiments"))
+    try:
+        import bench_exactness
+    finally:
+        sys.path.remove(str(REPO / "experiments"))
+    page = (REPO / "docs" / "accounting-exactness.md").read_text()
+    table = bench_exactness.markdown(str(REPO / "docs" / "figures" /
+                                         f"accounting_exactness_{name}.csv"))
+    rows = [re.sub(r"\| pld: ", "| ", line) if name == "target" else line
+            for line in table.strip().splitlines()[2:]]
+    missing = [row for row in rows if row not in page]
+    assert rows and not missing, missing
