@@ -140,7 +140,7 @@ def test_without_self_moves_the_per_visit_entry_bounds_the_view(n, size, flags, 
 
     law = complete_law.complete_interior_law(size, n, 1, False, **flags)
     c = int(flags.get("a_is_u", False)) + int(flags.get("b_is_u", False))
-    s = z * math.sqrt(size + 2 + 1)  # the view's draws: its interior, its ends, one more
+    s = z * math.sqrt(size + 2)  # the view's draws: its interior and its two ends
     rate = 1.0 / (n - 1 - 2)
     got = np.empty(ORDERS.size)
     ce.rdp_per_visit(rate, c, size, s, ORDERS, got)
@@ -152,3 +152,25 @@ def test_without_self_moves_the_per_visit_entry_bounds_the_view(n, size, flags, 
     ce.rdp_per_visit(rate / 8, c, size, s, ORDERS, half)
     assert any(h < _true_renyi(c, size, rate, s, float(a), law=law)
                for a, h in zip(ORDERS, half, strict=True))
+
+
+def test_the_chains_rate_is_tight_and_wired():
+    """The rate the tracker gives the per-visit bound without self-moves is 1 / (n - |W| -
+    2); on a view of one interior position (a != b, the node neither) the count is
+    Bernoulli at exactly that rate, so the bound equals the true divergence and the next
+    larger denominator falls below it (the second reader's tight case)."""
+    from netdp.tracking import complete_law, loss_table
+
+    for n, w in ((10, 1), (12, 3)):
+        assert loss_table._no_self_law(n, w).rate == pytest.approx(1.0 / (n - w - 2))
+    n, w, z = 10, 1, 1.0
+    law = complete_law.complete_interior_law(1, n, w, False)
+    rate = 1.0 / (n - w - 2)
+    assert law[1] == pytest.approx(rate, rel=1e-12)
+    s = z * math.sqrt(3.0)
+    got, loose = np.empty(ORDERS.size), np.empty(ORDERS.size)
+    ce.rdp_per_visit(rate, 0, 1, s, ORDERS, got)
+    ce.rdp_per_visit(1.0 / (n - w - 1), 0, 1, s, ORDERS, loose)
+    for a, bound, low in zip(ORDERS, got, loose, strict=True):
+        true = _true_renyi(0, 1, rate, s, float(a), law=law)
+        assert bound == pytest.approx(true, rel=1e-6) and low < true * (1 - 1e-4), (a, true)
