@@ -303,7 +303,7 @@ QUOTED: list[tuple[str, dict[str, str], list[str], str]] = [
      "line 2: time (the first field) must be an integer >= 0"),
     ("contacts-weight", {"c.csv": f"0,1,2,{SECRET}\n"},
      ["simulate", "--topology", "{c.csv}", "--format", "contacts"],
-     "line 1: weight (the fourth field) must be a finite number > 0"),
+     "line 1: weight (the fourth field) must be a finite number in [1e-300, 1e+300]"),
     ("gossip-matrix-line", {"w.txt": f"0 1 {SECRET}\n"},
      ["simulate", "--protocol", "gossip", "--topology", "complete", "-n", "3",
       "--gossip-matrix", "{w.txt}"], "w.txt line 1: expected two whole node numbers"),
@@ -879,3 +879,26 @@ def test_a_folders_largest_snapshot_sets_the_estimate(tmp_path, monkeypatch):
             "--seed", "6"]
     assert check_case(argv, lines, workdir=work) == 2
     assert named(lines[0], "simulate") == "--steps" and "n = 5,001" in lines[0], lines
+
+
+def test_a_subnormal_weight_is_refused_up_front(tmp_path):
+    """The readers' long run of session 19: a snapshot folder whose third file weighs an
+    edge 5e-324 (a subnormal double) ran until the time-varying tracker found "a view's
+    hidden path is impossible" (named --trace, not given: the walk took the edge, the
+    tracker's transition matrix, 1 / strength overflowing, gave it 0). Weights are now
+    refused outside [1e-300, 1e300], in every reader, naming --topology."""
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    (snaps / "0.txt").write_text("0 1 1\n1 2 2\n2 3 3\n")
+    (snaps / "1.txt").write_text("3 4 4\n4 5 5\n5 0 6\n")
+    (snaps / "2.txt").write_text("0 3 5e-324\n1 4 2\n2 5 3\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    for seed in ("4", "5"):  # the seeds whose walk took the edge
+        lines: list[str] = []
+        argv = ["simulate", "--topology", str(snaps), "--steps", "30", "--snapshot-period",
+                "3", "--seed", seed]
+        assert check_case(argv, lines, workdir=work) == 2
+        assert named(lines[0], "simulate") == "--topology", lines
+        assert "2.txt line 1: the weight (third column) must be a finite number in " \
+               "[1e-300, 1e+300]" in lines[0], lines

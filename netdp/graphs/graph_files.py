@@ -27,7 +27,6 @@ kept (the token may stay). Weights must be finite numbers > 0.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterator
@@ -200,8 +199,21 @@ def check_no_parallel_edges(graph: nx.Graph, adj: Any, name: str) -> None:
                      "them first (networkx.Graph(G))")
 
 
+#: The range of an edge weight: beyond, a node's strength or its inverse leaves the normal
+#: doubles (a weight of 5e-324 made the walk take an edge that the tracker's transition
+#: matrix gave probability 0, and the run end in "a view's hidden path is impossible").
+MIN_WEIGHT, MAX_WEIGHT = 1e-300, 1e300
+WEIGHT_RANGE = f"a finite number in [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]"
+
+
+def weight_ok(w: float) -> bool:
+    """Whether ``w`` is an edge weight netdp takes (:data:`MIN_WEIGHT` to
+    :data:`MAX_WEIGHT`)."""
+    return bool(MIN_WEIGHT <= w <= MAX_WEIGHT)
+
+
 def check_weights(graph: nx.Graph, weight: str, name: str) -> None:
-    """Every edge has the attribute ``weight``, a finite number > 0."""
+    """Every edge has the attribute ``weight``, a number in ``[MIN_WEIGHT, MAX_WEIGHT]``."""
     missing = object()
     for _, _, w in graph.edges(data=weight, default=missing):
         if w is missing:
@@ -209,11 +221,11 @@ def check_weights(graph: nx.Graph, weight: str, name: str) -> None:
                              f"--weight {weight} every edge needs one")
         number = isinstance(w, int | float | np.integer | np.floating) and \
             not isinstance(w, bool | np.bool_)
-        if not (number and math.isfinite(w) and w > 0):
+        if not (number and weight_ok(w)):
             text = " (text: declare the attribute a number, attr.type=\"double\" in " \
                 "GraphML)" if isinstance(w, str) else ""
-            raise InputError("weight", f"{name}: an edge's {weight} is not a finite number "
-                             f"> 0{text}; weights must be finite numbers > 0")
+            raise InputError("weight", f"{name}: an edge's {weight} is not {WEIGHT_RANGE}"
+                             f"{text}; weights must be such numbers")
 
 
 # --------------------------------------------------------------------------- text formats
@@ -293,8 +305,8 @@ def _weight(path: Path, lineno: int, text: str) -> float:
     except ValueError:
         raise InputError("topology", f"{path.name} line {lineno}: the weight (third "
                          "column) is not a number") from None
-    check(math.isfinite(w) and w > 0, "topology", f"{path.name} line {lineno}: the weight "
-          "(third column) must be a finite number > 0")
+    check(weight_ok(w), "topology", f"{path.name} line {lineno}: the weight "
+          f"(third column) must be {WEIGHT_RANGE}")
     return w
 
 

@@ -288,7 +288,7 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
     """A time-varying topology from a contact trace: CSV rows ``t,u,v[,w]``.
 
     Each row says that edge ``u - v`` (``u -> v`` when ``directed``) is available at time
-    ``t`` (an integer >= 0), with weight ``w`` (finite, > 0; default 1). A first row that
+    ``t`` (an integer >= 0), with weight ``w`` (in [1e-300, 1e300]; default 1). A first row that
     does not start with an integer is a header. Snapshot ``k`` holds the edges of time
     ``t_min + k``; times without contacts are empty snapshots (every node stays). Nodes
     are every label seen in the file (integers if all are, else text), sorted.
@@ -316,9 +316,8 @@ def read_contact_trace(path: str | Path, period: int = 1, after: After = "cycle"
                 w = float(row[3])
             except ValueError:
                 w = float("nan")
-            check(bool(np.isfinite(w)) and w > 0, "topology",
-                  f"{path.name} line {line}: weight (the fourth field) must be a finite "
-                  "number > 0")
+            check(graph_files.weight_ok(w), "topology", f"{path.name} line {line}: weight "
+                  f"(the fourth field) must be {graph_files.WEIGHT_RANGE}")
             weighted = True
         rows.append((int(row[0]), row[1], row[2], w))
     check(bool(rows), "topology", f"{path.name}: no contacts")

@@ -94,7 +94,7 @@ class Topology:
     labels
         ``graph`` only: the original node labels, in the order of ``0..n-1``.
     weights
-        ``graph`` only: the weight of each edge, aligned with ``indices`` (finite, > 0);
+        ``graph`` only: the weight of each edge, aligned with ``indices`` (in [1e-300, 1e300]);
         ``None``: unweighted (every weight alike). A walk moves to a neighbour with
         probability proportional to its edge's weight (:func:`netdp.graphs.walk_kind.
         transition_matrix`), gossip weighs its averages by them
@@ -208,7 +208,7 @@ def from_networkx(graph: nx.Graph, name: str | None = None,
     name
         The topology's name in reports (default: the graph's ``name``, else ``graph``).
     weight
-        The edge attribute that holds each edge's weight (finite, > 0, on every edge;
+        The edge attribute that holds each edge's weight (in [1e-300, 1e300], on every edge;
         parallel edges of a multigraph add up); ``None``: unweighted (a multigraph's
         parallel edges are refused). Weights that are all alike are the unweighted graph.
     quote_labels
