@@ -83,7 +83,7 @@ def _config_flags(command: str, namespace: argparse.Namespace | None) -> set[str
     for path in files:
         with contextlib.suppress(Exception):  # an unreadable file is refused as itself
             if Path(path).is_file() and Path(path).stat().st_size < 1 << 22:  # not a FIFO
-                keys |= _keys(tomllib.loads(Path(path).read_text()))
+                keys |= _keys(tomllib.loads(Path(path).read_text(encoding="utf-8-sig")))
     for item in getattr(namespace, "set", None) or []:
         keys.add(str(item).partition("=")[0].strip())
     specs = param_specs()
