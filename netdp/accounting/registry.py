@@ -108,6 +108,10 @@ class Entry:
     default_within
         Where set, it is a run's default only where netdp estimates its seconds over the
         run (its :attr:`cost`) within this many; beyond, the next by :attr:`rank`.
+    no_self_cost
+        Seconds per node² of its view entries on the complete graph without self-moves
+        (the lumped chain's count laws and their label bounds, which grow about as n² at
+        ``T = 100 n``), where it has no :attr:`cost` (:func:`netdp.tasks.base.walk_work`).
     pair_losses
         ``(module, function)`` of a hook that accounts one run itself,
         ``losses(setup, trace, accountant, coalition, keep_pairs) -> PairLosses``, on
@@ -133,6 +137,7 @@ class Entry:
     pair_losses: tuple[str, str] | None = None
     rank: int = 100
     default_within: float | None = None
+    no_self_cost: float | None = None
 
     def __post_init__(self) -> None:
         for axis, allowed in AXES.items():
@@ -166,6 +171,9 @@ DEFAULT_SECONDS = 20.0
 #: ``docs/figures/pld_cost_graphs.jsonl``), replacing the fit made under load (3.3e-4, then
 #: x0.78 for the knots of :mod:`netdp.accounting.mixture_rows`; docs/performance.md).
 ROWS_COST = (1.04e-4, 1.0)
+#: ``rdp``'s seconds per node² without self-moves (:attr:`Entry.no_self_cost`): 5.9 s at
+#: n = 100 and 63 s at n = 300 on the 2-core machine, halved.
+RDP_NO_SELF_SECONDS = 3e-4
 _WALK_TASKS = ("sum", "histogram", "fraction", "itemsets", "multidim", "heavy-hitters",
                "one-bit")
 _KINDS = AXES["kinds"]
@@ -185,7 +193,8 @@ ENTRIES = (
     Entry("rdp", "Renyi DP of the same Gaussian entries, tighter",
           library=("netdp.accounting.rdp", "RdpAccountant"), kinds=_KINDS,
           protocols=("walk", "gossip"), tasks=("sum", "sgd", "sum/gossip", "sgd/gossip"),
-          weight=40.0, kernel_mode="RDP", gaussian_shift="renyi", rank=0),
+          weight=40.0, kernel_mode="RDP", gaussian_shift="renyi", rank=0,
+          no_self_cost=RDP_NO_SELF_SECONDS),
     Entry("pld", "privacy loss distributions, tight: within a few percent of exact; the "
           f"default where netdp estimates it within {DEFAULT_SECONDS:g} s, else rdp",
           library=("netdp.accounting.pld", "PldAccountant"),

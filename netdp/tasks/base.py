@@ -472,23 +472,21 @@ def walk_work(config: SimulationConfig, nodes: int,
         per = hops * nodes * width * TIMED_ENTRIES_PER_NODE * nodes * TIMED_LAW_SECONDS
         out["the time-varying tracker's laws"] = (observers * per, "steps" if sources is None
                                                   else SOURCES)
-    if config.accountants is None or "rdp" in config.accountants:
-        out.update(rdp_no_self_work(config, nodes))
+    out.update(no_self_work(config, nodes))
     out.update(pld_work(config, nodes, hops))
     return out
 
 
-#: Seconds per node² of ``rdp``'s view entries on the complete graph without self-moves
-#: (the lumped chain's laws and label bounds; 5.9 s at n = 100, 63 s at 300; halved).
-RDP_NO_SELF_SECONDS = 3e-4
-
-
-def rdp_no_self_work(config: SimulationConfig, nodes: int) -> dict[str, tuple[float, str]]:
-    """Seconds of ``rdp``'s entries without self-moves on the complete graph."""
+def no_self_work(config: SimulationConfig, nodes: int) -> dict[str, tuple[float, str]]:
+    """Seconds of the view entries of the accountants with a
+    :attr:`~netdp.accounting.registry.Entry.no_self_cost` (every such one when the
+    config names none) on the complete graph without self-moves."""
     if not kind_of(config.topology).implicit or config.self_moves:
         return {}
-    return {"the rdp accountant's view entries (no self-moves)":
-            (RDP_NO_SELF_SECONDS * float(nodes) ** 2, "nodes")}
+    return {f"the {e.name} accountant's view entries (no self-moves)":
+            (e.no_self_cost * float(nodes) ** 2, "nodes") for e in registry.entries()
+            if e.no_self_cost is not None
+            and (config.accountants is None or e.name in config.accountants)}
 
 
 def _time_varying(config: SimulationConfig) -> bool:
