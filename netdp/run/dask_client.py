@@ -16,7 +16,7 @@ import os
 import warnings
 from typing import Any
 
-from netdp.core.errors import InputError, shorten
+from netdp.core.errors import InputError, one_line, shorten
 
 BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                 "GOTO_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -130,7 +130,7 @@ class DaskClient:
             except (OSError, TimeoutError, ValueError) as exc:
                 raise InputError("scheduler", f"cannot reach a dask scheduler at {shown} "
                                  f"({type(exc).__name__}: "
-                                 f"{shorten(' '.join(str(exc).split()), 200)})") from None
+                                 f"{one_line(exc, 200)})") from None
             except MemoryError:  # a reply read as a frame of exabytes: not dask's protocol
                 raise InputError("scheduler", f"what answers at {shown} is not a dask "
                                  "scheduler (its reply is not dask's protocol)") from None

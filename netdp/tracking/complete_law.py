@@ -133,13 +133,15 @@ def _lumped_forward(start, M, steps, interior, first, end):
     """``f[class, visits so far]`` moved ``steps`` times by ``M`` (a visit of class 0
     counted at every position but the last), normalised at every step; the law at class
     ``end`` (empty: probability 0). Only the columns up to the most visits so far are
-    moved (the others are 0), and trailing columns below :data:`TINY` are dropped."""
+    moved (the others are 0); trailing columns below :data:`TINY` stop being moved, their
+    mass kept at the largest count (where a law's cut tail goes: the pessimistic side)."""
     width = steps + 1
     f = np.zeros((3, width))
     g = np.zeros((3, width))
     for c in range(3):
         f[c, 0] = start[c]
     top = 0  # the highest column that may be non-zero
+    tail = 0.0  # the mass of the columns no longer moved, in the current normalisation
     if first:  # the start is a counted position
         f[0, 1] = f[0, 0]
         f[0, 0] = 0.0
@@ -162,10 +164,12 @@ def _lumped_forward(start, M, steps, interior, first, end):
             total += g[0, k] + g[1, k] + g[2, k]
         if total == 0.0:
             return np.zeros(0)
+        tail /= total
         for k in range(top + 1):
             for j in range(3):
                 f[j, k] = g[j, k] / total
         while top > 0 and f[0, top] < TINY and f[1, top] < TINY and f[2, top] < TINY:
+            tail += f[0, top] + f[1, top] + f[2, top]
             f[0, top] = f[1, top] = f[2, top] = 0.0  # beyond float64's use: not moved on
             top -= 1
     law = np.zeros(interior + 1)
@@ -175,4 +179,5 @@ def _lumped_forward(start, M, steps, interior, first, end):
         mass += law[k]
     if mass == 0.0:
         return np.zeros(0)
-    return law / mass
+    law[interior] += tail
+    return law / (mass + tail)

@@ -555,3 +555,7 @@ def test_the_compiled_lumped_chain_is_the_numpy_recursion(first):
         big = want > 1e-250
         np.testing.assert_allclose(got[big], want[big], rtol=1e-13)
         assert np.all(got[~big] <= 1e-250)
+    # the columns no longer moved keep their mass at the largest count (the pessimistic
+    # side), where the full recursion's has underflowed to 0
+    got = CL._lumped_law(np.eye(3)[2], 200, False, 3000, first)
+    assert 0.0 < got[-1] < 1e-290
