@@ -902,3 +902,38 @@ def test_a_subnormal_weight_is_refused_up_front(tmp_path):
         assert named(lines[0], "simulate") == "--topology", lines
         assert "2.txt line 1: the weight (third column) must be a finite number in " \
                "[1e-300, 1e+300]" in lines[0], lines
+
+
+@pytest.mark.parametrize("where", ["result", "row", "manifest"])
+def test_an_integer_beyond_any_float_is_one_line(where, inputs, tmp_path):
+    """The readers' long run of session 20: a result JSON whose mean was an integer of
+    401 digits broke the page's headline (``float()``: OverflowError). Every JSON netdp
+    reads refuses integers of more than 308 digits (no float holds them); a sweep's rows,
+    whose every value is checked for its column's kind, refuse them as before."""
+    import json
+    import shutil
+
+    huge = "1" + "0" * 400  # below Python's own limit of int(str) (4,300 digits)
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    if where == "result":
+        doc = json.loads(Path(inputs["run"]).read_text())
+        doc["privacy"]["empirical"][0]["mean"] = "\x00N\x00"
+        path = tmp_path / "run.json"
+        path.write_text(json.dumps(doc).replace(json.dumps("\x00N\x00"), huge))
+        argv, expect = ["report", str(path), "--html", "page.html"], "more than 308 digits"
+    elif where == "row":
+        part = sorted((sweep / "rows").glob("part-*.jsonl"))[0]
+        row = json.loads(part.read_text().splitlines()[0])
+        part.write_text(json.dumps({**row, "seed": "\x00N\x00"}).replace(
+            json.dumps("\x00N\x00"), huge) + "\n")
+        argv, expect = ["results", str(sweep)], "not a row of a netdp table"  # its own check
+    else:
+        manifest = sweep / "sweep.json"
+        doc = json.loads(manifest.read_text())
+        doc["identity"]["seeds"][0] = "\x00N\x00"
+        manifest.write_text(json.dumps(doc).replace(json.dumps("\x00N\x00"), huge))
+        argv, expect = ["results", str(sweep)], "is not a netdp sweep manifest"
+    lines: list[str] = []
+    assert check_case(argv, lines) == 2
+    assert expect in lines[0] and len(lines) == 1, lines

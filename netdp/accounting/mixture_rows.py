@@ -46,14 +46,8 @@ pessimistic by construction and vectorises over the rows:
   mass never lowers ``δ(ε)`` of a composition either (every term is non-negative).
   Differences of ``Φ`` err by a few units of round-off ``u`` a cell; ``4 u`` a cell is
   added again at ``+∞``.
-* **Composition.** :func:`compose_rows` multiplies the views' real FFTs row by row on a
-  window per row chosen by Chernoff bounds from the exact moment generating functions of
-  the discrete PMFs (by blocks, as :mod:`netdp.accounting.pld_fourier` does for one PMF),
-  rows grouped by the FFT length their windows need; one inverse FFT per group, negative
-  entries clipped, and ``ε(δ)`` by direct sums
-  (:func:`~netdp.accounting.pld_fourier.batch_epsilon`). Mass below a window folds
-  upwards (pessimistic); the Chernoff bound of the mass above it is added at ``+∞``, and
-  so is a bound of the FFTs' rounding (``4 u log₂ F`` per factor and entry).
+* **Composition:** :mod:`netdp.accounting.rows_compose` (each row's views composed in the
+  Fourier domain).
 
 The oracle in the tests is :func:`~netdp.accounting.mixture_pld.mixture_pld` composed by
 :meth:`~netdp.accounting.loss_pmf.PldPair.compose_many` (an upper and a lower bound of
@@ -63,15 +57,11 @@ the exact composition).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
-from scipy import fft as sfft
 from scipy import special
-
-from netdp.accounting import pld_fourier as pf
 
 Z_TAIL = 9.5  # t-range: each component leaves about Φ(-9.5) ≈ 1e-21 outside (tightness)
 LOWER_CUT = 30.0  # losses below -LOWER_CUT are raised to it
@@ -95,19 +85,43 @@ _CLIP = -690.0
 @dataclass(frozen=True, eq=False)
 class ViewRows:
     """One direction of one view towards many rows: ``probs[r, m]`` is row ``r``'s mass
-    at the loss ``(lower[r] + m) h``, ``inf[r]`` its mass at ``+∞``."""
+    at the loss ``(lower[r] + m) h``, ``inf[r]`` its mass at ``+∞``.
+
+    With ``index``, the arrays hold distinct PMFs and row ``r``'s is the ``index[r]``-th
+    (rows that share a law share its PMF: built, transformed and powered once)."""
 
     lower: np.ndarray
     probs: np.ndarray
     inf: np.ndarray
+    index: np.ndarray | None = None
+
+    @property
+    def rows(self) -> int:
+        return int(self.probs.shape[0] if self.index is None else self.index.size)
+
+    def per_row(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per PMF held) for each row."""
+        return values if self.index is None else values[self.index]
+
+
+def shared_rows(part: ViewRows, index: np.ndarray | None) -> ViewRows:
+    """``part``'s PMFs (of distinct rows) for the rows ``index`` points from."""
+    if index is None:
+        return part
+    return ViewRows(part.lower, part.probs, part.inf, np.asarray(index, np.int64))
 
 
 def first_rows(part: ViewRows, rows: int) -> ViewRows:
     """``part``'s first ``rows`` rows, trimmed to their own width."""
-    lower, probs = part.lower[:rows], part.probs[:rows]
+    if part.index is None:
+        held, index = np.arange(rows), None
+    else:  # the PMFs these rows use
+        held, index = np.unique(part.index[:rows], return_inverse=True)
+        index = index.reshape(-1)
+    lower, probs = part.lower[held], part.probs[held]
     live = np.flatnonzero(probs.any(axis=0))
     width = int(live[-1]) + 1 if live.size else 1
-    return ViewRows(lower, probs[:, :width].copy(), part.inf[:rows])
+    return ViewRows(lower, probs[:, :width].copy(), part.inf[held], index)
 
 
 def count_grid(size: int) -> np.ndarray:
@@ -425,124 +439,3 @@ def _bin_rows(lv, mass, lo, probs):
             if lev == -(1 << 62) + 1:
                 continue
             probs[r, max(lev, lo[r]) - lo[r]] += mass[r, j]
-
-
-# --------------------------------------------------------------------------------------
-# Composition, row by row
-
-_BLOCK = 16
-_HALF = 0.25 * 2.0 ** np.arange(18)  # 0.25 .. 3.3e4
-ORDERS = np.concatenate([-_HALF[::-1], _HALF])
-
-
-def log_mgf(part: ViewRows, h: float) -> np.ndarray:
-    """An upper bound of each row's ``log Σ_m p_m e^{λ ℓ_m}`` at :data:`ORDERS`: blocks of
-    :data:`_BLOCK` masses at their top (``λ > 0``) or bottom loss (``λ < 0``)."""
-    rows, width = part.probs.shape
-    nb = -(-width // _BLOCK)
-    pad = np.zeros((rows, nb * _BLOCK))
-    pad[:, :width] = part.probs
-    mass = pad.reshape(rows, nb, _BLOCK).sum(axis=2)
-    b = np.arange(nb, dtype=np.float64) * _BLOCK * h
-    pos = ORDERS > 0
-    out = np.empty((rows, ORDERS.size))
-    span = (nb - 1) * _BLOCK * h
-    # λ > 0: factor out the top block's top loss; λ < 0: the bottom block's bottom
-    e_pos = np.exp(np.multiply.outer(b - span, ORDERS[pos]))
-    e_neg = np.exp(np.multiply.outer(b, ORDERS[~pos]))
-    slack = nb * 1e-300
-    with np.errstate(divide="ignore"):
-        top = (part.lower + (nb - 1) * _BLOCK + _BLOCK - 1) * h
-        out[:, pos] = (np.log(mass @ e_pos * (1 + 1e-12) + slack)
-                       + np.multiply.outer(top, ORDERS[pos]))
-        out[:, ~pos] = (np.log(mass @ e_neg * (1 + 1e-12) + slack)
-                        + np.multiply.outer(part.lower * h, ORDERS[~pos]))
-    return out
-
-
-def compose_rows(parts: Sequence[ViewRows], h: float, delta: float,
-                 times: Sequence[int] | None = None) -> np.ndarray:
-    """Each row's ``ε(δ)`` (at least 0) of the composition of its PMFs in ``parts`` (one
-    :class:`ViewRows` a view, all of one direction and the same rows; module docstring),
-    part ``j`` composed ``times[j]`` times (default once).
-    """
-    rows = parts[0].probs.shape[0]
-    mult = np.ones(len(parts)) if times is None else np.asarray(times, dtype=np.float64)
-    lmgf = np.zeros((rows, ORDERS.size))
-    lo = np.zeros(rows, np.int64)
-    hi = np.zeros(rows, np.int64)
-    inf = np.zeros(rows)
-    for m, part in zip(mult, parts, strict=True):
-        lmgf += m * log_mgf(part, h)
-        lo += int(m) * part.lower
-        hi += int(m) * (part.lower + part.probs.shape[1] - 1)
-        inf += m * part.inf
-    a, sizes = chernoff_windows(lmgf, lo, hi, h, delta)
-    out = np.empty(rows)
-    for size in np.unique(sizes):
-        sel = np.flatnonzero(sizes == size)
-        out[sel] = _compose_window([p.probs[sel] for p in parts], mult, lo[sel], a[sel],
-                                   hi[sel], lmgf[sel], inf[sel], int(size), h, delta)
-    return out
-
-
-def chernoff_windows(lmgf: np.ndarray, lo: np.ndarray, hi: np.ndarray, h: float,
-                     delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's window of losses ``[a, a + size)`` (in steps of ``h``): where the
-    composition's log-MGF bounds ``lmgf`` (at :data:`ORDERS`) leave at most a share of
-    ``delta`` above and below, within the support ``[lo, hi]``; ``size`` an FFT length.
-    The rows are grouped by it (the few near the observer need long ones)."""
-    beta = math.log(pf.TAIL_SHARE * delta)
-    pos, neg = ORDERS > 0, ORDERS < 0
-    top = np.min((lmgf[:, pos] - beta) / ORDERS[pos], axis=1) / h
-    bottom = np.max((beta - lmgf[:, neg]) / -ORDERS[neg], axis=1) / h
-    a = np.floor(np.maximum(bottom, lo)).astype(np.int64)
-    b = np.ceil(np.maximum(np.minimum(top, hi), a)).astype(np.int64)
-    return a, np.array([pf.fft_size(int(x) + 1) for x in b - a], dtype=np.int64)
-
-
-def window_epsilon(dens: np.ndarray, a: np.ndarray, hi: np.ndarray, lmgf: np.ndarray,
-                   inf: np.ndarray, size: int, h: float, delta: float,
-                   factors: float) -> np.ndarray:
-    """``ε(δ)`` (at least 0) of rows whose composition of ``factors`` PMFs, inverted from
-    the Fourier domain, is ``dens`` on their windows ``[a, a + size)`` (the rounding's
-    negative entries clipped here): the mass above the window (its Chernoff bound) and the
-    inverse's rounding go to ``+∞`` beside ``inf``."""
-    pos = ORDERS > 0
-    edge = (a + size - 1) * h
-    above = np.exp(np.minimum(np.min(lmgf[:, pos] - np.multiply.outer(edge, ORDERS[pos]),
-                                     axis=1), 0.0))
-    above[hi <= a + size - 1] = 0.0
-    # the inverse's rounding, unsigned: at most about u log2(F) of the largest mass per
-    # entry (bounded by 4 u log2 F per factor and entry, in all), and what the clipped
-    # negative entries and float sums lose: all at +∞
-    noise = 4.0 * _U * max(math.log2(size), 1.0) * (factors + 1.0) * size + size * 1e-300
-    dens = np.maximum(dens, 0.0)
-    return np.maximum(pf.batch_epsilon(dens, a, h, inf + above + noise, delta), 0.0)
-
-
-def _compose_window(probs: Sequence[np.ndarray], mult: np.ndarray, lo: np.ndarray,
-                    a: np.ndarray, hi: np.ndarray, lmgf: np.ndarray, inf: np.ndarray,
-                    size: int, h: float, delta: float) -> np.ndarray:
-    """:func:`compose_rows` of rows whose windows ``[a, a + size)`` share one length."""
-    f = np.arange(size // 2 + 1, dtype=np.int64)
-    turn = np.mod(np.multiply.outer(np.mod(lo - a, size), f), size) / size
-    phi = np.exp(-2j * np.pi * turn)
-    for m, p in zip(mult, probs, strict=True):
-        # a row of all its mass at its lowest loss has the transform 1 (its shift is in
-        # ``turn``): only the others are transformed
-        moved = np.flatnonzero((p[:, 0] != 1.0) | (p[:, 1:] != 0).any(axis=1))
-        if moved.size == 0:
-            continue
-        p = p[moved]
-        live = np.flatnonzero(p.any(axis=0))
-        p = p[:, :int(live[-1]) + 1 if live.size else 1]
-        if p.shape[1] > size:  # fold modulo the window
-            pad = np.zeros((moved.size, -(-p.shape[1] // size) * size))
-            pad[:, :p.shape[1]] = p
-            p = pad.reshape(moved.size, -1, size).sum(axis=1)
-        spec = sfft.rfft(p, n=size, axis=1)
-        with np.errstate(under="ignore"):
-            phi[moved] *= spec if m == 1 else spec ** int(m)  # φ^m by squarings
-    return window_epsilon(sfft.irfft(phi, n=size, axis=1), a, hi, lmgf, inf, size, h, delta,
-                          float(mult.sum()))

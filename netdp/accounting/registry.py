@@ -53,6 +53,10 @@ class GridCost:
         an observer and node of the graph, ``z`` the noise multiplier, in place of
         ``graph``: the accountant builds a view's PLDs towards every node at once
         (:mod:`netdp.accounting.mixture_rows`).
+    shared
+        Where set, ``(share, nodes)``: on a vertex-transitive graph of at least ``nodes``
+        nodes the rows model's seconds times ``share`` (nodes whose counts have the same
+        law share their PMFs: :func:`netdp.tracking.view_plds.rows_pld`).
     """
 
     precision: float
@@ -61,6 +65,7 @@ class GridCost:
     graph: tuple[float, float]
     binned: bool = False
     rows: tuple[float, float] | None = None
+    shared: tuple[float, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,14 @@ DEFAULT_SECONDS = 20.0
 #: ``docs/figures/pld_cost_graphs.jsonl``), replacing the fit made under load (3.3e-4, then
 #: x0.78 for the knots of :mod:`netdp.accounting.mixture_rows`; docs/performance.md).
 ROWS_COST = (1.04e-4, 1.0)
+#: The share of ``ROWS_COST`` ``pld`` takes on the hypercube of 512 nodes and more
+#: (:attr:`GridCost.shared`): in the median of ``experiments/pld_cost.py --graphs``, the
+#: hypercubes of 256 to 2,048 nodes took 0.27 of the model fitted on the other graphs of the
+#: same run (session 20, ``docs/figures/pld_cost_graphs_shared.jsonl``; 0.22 of
+#: ``ROWS_COST``'s, which those graphs took 1.43 times on that busier machine): 0.3 errs
+#: long. The hypercubes of 16 to 64 nodes took 1.7 to 2.8 times the shared model (a fixed
+#: cost per observer), so below 512 nodes the whole model stands.
+SHARED_COST = (0.3, 512)
 #: ``rdp``'s seconds per node² without self-moves (:attr:`Entry.no_self_cost`): 5.9 s at
 #: n = 100 and 63 s at n = 300 on the 2-core machine, halved.
 RDP_NO_SELF_SECONDS = 3e-4
@@ -202,7 +215,7 @@ ENTRIES = (
           tasks=("sum", "sum/gossip"), weight=300.0, kernel_mode="MU2", composes_pld=True,
           gaussian_shift="curve", rank=-1, default_within=DEFAULT_SECONDS,
           cost=GridCost(0.05, 1e-3, complete=(6.9e-7, 6.0e-8), graph=(1.1e-7, 3.5e-8),
-                        binned=True, rows=ROWS_COST)),
+                        binned=True, rows=ROWS_COST, shared=SHARED_COST)),
     Entry("gdp", "Gaussian DP: the exact curve of composed Gaussian mechanisms",
           library=("netdp.accounting.gdp", "GdpAccountant")),
     Entry("exact", "the exact loss of each view, walks with Gaussian noise, a few hundred "

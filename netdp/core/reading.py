@@ -149,13 +149,25 @@ def read_toml(path: str | Path, param: str) -> dict[str, Any]:
     return parse_toml(read_text(path, param, "a UTF-8 text (TOML) file"), param, str(path))
 
 
+#: Most digits of an integer in a JSON input: beyond, no float holds it (``1.8e308``).
+MAX_INT_DIGITS = 308
+
+
+def json_int(text: str) -> int:
+    """A JSON integer; :class:`ValueError` past :data:`MAX_INT_DIGITS` digits (no figure is
+    that large, and a float of it overflows)."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
 def read_json(path: str | Path, param: str, what: str = "a JSON file") -> Any:
     """The JSON document of file ``path``; :class:`InputError` on ``param``."""
     text = read_text(path, param, what)
     try:
         if text.count("[") + text.count("{") >= MAX_NESTING:
             _nesting(text)
-        return json.loads(text)
+        return json.loads(text, parse_int=json_int)
     except ValueError as exc:
         raise InputError(param, f"cannot read {what} from {str(path)!r}: "
                                 f"{str(exc).splitlines()[0][:80]}") from None

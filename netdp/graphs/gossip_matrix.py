@@ -16,6 +16,7 @@ from netdp.core import progress
 from netdp.core.errors import InputError, check, one_line
 from netdp.core.limits import duration, time_limit
 from netdp.core.reading import check_regular
+from netdp.graphs.walk_kind import TRANSITIVE_NAMES
 
 if TYPE_CHECKING:
     from netdp.graphs.topologies import Topology
@@ -30,8 +31,6 @@ ARPACK_SECONDS = 1e-8
 Lanczos vector entry (measured: 0.9 ms an iteration on a 5,001-node path, 2-core VM)."""
 MAX_COMPLETE_NODES = 4096
 """Most nodes of a complete gossip graph (its matrices have n² entries)."""
-TRANSITIVE_NAMES = frozenset({"hypercube", "cycle", "torus"})
-"""Named topologies that are vertex-transitive (besides the complete graph)."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -247,6 +247,8 @@ class Graph(WalkKind):
                 f"{m} edges{weighted})")
 
 
+#: Named topologies that are vertex-transitive (besides the complete graph).
+TRANSITIVE_NAMES = frozenset({"hypercube", "cycle", "torus"})
 #: The kinds by name.
 KINDS: dict[str, WalkKind] = {k.name: k for k in (Ring(), Complete(), Graph())}
 

@@ -55,7 +55,7 @@ def _tracked(config: SimulationConfig) -> bool:
 def _transitive(config: SimulationConfig) -> bool:
     """Whether gossip accounts one observer for all: a vertex-transitive graph, unweighted
     (:func:`netdp.graphs.gossip_matrix.vertex_transitive`), without faults."""
-    from netdp.graphs.gossip_matrix import TRANSITIVE_NAMES
+    from netdp.graphs.walk_kind import TRANSITIVE_NAMES
 
     return (kind_of(config.topology).uniform or config.topology in TRANSITIVE_NAMES
             and config.weight is None) and from_config(config) is None

@@ -14,7 +14,7 @@ true view is a projection of that larger one (the extra ``c = 0`` mechanisms' ou
 forgotten), so its loss is at most the larger one's. The ``c = 0`` part is the same for
 every node: its spectrum is built once per observer, and each node multiplies in its few
 end windows' spectra (:func:`compose_shared`, the Fourier composition of
-:func:`~netdp.accounting.mixture_rows.compose_rows` with shared factors). Nodes whose end
+:func:`~netdp.accounting.rows_compose.compose_rows` with shared factors). Nodes whose end
 windows have the same PMFs (most often none, beyond a few hundred nodes) share one row;
 windows with the same reports and hidden positions share their PMFs and spectra across
 observers. :func:`run_seconds` estimates the cost before any of it: the caller
@@ -117,26 +117,26 @@ def window_pmfs(reports: int, hidden: int, n: int, eps0: float, h: float, spare:
     from scipy import stats
 
     from netdp.accounting import clone_pld
-    from netdp.accounting import mixture_rows as mr
+    from netdp.accounting import rows_compose as rc
 
     law = stats.binom.pmf(np.arange(hidden + 1), hidden, 1.0 / (n - 1))
     w = np.zeros((3, hidden + 3))
     for c in range(3):
         w[c, c:c + hidden + 1] = law
     rows = clone_pld.window_rows(w, np.zeros(3), reports, eps0, h, spare, rare)
-    return Window(rows, mr.log_mgf(rows, h))
+    return Window(rows, rc.log_mgf(rows, h))
 
 
 def compose_shared(keys: list[tuple[Any, ...]], extras: list[list[tuple[int, int]]],
                    h: float, delta: float) -> np.ndarray:
     """``ε(δ)`` of ``⊗_e W_e row 0 ⊗ ⊗_{(e, c) in extras[i]} W_e row c`` for each ``i``
-    (``W_e = window_pmfs(*keys[e])``): :func:`~netdp.accounting.mixture_rows.compose_rows`
+    (``W_e = window_pmfs(*keys[e])``): :func:`~netdp.accounting.rows_compose.compose_rows`
     with its Chernoff windows and its bound of the inverse (``chernoff_windows``,
     ``window_epsilon``), the shared factors' spectrum built once per FFT length (and each
     window's spectrum once per run)."""
     from scipy import fft as sfft
 
-    from netdp.accounting import mixture_rows as mr
+    from netdp.accounting import rows_compose as rc
 
     rows = len(extras)
     wins = [window_pmfs(*key) for key in keys]
@@ -151,7 +151,7 @@ def compose_shared(keys: list[tuple[Any, ...]], extras: list[list[tuple[int, int
             lo[i] += int(wins[e].rows.lower[c])
             hi[i] += int(top_of[e][c])
             inf[i] += float(wins[e].rows.inf[c])
-    a, sizes = mr.chernoff_windows(lmgf, lo, hi, h, delta)
+    a, sizes = rc.chernoff_windows(lmgf, lo, hi, h, delta)
     out = np.empty(rows)
     factors = len(wins) + max((len(m) for m in extras), default=0)
     for size in np.unique(sizes).tolist():
@@ -171,7 +171,7 @@ def compose_shared(keys: list[tuple[Any, ...]], extras: list[list[tuple[int, int
         # the lowest loss lo[i] to the window's a[i]: a circular shift of each row
         for j, shift in enumerate(np.mod(lo[sel] - a[sel], size).tolist()):
             dens[j] = np.roll(dens[j], shift)
-        out[sel] = mr.window_epsilon(dens, a[sel], hi[sel], lmgf[sel], inf[sel], size, h,
+        out[sel] = rc.window_epsilon(dens, a[sel], hi[sel], lmgf[sel], inf[sel], size, h,
                                      delta, factors)
     return out
 

@@ -26,7 +26,10 @@ walk_views` on other graphs), so their cost is a number of grid points:
   accountant builds a view's rows towards every node at once (``pld``:
   :mod:`netdp.accounting.mixture_rows`, :attr:`GridCost.rows
   <netdp.accounting.registry.GridCost>`), ``(n - 1) k`` rows of ``c₀ (1 + c₁ / z²)²``
-  seconds each, fitted to the runs of ``experiments/pld_cost.py --graphs``.
+  seconds each, fitted to the runs of ``experiments/pld_cost.py --graphs``; on a
+  vertex-transitive graph (:data:`~netdp.graphs.walk_kind.TRANSITIVE_NAMES`) nodes
+  share their laws, and the rows cost a share of that (:attr:`GridCost.shared
+  <netdp.accounting.registry.GridCost>`).
 
 :attr:`GridCost.complete <netdp.accounting.registry.GridCost>` and ``graph`` (each
 accountant's entry in :mod:`netdp.accounting.registry`, with its ``precision`` and
@@ -53,12 +56,15 @@ SPAN = 540.0
 
 
 def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, views: float,
-                z: float, seconds: tuple[float, float] | None = None) -> float:
+                z: float, seconds: tuple[float, float] | None = None,
+                transitive: bool = False) -> float:
     """Seconds of the ``accountant`` (one with a registered cost model:
     :attr:`netdp.accounting.registry.Entry.cost`) over ``observers`` of a walk on
     ``nodes`` nodes (the complete graph, or another), ``views`` views an observer, Gaussian
     noise multiplier ``z`` (see the module docstring); ``seconds``: the seconds per point of
-    the two terms instead of the registered ones (the fit's regressors).
+    the two terms instead of the registered ones (the fit's regressors); ``transitive``: the
+    graph is vertex-transitive (:attr:`GridCost.shared
+    <netdp.accounting.registry.GridCost>`).
 
     Examples
     --------
@@ -77,7 +83,9 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     many = min(17.0 * (math.sqrt(k * m) + 1.0 / z), k * SPAN) / h
     build, pairs = seconds or (cost.complete if complete else cost.graph)
     if not complete and cost.rows is not None and seconds is None:
-        return observers * (n - 1.0) * k * cost.rows[0] * (1.0 + cost.rows[1] / (z * z)) ** 2
+        share = cost.shared[0] if transitive and cost.shared and n >= cost.shared[1] else 1.0
+        return share * observers * (n - 1.0) * k * cost.rows[0] * (
+            1.0 + cost.rows[1] / (z * z)) ** 2
     if complete:  # one bank of mechanisms, summed logs
         bins = (64.0 + 64.0 * max(math.log2(10.0 * n / 64.0), 0.0) if cost.binned
                 else 10.0 * n)

@@ -5,7 +5,9 @@ View ``e`` of observer ``v`` (noise std ``s_e``) towards node ``u`` is the mixtu
 there (:mod:`netdp.tracking.walk_views`); :mod:`netdp.accounting.mixture_rows` builds a
 view's PLDs towards all nodes in one pass and composes each node's views in the Fourier
 domain. Views with the same ends and length have the same laws: each is built once and
-composed with its multiplicity.
+composed with its multiplicity. Within a view, nodes whose counts have the same law (on a
+vertex-transitive graph, most of them) share its PMFs (:func:`distinct_rows`): built,
+transformed and powered once.
 
 The laws come from one of two sources:
 
@@ -37,6 +39,12 @@ from netdp.tracking.cycle_entries import Views
 
 ROWS_BYTES = 128 * 2**20  # the views' PMFs of one block of nodes, at most
 BOUND_COUNTS = 512  # the dominating laws' counts given in full (beyond: an infinite count)
+#: The survival bounds' logs are raised to a multiple of it, so that nodes whose bounds
+#: differ by rounding alone (a symmetric graph's) share one law, built once
+SNAP = 1e-9
+#: A view's rows share PMFs where its distinct laws are at most this share of them (else
+#: each row is built alone, in blocks that keep each block's grid fitted to its rows)
+SHARED_LAWS = 0.25
 #: ``law(e, rows) -> (w, tail)``: view ``e``'s interior-count law of the kept nodes at the
 #: positions ``rows`` (``(r, w)`` and ``(r,)``).
 LawSource = Callable[[int, slice], tuple[np.ndarray, np.ndarray]]
@@ -50,6 +58,25 @@ def exact_laws(laws: Sequence[np.ndarray], tails: np.ndarray, keep: np.ndarray) 
     return law
 
 
+def snapped_laws(laws: Sequence[np.ndarray], tails: np.ndarray,
+                 keep: np.ndarray) -> LawSource:
+    """:func:`exact_laws` made stochastically (a little) larger: each survival function
+    ``P(I >= k)`` raised to the grid of :func:`_snapped` (nonincreasing: a running minimum),
+    so that nodes whose laws differ by rounding alone (a symmetric graph's) share one. A
+    count stochastically larger bounds the Gaussian view's loss (module docstring)."""
+    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        ids = keep[rows]
+        w, tail = laws[e][ids], tails[e, ids]
+        surv = tail[:, None] + np.cumsum(w[:, :0:-1], axis=1)[:, ::-1]  # P(I >= 1..K-1)
+        surv = np.concatenate([surv, tail[:, None]], axis=1)  # .. and P(I >= K)
+        with np.errstate(divide="ignore"):
+            up = np.exp(np.minimum(_snapped(np.log(surv)), 0.0))
+        up = np.minimum.accumulate(up, axis=1)
+        full = np.concatenate([np.ones((w.shape[0], 1)), up], axis=1)
+        return -np.diff(full, axis=1), up[:, -1]
+    return law
+
+
 def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
                     views: Views) -> LawSource:
     """The source of the laws dominating each free node's count in each view (module
@@ -59,6 +86,7 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
 
     logB, logrho, logmu, _ = law_bound.survival_logs(P, blocked, start_law, views.kind,
                                                      views.a, views.b, views.length)
+    logB, logmu, logrho = _snapped(logB), _snapped(logmu), np.minimum(_snapped(logrho), 0.0)
 
     def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
         size = ce.interior(int(views.kind[e]), int(views.length[e]))
@@ -74,6 +102,13 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
         full = np.concatenate([np.ones((surv.shape[0], 1)), surv], axis=1)
         return -np.diff(full, axis=1)[:, :top + 1], surv[:, -1]
     return law
+
+
+def _snapped(logx: np.ndarray) -> np.ndarray:
+    """``log x`` raised to a multiple of :data:`SNAP` (by ``SNAP`` to ``2 SNAP``)."""
+    with np.errstate(invalid="ignore"):
+        out = (np.floor(logx / SNAP) + 2.0) * SNAP
+    return np.where(np.isfinite(logx), out, logx)
 
 
 #: ``mechanism(e, w, tail, spare) -> PMFs``: view ``e``'s loss distributions towards the
@@ -93,6 +128,7 @@ def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h:
     of :func:`~netdp.accounting.mixture_rows.view_rows` at the view's noise); views with
     the same ends, length and ``group`` (default 0) are built once."""
     from netdp.accounting import mixture_rows as mr
+    from netdp.accounting import rows_compose as rc
 
     k = views.size
     if k == 0:
@@ -120,17 +156,33 @@ def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h:
             for c in np.unique(cu):
                 sel = cu == c
                 w[sel, c:c + w_law.shape[1]] = w_law[sel]
-            parts.append(mechanism(e, w, tail, spare))
+            held, index = distinct_rows(w, tail)
+            parts.append(tuple(mr.shared_rows(p, index)
+                               for p in mechanism(e, w[held], tail[held], spare)))
             used += sum(p.probs.nbytes for p in parts[-1])
             while used > ROWS_BYTES and r1 - r0 > 1:  # keep the block's first half
                 r1 = r0 + (r1 - r0) // 2
                 parts = [tuple(mr.first_rows(p, r1 - r0) for p in pair) for pair in parts]
                 used = sum(p.probs.nbytes for pair in parts for p in pair)
-        eps = [mr.compose_rows([p[d] for p in parts], h, dt, times.tolist())
+        eps = [rc.compose_rows([p[d] for p in parts], h, dt, times.tolist())
                for d in range(len(parts[0]))]
         out[r0:r1] = np.max(eps, axis=0)
         r0 = r1
     return out
+
+
+def distinct_rows(w: np.ndarray, tail: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows of ``(w, tail)`` to build (one of each distinct law) and each row's place
+    among them (``None``: every row is its own, where few rows share a law:
+    :data:`SHARED_LAWS`)."""
+    key = np.ascontiguousarray(np.column_stack([w, tail]))
+    seen: dict[bytes, int] = {}
+    index = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in key], np.int64)
+    if len(seen) > SHARED_LAWS * w.shape[0]:
+        return np.arange(w.shape[0]), None
+    held = np.zeros(len(seen), np.int64)
+    held[index[::-1]] = np.arange(w.shape[0])[::-1]  # each law's first row
+    return held, index
 
 
 def step_of(views: Views, noise: ce.Noise, exact: bool) -> float:

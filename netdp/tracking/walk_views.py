@@ -43,7 +43,7 @@ from netdp.tracking.observer_map import map_observers
 from netdp.tracking.view_plds import view_setting
 
 KMAX = (8, 24, 64, 256)  # visits given in full by the graph laws, tried in turn
-VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact and pld graph trackers accept
+VIEW_PAIRS_LIMIT = 400_000  # views x nodes the exact graph tracker accepts
 LAW_WORK = 3e7  # estimated flops of one observer's exact laws beyond which kov and rdp bound
 # them (netdp.tracking.law_bound)
 #: The same for pld, whose dominating laws (netdp.tracking.view_plds) are wide: up to here
@@ -211,7 +211,7 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
     pi0 = np.full(n, 1.0 / n) if start_law is None else np.asarray(start_law, float)
     holders, obs_ids, members, start, pos = observer_setup(trace, coalition, observers)
     noise = ce.Noise(float(noise_multiplier), float(eps0), laplace)
-    if entry.composes_pld:
+    if entry.composes_pld and entry.exact:  # pld builds a view's rows at once, in blocks
         others = n - (members.sum() if coalition is not None else 1)
         budget = 0
         for v in obs_ids:
@@ -219,8 +219,8 @@ def sound_graph_losses(trace: Trace, P: Any, eps0: float, delta: float,
                 * others
             check(budget <= VIEW_PAIRS_LIMIT, "accountant",
                   f"{accountant} on a graph composes one PLD per view and node: at most "
-                  f"{VIEW_PAIRS_LIMIT:,} of them (fewer steps, nodes or --sources); kov and "
-                  "rdp scale further")
+                  f"{VIEW_PAIRS_LIMIT:,} of them (fewer steps, nodes or --sources); pld, "
+                  "kov and rdp scale further")
     shared = {"holders": holders, "steps": trace.steps, "start": start, "pos": pos,
               "members": members, "coalition": coalition is not None, "P": P, "pi0": pi0,
               "noise": noise, "accountant": accountant, "delta": float(delta),
@@ -383,7 +383,7 @@ def _observer_losses(views: Views, laws: Sequence[np.ndarray], tails: np.ndarray
         from netdp.accounting import mixture_pld as mp
         step = view_plds.step_of(views, noise, entry.exact)
         if not entry.exact:
-            return view_plds.rows_pld(views, view_plds.exact_laws(laws, tails, keep), keep,
+            return view_plds.rows_pld(views, view_plds.snapped_laws(laws, tails, keep), keep,
                                       noise, step, dt)
         out = np.empty(keep.size)
         for r, u in enumerate(keep):

@@ -11,6 +11,7 @@ import pytest
 
 from netdp.accounting import mixture_rows as mr
 from netdp.accounting import pld_fourier as pf
+from netdp.accounting import rows_compose as rc
 from netdp.accounting.loss_pmf import PldPair
 from netdp.accounting.mixture_pld import mixture_pld
 
@@ -41,7 +42,7 @@ def _case(seed: int, rows: int = 4, views: int = 6, s_range=(1.5, 20.0)):
 
 def _batched(views, delta, times=None):
     parts = [mr.view_rows(w, tail, s, H) for w, tail, s in views]
-    return np.maximum(*(mr.compose_rows([p[d] for p in parts], H, delta, times)
+    return np.maximum(*(rc.compose_rows([p[d] for p in parts], H, delta, times)
                         for d in (0, 1)))
 
 

@@ -38,7 +38,7 @@ from typing import IO
 from netdp.core.errors import InputError, check, one_line, shorten
 from netdp.core.files import atomic, cannot_write, write_atomic
 from netdp.core.provenance import provenance
-from netdp.core.reading import read_own_text
+from netdp.core.reading import json_int, read_own_text
 from netdp.core.table_rows import FIRST, table_row, tidy
 from netdp.core.version import __version__
 from netdp.report.config_hash import config_hash as config_hash_of
@@ -218,7 +218,7 @@ class ResultTable:
             return None
         text = read_own_text(path, self.param, "the sweep's manifest (put the file back)")
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_int=json_int)
             identity = data["identity"]  # config hashes (text) and seeds (integers)
             if not (isinstance(identity["configs"], list) and isinstance(identity["seeds"], list)
                     and all(isinstance(c, str) for c in identity["configs"])
