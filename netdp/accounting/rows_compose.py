@@ -29,6 +29,9 @@ _U = 2.0 ** -53
 _BLOCK = 16
 _CHUNK = 256  # frequencies of one pass of _products
 SHARED_BYTES = 64 * 2**20  # distinct PMFs' spectra held at once by _compose_window
+#: Rows composed at once, at most this many bytes of their windows (about 64 bytes a row
+#: and frequency: the phases, the product and its inverse)
+WINDOW_BYTES = 256 * 2**20
 _HALF = 0.25 * 2.0 ** np.arange(18)  # 0.25 .. 3.3e4
 ORDERS = np.concatenate([-_HALF[::-1], _HALF])
 
@@ -57,7 +60,6 @@ def _spectra(p: np.ndarray, size: int) -> np.ndarray:
         pad[:, :p.shape[1]] = p
         p = pad.reshape(p.shape[0], -1, size).sum(axis=1)
     return sfft.rfft(p, n=size, axis=1)
-
 
 
 def log_mgf(part: ViewRows, h: float) -> np.ndarray:
@@ -106,9 +108,12 @@ def compose_rows(parts: Sequence[ViewRows], h: float, delta: float,
     a, sizes = chernoff_windows(lmgf, lo, hi, h, delta)
     out = np.empty(rows)
     for size in np.unique(sizes):
-        sel = np.flatnonzero(sizes == size)
-        out[sel] = _compose_window(parts, sel, mult, lo[sel], a[sel], hi[sel], lmgf[sel],
-                                   inf[sel], int(size), h, delta)
+        group = np.flatnonzero(sizes == size)
+        step = max(1, WINDOW_BYTES // (64 * (int(size) // 2 + 1)))  # rows at once
+        for at in range(0, group.size, step):
+            sel = group[at:at + step]
+            out[sel] = _compose_window(parts, sel, mult, lo[sel], a[sel], hi[sel],
+                                       lmgf[sel], inf[sel], int(size), h, delta)
     return out
 
 

@@ -150,15 +150,18 @@ def read_toml(path: str | Path, param: str) -> dict[str, Any]:
 
 
 #: Most digits of an integer in a JSON input: beyond, no float holds it (``1.8e308``).
-MAX_INT_DIGITS = 308
+MAX_INT_DIGITS = 309
 
 
 def json_int(text: str) -> int:
-    """A JSON integer; :class:`ValueError` past :data:`MAX_INT_DIGITS` digits (no figure is
-    that large, and a float of it overflows)."""
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of more than {MAX_INT_DIGITS} digits")
-    return int(text)
+    """A JSON integer; :class:`ValueError` where no float holds it (more than
+    :data:`MAX_INT_DIGITS` digits, or beyond ``1.8e308``): no figure is that large, and a
+    float of it overflows."""
+    digits = len(text.lstrip("-"))
+    value = int(text) if digits <= MAX_INT_DIGITS else None
+    if value is None or (digits == MAX_INT_DIGITS and abs(value) > 1.7976931348623157e308):
+        raise ValueError("an integer beyond any float (1.8e308)")
+    return value
 
 
 def read_json(path: str | Path, param: str, what: str = "a JSON file") -> Any:

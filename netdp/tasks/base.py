@@ -43,10 +43,10 @@ from netdp.core.simulation_config import SimulationConfig
 from netdp.engine.faults import fault_run
 from netdp.engine.routing import router as make_router
 from netdp.engine.trace import Trace
-from netdp.graphs.walk_kind import TRANSITIVE_NAMES, kind_of
+from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, Utility
 from netdp.tracking.base import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
-from netdp.tracking.pld_cost import pld_seconds
+from netdp.tracking.pld_cost import pld_seconds, shares_laws
 
 
 @dataclass(frozen=True)
@@ -532,8 +532,7 @@ def accountant_seconds(config: SimulationConfig, nodes: int, hops: float, name: 
         nodes if complete or nodes <= DENSE_NODES else SAMPLED))
     views = hops / nodes * max(coalition, 1)
     z = analytic_sigma(config.epsilon, config.delta)
-    return pld_seconds(name, complete, nodes, observers, views, z,
-                       transitive=config.topology in TRANSITIVE_NAMES)
+    return pld_seconds(name, complete, nodes, observers, views, z, shared=shares_laws(config))
 
 
 def default_cost(config: SimulationConfig, topology: Any,

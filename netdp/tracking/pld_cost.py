@@ -26,10 +26,9 @@ walk_views` on other graphs), so their cost is a number of grid points:
   accountant builds a view's rows towards every node at once (``pld``:
   :mod:`netdp.accounting.mixture_rows`, :attr:`GridCost.rows
   <netdp.accounting.registry.GridCost>`), ``(n - 1) k`` rows of ``c₀ (1 + c₁ / z²)²``
-  seconds each, fitted to the runs of ``experiments/pld_cost.py --graphs``; on a
-  vertex-transitive graph (:data:`~netdp.graphs.walk_kind.TRANSITIVE_NAMES`) nodes
-  share their laws, and the rows cost a share of that (:attr:`GridCost.shared
-  <netdp.accounting.registry.GridCost>`).
+  seconds each, fitted to the runs of ``experiments/pld_cost.py --graphs``; on the
+  hypercube (:func:`shares_laws`) nodes share their laws, and the rows cost a share of
+  that (:attr:`GridCost.shared <netdp.accounting.registry.GridCost>`).
 
 :attr:`GridCost.complete <netdp.accounting.registry.GridCost>` and ``graph`` (each
 accountant's entry in :mod:`netdp.accounting.registry`, with its ``precision`` and
@@ -47,6 +46,7 @@ docs/performance.md.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from netdp.accounting import registry
 
@@ -55,15 +55,31 @@ FINEST = 1e-7
 SPAN = 540.0
 
 
+#: Named graphs whose nodes share count laws as :attr:`GridCost.shared
+#: <netdp.accounting.registry.GridCost>` states (measured on them; on the torus, also
+#: vertex-transitive, few symmetries fix a view's ends and most laws are distinct)
+SHARING_NAMES = ("hypercube",)
+
+
+def shares_laws(config: Any) -> bool:
+    """Whether ``config``'s walk is on a graph whose nodes share count laws: a named one of
+    :data:`SHARING_NAMES`, unweighted, without faults or a coalition (which break its
+    symmetry)."""
+    from netdp.engine.faults import from_config
+
+    return (config.topology in SHARING_NAMES and config.weight is None
+            and config.coalition is None and from_config(config) is None)
+
+
 def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, views: float,
                 z: float, seconds: tuple[float, float] | None = None,
-                transitive: bool = False) -> float:
+                shared: bool = False) -> float:
     """Seconds of the ``accountant`` (one with a registered cost model:
     :attr:`netdp.accounting.registry.Entry.cost`) over ``observers`` of a walk on
     ``nodes`` nodes (the complete graph, or another), ``views`` views an observer, Gaussian
     noise multiplier ``z`` (see the module docstring); ``seconds``: the seconds per point of
-    the two terms instead of the registered ones (the fit's regressors); ``transitive``: the
-    graph is vertex-transitive (:attr:`GridCost.shared
+    the two terms instead of the registered ones (the fit's regressors); ``shared``: the
+    graph's nodes share count laws (:func:`shares_laws`, :attr:`GridCost.shared
     <netdp.accounting.registry.GridCost>`).
 
     Examples
@@ -83,7 +99,7 @@ def pld_seconds(accountant: str, complete: bool, nodes: int, observers: int, vie
     many = min(17.0 * (math.sqrt(k * m) + 1.0 / z), k * SPAN) / h
     build, pairs = seconds or (cost.complete if complete else cost.graph)
     if not complete and cost.rows is not None and seconds is None:
-        share = cost.shared[0] if transitive and cost.shared and n >= cost.shared[1] else 1.0
+        share = cost.shared[0] if shared and cost.shared and n >= cost.shared[1] else 1.0
         return share * observers * (n - 1.0) * k * cost.rows[0] * (
             1.0 + cost.rows[1] / (z * z)) ** 2
     if complete:  # one bank of mechanisms, summed logs

@@ -180,9 +180,7 @@ def distinct_rows(w: np.ndarray, tail: np.ndarray) -> tuple[np.ndarray, np.ndarr
     index = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in key], np.int64)
     if len(seen) > SHARED_LAWS * w.shape[0]:
         return np.arange(w.shape[0]), None
-    held = np.zeros(len(seen), np.int64)
-    held[index[::-1]] = np.arange(w.shape[0])[::-1]  # each law's first row
-    return held, index
+    return np.unique(index, return_index=True)[1], index  # each law's first row
 
 
 def step_of(views: Views, noise: ce.Noise, exact: bool) -> float:

@@ -52,6 +52,9 @@ LAW_WORK = 3e7  # estimated flops of one observer's exact laws beyond which kov 
 #: docs/performance.md)
 PLD_LAW_WORK = 1e11
 EXTEND_BYTES = 256 * 2**20  # at most this much for a round of laws beyond KMAX[-1] visits
+#: The exact laws of one observer's views (``views x n x (KMAX[-1] + 1)`` doubles) at most:
+#: beyond, the accountants that can bound them take the law bound instead
+LAW_BYTES = 1 << 30
 EXTEND_WORK = 5e10  # estimated flops of a round of laws beyond KMAX[-1] visits, at most
 
 
@@ -264,7 +267,8 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
     views = observer_views(holders, shared["steps"], pos[start[v]:start[v + 1]])
     delta = entry_delta_of(shared["delta"], shared.get("target"), views.size)
     keep = np.flatnonzero(~blocked)
-    if _bounds_laws(accountant) and law_work(views, n, P.nnz) > _law_limit(accountant):
+    if _bounds_laws(accountant) and (law_work(views, n, P.nnz) > _law_limit(accountant)
+                                     or views.size * n * (KMAX[-1] + 1) * 8 > LAW_BYTES):
         try:
             if registry.entry(accountant).composes_pld:  # pld: the dominating laws' PLDs
                 bound = view_plds.dominating_laws(P, blocked, shared["pi0"], views)

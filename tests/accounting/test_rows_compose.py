@@ -85,3 +85,23 @@ def test_products_against_numpy():
                 want[r] *= spec[slots[r, j]]
     rc._products(phi, spec, slots)
     np.testing.assert_allclose(phi, want, rtol=1e-13)
+
+
+def test_rows_composed_in_chunks_of_bounded_bytes(monkeypatch):
+    """Rows composed a few at a time (:data:`WINDOW_BYTES`) give the figures of one pass."""
+    views = _laws(4, distinct=5, views=3)
+    parts = [tuple(mr.shared_rows(p, pick) for p in mr.view_rows(w, tail, s, H))
+             for w, tail, s, pick in views]
+    whole = rc.compose_rows([p[0] for p in parts], H, 1e-6)
+    calls = []
+    real = rc._compose_window
+
+    def spy(parts, sel, *rest):
+        calls.append(sel.size)
+        return real(parts, sel, *rest)
+
+    monkeypatch.setattr(rc, "WINDOW_BYTES", 1)
+    monkeypatch.setattr(rc, "_compose_window", spy)
+    np.testing.assert_allclose(rc.compose_rows([p[0] for p in parts], H, 1e-6), whole,
+                               rtol=1e-12)
+    assert set(calls) == {1} and len(calls) == whole.size

@@ -100,3 +100,36 @@ def test_shared_pmfs_give_the_nodes_own_figures(law_work, monkeypatch):
     assert held.sum() < 0.5 * rows.sum()  # most rows shared a PMF
     assert np.all(np.isfinite(alone)) and np.ptp(alone) > 0
     np.testing.assert_allclose(shared, alone, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+def test_laws_beyond_their_memory_take_the_bound(accountant, monkeypatch):
+    """An observer whose exact laws would pass :data:`~netdp.tracking.walk_views.LAW_BYTES`
+    takes the law bound instead (the dominating laws for pld): figures at least the exact
+    laws' (the bound is sound and looser)."""
+    import networkx as nx
+
+    adj = nx.to_numpy_array(nx.hypercube_graph(4))
+    P = sparse.csr_array(adj / adj.sum(axis=1, keepdims=True))
+    rng = np.random.default_rng(2)
+    holders = [0]
+    for _ in range(399):
+        holders.append(int(rng.choice(np.flatnonzero(adj[holders[-1]]))))
+    trace = Trace(16, np.array([holders]))
+
+    def losses():
+        return walk_views.sound_graph_losses(trace, P, 1.0, 1e-6, 4.22, accountant=accountant,
+                                             observers=np.array([3]), target=1e-6).values
+
+    exact = losses()
+    bounded = []
+    real = walk_views.law_bound.survival_logs
+
+    def spy(*args, **kwargs):
+        bounded.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(walk_views.law_bound, "survival_logs", spy)
+    monkeypatch.setattr(walk_views, "LAW_BYTES", 0)
+    bound = losses()
+    assert bounded and np.all(bound >= exact * (1 - 1e-9)) and np.any(bound > exact * 1.01)
