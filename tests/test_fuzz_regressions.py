@@ -937,3 +937,24 @@ def test_an_integer_beyond_any_float_is_one_line(where, inputs, tmp_path):
     lines: list[str] = []
     assert check_case(argv, lines) == 2
     assert expect in lines[0] and len(lines) == 1, lines
+
+
+def test_a_client_whose_event_loop_does_not_start_is_one_line(tmp_path, monkeypatch):
+    """The readers' long run of session 20 (a load of 5 on 2 cores): distributed's client
+    asserts when its event loop has not started within 10 s (``assert loop is not None``);
+    that bare AssertionError is now one line naming --scheduler."""
+    distributed = pytest.importorskip("distributed")
+
+    def stalled(*args, **kwargs):
+        raise AssertionError
+
+    monkeypatch.setattr(distributed, "Client", stalled)
+    edges = tmp_path / "edges.txt"
+    edges.write_text("".join(f"{u} {(u + 1) % 6}\n" for u in range(6)) + "0 3\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    code = check_case(["simulate", "--topology", str(edges), "--steps", "30",
+                       "--scheduler", "tcp://127.0.0.1:9"], lines, workdir=work)
+    assert code == 2 and named(lines[0], "simulate") == "--scheduler", lines
+    assert "could not start its event loop" in lines[0] and len(lines) == 1, lines

@@ -104,6 +104,13 @@ def check_scheduler(address: str) -> None:
                          f"{PORTS[1]}] (got {shorten(repr(port), 40)}); give tcp://HOST:PORT")
 
 
+#: What a client whose event loop did not start says (distributed's ``LoopRunner`` asserts
+#: when its thread has not started the loop within 10 s: a busy machine, seen in the
+#: readers' long run of session 20 under a load of 5 on 2 cores).
+LOOP_NOT_STARTED = ("dask's client for {} could not start its event loop within 10 s (the "
+                    "machine is busy?); run the command again")
+
+
 class DaskClient:
     """Context manager: the given client, one connected to ``scheduler``, or a local
     cluster with ``workers`` single-threaded worker processes (default one per core),
@@ -134,6 +141,8 @@ class DaskClient:
             except MemoryError:  # a reply read as a frame of exabytes: not dask's protocol
                 raise InputError("scheduler", f"what answers at {shown} is not a dask "
                                  "scheduler (its reply is not dask's protocol)") from None
+            except AssertionError:  # distributed's event loop not started within 10 s
+                raise InputError("scheduler", LOOP_NOT_STARTED.format(shown)) from None
             return self.client
         import dask
 
