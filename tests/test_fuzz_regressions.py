@@ -505,6 +505,9 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
                                            "{pairs}", "--html", "page.html"], "PATH"),
     ("report-by-distance-row-text", {}, ["report", "{row-text.json}", "--html", "page.html"],
      "PATH"),  # an AttributeError
+    # the readers' long run of session 20: a weight on the complete graph named --weight
+    ("report-config-weight-on-complete", {}, ["report", "{weight-text.json}", "--pairs",
+                                              "{pairs}", "--html", "page.html"], "PATH"),
     ("sweep-spec-key-not-a-name", {"s.toml": f"seeds = 1\n[fixed]\n{SECRET}-X = 1\n[grid]\n"
                                    "nodes = [4]\n"},
      ["sweep", "{s.toml}", "--out", "o", "--dry-run"], "SPEC.toml"),  # echoed as a name
@@ -541,6 +544,7 @@ def test_reader_regression(label, files, argv, param, inputs, tmp_path):
         inputs["run"], ("privacy", "empirical", 0, "delta"), '{"a": ["b", 1]}'),
         "text-nodes.json": _edited_run(inputs["run"], ("config", "nodes"), f'"{SECRET}"'),
         "text-config.json": _edited_run(inputs["run"], ("config",), '"secret.npy"'),
+        "weight-text.json": _edited_run(inputs["run"], ("config", "weight"), f'"{SECRET}"'),
         "directed-list.json": _edited_run(inputs["run"], ("config", "directed"),
                                           f'["{SECRET}", 1]'),
         "row-text.json": _edited_run(inputs["run"], ("privacy", "empirical", 0, "by_distance",

@@ -156,12 +156,12 @@ def result_topology(result: Mapping[str, Any], topology: str | None = None) -> A
                          "names")
     try:
         built = with_seed(make_config(params))
+        return build_topology(built, built.nodes)
     except InputError as exc:  # the JSON's values: never echoed, named by PATH
         if topology is not None and exc.param == "topology":
             raise
         raise InputError("PATH", f"its config cannot rebuild the run's graph ({exc.label}: "
                          f"{without_value(exc.message)})") from None
-    return build_topology(built, built.nodes)
 
 
 def run_page(result: Mapping[str, Any], *, pairs: Any = None, topology: Any = None,
