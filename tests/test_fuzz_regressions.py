@@ -962,3 +962,26 @@ def test_a_client_whose_event_loop_does_not_start_is_one_line(tmp_path, monkeypa
                        "--scheduler", "tcp://127.0.0.1:9"], lines, workdir=work)
     assert code == 2 and named(lines[0], "simulate") == "--scheduler", lines
     assert "could not start its event loop" in lines[0] and len(lines) == 1, lines
+
+
+@pytest.mark.parametrize("address", ["inproc://", "inproc://x", "inproc://h//1"])
+def test_a_malformed_inproc_address_is_refused_up_front(address, tmp_path):
+    """The readers' long run of session 20: ``--scheduler inproc://`` went to distributed,
+    whose client failed to parse it and, in the fuzzer's long-lived process, stalled in its
+    teardown past the case's bound. An in-process address not of the form
+    ``inproc://HOST/PID/N`` is refused before distributed is called."""
+    from netdp.core.errors import InputError
+    from netdp.run.dask_client import check_scheduler
+
+    with pytest.raises(InputError) as err:
+        check_scheduler(address)
+    assert err.value.param == "scheduler" and "inproc://HOST/PID/N" in err.value.message
+    check_scheduler("inproc://192.0.2.2/8938/1")  # a well-formed one passes
+    edges = tmp_path / "edges.txt"
+    edges.write_text("".join(f"{u} {(u + 1) % 6}\n" for u in range(6)) + "0 3\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    lines: list[str] = []
+    assert check_case(["simulate", "--topology", str(edges), "--steps", "30",
+                       "--scheduler", address], lines, workdir=work) == 2
+    assert named(lines[0], "simulate") == "--scheduler" and len(lines) == 1, lines

@@ -71,8 +71,9 @@ CONNECT_TIMEOUT = "10s"
 def check_scheduler(address: str) -> None:
     """Refuse (:class:`InputError` on ``scheduler``), before any connection is tried, an
     address netdp cannot connect with: another protocol than :data:`SCHEMES`, a control
-    character, or a ``tcp`` address without a host or with a port outside :data:`PORTS`
-    (dask waited its whole connect timeout on ``tcp://host:99999``).
+    character, a ``tcp`` address without a host or with a port outside :data:`PORTS`
+    (dask waited its whole connect timeout on ``tcp://host:99999``), or an ``inproc``
+    address not of the form ``inproc://HOST/PID/N``.
 
     Examples
     --------
@@ -91,7 +92,11 @@ def check_scheduler(address: str) -> None:
     if not address.isprintable():
         raise InputError("scheduler", "the address holds a control character; give "
                          "tcp://HOST:PORT")
-    if scheme != "tcp":
+    if scheme == "inproc":  # a scheduler in this process: inproc://HOST/PID/N
+        if len(rest.split("/")) != 3 or not all(rest.split("/")):
+            raise InputError("scheduler", f"{shorten(repr(address), 80)} is not an "
+                             "in-process address (inproc://HOST/PID/N, a scheduler started "
+                             "in this Python process); give tcp://HOST:PORT")
         return
     host, colon, port = rest.rpartition(":")
     if not colon or not host or host == "[]" or ("[" in host and not (
