@@ -54,9 +54,10 @@ class GridCost:
         ``graph``: the accountant builds a view's PLDs towards every node at once
         (:mod:`netdp.accounting.mixture_rows`).
     shared
-        Where set, ``(share, nodes)``: on a vertex-transitive graph of at least ``nodes``
-        nodes the rows model's seconds times ``share`` (nodes whose counts have the same
-        law share their PMFs: :func:`netdp.tracking.view_plds.rows_pld`).
+        Where set, ``(share, nodes)``: on a graph whose nodes share count laws
+        (:func:`netdp.tracking.pld_cost.shares_laws`) of at least ``nodes`` nodes, the
+        rows model's seconds times ``share`` (such nodes share their PMFs:
+        :func:`netdp.tracking.view_plds.rows_pld`).
     """
 
     precision: float

@@ -162,7 +162,7 @@ def _compose_window(parts: Sequence[ViewRows], sel: np.ndarray, mult: np.ndarray
     phi = np.exp(-2j * np.pi * turn)
     shared: list[np.ndarray] = []  # distinct PMFs' spectra, multiplied in by _products
     slots = np.full((sel.size, len(parts)), -1, np.int64)
-    held_bytes = 0
+    count = 0  # spectra in ``shared``, each (size // 2 + 1) complex
     for j, (m, part) in enumerate(zip(mult, parts, strict=True)):
         if part.index is None:
             p, held = part.probs[sel], None
@@ -182,13 +182,13 @@ def _compose_window(parts: Sequence[ViewRows], sel: np.ndarray, mult: np.ndarray
                 phi[moved] *= spec
                 continue
         slot = np.full(p.shape[0], -1, np.int64)
-        slot[moved] = held_bytes // spec[0].nbytes + np.arange(moved.size)
+        slot[moved] = count + np.arange(moved.size)
         slots[:, j] = slot[held.reshape(-1)]
         shared.append(spec)
-        held_bytes += spec.nbytes
-        if held_bytes > SHARED_BYTES:
+        count += moved.size
+        if count * spec[0].nbytes > SHARED_BYTES:
             _products(phi, np.concatenate(shared), slots)
-            shared, held_bytes = [], 0
+            shared, count = [], 0
             slots[:] = -1
     if shared:
         _products(phi, np.concatenate(shared), slots)

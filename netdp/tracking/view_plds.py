@@ -157,8 +157,10 @@ def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h:
                 sel = cu == c
                 w[sel, c:c + w_law.shape[1]] = w_law[sel]
             held, index = distinct_rows(w, tail)
+            if index is not None:
+                w, tail = w[held], tail[held]
             parts.append(tuple(mr.shared_rows(p, index)
-                               for p in mechanism(e, w[held], tail[held], spare)))
+                               for p in mechanism(e, w, tail, spare)))
             used += sum(p.probs.nbytes for p in parts[-1])
             while used > ROWS_BYTES and r1 - r0 > 1:  # keep the block's first half
                 r1 = r0 + (r1 - r0) // 2
@@ -176,11 +178,15 @@ def distinct_rows(w: np.ndarray, tail: np.ndarray) -> tuple[np.ndarray, np.ndarr
     among them (``None``: every row is its own, where few rows share a law:
     :data:`SHARED_LAWS`)."""
     key = np.ascontiguousarray(np.column_stack([w, tail]))
-    seen: dict[bytes, int] = {}
-    index = np.array([seen.setdefault(row.tobytes(), len(seen)) for row in key], np.int64)
-    if len(seen) > SHARED_LAWS * w.shape[0]:
-        return np.arange(w.shape[0]), None
-    return np.unique(index, return_index=True)[1], index  # each law's first row
+    bits = key.view(np.uint64)
+    mix = np.random.default_rng(0).integers(1, 2**63, size=bits.shape[1], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        digest = (bits * mix).sum(axis=1)  # a hash of each row's bytes (mod 2**64)
+    _, held, index = np.unique(digest, return_index=True, return_inverse=True)
+    index = index.reshape(-1)
+    if held.size > SHARED_LAWS * w.shape[0] or not np.array_equal(key[held][index], key):
+        return np.arange(w.shape[0]), None  # few shared, or a collision: each its own
+    return held, index
 
 
 def step_of(views: Views, noise: ce.Noise, exact: bool) -> float:
