@@ -985,3 +985,29 @@ def test_a_malformed_inproc_address_is_refused_up_front(address, tmp_path):
     assert check_case(["simulate", "--topology", str(edges), "--steps", "30",
                        "--scheduler", address], lines, workdir=work) == 2
     assert named(lines[0], "simulate") == "--scheduler" and len(lines) == 1, lines
+
+
+@pytest.mark.parametrize("field", ["empirical", "by_distance", "theory"])
+def test_a_null_item_of_a_results_list_is_one_line(field, inputs, tmp_path):
+    """The readers' long run of session 21: a result JSON whose ``privacy.empirical[0]``
+    was ``null`` broke ``plot --preset pairs --result`` ('NoneType' object has no
+    attribute 'get'). ``null`` stands for an absent field, not for an item of a list or
+    of an object's values: such an item is refused, named by its place."""
+    import json
+
+    doc = json.loads(Path(inputs["run"]).read_text())
+    priv = doc["privacy"]
+    if field == "empirical":
+        priv["empirical"][0], where = None, "privacy.empirical.0"
+    elif field == "by_distance":
+        priv["empirical"][0]["by_distance"] = [None]
+        where = "privacy.empirical.0.by_distance.0"
+    else:
+        priv["theory"] = {"x": None}
+        where = "privacy.theory.*"
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    lines: list[str] = []
+    assert check_case(["plot", "--preset", "pairs", "--pairs", inputs["pairs"], "--result",
+                       str(path), "--out", "fig.png"], lines) == 2
+    assert f"the result's {where} is not" in lines[0] and len(lines) == 1, lines

@@ -66,11 +66,13 @@ SHAPE: tuple[tuple[tuple[str, ...], tuple[type, ...], str], ...] = (
 
 
 def check_shape(result: Any, param: str = "result") -> None:
-    """Refuse a result whose fields the figures read (:data:`SHAPE`) have another type:
-    :class:`InputError` on ``param`` naming the field, never its value."""
+    """Refuse a result whose fields the figures read (:data:`SHAPE`) have another type
+    (``null`` stands for an absent field, but not for an item of a list or an object's
+    values): :class:`InputError` on ``param`` naming the field, never its value."""
     for path, kinds, what in SHAPE:
         for where, value in _at(result, path, ()):
-            if value is not None and (not isinstance(value, kinds) or (
+            if value is None and path and path[-1] == "*" or value is not None and (
+                    not isinstance(value, kinds) or (
                     isinstance(value, bool) and bool not in kinds) or (
                     kinds is _NUMBER and not _finite(value))):
                 raise InputError(param, f"the result's {'.'.join(where) or 'document'} is "
