@@ -46,6 +46,7 @@ from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, Utility
 from netdp.tracking.base import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
+from netdp.tracking.dense_cost import dense_footprint, dense_work
 from netdp.tracking.pld_cost import pld_seconds, shares_laws
 
 
@@ -406,7 +407,7 @@ def walk_footprint(config: SimulationConfig, nodes: int,
         out["the pairwise tables"] = (tables + per_node * nodes + ALLOCATOR_SLACK, drive)
         if config.runs > 1:
             out["the tables the runs keep"] = ((config.runs - 1) * tables, "runs")
-    return out
+    return {**out, **dense_footprint(config, nodes)}
 
 
 #: Seconds of work per unit, measured on a shared 2-core machine (netdp 2026-11) and
@@ -474,7 +475,7 @@ def walk_work(config: SimulationConfig, nodes: int,
                                                   else SOURCES)
     out.update(no_self_work(config, nodes))
     out.update(pld_work(config, nodes, hops))
-    return out
+    return {**out, **dense_work(config, nodes)}
 
 
 def no_self_work(config: SimulationConfig, nodes: int) -> dict[str, tuple[float, str]]:

@@ -25,6 +25,7 @@ from netdp.graphs.topologies import hop_distances
 from netdp.graphs.walk_kind import KINDS
 from netdp.report.types import by_distance
 from netdp.tracking.base import Tracking, ldp_setting
+from netdp.tracking.dense_cost import DENSE_LIMIT
 
 DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
 SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
@@ -101,9 +102,9 @@ def graph_note(setup: Setup, tables: Sequence[Any]) -> str | None:
                      "slowly) and were accounted at rate 1 (sound, not amplified)")
     elif cut:
         parts.append(f"{cut} views belong to observers whose laws of the visits are "
-                     "neither affordable exactly nor bounded (over 4096 nodes, or a part of "
-                     "the graph that cannot reach the observer): their pairs take the LDP "
-                     "loss at the largest count of a node's contributions the view allows "
+                     f"neither affordable exactly nor bounded (over {DENSE_LIMIT:,} nodes, or "
+                     "a part of the graph that cannot reach the observer): their pairs take "
+                     "the LDP loss at the largest count of a node's contributions the view allows "
                      "(sound, not amplified; fewer steps, or --convention reference for the "
                      "paper's union-bound rates)")
     left = plds_note(setup, tables)

@@ -45,15 +45,20 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from scipy import sparse
 from scipy.sparse import csgraph
 
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking._kernels.law_bound import expected_log_table, forward_normalisers
+from netdp.tracking.dense_cost import DENSE_LIMIT
 
-DENSE_LIMIT = 4096  # free nodes up to which the Green function is inverted densely
 TERMS = 64  # counts summed term by term past where the survival bound leaves 1
 HORIZON = 128  # steps of the bridges' rows and columns kept for the mean number of visits
+#: The most a normaliser ``log Z`` may be below its value (a lower bound: sound, it only
+#: raises ``B``) once a sweep's column has converged to the Perron mode (the kernel's
+#: docstring); the column is not stepped further.
+FORWARD_TOL = 1e-9
 PERRON_ITERATIONS = 20_000  # power iterations at most for the Perron vectors
 
 
@@ -66,9 +71,11 @@ def green(Q: Any, free: np.ndarray) -> np.ndarray:
     """``(I - Q)^{-1}`` on the ``free`` nodes (dense), or :class:`Unbounded`."""
     if free.size > DENSE_LIMIT:
         raise Unbounded(f"{free.size} nodes: above {DENSE_LIMIT}")
-    sub = Q[free][:, free].toarray()
+    system = sparse.csr_array(Q)[free][:, free].toarray()
+    system *= -1.0
+    system[np.diag_indices(free.size)] += 1.0
     try:
-        G = np.linalg.inv(np.eye(free.size) - sub)
+        G = scipy.linalg.inv(system, overwrite_a=True, check_finite=False)
     except np.linalg.LinAlgError as err:
         raise Unbounded("the taboo chain has a closed class") from err
     if not (np.all(np.isfinite(G)) and np.all(G > -1e-9) and np.all(np.diag(G) >= 1.0 - 1e-9)):
@@ -77,12 +84,48 @@ def green(Q: Any, free: np.ndarray) -> np.ndarray:
 
 
 _FUNDAMENTAL: OrderedDict[bytes, tuple[np.ndarray, np.ndarray] | None] = OrderedDict()
+FUNDAMENTAL_KEPT_BYTES = 2**30  # fundamental matrices kept beyond the newest, in bytes
+
+
+def stationary(P: Any) -> np.ndarray | None:
+    """The stationary law of an irreducible walk (scipy sparse ``P``), or ``None`` where it
+    is not positive.
+
+    A reversible walk (every walk on an undirected graph) gives it in ``O(edges)`` by
+    detailed balance along a breadth-first tree, ``π(j) = π(i) P[i, j] / P[j, i]``; it is
+    kept where ``π P = π`` holds to rounding (``1e-12`` of the largest entry), else it is
+    solved for (dense)."""
+    csr = sparse.csr_array(P)
+    n = csr.shape[0]
+    order, pred = csgraph.breadth_first_order(csr, 0, directed=True,
+                                              return_predecessors=True)
+    if order.size == n:
+        nodes = order[1:]
+        back = np.asarray(csr[nodes, pred[nodes]]).ravel()
+        if np.all(back > 0.0):
+            step = np.log(np.asarray(csr[pred[nodes], nodes]).ravel()) - np.log(back)
+            logpi = np.zeros(n)
+            for j, i, d in zip(nodes.tolist(), pred[nodes].tolist(), step.tolist(), strict=True):
+                logpi[j] = logpi[i] + d
+            pi = np.exp(logpi - logpi.max())
+            pi /= pi.sum()
+            if np.abs(pi @ csr - pi).max() <= 1e-12 * pi.max():
+                return pi
+    system = np.eye(n) - csr.toarray().T
+    system[-1] = 1.0
+    rhs = np.zeros(n)
+    rhs[-1] = 1.0
+    pi = scipy.linalg.solve(system, rhs, overwrite_a=True, check_finite=False)
+    return pi if np.all(pi > 0.0) else None
 
 
 def fundamental(P: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """``(π, Z)``: the stationary law and the fundamental matrix ``(I - P + 1 π^T)^{-1}``
-    of an irreducible walk (computed once per matrix, the last two kept), or ``None``
-    (more than :data:`DENSE_LIMIT` nodes, or not irreducible)."""
+    of an irreducible walk (computed once per matrix; the newest kept, and the one before
+    while both fit in :data:`FUNDAMENTAL_KEPT_BYTES`), or ``None`` (more than
+    :data:`DENSE_LIMIT` nodes, or not irreducible). One dense inverse, in place: about
+    ``8 n²`` bytes and ``2 n³`` flops (8 s at ``n = 8192`` on this project's 2-core
+    machine, docs/performance.md)."""
     csr = sparse.csr_array(P)
     n = csr.shape[0]
     if n > DENSE_LIMIT:
@@ -95,16 +138,17 @@ def fundamental(P: Any) -> tuple[np.ndarray, np.ndarray] | None:
         return _FUNDAMENTAL[key]
     out: tuple[np.ndarray, np.ndarray] | None = None
     if csgraph.connected_components(csr, directed=True, connection="strong")[0] == 1:
-        dense = csr.toarray()
-        system = np.eye(n) - dense.T
-        system[-1] = 1.0
-        rhs = np.zeros(n)
-        rhs[-1] = 1.0
-        pi = np.linalg.solve(system, rhs)
-        if np.all(pi > 0.0):
-            Z = np.linalg.inv(np.eye(n) - dense + pi[None, :])
-            out = (pi, Z)
+        pi = stationary(csr)
+        if pi is not None:
+            system = csr.toarray()
+            system *= -1.0
+            system += pi[None, :]
+            system[np.diag_indices(n)] += 1.0
+            out = (pi, scipy.linalg.inv(system, overwrite_a=True, check_finite=False))
     _FUNDAMENTAL[key] = out
+    while len(_FUNDAMENTAL) > 1 and sum(8 * v[0].size ** 2 for v in _FUNDAMENTAL.values()
+                                        if v is not None) > FUNDAMENTAL_KEPT_BYTES:
+        _FUNDAMENTAL.popitem(last=False)
     while len(_FUNDAMENTAL) > 2:
         _FUNDAMENTAL.popitem(last=False)
     return out
@@ -224,7 +268,8 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
     zs = np.empty(order.size)
     forward_normalisers(QT.indptr.astype(np.int64), QT.indices.astype(np.int64), QT.data,
                         starts, (L - shift)[order].astype(np.int64),
-                        col[order].astype(np.int64), b[order].astype(np.int64), zs)
+                        col[order].astype(np.int64), b[order].astype(np.int64), zs,
+                        FORWARD_TOL)
     logZ[order] = zs
     if not np.all(np.isfinite(logZ)):
         raise Unbounded("a view has probability 0 under the walk")

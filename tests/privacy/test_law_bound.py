@@ -210,3 +210,99 @@ def test_bounded_losses_against_exact_laws_on_a_longer_walk(monkeypatch):
         surv = surv[:, :max(size, 0)]
         assert np.all(surv <= bound[:, :surv.shape[1]] * (1 + 1e-9) + 1e-12), e
     assert count_law is not None
+
+
+def _forward_oracle(QT: np.ndarray, X: np.ndarray, due: np.ndarray, col: np.ndarray,
+                    row: np.ndarray) -> np.ndarray:
+    """``log ((Q^T)^due X[:, col])[row]`` by stepping every column to every due (numpy)."""
+    out = np.empty(due.size)
+    for e in range(due.size):
+        v, logscale = X[:, col[e]].copy(), 0.0
+        for _ in range(due[e]):
+            v = QT @ v
+            top = v.max()
+            logscale += math.log(top)
+            v /= top
+        out[e] = math.log(v[row[e]]) + logscale if v[row[e]] > 0 else -math.inf
+    return out
+
+
+def _taboo(P: np.ndarray, blocked: int) -> np.ndarray:
+    Q = P.copy()
+    Q[blocked] = 0.0
+    Q[:, blocked] = 0.0
+    return Q
+
+
+def _forward_cases():
+    rng = np.random.default_rng(38)
+    A = (rng.random((24, 24)) < 0.2).astype(float)
+    A = np.maximum(A, A.T) + np.diag(np.ones(23), 1) + np.diag(np.ones(23), -1)
+    np.fill_diagonal(A, 0.0)
+    yield "random graph", _taboo(A / A.sum(axis=1, keepdims=True), 5)
+    cube = np.zeros((16, 16))  # bipartite: the sweep alternates between the two sides
+    for x in range(16):
+        for bit in range(4):
+            cube[x, x ^ (1 << bit)] = 0.25
+    yield "hypercube", _taboo(cube, 0)
+    ring = np.zeros((12, 12))
+    for x in range(12):
+        ring[x, (x + 1) % 12] = ring[x, (x - 1) % 12] = 0.5
+    yield "ring", _taboo(ring, 3)
+
+
+@pytest.mark.parametrize("tol", [law_bound.FORWARD_TOL, 1e-3])
+@pytest.mark.parametrize("case", list(_forward_cases()), ids=lambda c: c[0])
+def test_forward_normalisers_are_sound_and_within_tol(case, tol):
+    """The compiled forward sweep against stepping every view to its end (numpy): never
+    above it (a lower bound of each normaliser: sound) and within ``tol`` of it, on views
+    long enough (up to 1,500 steps) that the columns converge and are frozen; with the
+    coarse ``tol`` they freeze early, so a wrong ratio (the largest in place of the
+    smallest) or a wrong parity of the snapshot would show."""
+    from netdp.tracking._kernels.law_bound import forward_normalisers
+
+    _, Q = case
+    n = Q.shape[0]
+    rng = np.random.default_rng(int(tol * 1e9) % 1000 + n)
+    free = np.flatnonzero(Q.sum(axis=1) > 0)
+    X = np.zeros((n, 4))
+    X[free[:3], np.arange(3)] = 1.0
+    X[free, 3] = 1.0 / free.size
+    due = np.sort(rng.integers(0, 1500, 40))
+    due[-3:] = [1497, 1498, 1500]
+    col = rng.integers(0, 4, due.size)
+    row = rng.choice(free, due.size)
+    QT = sparse.csr_array(Q.T)
+    QT.sort_indices()
+    got = np.empty(due.size)
+    forward_normalisers(QT.indptr.astype(np.int64), QT.indices.astype(np.int64), QT.data,
+                        X, due.astype(np.int64), col.astype(np.int64), row.astype(np.int64),
+                        got, tol)
+    want = _forward_oracle(Q.T, X, due, col, row)
+    finite = np.isfinite(want)
+    assert np.array_equal(finite, np.isfinite(got))  # periodic zeros stay zeros
+    gap = want[finite] - got[finite]
+    assert gap.min() >= -1e-11  # sound: never above
+    assert gap.max() <= tol + 1e-11
+    if tol > 1e-6:  # the coarse tolerance is used, not just allowed
+        assert gap.max() > 1e-3 * tol
+
+
+def test_stationary_law_by_detailed_balance_and_by_solving(monkeypatch):
+    """A weighted undirected graph's walk (reversible) gets π from detailed balance, with
+    no dense solve; a walk that is not reversible (a random irreducible directed matrix)
+    is solved for; both against the left eigenvector."""
+    rng = np.random.default_rng(40)
+    W = rng.random((30, 30)) * (rng.random((30, 30)) < 0.3)
+    W = W + W.T + np.diag(np.ones(29), 1) + np.diag(np.ones(29), -1)
+    directed = rng.random((30, 30)) * (rng.random((30, 30)) < 0.3) + np.roll(np.eye(30), 1, 1)
+    for M, reversible in ((W, True), (directed, False)):
+        P = M / M.sum(axis=1, keepdims=True)
+        vals, vecs = np.linalg.eig(P.T)
+        want = np.real(vecs[:, np.argmin(np.abs(vals - 1.0))])
+        want /= want.sum()
+        with monkeypatch.context() as m:
+            if reversible:
+                m.setattr(law_bound.scipy.linalg, "solve", None)  # not called
+            got = law_bound.stationary(sparse.csr_array(P))
+        assert np.allclose(got, want, rtol=1e-10, atol=0.0)

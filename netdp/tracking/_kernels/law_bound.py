@@ -84,13 +84,26 @@ def _add(ref, extra, term):
     return ref, extra + math.exp(term - ref)
 
 
+#: Steps between the tests of a column's convergence in :func:`forward_normalisers`.
+CHECK = 4
+
+
 @nb.njit(cache=True)
-def forward_normalisers(indptr, indices, data, X, due, col, row, out):
-    """``out[e] = log (Q^{due[e]} applied to X's column col[e])[row[e]]`` for ``due``
+def forward_normalisers(indptr, indices, data, X, due, col, row, out, tol):
+    """``out[e] <= log (Q^{due[e]} applied to X's column col[e])[row[e]]`` for ``due``
     sorted, ``(indptr, indices, data)`` the CSR rows of ``Q^T`` (one forward step is
-    ``X <- Q^T X``), columns rescaled by their maxima at every step (logs kept). A column
-    is stepped only until its last view is read: the columns are ordered by that time, so
-    those still needed are a prefix that shrinks."""
+    ``X <- Q^T X``), columns rescaled by their maxima at every step (logs kept), within
+    ``tol`` of equality.
+
+    A column is stepped only until its last view is read (the columns are ordered by that
+    time, so those still needed are a prefix that shrinks), or until it has converged to
+    the chain's Perron mode: with ``r = min_i X_t[i] / X_{t-2}[i]`` over ``X_{t-2} > 0``
+    (``X_t`` positive nowhere else), ``(Q^T)^2 X_{t-2} >= r X_{t-2}``, so ``Q^T`` being
+    nonnegative, ``(Q^T)^{2k + j} X_{t-2} >= r^k (Q^T)^j X_{t-2}`` for every ``k`` and
+    ``j`` in ``{0, 1}``: a lower bound of every later entry (two steps, so that a
+    periodic chain, a bipartite graph, converges too). With ``R`` the largest ratio the
+    same holds above, so the bound is within ``k log(R / r)`` of the entry; a column is
+    frozen once that is at most ``tol`` for its last view."""
     n, C = X.shape
     last = np.full(C, -1, np.int64)
     for e in range(due.size):
@@ -99,45 +112,91 @@ def forward_normalisers(indptr, indices, data, X, due, col, row, out):
     place = np.empty(C, np.int64)
     for i in range(C):
         place[order[i]] = i
-    cur = np.empty_like(X)
+    ring = np.zeros((3, n, C))  # X_t in ring[t % 3]: X_{t-1} and X_{t-2} beside it
+    logs = np.zeros((3, C))
     for i in range(C):
-        cur[:, i] = X[:, order[i]]
-    nxt = np.empty_like(cur)
-    logscale = np.zeros(C)
+        ring[0, :, i] = X[:, order[i]]
+    frozen = np.zeros(C, np.bool_)
+    since = np.zeros(C, np.int64)  # a frozen column: its snapshots' time s
+    logr = np.zeros(C)  # and log r
+    snap = np.zeros((2, n, C))  # X_s, X_{s+1}
+    snap_logs = np.zeros((2, C))
+    live = np.empty(C, np.int64)
     top = np.zeros(C)
     active = C
     e = 0
     t = 0
     while e < due.size:
+        cur = ring[t % 3]
         while e < due.size and due[e] == t:
             c = place[col[e]]
-            v = cur[row[e], c]
-            out[e] = math.log(v) + logscale[c] if v > 0.0 else -np.inf
+            if frozen[c]:
+                m = t - since[c]
+                j = m % 2
+                v = snap[j, row[e], c]
+                out[e] = (m // 2) * logr[c] + math.log(v) + snap_logs[j, c] if v > 0.0 \
+                    else -np.inf
+            else:
+                v = cur[row[e], c]
+                out[e] = math.log(v) + logs[t % 3, c] if v > 0.0 else -np.inf
             e += 1
         if e >= due.size:
             break
         while active > 0 and last[order[active - 1]] <= t:
             active -= 1
-        for c in range(active):
-            top[c] = 0.0
-        for i in range(n):
+        if t >= 2 and t % CHECK == 0:
+            old = ring[(t - 2) % 3]
             for c in range(active):
-                nxt[i, c] = 0.0
+                if frozen[c]:
+                    continue
+                lo = np.inf
+                hi = 0.0
+                for i in range(n):
+                    if old[i, c] > 0.0:
+                        ratio = cur[i, c] / old[i, c]
+                        lo = min(lo, ratio)
+                        hi = max(hi, ratio)
+                    elif cur[i, c] > 0.0:
+                        hi = np.inf
+                        break
+                if not (lo > 0.0 and hi < np.inf):
+                    continue
+                k = (last[order[c]] - (t - 2)) // 2 + 1
+                if k * (math.log(hi) - math.log(lo)) <= tol:
+                    frozen[c] = True
+                    since[c] = t - 2
+                    logr[c] = math.log(lo) + logs[t % 3, c] - logs[(t - 2) % 3, c]
+                    for j in range(2):
+                        snap[j, :, c] = ring[(t - 2 + j) % 3, :, c]
+                        snap_logs[j, c] = logs[(t - 2 + j) % 3, c]
+        nlive = 0
+        for c in range(active):
+            if not frozen[c]:
+                live[nlive] = c
+                nlive += 1
+        nxt = ring[(t + 1) % 3]
+        for q in range(nlive):
+            top[live[q]] = 0.0
+        for i in range(n):
+            for q in range(nlive):
+                nxt[i, live[q]] = 0.0
             for j in range(indptr[i], indptr[i + 1]):
                 w = data[j]
                 src = indices[j]
-                for c in range(active):
+                for q in range(nlive):
+                    c = live[q]
                     nxt[i, c] += w * cur[src, c]
-            for c in range(active):
+            for q in range(nlive):
+                c = live[q]
                 if nxt[i, c] > top[c]:
                     top[c] = nxt[i, c]
-        for c in range(active):
+        for q in range(nlive):
+            c = live[q]
             if top[c] > 0.0:
-                logscale[c] += math.log(top[c])
+                logs[(t + 1) % 3, c] = logs[t % 3, c] + math.log(top[c])
                 inv = 1.0 / top[c]
                 for i in range(n):
-                    cur[i, c] = nxt[i, c] * inv
+                    nxt[i, c] *= inv
             else:
-                for i in range(n):
-                    cur[i, c] = 0.0
+                logs[(t + 1) % 3, c] = logs[t % 3, c]
         t += 1
