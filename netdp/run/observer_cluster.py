@@ -46,6 +46,7 @@ from netdp.graphs.walk_kind import kind_of
 from netdp.run.dask_client import DaskClient, max_workers, require_cluster
 from netdp.run.resources import human, memory_limit, planned_size
 from netdp.tasks.base import Task, footprint
+from netdp.tracking.dense_cost import dense_footprint
 from netdp.tracking.graph_observers import SOURCES
 from netdp.tracking.observer_map import Work, observers_on
 
@@ -241,7 +242,7 @@ def worker_footprint(setup: Setup) -> tuple[dict[str, float], int]:
     the busiest node at its share of the steps), the taboo chain's rows (reference:
     ``2 d_max x min(T, n) x n`` floats, at most the tracker's 1 GiB), the view's rows and
     its SVD (gossip: ``((T + 2) d_max + 2 n) n`` floats); a batch's results (16 bytes a
-    pair)."""
+    pair); the law bound's dense inverse (:mod:`netdp.tracking.dense_cost`)."""
     cfg, topo = setup.config, setup.topology
     n, steps = topo.n, setup.steps
     degrees = np.asarray(topo.degrees)
@@ -264,6 +265,7 @@ def worker_footprint(setup: Setup) -> tuple[dict[str, float], int]:
             parts["one observer's taboo rows"] = min(float(MEMORY),
                                                      16.0 * dmax * min(steps, n) * n)
     parts["a batch's results"] = 16.0 * n * min(batch, n)
+    parts.update({k: v for k, (v, _) in dense_footprint(cfg, n).items()})  # each its own
     return parts, batch
 
 

@@ -34,7 +34,8 @@ def inverts(config: Any, nodes: int) -> bool:
     from netdp.graphs.time_varying import names_time_varying
 
     kind = kind_of(config.topology)
-    return (config.accountants != () and config.convention == "sound"
+    return (config.protocol == "walk" and config.accountants != ()
+            and config.convention == "sound"
             and not kind.implicit and not kind.public_schedule and nodes <= DENSE_LIMIT
             and not names_time_varying(config.topology if config.graph is None
                                        else config.graph, config.graph_format))
