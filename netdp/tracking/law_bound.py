@@ -362,9 +362,9 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
         # log max_z f(T)[z] / φ(z), log max_z g(T)[z] / ψ(z), per column
         lA = np.log((fwd[T][free] / phi[free, None]).max(axis=0)) + fwd_ls[T]
         lB = np.log((bwd[T][free] / psi[free, None]).max(axis=0)) + bwd_ls[T]
-        lphi, lpsi = np.log(phi[free]), np.log(psi[free])
-        lf = np.log(fwd[:, free, :]) + fwd_ls[:, None, :]  # (T + 1, free, columns)
-        lg = np.log(bwd[:, free, :]) + bwd_ls[:, None, :]
+    # by column, then step: a view's rows are contiguous
+    fwd = np.ascontiguousarray(np.moveaxis(fwd[:, free, :], 2, 0))
+    bwd = np.ascontiguousarray(np.moveaxis(bwd[:, free, :], 2, 0))
     out = np.empty((L.size, free.size))
     for e in range(L.size):
         Le, ce_, cb = int(L[e]), int(col[e]), int(tgt_row[e])
@@ -372,14 +372,14 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
         if Le >= 2:  # the steps near an end (each term), then those between (bounded)
             ts = np.unique(np.concatenate([np.arange(1, min(T, Le - 1) + 1),
                                            np.arange(max(Le - T, 1), Le)]))
-            lf_t = np.where((ts <= T)[:, None], lf[np.minimum(ts, T), :, ce_],
-                            (ts - T)[:, None] * lrl + lphi[None, :] + lA[ce_])
             rs = Le - ts
-            lg_r = np.where((rs <= T)[:, None], lg[np.minimum(rs, T), :, cb],
-                            (rs - T)[:, None] * lrr + lpsi[None, :] + lB[cb])
-            parts.append(_logsumexp(lf_t + lg_r, axis=0))
+            f, lsf = _ends(fwd[ce_], fwd_ls[:, ce_], ts, phi[free], lrl, lA[ce_], T)
+            g, lsg = _ends(bwd[cb], bwd_ls[:, cb], rs, psi[free], lrr, lB[cb], T)
+            parts.append(_log_dot(f, g, lsf + lsg))
             between = Le - 2 * T - 1  # t = T + 1 .. Le - T - 1: both bounded
             if between > 0:
+                with np.errstate(divide="ignore"):
+                    lphi, lpsi = np.log(phi[free]), np.log(psi[free])
                 tips = [(lrl * (t - T) + lphi + lA[ce_]) + (lrr * (Le - t - T) + lpsi + lB[cb])
                         for t in (T + 1, Le - T - 1)]
                 parts.append(math.log(between) + np.maximum(tips[0], tips[1]))
@@ -387,6 +387,40 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
             out[e] = np.logaddexp.reduce(np.array(parts), axis=0) - logZ[e]
         else:
             out[e] = -np.inf
+    return out
+
+
+def _ends(rows: np.ndarray, logs: np.ndarray, ts: np.ndarray, perron: np.ndarray,
+          lrate: float, lmax: float, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """A sweep's column (``rows``: by step, the free nodes) at steps ``ts``, scaled
+    (``(steps, free)``, entries at most 1) with each step's log scale (``logs``): the kept
+    rows up to step ``T``, the Perron bound ``ρ̄^{t-T} φ(u) e^{lmax}`` beyond."""
+    kept = ts <= T
+    vals = np.where(kept[:, None], rows[np.minimum(ts, T)], perron[None, :])
+    scale = np.where(kept, logs[np.minimum(ts, T)], (ts - T) * lrate + lmax)
+    return vals, scale
+
+
+#: Below this share of its largest step's scale, a node's sum of terms is taken in logs
+#: (underflow); above, the terms a product dropped are below 1e-55 of it.
+LINEAR_FLOOR = 1e-250
+ROUNDING = 1e-12  # relative margin on a sum of terms taken linearly (rounding)
+
+
+def _log_dot(f: np.ndarray, g: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``log Σ_t f[t, u] g[t, u] e^{scale[t]}`` per node ``u`` (``f, g <= 1``), rounded up:
+    as products weighted by ``e^{scale - max}``, in logs for the nodes whose sum comes
+    below :data:`LINEAR_FLOOR`."""
+    top = float(scale.max(initial=-np.inf))
+    if not math.isfinite(top):
+        return np.full(f.shape[1], -np.inf)
+    total = np.einsum("tu,tu,t->u", f, g, np.exp(scale - top))
+    with np.errstate(divide="ignore"):
+        out = np.log(total) + (top + math.log1p(ROUNDING))
+        low = np.flatnonzero(total < LINEAR_FLOOR)
+        if low.size:
+            terms = np.log(f[:, low]) + np.log(g[:, low]) + scale[:, None]
+            out[low] = _logsumexp(terms, axis=0)
     return out
 
 

@@ -42,6 +42,9 @@ BOUND_COUNTS = 512  # the dominating laws' counts given in full (beyond: an infi
 #: The survival bounds' logs are raised to a multiple of it, so that nodes whose bounds
 #: differ by rounding alone (a symmetric graph's) share one law, built once
 SNAP = 1e-9
+#: The finer grid of the law bound's rows (kov and rdp, :func:`netdp.tracking.walk_views.
+#: bounded_losses`): their figures are functions of these logs alone, not of PMFs.
+ROW_SNAP = 1e-12
 #: A view's rows share PMFs where its distinct laws are at most this share of them (else
 #: each row is built alone, in blocks that keep each block's grid fitted to its rows)
 SHARED_LAWS = 0.25
@@ -61,7 +64,7 @@ def exact_laws(laws: Sequence[np.ndarray], tails: np.ndarray, keep: np.ndarray) 
 def snapped_laws(laws: Sequence[np.ndarray], tails: np.ndarray,
                  keep: np.ndarray) -> LawSource:
     """:func:`exact_laws` made stochastically (a little) larger: each survival function
-    ``P(I >= k)`` raised to the grid of :func:`_snapped` (nonincreasing: a running minimum),
+    ``P(I >= k)`` raised to the grid of :func:`snapped` (nonincreasing: a running minimum),
     so that nodes whose laws differ by rounding alone (a symmetric graph's) share one. A
     count stochastically larger bounds the Gaussian view's loss (module docstring)."""
     def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +73,7 @@ def snapped_laws(laws: Sequence[np.ndarray], tails: np.ndarray,
         surv = tail[:, None] + np.cumsum(w[:, :0:-1], axis=1)[:, ::-1]  # P(I >= 1..K-1)
         surv = np.concatenate([surv, tail[:, None]], axis=1)  # .. and P(I >= K)
         with np.errstate(divide="ignore"):
-            up = np.exp(np.minimum(_snapped(np.log(surv)), 0.0))
+            up = np.exp(np.minimum(snapped(np.log(surv)), 0.0))
         up = np.minimum.accumulate(up, axis=1)
         full = np.concatenate([np.ones((w.shape[0], 1)), up], axis=1)
         return -np.diff(full, axis=1), up[:, -1]
@@ -86,7 +89,7 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
 
     logB, logrho, logmu, _ = law_bound.survival_logs(P, blocked, start_law, views.kind,
                                                      views.a, views.b, views.length)
-    logB, logmu, logrho = _snapped(logB), _snapped(logmu), np.minimum(_snapped(logrho), 0.0)
+    logB, logmu, logrho = snapped(logB), snapped(logmu), np.minimum(snapped(logrho), 0.0)
 
     def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
         size = ce.interior(int(views.kind[e]), int(views.length[e]))
@@ -104,10 +107,10 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
     return law
 
 
-def _snapped(logx: np.ndarray) -> np.ndarray:
-    """``log x`` raised to a multiple of :data:`SNAP` (by ``SNAP`` to ``2 SNAP``)."""
+def snapped(logx: np.ndarray, step: float = SNAP) -> np.ndarray:
+    """``log x`` raised to a multiple of ``step`` (by ``step`` to ``2 step``)."""
     with np.errstate(invalid="ignore"):
-        out = (np.floor(logx / SNAP) + 2.0) * SNAP
+        out = (np.floor(logx / step) + 2.0) * step
     return np.where(np.isfinite(logx), out, logx)
 
 
@@ -177,15 +180,22 @@ def distinct_rows(w: np.ndarray, tail: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """The rows of ``(w, tail)`` to build (one of each distinct law) and each row's place
     among them (``None``: every row is its own, where few rows share a law:
     :data:`SHARED_LAWS`)."""
-    key = np.ascontiguousarray(np.column_stack([w, tail]))
+    return distinct(np.column_stack([w, tail]))
+
+
+def distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows of the float array ``key`` to keep (one of each distinct row, bit for bit)
+    and each row's place among them, or ``(every row, None)`` where more than
+    :data:`SHARED_LAWS` of the rows are distinct (or a hash collides)."""
+    key = np.ascontiguousarray(key, dtype=np.float64)
     bits = key.view(np.uint64)
     mix = np.random.default_rng(0).integers(1, 2**63, size=bits.shape[1], dtype=np.uint64)
     with np.errstate(over="ignore"):
         digest = (bits * mix).sum(axis=1)  # a hash of each row's bytes (mod 2**64)
     _, held, index = np.unique(digest, return_index=True, return_inverse=True)
     index = index.reshape(-1)
-    if held.size > SHARED_LAWS * w.shape[0] or not np.array_equal(key[held][index], key):
-        return np.arange(w.shape[0]), None  # few shared, or a collision: each its own
+    if held.size > SHARED_LAWS * key.shape[0] or not np.array_equal(key[held][index], key):
+        return np.arange(key.shape[0]), None  # few shared, or a collision: each its own
     return held, index
 
 

@@ -306,19 +306,27 @@ def bounded_losses(P: Any, blocked: np.ndarray, start_law: np.ndarray, views: Vi
         return np.zeros(keep.size)
     logB, logrho, logmu, free = law_bound.survival_logs(P, blocked, start_law, views.kind,
                                                  views.a, views.b, views.length)
+    # raised a little (sound: a larger survival bound), so that nodes whose bounds differ
+    # by rounding alone (a symmetric graph's) share one row: each distinct row computed once
+    step = view_plds.ROW_SNAP
+    logB, logmu = view_plds.snapped(logB, step), view_plds.snapped(logmu, step)
+    logrho = np.minimum(view_plds.snapped(logrho, step), 0.0)
     orders = _orders()
     kov = registry.entry(accountant).kernel_mode == "KOV"
     feats = np.zeros((keep.size, 3 if kov else orders.size))
     for e in range(k):
         s, size, cu = view_setting(views, e, keep, noise)
+        held, index = view_plds.distinct(np.column_stack([logB[e], logrho, logmu[e], cu]))
+        rows = (logB[e, held], logrho[held], logmu[e, held], cu[held])
         if kov:
-            eps = law_bound.kov_loss(logB[e], logrho, logmu[e], cu, size, s, noise,
-                                     delta)
+            eps = law_bound.kov_loss(*rows, size, s, noise, delta)
+            eps = eps if index is None else eps[index]
             feats[:, 0] += eps
             feats[:, 1] += eps * np.tanh(eps / 2.0)
             feats[:, 2] += eps * eps
         else:
-            feats += law_bound.rdp_curve(logB[e], logrho, logmu[e], cu, size, s, orders)
+            got = law_bound.rdp_curve(*rows, size, s, orders)
+            feats += got if index is None else got[index]
     if kov:
         return np.array([kov_epsilon(f, k, delta) for f in feats])
     dt = min(2.0 * k * delta, 1.0)

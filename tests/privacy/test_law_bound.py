@@ -234,17 +234,24 @@ def _taboo(P: np.ndarray, blocked: int) -> np.ndarray:
     return Q
 
 
-def _forward_cases():
+def _forward_cases_P(name: str) -> np.ndarray:
+    """The walk of :func:`_forward_cases`'s graph ``name`` before the observer is taken out."""
     rng = np.random.default_rng(38)
-    A = (rng.random((24, 24)) < 0.2).astype(float)
-    A = np.maximum(A, A.T) + np.diag(np.ones(23), 1) + np.diag(np.ones(23), -1)
-    np.fill_diagonal(A, 0.0)
-    yield "random graph", _taboo(A / A.sum(axis=1, keepdims=True), 5)
-    cube = np.zeros((16, 16))  # bipartite: the sweep alternates between the two sides
+    if name == "random graph":
+        A = (rng.random((24, 24)) < 0.2).astype(float)
+        A = np.maximum(A, A.T) + np.diag(np.ones(23), 1) + np.diag(np.ones(23), -1)
+        np.fill_diagonal(A, 0.0)
+        return A / A.sum(axis=1, keepdims=True)
+    cube = np.zeros((16, 16))
     for x in range(16):
         for bit in range(4):
             cube[x, x ^ (1 << bit)] = 0.25
-    yield "hypercube", _taboo(cube, 0)
+    return cube
+
+
+def _forward_cases():
+    yield "random graph", _taboo(_forward_cases_P("random graph"), 5)
+    yield "hypercube", _taboo(_forward_cases_P("hypercube"), 0)  # bipartite: periodic
     ring = np.zeros((12, 12))
     for x in range(12):
         ring[x, (x + 1) % 12] = ring[x, (x - 1) % 12] = 0.5
@@ -306,3 +313,79 @@ def test_stationary_law_by_detailed_balance_and_by_solving(monkeypatch):
                 m.setattr(law_bound.scipy.linalg, "solve", None)  # not called
             got = law_bound.stationary(sparse.csr_array(P))
         assert np.allclose(got, want, rtol=1e-10, atol=0.0)
+
+
+def test_mean_visits_against_matrix_powers():
+    """``log E[I_u]`` of :func:`law_bound.mean_logs` (through :func:`survival_logs`) against
+    ``Σ_t (Q^t)[a, u] (Q^{L-t})[u, b] / (Q^L)[a, b]`` by dense matrix powers: equal (to
+    1e-9, exact zeros staying zeros) where both ends' rows are kept at every step
+    (``L <= HORIZON + 1``), never below beyond (the Perron bound), on a random graph and a
+    hypercube (periodic)."""
+    for P, blocked_node in ((_forward_cases_P("random graph"), 5),
+                            (_forward_cases_P("hypercube"), 0)):
+        n = P.shape[0]
+        blocked = np.zeros(n, bool)
+        blocked[blocked_node] = True
+        Q = _taboo(P, blocked_node)
+        free = np.flatnonzero(~blocked)
+        rng = np.random.default_rng(n)
+        lengths = np.array([3, 4, 40, 131, 258, 259, 400, 701])
+        a = rng.choice(free, lengths.size)
+        powers = [np.eye(n)]
+        for _ in range(lengths.max()):
+            powers.append(powers[-1] @ Q)
+        b = np.array([rng.choice(np.flatnonzero(powers[m - 2][x] > 0)) for x, m in
+                      zip(a, lengths, strict=True)])
+        kind = np.full(lengths.size, ce.REGULAR)
+        _, _, logmu, got_free = law_bound.survival_logs(
+            sparse.csr_array(P), blocked, np.full(n, 1.0 / n), kind, a, b, lengths)
+        assert np.array_equal(got_free, free)
+        for e, (x, y, m) in enumerate(zip(a, b, lengths, strict=True)):
+            L = m - 2
+            mean = sum((powers[t][x] * powers[L - t][:, y] for t in range(1, L)),
+                       np.zeros(n)) / powers[L][x, y]
+            want = mean[free]
+            got = np.exp(logmu[e])
+            assert np.all(got >= want * (1 - 1e-12)), (L, got - want)
+            if L <= law_bound.HORIZON + 1:  # both ends' rows kept at every step
+                assert np.allclose(got, want, rtol=1e-9, atol=0.0), L
+                assert np.array_equal(want == 0, got == 0)
+
+
+
+@pytest.mark.parametrize("accountant", ["kov", "rdp"])
+def test_rows_that_share_a_bound_share_its_figure(accountant, monkeypatch):
+    """On the 32-node hypercube, 3,200 steps, one observer: kov and rdp with each distinct
+    row of a view's survival bounds computed once (wherever any is shared: a view has 31
+    rows and about 20 distinct, above the share that makes it worth it at 1,024 nodes)
+    equal those with every row computed (to 1e-12)."""
+    cube = np.zeros((32, 32))
+    for x in range(32):
+        for bit in range(5):
+            cube[x, x ^ (1 << bit)] = 0.2
+    rng = np.random.default_rng(32)
+    holders = walk(cube, 3200, 1, rng)
+    P = sparse.csr_array(cube)
+    flat = holders.reshape(-1)
+    views = observer_views(flat, holders.shape[1], np.flatnonzero(flat == 0))
+    blocked = np.zeros(32, bool)
+    blocked[0] = True
+    noise = ce.Noise(z=2.0, eps0=1.0)
+    shared: list[bool] = []
+    real = walk_views.view_plds.distinct
+
+    def spy(key):
+        held, index = real(key)
+        shared.append(index is not None)
+        return held, index
+
+    monkeypatch.setattr(walk_views.view_plds, "distinct", spy)
+    monkeypatch.setattr(walk_views.view_plds, "SHARED_LAWS", 1.0)  # share any
+    got = walk_views.bounded_losses(P, blocked, np.full(32, 1 / 32), views, accountant,
+                                    noise, 1e-6)
+    assert np.mean(shared) > 0.5
+    monkeypatch.setattr(walk_views.view_plds, "distinct",
+                        lambda key: (np.arange(key.shape[0]), None))
+    alone = walk_views.bounded_losses(P, blocked, np.full(32, 1 / 32), views, accountant,
+                                      noise, 1e-6)
+    assert np.allclose(got, alone, rtol=1e-12, atol=0.0)

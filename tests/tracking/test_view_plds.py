@@ -23,7 +23,7 @@ def _survival(w: np.ndarray, tail: np.ndarray) -> np.ndarray:
 
 def test_snapping_raises_a_log_by_one_to_two_steps():
     x = np.array([-700.0, -3.2, -1e-12, 0.0, 2.5, -np.inf, np.inf])
-    got = view_plds._snapped(x)
+    got = view_plds.snapped(x)
     live = np.isfinite(x)
     assert np.all(got[live] >= x[live] + 0.99 * view_plds.SNAP)
     assert np.all(got[live] <= x[live] + 2.01 * view_plds.SNAP)
