@@ -46,8 +46,8 @@ from netdp.graphs.walk_kind import kind_of
 from netdp.run.dask_client import DaskClient, max_workers, require_cluster
 from netdp.run.resources import human, memory_limit, planned_size
 from netdp.tasks.base import Task, footprint
-from netdp.tracking.dense_cost import dense_footprint
 from netdp.tracking.graph_observers import SOURCES
+from netdp.tracking.law_bound_cost import INVERSE, law_bound_footprint
 from netdp.tracking.observer_map import Work, observers_on
 
 MMAP_BYTES = 256 * 2**20  # shared data above this goes by memory-mapped files
@@ -242,7 +242,7 @@ def worker_footprint(setup: Setup) -> tuple[dict[str, float], int]:
     the busiest node at its share of the steps), the taboo chain's rows (reference:
     ``2 d_max x min(T, n) x n`` floats, at most the tracker's 1 GiB), the view's rows and
     its SVD (gossip: ``((T + 2) d_max + 2 n) n`` floats); a batch's results (16 bytes a
-    pair); the law bound's dense inverse (:mod:`netdp.tracking.dense_cost`)."""
+    pair); the law bound's dense inverse (:mod:`netdp.tracking.law_bound_cost`)."""
     cfg, topo = setup.config, setup.topology
     n, steps = topo.n, setup.steps
     degrees = np.asarray(topo.degrees)
@@ -265,7 +265,7 @@ def worker_footprint(setup: Setup) -> tuple[dict[str, float], int]:
             parts["one observer's taboo rows"] = min(float(MEMORY),
                                                      16.0 * dmax * min(steps, n) * n)
     parts["a batch's results"] = 16.0 * n * min(batch, n)
-    parts.update({k: v for k, (v, _) in dense_footprint(cfg, n).items()})  # each its own
+    parts.update({k: v for k, (v, _) in law_bound_footprint(cfg, n).items()})  # each its own
     return parts, batch
 
 
@@ -329,8 +329,9 @@ def on_cluster(task: Task[Any], config: SimulationConfig, *, client: Any,
     check_distributable(config, param)
     config = every_observer(task, config)
     setup = task.prepare(config)
-    here = sum(size for size, _ in footprint(task, config, setup.topology.n,
-                                             setup.steps).values())
+    here = sum(size for part, (size, _) in footprint(task, config, setup.topology.n,
+                                                     setup.steps).items()
+               if part != INVERSE)  # the workers invert, not this process
     check_client_memory(setup, max(memory_limit() - int(here), 0), param)
     local_total = None
     if workers is not None:  # the machine's memory, less this process's run, shared out

@@ -46,7 +46,8 @@ from netdp.engine.trace import Trace
 from netdp.graphs.walk_kind import kind_of
 from netdp.report.types import Report, Utility
 from netdp.tracking.base import KIND_NAMES, PairwiseTracker, Tracker, Tracking, coverage_note
-from netdp.tracking.dense_cost import dense_footprint, dense_work
+from netdp.tracking.law_bound_cost import law_bound_footprint, law_bound_work
+from netdp.tracking.observer_sampling import observers_of
 from netdp.tracking.pld_cost import pld_seconds, shares_laws
 
 
@@ -407,7 +408,7 @@ def walk_footprint(config: SimulationConfig, nodes: int,
         out["the pairwise tables"] = (tables + per_node * nodes + ALLOCATOR_SLACK, drive)
         if config.runs > 1:
             out["the tables the runs keep"] = ((config.runs - 1) * tables, "runs")
-    return {**out, **dense_footprint(config, nodes)}
+    return {**out, **law_bound_footprint(config, nodes)}
 
 
 #: Seconds of work per unit, measured on a shared 2-core machine (netdp 2026-11) and
@@ -463,19 +464,18 @@ def walk_work(config: SimulationConfig, nodes: int,
         out["the tracking"] = (hops * TRACKED_HOP_SECONDS + nodes * OBSERVER_SECONDS,
                                drive if hops > nodes else "nodes")
     if config.accountants != () and _time_varying(config):
-        from netdp.tracking.graph_observers import DENSE_NODES, SAMPLED, SOURCES
-
-        sources = config.get(SOURCES)
-        observers = min(nodes, sources or (nodes if nodes <= DENSE_NODES else SAMPLED))
+        from netdp.tracking.observer_sampling import SOURCES
         from netdp.tracking.time_varying import KMAX
+
+        observers, members = observers_of(config, nodes)
 
         width = KMAX[0] + 2  # the first count columns the laws carry, and their tail
         per = hops * nodes * width * TIMED_ENTRIES_PER_NODE * nodes * TIMED_LAW_SECONDS
-        out["the time-varying tracker's laws"] = (observers * per, "steps" if sources is None
-                                                  else SOURCES)
+        out["the time-varying tracker's laws"] = (observers * members * per, "steps" if
+                                                  config.get(SOURCES) is None else SOURCES)
     out.update(no_self_work(config, nodes))
     out.update(pld_work(config, nodes, hops))
-    return {**out, **dense_work(config, nodes)}
+    return {**out, **law_bound_work(config, nodes, hops)}
 
 
 def no_self_work(config: SimulationConfig, nodes: int) -> dict[str, tuple[float, str]]:
@@ -514,26 +514,18 @@ def pld_work(config: SimulationConfig, nodes: int, hops: float) -> dict[str, tup
 
 def accountant_seconds(config: SimulationConfig, nodes: int, hops: float, name: str) -> float:
     """Seconds accountant ``name`` (one with a cost model) takes over one run of a walk
-    (:func:`netdp.tracking.pld_cost.pld_seconds`): the observers (every node; on a graph
-    other than the complete one, ``--sources`` or
-    :data:`~netdp.tracking.graph_observers.SAMPLED` beyond
-    :data:`~netdp.tracking.graph_observers.DENSE_NODES` nodes; a coalition is one) and
-    their ``hops / n`` views each (a coalition's: its members'); 0 on the ring, whose
-    figures are a closed form."""
+    (:func:`netdp.tracking.pld_cost.pld_seconds`): the observers
+    (:func:`~netdp.tracking.observer_sampling.observers_of`) and their ``hops / n`` views
+    each (a coalition's: its members'); 0 on the ring, whose figures are a closed form."""
     from netdp.mechanisms.noise import analytic_sigma
-    from netdp.tracking.graph_observers import DENSE_NODES, SAMPLED, SOURCES
 
     kind = kind_of(config.topology)
     if kind.public_schedule:
         return 0.0
-    complete = kind.implicit
-    coalition = len(config.coalition) if config.coalition is not None else 0
-    sources = None if complete else config.get(SOURCES)
-    observers = 1 if coalition else min(nodes, sources or (
-        nodes if complete or nodes <= DENSE_NODES else SAMPLED))
-    views = hops / nodes * max(coalition, 1)
+    observers, members = observers_of(config, nodes)
     z = analytic_sigma(config.epsilon, config.delta)
-    return pld_seconds(name, complete, nodes, observers, views, z, shared=shares_laws(config))
+    return pld_seconds(name, kind.implicit, nodes, observers, hops / nodes * members, z,
+                       shared=shares_laws(config))
 
 
 def default_cost(config: SimulationConfig, topology: Any,

@@ -16,44 +16,21 @@ from typing import Any
 import numpy as np
 
 from netdp.core.errors import check
-from netdp.core.params import param
-from netdp.core.sections import DATA_GROUP
-from netdp.core.setup import Setup, Streams
+from netdp.core.setup import Setup
 from netdp.engine.routing import resolve_walk
 from netdp.engine.trace import Trace
 from netdp.graphs.topologies import hop_distances
 from netdp.graphs.walk_kind import KINDS
 from netdp.report.types import by_distance
 from netdp.tracking.base import Tracking, ldp_setting
-from netdp.tracking.dense_cost import DENSE_LIMIT
-
-DENSE_NODES = 200  # graph walks: every observer up to here, sampled beyond
-SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
-
-
-SOURCES = "sources"
-"""The name of the part :func:`sources_param` declares (shared by several sections: read by
-name, ``config.get(SOURCES)``)."""
-
-
-def sources_param() -> Any:
-    """The ``--sources K`` declaration of a task with a graph tracker."""
-    return param(None, "walks on a graph: observers sampled by the pairwise tracker (its "
-                 "cost grows with each observer)", kind=int, low=1, metavar="K",
-                 group=DATA_GROUP,
-                 default_text=f"every observer up to {DENSE_NODES} nodes, {SAMPLED} beyond")
-
-
-def walk_observers(setup: Setup) -> np.ndarray | None:
-    """The observers of a graph tracker: ``None`` (all) up to :data:`DENSE_NODES`
-    nodes or when ``--sources`` covers them, else ``--sources`` (default :data:`SAMPLED`)
-    drawn once from the ``sources`` stream."""
-    n, sources = setup.topology.n, setup.config.get(SOURCES)
-    samples = sources if sources is not None else (SAMPLED if n > DENSE_NODES else n)
-    if samples >= n or setup.config.coalition is not None:
-        return None
-    rng = Streams(setup.seed, 0).generator("sources")
-    return np.sort(rng.choice(n, size=samples, replace=False))
+from netdp.tracking.law_bound_cost import DENSE_LIMIT
+from netdp.tracking.observer_sampling import (  # noqa: F401  (read from here too)
+    DENSE_NODES,
+    SAMPLED,
+    SOURCES,
+    sources_param,
+    walk_observers,
+)
 
 
 def transition(setup: Setup) -> Any:

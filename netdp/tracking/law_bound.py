@@ -51,7 +51,7 @@ from scipy.sparse import csgraph
 
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking._kernels.law_bound import expected_log_table, forward_normalisers
-from netdp.tracking.dense_cost import DENSE_LIMIT
+from netdp.tracking.law_bound_cost import DENSE_LIMIT
 
 TERMS = 64  # counts summed term by term past where the survival bound leaves 1
 HORIZON = 128  # steps of the bridges' rows and columns kept for the mean number of visits
