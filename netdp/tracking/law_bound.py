@@ -10,7 +10,9 @@ count ``I_u`` in every view of an observer from quantities the observer's taboo 
   ``h_a(u) = G[a, u] / G[u, u]`` (``u`` hit before ``W`` from ``a``);
 * the normaliser ``Z = (Q^L)[a, b]`` of each view and ``M_u(b) = max_{1 <= r < Λ}
   (Q^r)[u, b]`` of each last holder ``b`` (one forward sweep per first holder, one backward
-  sweep per last holder, both over the longest stretch ``Λ``).
+  sweep per last holder, both over the longest stretch ``Λ``; a forward column stops where
+  it has converged to the chain's Perron mode, its later normalisers then bounded below
+  within :data:`FORWARD_TOL`, and a backward one where its maxima are final).
 
 The bound. The bridge from ``a`` to ``b`` of ``L`` steps has ``P(I_u >= k) Z = Σ_t
 P_a(τ_k = t) (Q^{L-t})[u, b]`` (``τ_k`` the time of the ``k``-th visit, strong Markov
