@@ -1011,3 +1011,27 @@ def test_a_null_item_of_a_results_list_is_one_line(field, inputs, tmp_path):
     assert check_case(["plot", "--preset", "pairs", "--pairs", inputs["pairs"], "--result",
                        str(path), "--out", "fig.png"], lines) == 2
     assert f"the result's {where} is not" in lines[0] and len(lines) == 1, lines
+
+
+@pytest.mark.parametrize("history", ["-0.0", '"x"', "[1, 2]", '{"a": 1}', "null"])
+def test_a_sweep_manifest_whose_history_is_no_list(history, inputs, tmp_path):
+    """The readers' long run of session 21: a manifest whose ``history`` was ``-0.0``
+    broke resuming the sweep ('float' object is not iterable). A history that is no list
+    of objects is refused, one line naming the folder's manifest; ``null`` is taken as
+    absent (the resume writes a new one)."""
+    import json
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(inputs["sweep"], sweep)
+    manifest = sweep / "sweep.json"
+    text = json.dumps({**json.loads(manifest.read_text()), "history": "\x00H\x00"})
+    manifest.write_text(text.replace(json.dumps("\x00H\x00"), history))
+    lines: list[str] = []
+    code = check_case(["sweep", inputs["spec"], "--out", str(sweep), "--backend", "serial",
+                       "--no-progress"], lines)
+    if history == "null":
+        assert code == 0, lines
+        assert isinstance(json.loads(manifest.read_text())["history"], list)
+    else:
+        assert code == 2 and "is not a netdp sweep manifest" in lines[0], lines

@@ -179,7 +179,7 @@ class ResultTable:
     def _write_manifest(self, spec) -> None:
         old = self.manifest() or {}
         identity = spec.identity()
-        history = list(old.get("history", []))
+        history = list(old.get("history") or [])
         record = provenance()  # not part of the identity: another host resumes the sweep
         if old.get("identity") != identity or not history:
             history.append({"time": _now(), "spec_file": spec.path, "version": __version__,
@@ -234,6 +234,10 @@ class ResultTable:
                     isinstance(v, list) and not any(isinstance(x, list | dict) for x in v)
                     for v in grid.values()):
                 raise TypeError(path)  # a manifest edited by hand: [grid] of another shape
+            history = data.get("history")  # null: none, as absent
+            if history is not None and not (isinstance(history, list) and all(
+                    isinstance(h, dict) for h in history)):
+                raise TypeError(path)  # its history no list of runs (resuming appends)
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             raise InputError(self.param, f"{path} is not a netdp sweep manifest") from None
         return data
