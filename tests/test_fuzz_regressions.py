@@ -708,18 +708,25 @@ def test_a_sweep_manifest_identity_of_another_shape(key, value, inputs, tmp_path
     assert "is not a netdp sweep manifest" in lines[0], lines
 
 
-@pytest.mark.parametrize("runs", ['"text"', "-1", "true", "1.5"])
-def test_a_sweep_manifest_whose_count_of_runs_is_no_count(runs, inputs, tmp_path):
-    """The readers' long run of session 17: ``runs`` a string made ``report DIR`` compare
-    it with an integer (``TypeError``)."""
+def _manifest_with(inputs, tmp_path, key: str, raw: str) -> Path:
+    """A copy of the fuzzer's sweep folder whose manifest has ``key`` set to the JSON text
+    ``raw`` (a value json.dumps would not write: -0.0 as read, 10^400)."""
     import json
     import shutil
 
     sweep = tmp_path / "sweep"
     shutil.copytree(inputs["sweep"], sweep)
     manifest = sweep / "sweep.json"
-    text = json.dumps({**json.loads(manifest.read_text()), "runs": "\x00R\x00"})
-    manifest.write_text(text.replace(json.dumps("\x00R\x00"), runs))
+    text = json.dumps({**json.loads(manifest.read_text()), key: "\x00X\x00"})
+    manifest.write_text(text.replace(json.dumps("\x00X\x00"), raw))
+    return sweep
+
+
+@pytest.mark.parametrize("runs", ['"text"', "-1", "true", "1.5"])
+def test_a_sweep_manifest_whose_count_of_runs_is_no_count(runs, inputs, tmp_path):
+    """The readers' long run of session 17: ``runs`` a string made ``report DIR`` compare
+    it with an integer (``TypeError``)."""
+    sweep = _manifest_with(inputs, tmp_path, "runs", runs)
     lines: list[str] = []
     assert check_case(["report", str(sweep), "--html", "page.html"], lines) == 2
     assert "is not a netdp sweep manifest" in lines[0], lines
@@ -744,14 +751,7 @@ def test_a_report_page_names_the_json_when_its_graph_is_not_the_matrix_s(inputs,
 def test_a_sweep_manifest_of_another_shape(grid, inputs, tmp_path):
     """A manifest whose grid is no table of value lists (report DIR raised TypeError or
     AttributeError): one line naming the folder."""
-    import json
-    import shutil
-
-    sweep = tmp_path / "sweep"
-    shutil.copytree(inputs["sweep"], sweep)
-    manifest = sweep / "sweep.json"
-    text = json.dumps({**json.loads(manifest.read_text()), "grid": "\x00G\x00"})
-    manifest.write_text(text.replace(json.dumps("\x00G\x00"), grid))
+    sweep = _manifest_with(inputs, tmp_path, "grid", grid)
     lines: list[str] = []
     assert check_case(["report", str(sweep), "--html", "page.html"], lines) == 2
     assert "is not a netdp sweep manifest" in lines[0], lines
@@ -1020,13 +1020,9 @@ def test_a_sweep_manifest_whose_history_is_no_list(history, inputs, tmp_path):
     of objects is refused, one line naming the folder's manifest; ``null`` is taken as
     absent (the resume writes a new one)."""
     import json
-    import shutil
 
-    sweep = tmp_path / "sweep"
-    shutil.copytree(inputs["sweep"], sweep)
+    sweep = _manifest_with(inputs, tmp_path, "history", history)
     manifest = sweep / "sweep.json"
-    text = json.dumps({**json.loads(manifest.read_text()), "history": "\x00H\x00"})
-    manifest.write_text(text.replace(json.dumps("\x00H\x00"), history))
     lines: list[str] = []
     code = check_case(["sweep", inputs["spec"], "--out", str(sweep), "--backend", "serial",
                        "--no-progress"], lines)

@@ -105,10 +105,13 @@ def stationary(P: Any) -> np.ndarray | None:
         nodes = order[1:]
         back = np.asarray(csr[nodes, pred[nodes]]).ravel()
         if np.all(back > 0.0):
-            step = np.log(np.asarray(csr[pred[nodes], nodes]).ravel()) - np.log(back)
+            # log π(j) - log π(root): the steps' sum up the tree, by pointer jumping
             logpi = np.zeros(n)
-            for j, i, d in zip(nodes.tolist(), pred[nodes].tolist(), step.tolist(), strict=True):
-                logpi[j] = logpi[i] + d
+            logpi[nodes] = np.log(np.asarray(csr[pred[nodes], nodes]).ravel()) - np.log(back)
+            up = pred.copy()
+            up[order[0]] = order[0]
+            while np.any(up != order[0]):
+                logpi, up = logpi + logpi[up], up[up]  # the root's stays 0
             pi = np.exp(logpi - logpi.max())
             pi /= pi.sum()
             if np.abs(pi @ csr - pi).max() <= 1e-12 * pi.max():

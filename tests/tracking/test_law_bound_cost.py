@@ -15,6 +15,8 @@ from netdp.tasks.base import footprint, work
 from netdp.tracking.law_bound_cost import (
     DENSE_LIMIT,
     INVERSE,
+    INVERSE_FLOP_SECONDS,
+    OBSERVER_HOP_SECONDS,
     OBSERVERS,
     law_bound_footprint,
     law_bound_work,
@@ -44,11 +46,12 @@ def test_the_bound_is_in_the_runs_estimates():
     task = get_task(config.task)
     assert footprint(task, config, 8192, 819_200)[INVERSE][0] == 8.0 * 8192**2
     parts = work(task, config, 8192, 819_200)
-    assert 2.0 < parts[INVERSE][0] < 10.0  # 2 n³ flops at 4e-12 s: 4.4 s
-    assert parts[OBSERVERS][0] == 32 * 819_200 * 8e-7  # measured 1.5 s each, halved: 21 s
+    assert parts[INVERSE][0] == 2.0 * 8192.0**3 * INVERSE_FLOP_SECONDS
+    assert parts[OBSERVERS][0] == 32 * 819_200 * OBSERVER_HOP_SECONDS  # 32 sampled
     two = make_config(topology="hypercube", nodes=8192, steps=819_200,
                       accountants=("kov", "rdp"), sources=4)
-    assert work(task, two, 8192, 819_200)[OBSERVERS][0] == 2 * 4 * 819_200 * 8e-7
+    assert work(task, two, 8192, 819_200)[OBSERVERS][0] == \
+        2 * 4 * 819_200 * OBSERVER_HOP_SECONDS  # two accountants, four sources
     pld = make_config(topology="hypercube", nodes=8192, accountants=("pld",))
     assert OBSERVERS not in work(task, pld, 8192, 819_200)
     assert INVERSE not in footprint(task, make_config(topology="hypercube", accountants=()),
