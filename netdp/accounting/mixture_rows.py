@@ -14,13 +14,18 @@ pessimistic by construction and vectorises over the rows:
   (``(Q, P)`` direction); the mass of ``P`` on ``[t_j, t_{j+1})`` sits at ``-L_r(t_j)``,
   the largest of ``-L_r`` there (``(P, Q)`` direction). Below ``t_0`` the ``Q`` mass sits at
   ``L_r(t_0)`` and the ``P`` mass at ``+∞``; above ``t_M`` the ``Q`` mass at ``+∞`` and the
-  ``P`` mass at ``-L_r(t_M)``. Every loss is then rounded up to the grid ``{i h}`` (with a
-  margin for its float error). Raising losses never lowers ``δ(ε)``, before or after
-  composition, so no mass is neglected and every figure is an upper bound whatever the
-  cells; the cells only decide how tight. They follow the steepest row: ``L'`` is
-  increasing (convexity), so on a coarse interval it is at most its value at the
-  interval's right end, and the interval is cut so that no row's loss rises more than
-  :data:`RISE` ``h`` on a cell.
+  ``P`` mass at ``-L_r(t_M)``. Each mass is then split between the two grid losses
+  ``{i h}`` around its loss (raised by a margin for its float error), keeping its total and
+  its ``e^{-ℓ}`` moment (:func:`split_up`: a mean-preserving spread of the likelihood
+  ratio, which never lowers ``δ(ε)``, before or after composition, and costs far less than
+  rounding up). Raising losses never lowers ``δ(ε)`` either, so no mass is neglected and
+  every figure is an upper bound whatever the cells; the cells only decide how tight. They
+  follow the steepest row of a group: ``L'`` is increasing (convexity), so on a coarse
+  interval it is at most its value at the interval's right end, and the interval is cut so
+  that no row's loss rises more than :data:`RISE` ``cell`` on a cell (``cell``, at most
+  ``h``, the scale :func:`view_rows` is given). The rows are grouped by the cells they need
+  (:func:`row_groups`), so that the flat rows far from the observer do not take the steep
+  ones' cells.
 * **Knots.** ``L_r`` is computed exactly (with its slope) only at knots, some of the
   points; between two knots, the ``(Q, P)`` direction takes the chord, above ``L_r`` (a
   convex function lies below its chords), and the ``(P, Q)`` direction the larger of the
@@ -71,6 +76,9 @@ EXACT_COUNTS = 32  # counts kept one by one; above, rounded up to a grid (count_
 COUNT_RATIO = 1.08  # the grid's ratio above EXACT_COUNTS
 COARSE = 129  # the coarse grid on which slopes are read
 MAX_CELLS = 1 << 14  # t-cells of one view, at most (coarser beyond: still sound)
+#: A group of rows with its own t-cells costs about as much as this many cells of a row
+#: beside its cells (row_groups)
+GROUP_CELLS = 20_000
 _U = 2.0 ** -53
 _FLOOR = 1e-280  # sums below it are recomputed in the log domain
 KNOT_EVERY = 64  # a view's first knots: every KNOT_EVERY-th t-point
@@ -80,6 +88,9 @@ KNOT_GAP = 0.25  # chord and tangents at most this share of h apart (tightness o
 #: least (more mass: pessimistic, by at most 1e-20 relative where a sum passes
 #: :data:`_FLOOR`), and no subnormal reaches BLAS, which takes 100 times longer on them.
 _CLIP = -690.0
+#: A split mass's upper share is raised by this relative margin (above its float error):
+#: a little more mass at the upper level, pessimistic
+SPLIT_MARGIN = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,11 +224,6 @@ def _log_sums(w, ka, t, out, slope):
             slope[r, j] = d / s
 
 
-def _slopes(w: np.ndarray, ka: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The largest ``L_r'(t_j)`` over the rows."""
-    return _values_slopes(w, ka, t)[1].max(axis=0, initial=0.0)
-
-
 def _loss_bounds(w: np.ndarray, ka: np.ndarray,
                  t: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
     """An upper and a lower bound of ``L_r(t_j)`` at every point (module docstring:
@@ -271,23 +277,60 @@ def _chords(t, idx, val, sl, upper, lower):
                 lower[r, j] = min(max(low, la), up)
 
 
-def _t_grid(w: np.ndarray, ka: np.ndarray, h: float, spare: float) -> np.ndarray:
-    """The view's t-cells (module docstring)."""
+def _coarse_slopes(w: np.ndarray, ka: np.ndarray,
+                   spare: float) -> tuple[np.ndarray, np.ndarray]:
+    """The view's coarse grid of t (:data:`COARSE` points over its t-range) and each row's
+    slope at each interval's right end (its largest there: ``L'`` is increasing)."""
     t0, t1 = _t_range(ka, w.max(axis=0, initial=0.0), spare)
     coarse = np.linspace(t0, t1, COARSE)
-    slope = _slopes(w, ka, coarse)[1:]  # at each interval's right end: its largest
-    cells = np.maximum(np.ceil(np.diff(coarse) * slope / (RISE * h)), 1.0)
+    return coarse, _values_slopes(w, ka, coarse[1:])[1]
+
+
+def _cells(coarse: np.ndarray, slope: np.ndarray, h: float) -> np.ndarray:
+    """Each coarse interval's cells where the steepest row's slope there is ``slope``."""
+    return np.maximum(np.ceil(np.diff(coarse) * slope / (RISE * h)), 1.0)
+
+
+def _t_grid(coarse: np.ndarray, slope: np.ndarray, h: float) -> np.ndarray:
+    """The t-cells of rows whose largest slopes are ``slope`` (module docstring)."""
+    cells = _cells(coarse, slope, h)
     if cells.sum() > MAX_CELLS:
         cells = np.maximum(np.floor(cells * (MAX_CELLS / cells.sum())), 1.0)
     cells = cells.astype(np.int64)
     start = np.repeat(coarse[:-1], cells)
     width = np.repeat(np.diff(coarse) / cells, cells)
     step = np.arange(cells.sum()) - np.repeat(np.cumsum(cells) - cells, cells)
-    return np.concatenate((start + step * width, [t1]))
+    return np.concatenate((start + step * width, [coarse[-1]]))
+
+
+def row_groups(need: np.ndarray) -> list[np.ndarray]:
+    """The rows split into groups that get their own t-cells: ``need[r]`` is the cells row
+    ``r`` would take alone; a group costs its rows times its largest need, plus
+    :data:`GROUP_CELLS`. Groups are runs of the rows sorted by need, cut where the need
+    doubles, chosen to cost least (a dynamic programme over those cuts): the steep rows
+    near the observer keep fine cells, and the many flat ones do not take them too."""
+    order = np.argsort(need, kind="stable")
+    sorted_need = np.asarray(need, dtype=np.float64)[order]
+    bucket = np.floor(np.log2(np.maximum(sorted_need, 1.0)))
+    cuts = np.concatenate(([0], np.flatnonzero(np.diff(bucket)) + 1, [need.size]))
+    best = np.full(cuts.size, np.inf)
+    best[0] = 0.0
+    back = np.zeros(cuts.size, np.int64)
+    for j in range(1, cuts.size):  # best[j]: rows before cuts[j] grouped
+        for i in range(j):
+            cost = best[i] + GROUP_CELLS + (cuts[j] - cuts[i]) * sorted_need[cuts[j] - 1]
+            if cost < best[j]:
+                best[j], back[j] = cost, i
+    groups = []
+    j = cuts.size - 1
+    while j > 0:
+        groups.append(order[cuts[back[j]]:cuts[j]])
+        j = back[j]
+    return groups[::-1]
 
 
 def view_rows(w: np.ndarray, tail: np.ndarray, s: float, h: float,
-              spare: float = 1e-18) -> tuple[ViewRows, ViewRows]:
+              spare: float = 1e-18, cell: float | None = None) -> tuple[ViewRows, ViewRows]:
     """The ``(Q, P)`` and ``(P, Q)`` PMFs of one view towards each row (module docstring).
 
     Parameters
@@ -303,6 +346,10 @@ def view_rows(w: np.ndarray, tail: np.ndarray, s: float, h: float,
     spare : float
         Mass each direction may put at ``+∞`` beyond the t-range, and (in all) the counts
         whose weight is below ``spare / K`` in every row (moved to the tail).
+    cell : float, optional
+        The scale of the t-cells and knots (a cell's loss rises at most :data:`RISE`
+        ``cell``; default ``h``): finer than ``h`` where the grid is coarse, since the
+        masses are split between grid losses but sit at their cell's top.
 
     Returns
     -------
@@ -317,8 +364,7 @@ def view_rows(w: np.ndarray, tail: np.ndarray, s: float, h: float,
         if live.size == 0:
             return _unit(w.shape[0]), _unit(w.shape[0])
         return tuple(_scatter(part, live, w.shape[0])  # type: ignore[return-value]
-                     for part in view_rows(w[live], tail[live], s, h, spare))
-    rows = w.shape[0]
+                     for part in view_rows(w[live], tail[live], s, h, spare, cell))
     small = w.max(axis=0, initial=0.0) < 0.5 * spare / w.shape[1]
     small[0] = False
     tail += w[:, small].sum(axis=1)  # counts nobody needs: at an infinite count
@@ -328,8 +374,41 @@ def view_rows(w: np.ndarray, tail: np.ndarray, s: float, h: float,
     starts = np.concatenate(([0], counts[:-1] + 1)).astype(np.int64)
     w = np.add.reduceat(w[:, :kk], starts, axis=1)  # counts in (g_{i-1}, g_i] at g_i
     ka = counts / s
-    t = _t_grid(w, ka, h, spare)
-    loss, low = _loss_bounds(w, ka, t, h)  # (rows, M + 1): above and below L
+    fine = h if cell is None else min(float(cell), h)
+    coarse, slopes = _coarse_slopes(w, ka, spare)
+    groups = row_groups(_cells(coarse, slopes, fine).sum(axis=1))
+    if len(groups) == 1:
+        return _cell_rows(w, tail, ka, _t_grid(coarse, slopes.max(axis=0), fine), h, fine,
+                          spare)
+    built = [_cell_rows(w[g], tail[g], ka, _t_grid(coarse, slopes[g].max(axis=0), fine), h,
+                        fine, spare) for g in groups]
+    order = np.concatenate(groups)
+    return tuple(_stacked([b[d] for b in built], order)  # type: ignore[return-value]
+                 for d in range(2))
+
+
+def _stacked(parts: list[ViewRows], order: np.ndarray) -> ViewRows:
+    """The rows of ``parts`` (in turn the rows ``order``) as one :class:`ViewRows`."""
+    width = max(p.probs.shape[1] for p in parts)
+    probs = np.zeros((order.size, width))
+    lower = np.empty(order.size, np.int64)
+    inf = np.empty(order.size)
+    at = 0
+    for p in parts:
+        rows = slice(at, at + p.probs.shape[0])
+        sel = order[rows]
+        probs[sel, :p.probs.shape[1]] = p.probs
+        lower[sel], inf[sel] = p.lower, p.inf
+        at = rows.stop
+    return ViewRows(lower, probs, inf)
+
+
+def _cell_rows(w: np.ndarray, tail: np.ndarray, ka: np.ndarray, t: np.ndarray, h: float,
+               fine: float, spare: float) -> tuple[ViewRows, ViewRows]:
+    """:func:`view_rows` of the rows ``w`` (counts ``ka`` on the standardised axis) on the
+    t-cells ``t``."""
+    rows = w.shape[0]
+    loss, low = _loss_bounds(w, ka, t, fine)  # (rows, M + 1): above and below L
     sure = np.asarray(~(w[:, 1:] > 0).any(axis=1))  # never counted: L = log w_0, exactly
     with np.errstate(divide="ignore"):
         loss[sure] = low[sure] = np.log(w[sure, :1])
@@ -374,68 +453,104 @@ def _normal_cells(t: np.ndarray) -> np.ndarray:
 
 def _pack(loss: np.ndarray, mass: np.ndarray, inf: np.ndarray, h: float,
           sure: np.ndarray, spare: float) -> ViewRows:
-    """Round ``loss`` up to the grid and bin each row's masses: ``+∞``, ``-∞`` and NaN
-    losses' masses, and those above :data:`MAX_LOSS`, go to ``+∞``; losses below
-    ``-LOWER_CUT`` are raised to it, and the lowest cells of a row, up to ``spare`` of its
-    mass, are raised to the first loss above them (:func:`_bin_rows`)."""
+    """Bin each row's masses on the grid ``{i h}``, each mass split between the two grid
+    losses around its own (:func:`split_up`): ``+∞``, ``-∞`` and NaN losses' masses, and
+    those above :data:`MAX_LOSS`, go to ``+∞``; losses below ``-LOWER_CUT`` are raised to
+    it, and the lowest cells of a row, up to ``spare`` of its mass, are raised to the first
+    loss above them (:func:`_positions`)."""
     rows = loss.shape[0]
     lo = np.empty(rows, np.int64)
     hi = np.empty(rows, np.int64)
-    lv = np.empty(loss.shape, np.int64)
+    pos = np.empty(loss.shape)
     extra = np.zeros(rows)
     margin = np.where(sure, 0.0, 1e-12)
-    _levels(loss, mass, h, margin, spare, MAX_LOSS, LOWER_CUT, lv, lo, hi, extra)
+    _positions(loss, mass, h, margin, spare, MAX_LOSS, LOWER_CUT, pos, lo, hi, extra)
     width = int((hi - lo).max(initial=0)) + 1
     probs = np.zeros((rows, width))
-    _bin_rows(lv, mass, lo, probs)
+    _split_rows(pos, mass, lo, h, probs)
     return ViewRows(lo, probs, np.minimum(inf + extra, 1.0))
 
 
 @nb.njit(cache=True)
-def _levels(loss, mass, h, margin, spare, max_loss, lower_cut, lv, lo, hi, extra):
-    """Each cell's grid level (``-1`` marks ``+∞``, its mass into ``extra``) and each row's
-    lowest and highest level (:func:`_pack`); the losses of a row are monotone in ``j``
-    (either way): the levels are made so (a running maximum from the low end: raising)."""
+def _positions(loss, mass, h, margin, spare, max_loss, lower_cut, pos, lo, hi, extra):
+    """Each cell's loss in grid steps, ``pos`` (``-inf`` marks ``+∞``, its mass into
+    ``extra``), raised by its float error's margin, and each row's lowest and highest
+    grid level (:func:`_pack`); the losses of a row are monotone in ``j`` (either way):
+    the positions are made so (a running maximum from the low end: raising), and those
+    below the cell where the row's mass passes ``spare`` are raised to it."""
     rows, cells = loss.shape
     for r in range(rows):
         up = cells > 1 and loss[r, cells - 1] >= loss[r, 0]
-        prev = -(1 << 62)
+        prev = -np.inf
         acc = 0.0
-        low = -(1 << 62)
-        top = -(1 << 62)
+        low = np.nan
+        top = -np.inf
         for i in range(cells):
             j = i if up else cells - 1 - i
             x = loss[r, j]
-            m = mass[r, j]
             if not (x <= max_loss):  # +∞, NaN or above MAX_LOSS
-                lv[r, j] = -(1 << 62) + 1
-                extra[r] += m
+                pos[r, j] = -np.inf
+                extra[r] += mass[r, j]
                 continue
             x = max(x, -lower_cut)
-            lev = int(math.ceil((x + margin[r] * (1.0 + abs(x))) / h))
-            lev = max(lev, prev)
-            prev = lev
-            lv[r, j] = lev
-            if low == -(1 << 62):
-                acc += m
+            p = max((x + margin[r] * (1.0 + abs(x))) / h, prev)
+            prev = p
+            if low != low:  # not yet passed ``spare``
+                acc += mass[r, j]
                 if acc > spare:
-                    low = lev
-            top = lev
-        if low == -(1 << 62):
-            low = top if top != -(1 << 62) else 0
-        if top == -(1 << 62):
+                    low = p
+            pos[r, j] = p
+            top = p
+        if low != low:
+            low = top if top > -np.inf else 0.0
+        if top == -np.inf:
             top = low
-        lo[r] = low
-        hi[r] = max(top, low)
+        for i in range(cells):
+            if pos[r, i] > -np.inf and pos[r, i] < low:
+                pos[r, i] = low
+        lo[r] = int(math.floor(low))
+        hi[r] = max(int(math.ceil(max(top, low))), lo[r])
 
 
 @nb.njit(cache=True)
-def _bin_rows(lv, mass, lo, probs):
-    """``probs[r, max(level, lo[r]) - lo[r]] += mass`` for every finite cell."""
-    rows, cells = lv.shape
+def _split_rows(pos, mass, lo, h, probs):
+    """Each finite cell's mass split between the grid levels around ``pos`` (in steps of
+    ``h``) as :func:`split_up` does, into ``probs[r, level - lo[r]]``."""
+    rows, cells = pos.shape
+    down = -math.expm1(-h)
     for r in range(rows):
         for j in range(cells):
-            lev = lv[r, j]
-            if lev == -(1 << 62) + 1:
+            p = pos[r, j]
+            if p == -np.inf:
                 continue
-            probs[r, max(lev, lo[r]) - lo[r]] += mass[r, j]
+            i = math.floor(p)
+            frac = p - i
+            m = mass[r, j]
+            k = int(i) - lo[r]
+            if frac <= 0.0:
+                probs[r, k] += m
+                continue
+            theta = min(-math.expm1(-frac * h) / down * (1.0 + SPLIT_MARGIN), 1.0)
+            probs[r, k] += m * (1.0 - theta)
+            probs[r, k + 1] += m * theta
+
+
+def split_up(loss: float, h: float) -> tuple[int, float]:
+    """The grid level ``i`` just below ``loss`` and the share ``θ`` of a mass at ``loss``
+    that goes to level ``i + 1`` (the rest to ``i``) so that the split keeps the mass and
+    its ``e^{-loss}`` moment (``θ`` raised by :data:`SPLIT_MARGIN`: a little more mass up).
+
+    Why it is sound: ``δ(ε) = Σ m (1 - e^{ε} e^{-ℓ})_+`` is convex in ``y = e^{-ℓ}`` for
+    each mass, and so is the composed ``δ`` in one factor's ``y`` with the others fixed;
+    spreading a mass to the two ends of ``[e^{-(i+1)h}, e^{-ih}]`` with the same total and
+    mean ``y`` (a mean-preserving spread) can only raise it (Jensen), before and after
+    composition. The pair of measures becomes more informative in Blackwell's order: the
+    "connect the dots" discretisation of Doroshenko, Ghazi, Kamath, Kumar and Manurangsi
+    (2022). Rounding every loss up instead costs about ``h / 2`` a factor; the split costs
+    about ``h² / 12`` in mean and ``h² / 6`` in variance, so a grid several times coarser
+    gives tighter figures."""
+    i = math.floor(loss / h)
+    frac = loss / h - i
+    if frac <= 0.0:
+        return int(i), 0.0
+    return int(i), min(-math.expm1(-frac * h) / -math.expm1(-h) * (1.0 + SPLIT_MARGIN), 1.0)

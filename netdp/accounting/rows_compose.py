@@ -27,6 +27,7 @@ from netdp.accounting.mixture_rows import ViewRows
 
 _U = 2.0 ** -53
 _BLOCK = 16
+_BLOCK_LOSS = 0.008  # the loss a block of log_mgf spans, at most (unless one mass wider)
 _CHUNK = 256  # frequencies of one pass of _products
 SHARED_BYTES = 64 * 2**20  # distinct PMFs' spectra held at once by _compose_window
 #: Rows composed at once, at most this many bytes of their windows (about 64 bytes a row
@@ -64,22 +65,25 @@ def _spectra(p: np.ndarray, size: int) -> np.ndarray:
 
 def log_mgf(part: ViewRows, h: float) -> np.ndarray:
     """An upper bound of each row's ``log Σ_m p_m e^{λ ℓ_m}`` at :data:`ORDERS`: blocks of
-    :data:`_BLOCK` masses at their top (``λ > 0``) or bottom loss (``λ < 0``)."""
+    masses at their top (``λ > 0``) or bottom loss (``λ < 0``), :data:`_BLOCK` of them or
+    fewer on a coarse grid (a block spans at most :data:`_BLOCK_LOSS`: each block's slack
+    widens every window it is composed into)."""
     rows, width = part.probs.shape
-    nb = -(-width // _BLOCK)
-    pad = np.zeros((rows, nb * _BLOCK))
+    size = int(np.clip(_BLOCK_LOSS // h, 1, _BLOCK))
+    nb = -(-width // size)
+    pad = np.zeros((rows, nb * size))
     pad[:, :width] = part.probs
-    mass = pad.reshape(rows, nb, _BLOCK).sum(axis=2)
-    b = np.arange(nb, dtype=np.float64) * _BLOCK * h
+    mass = pad.reshape(rows, nb, size).sum(axis=2)
+    b = np.arange(nb, dtype=np.float64) * size * h
     pos = ORDERS > 0
     out = np.empty((rows, ORDERS.size))
-    span = (nb - 1) * _BLOCK * h
+    span = (nb - 1) * size * h
     # λ > 0: factor out the top block's top loss; λ < 0: the bottom block's bottom
     e_pos = np.exp(np.multiply.outer(b - span, ORDERS[pos]))
     e_neg = np.exp(np.multiply.outer(b, ORDERS[~pos]))
     slack = nb * 1e-300
     with np.errstate(divide="ignore"):
-        top = (part.lower + (nb - 1) * _BLOCK + _BLOCK - 1) * h
+        top = (part.lower + (nb - 1) * size + size - 1) * h
         out[:, pos] = (np.log(mass @ e_pos * (1 + 1e-12) + slack)
                        + np.multiply.outer(top, ORDERS[pos]))
         out[:, ~pos] = (np.log(mass @ e_neg * (1 + 1e-12) + slack)

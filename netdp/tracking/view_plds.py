@@ -45,19 +45,22 @@ SNAP = 1e-9
 #: The finer grid of the law bound's rows (kov and rdp, :func:`netdp.tracking.walk_views.
 #: bounded_losses`): their figures are functions of these logs alone, not of PMFs.
 ROW_SNAP = 1e-12
+#: The pld grid over :func:`step_of`'s (:func:`pld_grid`)
+SPLIT_COARSEN = 8
 #: A view's rows share PMFs where its distinct laws are at most this share of them (else
 #: each row is built alone, in blocks that keep each block's grid fitted to its rows)
 SHARED_LAWS = 0.25
-#: ``law(e, rows) -> (w, tail)``: view ``e``'s interior-count law of the kept nodes at the
-#: positions ``rows`` (``(r, w)`` and ``(r,)``).
-LawSource = Callable[[int, slice], tuple[np.ndarray, np.ndarray]]
+#: ``law(e, rows) -> (w, tail, index)``: view ``e``'s interior-count law of the kept nodes
+#: at the positions ``rows`` (``(r, w)`` and ``(r,)``), or with ``index`` the distinct laws
+#: and each row's place among them.
+LawSource = Callable[[int, slice], tuple[np.ndarray, np.ndarray, np.ndarray | None]]
 
 
 def exact_laws(laws: Sequence[np.ndarray], tails: np.ndarray, keep: np.ndarray) -> LawSource:
     """The source of :func:`~netdp.tracking.walk_views.view_laws`'s laws (by node id)."""
-    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray, None]:
         ids = keep[rows]
-        return laws[e][ids], tails[e, ids]
+        return laws[e][ids], tails[e, ids], None
     return law
 
 
@@ -67,7 +70,7 @@ def snapped_laws(laws: Sequence[np.ndarray], tails: np.ndarray,
     ``P(I >= k)`` raised to the grid of :func:`snapped` (nonincreasing: a running minimum),
     so that nodes whose laws differ by rounding alone (a symmetric graph's) share one. A
     count stochastically larger bounds the Gaussian view's loss (module docstring)."""
-    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray, None]:
         ids = keep[rows]
         w, tail = laws[e][ids], tails[e, ids]
         surv = tail[:, None] + np.cumsum(w[:, :0:-1], axis=1)[:, ::-1]  # P(I >= 1..K-1)
@@ -76,7 +79,7 @@ def snapped_laws(laws: Sequence[np.ndarray], tails: np.ndarray,
             up = np.exp(np.minimum(snapped(np.log(surv)), 0.0))
         up = np.minimum.accumulate(up, axis=1)
         full = np.concatenate([np.ones((w.shape[0], 1)), up], axis=1)
-        return -np.diff(full, axis=1), up[:, -1]
+        return -np.diff(full, axis=1), up[:, -1], None
     return law
 
 
@@ -91,19 +94,22 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
                                                      views.a, views.b, views.length)
     logB, logmu, logrho = snapped(logB), snapped(logmu), np.minimum(snapped(logrho), 0.0)
 
-    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+    def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         size = ce.interior(int(views.kind[e]), int(views.length[e]))
         top = min(size, BOUND_COUNTS)
         k = np.arange(1, top + 2, dtype=np.float64)  # counts 1 .. top + 1
+        # each distinct bound once (a symmetric graph's nodes share most)
+        held, index = distinct(np.column_stack([logB[e, rows], logrho[rows], logmu[e, rows]]))
+        at = np.arange(rows.start, rows.stop)[held]
         with np.errstate(divide="ignore", invalid="ignore"):
-            logS = np.minimum(logB[e, rows][:, None] + (k - 1) * logrho[rows][:, None],
-                              logmu[e, rows][:, None] - np.log(k))
+            logS = np.minimum(logB[e, at][:, None] + (k - 1) * logrho[at][:, None],
+                              logmu[e, at][:, None] - np.log(k))
         logS = np.minimum.accumulate(np.minimum(np.nan_to_num(logS, nan=0.0), 0.0), axis=1)
         surv = np.exp(logS)  # S(1) .. S(top + 1), nonincreasing
         if top == size:
             surv[:, -1] = 0.0  # no count beyond the interior positions
         full = np.concatenate([np.ones((surv.shape[0], 1)), surv], axis=1)
-        return -np.diff(full, axis=1)[:, :top + 1], surv[:, -1]
+        return -np.diff(full, axis=1)[:, :top + 1], surv[:, -1], index
     return law
 
 
@@ -122,14 +128,15 @@ Mechanism = Callable[[int, np.ndarray, np.ndarray, float], tuple[Any, ...]]
 
 def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h: float,
              dt: float, mechanism: Mechanism | None = None,
-             group: np.ndarray | None = None) -> np.ndarray:
+             group: np.ndarray | None = None, cell: float | None = None) -> np.ndarray:
     """Each kept node's ``ε(dt)`` of its views' mixture PLDs (module docstring), in blocks of
     nodes whose PMFs fit in :data:`ROWS_BYTES` (a block is halved, keeping what is built,
     when they do not).
 
     ``mechanism`` builds a view's PMFs from its count laws (default: the Gaussian mixture
     of :func:`~netdp.accounting.mixture_rows.view_rows` at the view's noise); views with
-    the same ends, length and ``group`` (default 0) are built once."""
+    the same ends, length and ``group`` (default 0) are built once; ``cell`` is its
+    t-cells' scale (default ``h``; :func:`pld_grid`)."""
     from netdp.accounting import mixture_rows as mr
     from netdp.accounting import rows_compose as rc
 
@@ -143,7 +150,7 @@ def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h:
         def mechanism(e: int, w: np.ndarray, tail: np.ndarray, spare: float
                       ) -> tuple[Any, ...]:
             return mr.view_rows(w, tail, noise.z * math.sqrt(ce.draws(
-                int(views.kind[e]), int(views.length[e]))), h, spare)
+                int(views.kind[e]), int(views.length[e]))), h, spare, cell)
     settings = [(int(e), *view_setting(views, int(e), keep, noise)) for e in distinct]
     spare = 1e-3 * dt / k  # each view's mass moved to +∞ or raised by the cuts
     out = np.empty(keep.size)
@@ -154,14 +161,20 @@ def rows_pld(views: Views, law: LawSource, keep: np.ndarray, noise: ce.Noise, h:
         used = 0
         for e, _, _, cu_all in settings:
             cu = cu_all[r0:r1]
-            w_law, tail = law(e, slice(r0, r1))
+            w_law, tail, index = law(e, slice(r0, r1))
+            if index is not None:  # distinct laws given: distinct (law, count) pairs
+                _, first, pair = np.unique(index * (int(cu.max(initial=0)) + 1) + cu,
+                                           return_index=True, return_inverse=True)
+                w_law, tail, cu = w_law[index[first]], tail[index[first]], cu[first]
+                index = pair.reshape(-1)
             w = np.zeros((cu.size, int(cu.max(initial=0)) + w_law.shape[1]))
             for c in np.unique(cu):
                 sel = cu == c
                 w[sel, c:c + w_law.shape[1]] = w_law[sel]
-            held, index = distinct_rows(w, tail)
-            if index is not None:
-                w, tail = w[held], tail[held]
+            if index is None:
+                held, index = distinct_rows(w, tail)
+                if index is not None:
+                    w, tail = w[held], tail[held]
             parts.append(tuple(mr.shared_rows(p, index)
                                for p in mechanism(e, w, tail, spare)))
             used += sum(p.probs.nbytes for p in parts[-1])
@@ -203,6 +216,16 @@ def step_of(views: Views, noise: ce.Noise, exact: bool) -> float:
     """The loss grid of an observer's PLDs (:func:`grid_step` of its views)."""
     regular = views.kind == ce.REGULAR
     return grid_step((views.length[regular], views.length[~regular]), 1, noise.z, exact)
+
+
+def pld_grid(views: Views, noise: ce.Noise) -> tuple[float, float]:
+    """``(h, cell)``: the pld accountant's loss grid for an observer's views and the scale
+    of their t-cells (:func:`rows_pld`). The masses are split between the grid losses
+    around them (:func:`netdp.accounting.mixture_rows.split_up`), which costs about
+    ``h² / 6`` of variance a view where rounding up cost ``h / 2`` of mean, so the grid is
+    :data:`SPLIT_COARSEN` times :func:`step_of`'s and the cells keep that step."""
+    fine = step_of(views, noise, False)
+    return SPLIT_COARSEN * fine, fine
 
 
 def view_setting(views: Views, e: int, keep: np.ndarray,

@@ -272,9 +272,9 @@ def sound_observer(shared: Mapping[str, Any], v: int) -> tuple[np.ndarray, np.nd
         try:
             if registry.entry(accountant).composes_pld:  # pld: the dominating laws' PLDs
                 bound = view_plds.dominating_laws(P, blocked, shared["pi0"], views)
-                eps = view_plds.rows_pld(views, bound, keep, noise,
-                                         view_plds.step_of(views, noise, False),
-                                         min(2.0 * views.size * delta, 1.0))
+                h, cell = view_plds.pld_grid(views, noise)
+                eps = view_plds.rows_pld(views, bound, keep, noise, h,
+                                         min(2.0 * views.size * delta, 1.0), cell=cell)
             else:
                 eps = bounded_losses(P, blocked, shared["pi0"], views, accountant, noise,
                                      delta)
@@ -393,10 +393,11 @@ def _observer_losses(views: Views, laws: Sequence[np.ndarray], tails: np.ndarray
     entry = registry.entry(accountant)
     if entry.composes_pld:
         from netdp.accounting import mixture_pld as mp
-        step = view_plds.step_of(views, noise, entry.exact)
         if not entry.exact:
+            h, cell = view_plds.pld_grid(views, noise)
             return view_plds.rows_pld(views, view_plds.snapped_laws(laws, tails, keep), keep,
-                                      noise, step, dt)
+                                      noise, h, dt, cell=cell)
+        step = view_plds.step_of(views, noise, True)
         out = np.empty(keep.size)
         for r, u in enumerate(keep):
             parts = []

@@ -133,14 +133,15 @@ def _log_domain(w, ka, t):
 def test_chords_and_tangents_bracket_the_loss_at_every_point(seed):
     """The compiled log-sums against numpy's, and the bounds between knots on each side of
     them: above (the ``(Q, P)`` direction's losses) and below (``(P, Q)``'s), to the float
-    error that ``_levels``' margin covers, and within ``h`` of each other (tightness)."""
+    error that ``_positions``' margin covers, and within ``h`` of each other (tightness)."""
     rng = np.random.default_rng(seed)
     views = _case(seed, rows=5, views=3)
     for w, _, s in views:
         w = w.copy()
         w[1, rng.integers(1, w.shape[1])] += 1e-300  # far from every other term
         ka = np.arange(w.shape[1]) / s
-        t = mr._t_grid(w, ka, H, 1e-18)
+        coarse, slopes = mr._coarse_slopes(w, ka, 1e-18)
+        t = mr._t_grid(coarse, slopes.max(axis=0), H)
         exact = _log_domain(w, ka, t)
         values, _ = mr._values_slopes(w, ka, t)
         upper, lower = mr._loss_bounds(w, ka, t, H)
@@ -151,3 +152,117 @@ def test_chords_and_tangents_bracket_the_loss_at_every_point(seed):
         # between knots the bounds are not the exact values: swapped, the check fails
         assert np.max(upper - exact) > 1e-6 * H and np.max(exact - lower) > 1e-6 * H
 
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_coarse_grid_with_fine_cells_stays_above_the_exact_composition(seed):
+    """The pld accountant's setting (netdp.tracking.view_plds.pld_grid): masses split on a
+    grid 8 times the cells' scale. Never below the optimistic twin, and within the cells'
+    rounding of the pessimistic one on the fine grid (the split's cost is second order)."""
+    views = _case(seed)
+    delta = 1e-6
+    parts = [mr.view_rows(w, tail, s, 8 * H, cell=H) for w, tail, s in views]
+    got = np.maximum(*(rc.compose_rows([p[d] for p in parts], 8 * H, delta)
+                       for d in (0, 1)))
+    for r in range(got.size):
+        lo = PldPair.compose_many([mixture_pld(w[r], s, h=H, tail=float(t[r]),
+                                               pessimistic=False) for w, t, s in views])
+        up = PldPair.compose_many([mixture_pld(w[r], s, h=H, tail=float(t[r]))
+                                   for w, t, s in views])
+        assert got[r] >= float(lo.epsilon(delta)) - 1e-9
+        # no grid rounding beyond the pessimistic oracle's own: the cells' RISE h alone
+        # (and, as above, 1 % where the steepest views meet MAX_CELLS, the counts' grid)
+        large = any(w.shape[1] > mr.EXACT_COUNTS + 1 for w, _, _ in views)
+        rel = 0.01 + (mr.COUNT_RATIO - 1.0) * large
+        top = float(up.epsilon(delta))
+        assert got[r] <= top + 2 * len(views) * mr.RISE * H + rel * top
+
+
+def _atoms_delta(loss, mass, eps):
+    """``δ(ε)`` of masses at losses (no mass at +∞), at each ``ε``."""
+    return np.array([np.sum(mass * np.clip(-np.expm1(e - loss), 0.0, None)) for e in eps])
+
+
+def _self_composed(loss, mass, times):
+    out_l, out_m = np.zeros(1), np.ones(1)
+    for _ in range(times):
+        out_l = np.add.outer(out_l, loss).ravel()
+        out_m = np.multiply.outer(out_m, mass).ravel()
+    return out_l, out_m
+
+
+@pytest.mark.parametrize("theta", ["split_up", "linear"])
+def test_splitting_a_mass_never_lowers_delta_before_or_after_composition(theta):
+    """``split_up`` keeps each mass and its ``e^{-ℓ}`` moment (to its margin), gives the
+    atoms' own ``δ`` at every grid loss (one factor) and never less anywhere, composed
+    three times too. The linear share (``θ`` the distance to the lower level, what
+    interpolating the loss would give) puts too little mass up: the check finds it."""
+    rng = np.random.default_rng(5)
+    h = 0.05
+    loss = rng.uniform(-0.6, 0.9, 12)
+    mass = rng.dirichlet(np.ones(12))
+    levels, up = [], []
+    for x in loss:
+        i, share = mr.split_up(float(x), h)
+        if theta == "linear":
+            share = x / h - i
+        levels.append(i)
+        up.append(share)
+    levels, up = np.array(levels), np.array(up)
+    grid_l = np.concatenate([levels * h, (levels + 1) * h])
+    grid_m = np.concatenate([mass * (1 - up), mass * up])
+    eps = np.arange(-20, 40) * h
+    ok = True
+    for times in (1, 3):
+        got = _atoms_delta(*_self_composed(grid_l, grid_m, times), eps)
+        want = _atoms_delta(*_self_composed(loss, mass, times), eps)
+        ok &= bool(np.all(got >= want - 1e-15))
+        if theta == "split_up" and times == 1:
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15)
+    if theta == "linear":
+        assert not ok
+        return
+    assert ok
+    assert np.isclose(grid_m.sum(), 1.0, rtol=1e-15)
+    moment = np.sum(grid_m * np.exp(-grid_l)) / np.sum(mass * np.exp(-loss))
+    assert 1.0 - 1e-10 <= moment <= 1.0
+
+
+def test_split_rows_against_numpy():
+    """The compiled split (``_positions``, ``_split_rows``) against ``split_up`` cell by cell,
+    with cells at +∞ and below the row's ``spare`` (raised to the first cell above it)."""
+    rng = np.random.default_rng(8)
+    h = 0.01
+    loss = np.sort(rng.uniform(-0.5, 0.5, (3, 40)), axis=1)
+    loss[1] = loss[1, ::-1]  # decreasing along the cells (the (P, Q) direction)
+    loss[2, -3:] = np.inf
+    mass = rng.dirichlet(np.ones(40), size=3)
+    spare = 0.05
+    part = mr._pack(loss, mass, np.zeros(3), h, np.zeros(3, bool), spare)
+    for r in range(3):
+        order = np.argsort(loss[r], kind="stable")
+        x = loss[r, order] + 1e-12 * (1 + np.abs(loss[r, order]))
+        m = mass[r, order]
+        live = np.isfinite(x)
+        passed = np.flatnonzero(np.cumsum(m[live]) > spare)[0]
+        x = np.maximum(x[live], x[live][passed])
+        want = np.zeros(part.probs.shape[1] + 2)
+        for xi, mi in zip(x, m[live], strict=True):
+            i, share = mr.split_up(float(xi), h)
+            want[i - part.lower[r]] += mi * (1 - share)
+            want[i + 1 - part.lower[r]] += mi * share
+        np.testing.assert_allclose(part.probs[r], want[:part.probs.shape[1]], rtol=1e-12,
+                                   atol=1e-17)
+        assert not want[part.probs.shape[1]:].any()
+        assert part.inf[r] == pytest.approx(m[~live].sum(), abs=1e-17)
+
+
+def test_row_groups_partition_the_rows_and_cost_no_more_than_one():
+    rng = np.random.default_rng(2)
+    need = np.concatenate([np.full(500, 130.0), rng.uniform(130, 400, 300),
+                           rng.uniform(5000, 16000, 8)])
+    groups = mr.row_groups(need)
+    assert np.array_equal(np.sort(np.concatenate(groups)), np.arange(need.size))
+    cost = sum(mr.GROUP_CELLS + g.size * need[g].max() for g in groups)
+    assert len(groups) > 1 and cost < mr.GROUP_CELLS + need.size * need.max()
+    assert len(mr.row_groups(np.full(40, 200.0))) == 1

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from netdp.accounting import mixture_rows
 from netdp.engine.trace import Trace
 from netdp.tracking import view_plds, walk_views
 
@@ -40,7 +41,7 @@ def test_snapped_laws_are_larger_and_merge_rounding():
     tail = np.full(6, 1e-7)
     tail[1] = 0.0
     w[1] /= w[1].sum()
-    got_w, got_tail = view_plds.snapped_laws([w], tail[None, :], np.arange(6))(0, slice(0, 6))
+    got_w, got_tail, _ = view_plds.snapped_laws([w], tail[None, :], np.arange(6))(0, slice(0, 6))
     before, after = _survival(w, tail), _survival(got_w, got_tail)
     assert np.all(after[:, 1:] >= before[:, 1:]) and np.all(got_w >= 0)  # k = 0: both 1
     np.testing.assert_allclose(after, before, rtol=3e-9, atol=0)
@@ -83,14 +84,17 @@ def test_shared_pmfs_give_the_nodes_own_figures(law_work, monkeypatch):
     with shared PMFs is the figure of the nodes built one by one (the same grid: one block
     of rows either way), to rounding; and the views did share."""
     calls = []
-    real = view_plds.distinct_rows
+    real = view_plds.distinct  # the laws' rows (exact) or their bounds' (dominating)
 
-    def spy(w, tail):
-        out = real(w, tail)
-        calls.append((out[0].size, w.shape[0], out[1] is None))
+    def spy(key):
+        out = real(key)
+        calls.append((out[0].size, key.shape[0], out[1] is None))
         return out
 
-    monkeypatch.setattr(view_plds, "distinct_rows", spy)
+    monkeypatch.setattr(view_plds, "distinct", spy)
+    # one group of t-cells for a view's rows either way (row_groups weighs the rows it is
+    # given, so fewer distinct rows may be grouped otherwise: tightness, not sharing)
+    monkeypatch.setattr(mixture_rows, "GROUP_CELLS", math.inf)
     alone = _hypercube_losses(law_work, 0.0, monkeypatch)
     assert all(none for *_, none in calls)
     calls.clear()
