@@ -293,8 +293,32 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
     _sweeps(Q, ends, max(int(L.max(initial=0)) - 1, 1), backward)
     tgt_row = np.searchsorted(tgts, b)
     logB = logh[col] + logM[tgt_row][:, free] - logZ[:, None]
-    logmu = mean_logs(Q, free, starts, ends, col, tgt_row, L, regular, logZ)
+    side = bipartition(P)
+    parity = None if side is None else (side[free], side[b])
+    logmu = mean_logs(Q, free, starts, ends, col, tgt_row, L, regular, logZ, parity)
     return logB, logrho, logmu, free
+
+
+def bipartition(P: Any) -> np.ndarray | None:
+    """Each node's side (0 or 1) where every step of the walk changes side (a connected
+    walk on a bipartite graph without self-moves: the hypercube's, a grid's simple walk),
+    else ``None``. Then ``(Q^r)[u, b] = 0`` unless ``r`` has the parity of the sides of
+    ``u`` and ``b``, for the walk and every chain killed on some nodes."""
+    csr = sparse.csr_array(P)
+    n = csr.shape[0]
+    order, pred = csgraph.breadth_first_order(csr, 0, directed=False,
+                                              return_predecessors=True)
+    if order.size != n:
+        return None
+    depth = np.zeros(n, np.int64)
+    depth[order[1:]] = 1
+    up = pred.copy()
+    up[order[0]] = order[0]
+    while np.any(up != order[0]):  # depth in the tree by pointer jumping (the root's 0)
+        depth, up = depth + depth[up], up[up]
+    side = depth % 2
+    rows, cols = csr.nonzero()
+    return side if np.all(side[rows] != side[cols]) else None
 
 
 def _perron(Q: Any, free: np.ndarray, left: bool) -> tuple[np.ndarray, float]:
@@ -319,14 +343,18 @@ def _perron(Q: Any, free: np.ndarray, left: bool) -> tuple[np.ndarray, float]:
 
 def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
               col: np.ndarray, tgt_row: np.ndarray, L: np.ndarray, regular: np.ndarray,
-              logZ: np.ndarray) -> np.ndarray:
+              logZ: np.ndarray, parity: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> np.ndarray:
     """``(views, free nodes)``: the log of an upper bound of ``E[I_u] = Σ_{t=1}^{L-1}
     f(t)[u] g(L - t)[u] / Z``, ``f(t)`` the bridge's first end's row of ``Q^t`` (from the
     virtual source: ``π0 Q^{t-1}``) and ``g(r)`` the column of ``Q^r`` at its last holder:
     exact up to :data:`HORIZON` steps, beyond it bounded through the Perron vectors
     (``(Q^t)[a, u] <= ρ̄^{t-T} φ(u) max_z (Q^T)[a, z] / φ(z)`` for a left ``φ`` with
     ``φ Q <= ρ̄ φ``, and alike on the right), the stretch where both are bounded by its
-    number of steps times its larger end term (log-linear in ``t``)."""
+    number of steps times its larger end term (log-linear in ``t``). ``parity``: the free
+    nodes' and the views' last holders' sides of a bipartite walk (:func:`bipartition`),
+    where only the steps ``t`` with ``L - t`` of the parity of ``u``'s and ``b``'s sides
+    count in that stretch (the others' terms are 0: half of them)."""
     T = int(min(HORIZON, max(int(L.max(initial=0)), 1)))
     n = Q.shape[0]
     # Rows by bridge position: e_a Q^t (t = 0..T), the virtual source's π0 Q^{t-1}.
@@ -385,14 +413,22 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
             if between > 0:
                 with np.errstate(divide="ignore"):
                     lphi, lpsi = np.log(phi[free]), np.log(psi[free])
+                    steps = (np.log(_steps_of_parity(T + 1, Le - T - 1, (Le - parity[0]
+                                                                        - parity[1][e]) % 2))
+                             if parity is not None else math.log(between))
                 tips = [(lrl * (t - T) + lphi + lA[ce_]) + (lrr * (Le - t - T) + lpsi + lB[cb])
                         for t in (T + 1, Le - T - 1)]
-                parts.append(math.log(between) + np.maximum(tips[0], tips[1]))
+                parts.append(steps + np.maximum(tips[0], tips[1]))
         if parts:
             out[e] = np.logaddexp.reduce(np.array(parts), axis=0) - logZ[e]
         else:
             out[e] = -np.inf
     return out
+
+
+def _steps_of_parity(t0: int, t1: int, p: np.ndarray) -> np.ndarray:
+    """The integers ``t`` in ``[t0, t1]`` with ``t ≡ p`` (mod 2), for each ``p`` in ``{0, 1}``."""
+    return (t1 - p) // 2 - (t0 - 1 - p) // 2
 
 
 def _ends(rows: np.ndarray, logs: np.ndarray, ts: np.ndarray, perron: np.ndarray,

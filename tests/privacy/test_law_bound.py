@@ -389,3 +389,68 @@ def test_rows_that_share_a_bound_share_its_figure(accountant, monkeypatch):
     alone = walk_views.bounded_losses(P, blocked, np.full(32, 1 / 32), views, accountant,
                                       noise, 1e-6)
     assert np.allclose(got, alone, rtol=1e-12, atol=0.0)
+
+
+def _long_view_means(P: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """``exp(log E[I_u])`` of :func:`law_bound.mean_logs` over the exact means (matrix
+    powers) for long views of the walk ``P`` observed by node 0 (past the kept rows): four
+    regular views, then two first stretches; and the kinds."""
+    n = P.shape[0]
+    blocked = np.zeros(n, bool)
+    blocked[0] = True
+    Q = _taboo(P, 0)
+    free = np.flatnonzero(~blocked)
+    pi0 = np.full(n, 1.0 / n)
+    powers = [np.eye(n)]
+    for _ in range(900):
+        powers.append(powers[-1] @ Q)
+    rng = np.random.default_rng(4)
+    kind, a, b, length, want = [], [], [], [], []
+    for m in (400, 513, 701, 902):  # regular views: L = m - 2 steps from a to b
+        x = int(rng.choice(free))
+        y = int(rng.choice(np.flatnonzero(powers[m - 2][x] > 0)))
+        L = m - 2
+        mean = sum(powers[t][x] * powers[L - t][:, y] for t in range(1, L)) / powers[L][x, y]
+        kind.append(ce.REGULAR), a.append(x), b.append(y), length.append(m), want.append(mean)
+    for L in (300, 611):  # first stretches: from π0, L steps to b
+        y = int(rng.choice(free))
+        f = [pi0 @ powers[t - 1] for t in range(1, L + 1)]
+        mean = sum(f[t - 1] * powers[L - t][:, y] for t in range(1, L)) / f[L - 1][y]
+        kind.append(ce.FIRST), a.append(-1), b.append(y), length.append(L), want.append(mean)
+    _, _, logmu, _ = law_bound.survival_logs(sparse.csr_array(P), blocked, pi0,
+                                             np.array(kind), np.array(a), np.array(b),
+                                             np.array(length))
+    return np.exp(logmu) / np.array(want)[:, free], kind
+
+
+def test_a_bipartite_walk_counts_only_the_steps_of_the_right_parity(monkeypatch):
+    """On the hypercube (every step changes side) the mean number of visits in a long view
+    is bounded with only the steps whose terms can be nonzero: never below the matrix
+    powers' mean, within 1e-6 of it for the regular views (their rows have converged) and
+    1.5 times for the first stretches (from π0, both sides at once); without the parity
+    (the bound before) up to 1.9 times."""
+    P = _forward_cases_P("hypercube")
+    assert law_bound.bipartition(sparse.csr_array(P)) is not None
+    assert law_bound.bipartition(sparse.csr_array(0.5 * (P + np.eye(16)))) is None  # lazy
+    ratio, kind = _long_view_means(P)
+    regular = np.array(kind) == ce.REGULAR
+    assert ratio.min() >= 1 - 1e-12
+    assert ratio[regular].max() <= 1 + 1e-6 and ratio[~regular].max() <= 1.5
+    monkeypatch.setattr(law_bound, "bipartition", lambda P: None)
+    plain, _ = _long_view_means(P)
+    assert plain.min() >= 1 - 1e-12 and np.median(plain[regular]) > 1.3
+
+
+def test_a_walk_that_is_not_bipartite_has_no_sides(monkeypatch):
+    """The random graph (odd cycles) gets no sides, and its bound stays above the exact
+    mean; forced onto it, breadth-first sides halve the count and the bound falls below."""
+    from scipy.sparse import csgraph
+
+    P = _forward_cases_P("random graph")
+    assert law_bound.bipartition(sparse.csr_array(P)) is None
+    ratio, _ = _long_view_means(P)
+    assert ratio.min() >= 1 - 1e-12
+    depth = csgraph.shortest_path(P, indices=0, unweighted=True)
+    monkeypatch.setattr(law_bound, "bipartition", lambda P: depth.astype(np.int64) % 2)
+    forced, _ = _long_view_means(P)
+    assert forced.min() < 0.9
