@@ -173,18 +173,21 @@ _COMPOSITION = "netdp.accounting.composition"
 DEFAULT_SECONDS = 20.0
 #: ``pld``'s seconds per view and node on graphs other than the complete one
 #: (:attr:`GridCost.rows`): the median fit of ``experiments/pld_cost.py --graphs`` on the
-#: idle 2-core reference machine (its 27 runs took 0.54 to 2.62 times it; kept in
-#: ``docs/figures/pld_cost_graphs.jsonl``), replacing the fit made under load (3.3e-4, then
-#: x0.78 for the knots of :mod:`netdp.accounting.mixture_rows`; docs/performance.md).
-ROWS_COST = (1.04e-4, 1.0)
+#: idle 2-core reference machine, refitted in session 22 after the split masses on a
+#: coarser grid and the rows grouped by their t-cells (:mod:`netdp.accounting.
+#: mixture_rows`): its runs on the graphs that are not vertex-transitive took 0.53 to 1.57
+#: times it (``docs/figures/pld_cost_graphs_split.jsonl``; the fit before, 1.04e-4, in
+#: ``docs/figures/pld_cost_graphs.jsonl``).
+ROWS_COST = (9.75e-5, 1.0)
 #: The share of ``ROWS_COST`` ``pld`` takes on the hypercube of 512 nodes and more
-#: (:attr:`GridCost.shared`): in the median of ``experiments/pld_cost.py --graphs``, the
-#: hypercubes of 256 to 2,048 nodes took 0.27 of the model fitted on the other graphs of the
-#: same run (session 20, ``docs/figures/pld_cost_graphs_shared.jsonl``; 0.22 of
-#: ``ROWS_COST``'s, which those graphs took 1.43 times on that busier machine): 0.3 errs
-#: long. The hypercubes of 16 to 64 nodes took 1.7 to 2.8 times the shared model (a fixed
-#: cost per observer), so below 512 nodes the whole model stands.
-SHARED_COST = (0.3, 512)
+#: (:attr:`GridCost.shared`): in the same run the hypercubes of 512 to 2,048 nodes took
+#: 0.023 to 0.068 of the rows model (0.038 at 1,024 nodes for ε <= 1; with 8 observers
+#: 0.036, and 32 observers of ``netdp simulate --topology hypercube --nodes 1024 --seed 4
+#: --accountant pld`` 13.0 s, 0.036): 0.05 errs long at 1,024 nodes and up to 1.35 times
+#: short at 512 and 2,048. The hypercubes of 16 to 256 nodes took 0.11 to 0.16 of it (a
+#: fixed cost per observer, and the exact laws below ``walk_views.PLD_LAW_WORK``), so below
+#: 512 nodes the whole model stands.
+SHARED_COST = (0.05, 512)
 #: ``rdp``'s seconds per node² without self-moves (:attr:`Entry.no_self_cost`): 5.9 s at
 #: n = 100 and 63 s at n = 300 on the 2-core machine, halved.
 RDP_NO_SELF_SECONDS = 3e-4
