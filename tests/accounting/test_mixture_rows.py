@@ -266,3 +266,17 @@ def test_row_groups_partition_the_rows_and_cost_no_more_than_one():
     cost = sum(mr.GROUP_CELLS + g.size * need[g].max() for g in groups)
     assert len(groups) > 1 and cost < mr.GROUP_CELLS + need.size * need.max()
     assert len(mr.row_groups(np.full(40, 200.0))) == 1
+
+
+def test_split_rows_stay_within_their_row():
+    """Masses exactly on grid losses (a row the observer never counts: no margin) go to
+    their level whole, and nothing spills past a row's last level into the next row."""
+    h = 0.25
+    loss = np.array([[0.0, 0.25, 0.5], [0.1, 0.3, 0.35], [-0.5, 0.0, 0.5]])
+    mass = np.full((3, 3), 1.0 / 3.0)
+    part = mr._pack(loss, mass, np.zeros(3), h, np.array([True, False, True]), 0.0)
+    third = 1.0 / 3.0
+    np.testing.assert_array_equal(part.probs[0], [third, third, third, 0.0, 0.0])
+    np.testing.assert_array_equal(part.probs[2], [third, 0.0, third, 0.0, third])
+    np.testing.assert_allclose(part.probs.sum(axis=1), 1.0, rtol=1e-15)
+    assert part.lower.tolist() == [0, 0, -2] and part.probs.shape == (3, 5)
