@@ -125,3 +125,51 @@ def test_crossing_is_interpolated_in_log_space():
     assert exp.crossing({1: 1.0, 2: 1.0}, {1: 0.5, 2: 0.1})[0] is None
     assert "above" in exp.crossing({1: 1.0, 2: 1.0}, {1: 0.5, 2: 0.1})[1]
     assert "below" in exp.crossing({1: 0.1}, {1: 0.5})[1]
+
+
+def test_decor_gossip_small_identities(tmp_path, capsys):
+    """One small cell: the exact mean is netdp's report, the equal-privacy σ' gives the
+    independent noise that mean, and SecLDP's figure is σ² (Σ⁻¹)_uu converted."""
+    from netdp import simulate
+    from netdp.tasks import make_config
+    from netdp.tracking.gossip import coefficient_epsilon
+
+    exp = load("decor_gossip")
+    out = tmp_path / "decor.csv"
+    assert exp.main(["--cells", "cycle:8", "--decor", "2", "--out", str(out)]) == 0
+    assert "| cycle | 8 |" in capsys.readouterr().out
+    table = rows(out)
+    first = table[0]
+    report = simulate(make_config(task="sum", protocol="gossip", topology="cycle", nodes=8,
+                                  sigma=1.0, correlated_noise=2.0, seed=1,
+                                  accountants=("pld",), target_delta=1e-6))
+    assert float(first["cell_exact_mean"]) == pytest.approx(
+        report.to_json()["privacy"]["empirical"][0]["mean"], rel=1e-12)
+    assert sum(int(r["pairs"]) for r in table) == 56
+    plan = gossip_matrix.GossipPlan.build(topology.build("cycle", 8), "metropolis", False)
+    plain = G.joint(plan.W, plan.adj, int(first["steps"]))
+    coef = plain.matrix()[~np.eye(8, dtype=bool)]
+    equal = coefficient_epsilon(coef, float(first["equal_sigma"]), 1e-6, "pld").mean()
+    assert equal == pytest.approx(float(first["cell_exact_mean"]), rel=1e-9)
+    assert float(first["decor_noise_rmse"]) < float(first["independent_noise_rmse"])
+
+
+@pytest.mark.slow
+def test_decor_gossip_regenerates_the_docs_table(tmp_path, capsys):
+    """docs/gossip.md's DECOR table and its CSV, rerun."""
+    exp = load("decor_gossip")
+    out = tmp_path / "decor.csv"
+    assert exp.main(["--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    page = (EXPERIMENTS.parent / "docs" / "gossip.md").read_text(encoding="utf-8")
+    for line in printed.splitlines():
+        assert line in page, line
+    committed = rows(EXPERIMENTS.parent / "docs" / "figures" / "decor_gossip.csv")
+    fresh = rows(out)
+    assert len(committed) == len(fresh)
+    for old, new in zip(committed, fresh, strict=True):
+        for key, value in old.items():
+            try:
+                assert float(new[key]) == pytest.approx(float(value), rel=1e-9), key
+            except ValueError:
+                assert new[key] == value

@@ -55,6 +55,8 @@ from netdp.tracking.base import Tracker, Tracking
 from netdp.tracking.gossip_setup import GossipSumSetup
 
 GROUP = "gossip (--protocol gossip)"
+#: Most nodes of the closed-form error with a user's covariance (``n³`` flops).
+CLOSED_FORM_NODES = 4096
 #: Seconds of one node's share of one gossip step (its exchange, its noise, its tracking),
 #: measured at 100 nodes and halved (see :data:`netdp.tasks.base.HOP_SECONDS`).
 NODE_STEP_SECONDS = 8e-6
@@ -99,6 +101,20 @@ class GossipSumConfig(Section):
                                            low_open=True, high=1.0, metavar="P",
                                            group=GROUP, default_text="none; --gossip-"
                                            "schedule partial needs it")
+    correlated_noise: float | None = param(None, "DECOR's correlated noise: the two ends of "
+                                           "every edge share a secret of this std (units "
+                                           "of the sensitivity), one adds it and the other "
+                                           "subtracts it; the secrets cancel in the mean",
+                                           kind=float, low=0.0, low_open=True,
+                                           high=MAX_SIGMA, metavar="S", group=GROUP,
+                                           default_text="no secrets, independent noise "
+                                           "only")
+    noise_covariance: str | None = param(None, "a .npy file of an n x n covariance "
+                                         "(positive semi-definite, units of the sensitivity "
+                                         "squared) of correlated noise added to the "
+                                         "independent noise; a node knows its own term",
+                                         kind=str, metavar="FILE", group=GROUP,
+                                         default_text="none")
     rdp_order: float | None = param(None, "also report the Renyi divergences at this order "
                                     "(unconverted, capped at the LDP level), as the papers "
                                     "plot them", kind=float, low=1.0, low_open=True,
@@ -122,6 +138,9 @@ class GossipSumConfig(Section):
         check_data_file(self)
         check_gossip(config)
         check_schedule(self, config)
+        if self.noise_covariance is not None:
+            check(str(self.noise_covariance).endswith(".npy"), "noise-covariance",
+                  "must name a .npy file (numpy.save of an n x n matrix)")
         if from_config(config) is not None:
             check(not self.accelerated, "accelerated", "with faults gossip runs plain steps "
                   "(a lost message breaks the Chebyshev recursion); leave --accelerated out")
@@ -221,10 +240,57 @@ def _matrices(setup: GossipSumSetup) -> Any:
 
 
 def _noisy(setup: GossipSumSetup, streams: Streams) -> np.ndarray:
-    """The nodes' values with the noise each adds once (the ``noise`` stream)."""
+    """The nodes' values with the noise each adds once (the ``noise`` stream; correlated:
+    :meth:`~netdp.mechanisms.correlated_noise.CorrelatedNoise.draw`)."""
     sec = _section(setup)
-    noise = streams.generator("noise").standard_normal(setup.topology.n)
+    rng = streams.generator("noise")
+    if setup.noise is not None:
+        return setup.data + (sec.high - sec.low) * setup.noise.draw(rng, setup.topology.n)
+    noise = rng.standard_normal(setup.topology.n)
     return setup.data + setup.sigma * (sec.high - sec.low) * noise
+
+
+def correlated_noise(sec: GossipSumConfig, sigma: float, adj: Any, n: int) -> Any:
+    """The run's :class:`~netdp.mechanisms.correlated_noise.CorrelatedNoise`, or ``None``
+    when the noise is independent."""
+    if sec.correlated_noise is None and sec.noise_covariance is None:
+        return None
+    from netdp.mechanisms import correlated_noise as CN
+
+    cov = None
+    if sec.noise_covariance is not None:
+        from netdp.core.npy_file import read_npy
+
+        cov = CN.check_covariance(read_npy(sec.noise_covariance, "noise-covariance"), n)
+    return CN.CorrelatedNoise(sigma, sec.correlated_noise or 0.0, CN.graph_edges(adj), cov)
+
+
+def final_variances(setup: GossipSumSetup, block: int = 256) -> np.ndarray | None:
+    """``(A_T Cov(η) A_Tᵀ)_vv / σ²`` per node: the final states' noise variance in units
+    of the independent part's (``‖(A_T)_{v,:}‖²`` when the noise is independent), by
+    blocks of ``A_T``'s columns (it is symmetric); ``None`` beyond
+    :data:`CLOSED_FORM_NODES` nodes with a user's covariance."""
+    from netdp.engine.averaging import iterate
+
+    noise, plan, n = setup.noise, setup.plan, setup.topology.n
+    assert noise is not None
+    if noise.covariance is not None and n > CLOSED_FORM_NODES:
+        return None
+    out = np.empty(n)
+    for start in range(0, n, block):
+        cols = np.arange(start, min(n, start + block))
+        X = np.zeros((n, cols.size))
+        X[cols, np.arange(cols.size)] = 1.0
+        *_, Y = iterate(plan.W, X, setup.steps, plan.gamma)
+        var = noise.sigma**2 * np.einsum("ij,ij->j", Y, Y)
+        if noise.sigma_cor > 0:
+            assert noise.edges is not None
+            diff = Y[noise.edges[:, 0]] - Y[noise.edges[:, 1]]
+            var += noise.sigma_cor**2 * np.einsum("ij,ij->j", diff, diff)
+        if noise.covariance is not None:
+            var += np.einsum("ij,ij->j", Y, noise.covariance @ Y)
+        out[cols] = var / noise.sigma**2
+    return out
 
 
 def _final_norms(setup: GossipSumSetup) -> np.ndarray:
@@ -267,6 +333,11 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         plan = GM.GossipPlan.build(topo, sec.gossip_matrix, sec.accelerated)
         sigma = sec.sigma if sec.sigma is not None else analytic_sigma(config.epsilon,
                                                                        config.delta)
+        check(snapshots is None or (sec.correlated_noise is None
+                                    and sec.noise_covariance is None),
+              "correlated-noise", "correlated noise needs one graph (its secrets are shared "
+              "on the graph's edges); a time-varying graph takes independent noise only")
+        noise = correlated_noise(sec, sigma, plan.adj, topo.n)
         steps = config.steps or GM.default_steps(plan.gap, sigma, topo.n)
         engine = choose(config.engine, 1, 0.0)
         accountants = (self.default_accountants if config.accountants is None
@@ -277,7 +348,8 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         return GossipSumSetup(resolved, given,  # type: ignore[arg-type]
                               steps, values, plan=plan, matrix=sec.gossip_matrix,
                               sources=sec.sources, rdp_order=sec.rdp_order, sigma=sigma,
-                              snapshots=snapshots, schedule=sec.gossip_schedule)
+                              snapshots=snapshots, schedule=sec.gossip_schedule,
+                              noise=noise)
 
     def trace(self, setup: GossipSumSetup, streams: Streams) -> Trace:
 
@@ -341,8 +413,15 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         rounds = None if trace is None else trace.gossip
         if setup.schedule != "sync":  # never with faults: no fault-free run to set beside
             return None
+        norms: np.ndarray | None
         if setup.snapshots is not None:
             norms = _final_norms(setup)
+        elif setup.noise is not None:
+            if rounds is not None and rounds.lost is not None:
+                return None  # no closed form of correlated noise through lost messages
+            norms = final_variances(setup)
+            if norms is None:
+                return None
         elif rounds is not None and rounds.lost is not None:
             final = list(averaging.faulty_iterate(plan.W, np.eye(setup.topology.n),
                                                   rounds))[-1]
@@ -365,6 +444,7 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
         sec, plan, sigma = _section(setup), setup.plan, setup.sigma
         width, n = sec.high - sec.low, setup.topology.n
         rmse, over_time = None, None
+        norms: np.ndarray | None
         if setup.schedule != "sync":  # each run's own schedule: no closed form
             curves = [o.curve for o in outcomes if o.curve is not None]
             over_time = tuple(np.mean(curves, axis=0).tolist())
@@ -376,12 +456,14 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
                 bias = time_varying_gossip.states(setup.snapshots, setup.data,
                                                   setup.steps)[-1] - setup.data.mean()
             else:
-                norms = MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
-                                     gamma=plan.gamma)[-1]  # ‖(A_T)_{v,:}‖² per node
+                norms = (final_variances(setup) if setup.noise is not None
+                         else MS.row_norms(plan.W, setup.steps, accelerated=plan.accelerated,
+                                           gamma=plan.gamma)[-1])  # ‖(A_T)_{v,:}‖² per node
                 bias = averaging.gossip(plan.W, setup.data, setup.steps,
                                         accelerated=plan.accelerated,
                                         gamma=plan.gamma)[-1] - setup.data.mean()
-            rmse = math.sqrt(float(np.mean((sigma * width) ** 2 * norms + bias**2)))
+            if norms is not None:
+                rmse = math.sqrt(float(np.mean((sigma * width) ** 2 * norms + bias**2)))
         return GossipUtility(
             estimate=float(np.mean([o.final.mean() for o in outcomes])),
             truth=outcomes[0].truth,
@@ -419,8 +501,11 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
 
     def describe_mechanism(self, setup: GossipSumSetup) -> dict[str, Any]:
         sec = _section(setup)
-        return {"name": "gaussian", "sigma": setup.sigma * (sec.high - sec.low),
-                "sigma_over_sensitivity": setup.sigma, "once_per_node": True}
+        out = {"name": "gaussian", "sigma": setup.sigma * (sec.high - sec.low),
+               "sigma_over_sensitivity": setup.sigma, "once_per_node": True}
+        if setup.noise is not None:
+            out["correlated"] = setup.noise.describe()
+        return out
 
     def audit_worlds(self, setup: GossipSumSetup, node: int) -> tuple[Any, Any]:
         """``node``'s value at the low and at the high end of the range."""

@@ -80,19 +80,21 @@ def view_rows(W: Any, rounds: GossipRounds, groups: list[np.ndarray]) -> list[np
 
 
 def joint(W: Any, rounds: GossipRounds, observers: Any, method: Method = "dense",
-          tol: float = RANK_TOL) -> GossipLosses:
+          tol: float = RANK_TOL, noise: Any = None) -> GossipLosses:
     """Exact ``c[u, v] = ‖Π_v e_u‖²`` of each observer's view of one run of partial or
     pairwise gossip (module docstring). A view without a clean rank cut holds the sound
-    value 1 on every node it touches (counted in ``uncertified``)."""
+    value 1 on every node it touches (counted in ``uncertified``). A correlated ``noise``:
+    :func:`netdp.tracking.correlated_view.coefficients` of each view."""
     nodes = np.asarray(observers, dtype=np.int64)
-    views = view_rows(W, rounds, [nodes[i:i + 1] for i in range(nodes.size)])
-    values, lo, hi, unsure = _coefficients(views, AG.nodes_of(W), tol)
+    groups = [nodes[i:i + 1] for i in range(nodes.size)]
+    values, lo, hi, unsure = _coefficients(view_rows(W, rounds, groups), groups,
+                                           AG.nodes_of(W), tol, noise)
     return GossipLosses(values, nodes, "observer", "joint", method, rounds.steps, None,
                         (lo, hi), unsure)
 
 
 def coalition(W: Any, rounds: GossipRounds, members: Any,
-              tol: float = RANK_TOL) -> GossipLosses:
+              tol: float = RANK_TOL, noise: Any = None) -> GossipLosses:
     """Exact ``c[u, C]`` of a coalition C observing as one (every member's own value and
     every message a member received, pooled); one row, ``nodes`` ``[-1]``."""
     n = AG.nodes_of(W)
@@ -100,17 +102,17 @@ def coalition(W: Any, rounds: GossipRounds, members: Any,
     check(ids.size >= 1 and ids.size == np.asarray(members).size and ids.size < n
           and ids.min() >= 0 and ids.max() < n, "coalition",
           f"needs 1 to {n - 1} distinct node ids in 0..{n - 1}")
-    values, lo, hi, unsure = _coefficients(view_rows(W, rounds, [ids]), n, tol)
+    values, lo, hi, unsure = _coefficients(view_rows(W, rounds, [ids]), [ids], n, tol, noise)
     return GossipLosses(values, np.array([-1]), "observer", "joint", "coalition",
                         rounds.steps, None, (lo, hi), unsure, 0, ids)
 
 
-def _coefficients(views: list[np.ndarray], n: int,
-                  tol: float) -> tuple[np.ndarray, float, float, int]:
+def _coefficients(views: list[np.ndarray], groups: list[np.ndarray], n: int, tol: float,
+                  noise: Any) -> tuple[np.ndarray, float, float, int]:
     values = np.zeros((len(views), n))
     kept, dropped, unsure = math.inf, 0.0, 0
-    for i, A in enumerate(views):
-        values[i], lo, hi, certified = view_coefficients(A, tol)
+    for i, (A, group) in enumerate(zip(views, groups, strict=True)):
+        values[i], lo, hi, certified = view_coefficients(A, tol, noise, group)
         kept, dropped = min(kept, lo), max(dropped, hi)
         unsure += not certified
     return values, kept, dropped, unsure

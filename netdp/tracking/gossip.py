@@ -57,7 +57,7 @@ from netdp.tracking._modular_rank import full_rank_mod_p, rational_weights
 from netdp.tracking.observer_map import map_observers
 
 Role = Literal["source", "observer"]
-Bound = Literal["message-sum", "joint"]
+Bound = Literal["message-sum", "joint", "secldp"]
 Method = Literal["dense", "sources", "sampled", "transitive", "coalition"]
 
 MAX_DENSE_NODES = 20000
@@ -238,7 +238,7 @@ def coefficient_epsilon(c: np.ndarray, sigma: float, delta: float,
 
 def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
           samples: int | None = None, rng: np.random.Generator | None = None,
-          transitive: bool = False, tol: float = RANK_TOL) -> GossipLosses:
+          transitive: bool = False, tol: float = RANK_TOL, noise: Any = None) -> GossipLosses:
     """Exact pairwise coefficients of the observer's whole view (sound; replaces the sum).
 
     Observer v knows its own noisy value ``z_v`` and receives ``x_t[w] = (A_t z)_w`` for
@@ -279,6 +279,9 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
         none: every observer; ``transitive``: one observer (checked against a second one).
     tol
         Rank cut on the residual singular values (W has norm <= 1).
+    noise
+        Correlated noise (:class:`~netdp.mechanisms.correlated_noise.CorrelatedNoise`),
+        or ``None``: independent (:mod:`netdp.tracking.correlated_view`).
     """
     n = check_inputs(W, adj, steps)
     nodes, method = choose_nodes(n, observers, samples, rng, transitive)
@@ -291,7 +294,8 @@ def joint(W: Any, adj: sparse.csr_array, steps: int, *, observers: Any = None,
         nodes_run = np.array([int(nodes[0]), other])
     else:
         nodes_run = nodes
-    shared = {"W": W, "adj": adj, "steps": steps, "tol": tol, "exact": rational_weights(W)}
+    shared = {"W": W, "adj": adj, "steps": steps, "tol": tol, "exact": rational_weights(W),
+              "noise": noise}
     pieces = map_observers(joint_observer, shared, nodes_run, "exact gossip loss",
                            record=method != "transitive")
     values = np.empty((len(nodes_run), n))
@@ -314,11 +318,11 @@ def joint_observer(shared: Any, v: int) -> tuple[np.ndarray, float, float, str]:
     """One observer's row of :func:`joint` and its rank cut (a function of ``shared`` and
     ``v`` alone, :mod:`netdp.tracking.observer_map`)."""
     return _krylov_diag(shared["W"], shared["adj"], int(v), shared["steps"], shared["tol"],
-                        shared["exact"])
+                        shared["exact"], shared.get("noise"))
 
 
 def realised_joint(W: Any, rounds: Any, observers: np.ndarray, method: Method = "dense",
-                   tol: float = RANK_TOL) -> GossipLosses:
+                   tol: float = RANK_TOL, noise: Any = None) -> GossipLosses:
     """Exact pairwise coefficients of each observer's view of a gossip run with faults.
 
     As :func:`joint`, for the messages that did arrive: observer v knows ``z_v`` and the
@@ -327,7 +331,8 @@ def realised_joint(W: Any, rounds: Any, observers: np.ndarray, method: Method = 
     :data:`MAX_FAULTY_NODES` nodes). ``c[u, v] = ‖Π_v e_u‖²`` from one SVD of the rows,
     with the same rank cut; where the cut is not clean, the sound value 1 on every node
     the rows touch (counted in :attr:`GossipLosses.uncertified`). A node whose value
-    reached v alone in some message (a row that is a unit vector) has ``c = 1``.
+    reached v alone in some message (a row that is a unit vector) has ``c = 1``; a
+    correlated ``noise`` as in :func:`view_coefficients`.
     """
     n = W.shape[0]
     check(n <= MAX_FAULTY_NODES, "nodes", f"the loss of a gossip run with faults holds n x n "
@@ -343,28 +348,38 @@ def realised_joint(W: Any, rounds: Any, observers: np.ndarray, method: Method = 
     values = np.zeros((observers.size, n))
     kept, dropped, unsure = math.inf, 0.0, 0
     for i, blocks in enumerate(rows):
-        values[i], lo, hi, certified = view_coefficients(np.vstack(blocks), tol)
+        values[i], lo, hi, certified = view_coefficients(np.vstack(blocks), tol, noise,
+                                                         observers[i:i + 1])
         kept, dropped = min(kept, lo), max(dropped, hi)
         unsure += not certified
     return GossipLosses(values, observers, "observer", "joint", method, rounds.steps, None,
                         (kept, dropped), unsure)
 
 
-def view_coefficients(A: np.ndarray, tol: float = RANK_TOL
-                      ) -> tuple[np.ndarray, float, float, bool]:
+def view_coefficients(A: np.ndarray, tol: float = RANK_TOL, noise: Any = None,
+                      known: Any = None) -> tuple[np.ndarray, float, float, bool]:
     """``‖Π e_u‖²`` for every column u of a view's rows ``A`` (``Π`` the projection onto
     their span), from one SVD of the columns the rows touch, with the rank cut of
     :func:`joint`; the smallest kept and largest dropped singular value (relative to the
     largest), and whether the cut was clean. Not clean: the sound value 1 on every
     touched column. A column that some row holds alone (a unit row: that value reached
-    the observer by itself) is exactly 1; an untouched column is exactly 0."""
+    the observer by itself) is exactly 1; an untouched column is exactly 0. With a
+    correlated ``noise`` (and the ``known`` observer or members, whose own rows ``A``
+    holds): :func:`netdp.tracking.correlated_view.coefficients` of the kept rows (not
+    clean: of every noisy value touched)."""
     out = np.zeros(A.shape[1])
     ball = np.flatnonzero(np.abs(A).max(axis=0) > 0)
     _, sv, vt = np.linalg.svd(A[:, ball], full_matrices=False)
     keep = sv > sv[0] * tol
     lo = float(sv[keep].min() / sv[0])
     hi = float(sv[~keep].max() / sv[0]) if (~keep).any() else 0.0
-    if hi > CLEAN_CUT or lo < tol * GAP:
+    clean = hi <= CLEAN_CUT and lo >= tol * GAP
+    if noise is not None:
+        from netdp.tracking.correlated_view import coefficients
+
+        out[ball] = coefficients(vt[keep] if clean else None, ball, known, noise)
+        return np.minimum(out, 1.0), lo, hi, clean
+    if not clean:
         out[ball] = 1.0
         return out, lo, hi, False
     out[ball] = np.minimum(np.einsum("ij,ij->j", vt[keep], vt[keep]), 1.0)
@@ -374,7 +389,7 @@ def view_coefficients(A: np.ndarray, tol: float = RANK_TOL
 
 
 def coalition(W: Any, adj: sparse.csr_array, steps: int, members: Any, *,
-              tol: float = RANK_TOL) -> GossipLosses:
+              tol: float = RANK_TOL, noise: Any = None) -> GossipLosses:
     """Exact coefficients ``c[u, C] = ‖Π_C e_u‖²`` of a coalition C observing as one.
 
     The coalition pools its members' views: every member's own noisy value and every
@@ -390,22 +405,23 @@ def coalition(W: Any, adj: sparse.csr_array, steps: int, members: Any, *,
         As in :func:`joint`.
     members
         The coalition's node ids (at least one, all distinct, fewer than n).
-    tol
-        As in :func:`joint`.
+    tol, noise
+        As in :func:`joint` (the members pool what they know of the noise).
     """
     n = check_inputs(W, adj, steps)
     ids = np.unique(np.asarray(members, dtype=np.int64))
     check(ids.size >= 1 and ids.size == np.asarray(members).size and ids.size < n
           and ids.min() >= 0 and ids.max() < n, "coalition",
           f"needs 1 to {n - 1} distinct node ids in 0..{n - 1}")
-    values, lo, hi, how = _krylov_diag(W, adj, ids, steps, tol, rational_weights(W))
+    values, lo, hi, how = _krylov_diag(W, adj, ids, steps, tol, rational_weights(W), noise)
     return GossipLosses(values[None, :], np.array([-1]), "observer", "joint", "coalition",
                         steps, None, (lo, hi), int(how == "uncertified"),
                         int(how == "full-rank"), ids)
 
 
 def _krylov_diag(W: Any, adj: sparse.csr_array, v: Any, steps: int, tol: float,
-                 exact: sparse.csr_array | None) -> tuple[np.ndarray, float, float, str]:
+                 exact: sparse.csr_array | None,
+                 noise: Any = None) -> tuple[np.ndarray, float, float, str]:
     """``(‖Π_v e_u‖²)_u``, the smallest kept / largest dropped singular value of the
     view, relative to its largest, and how the rank was settled: ``certified`` (a clean
     cut), ``full-rank`` (proven modulo a prime from the rational weights ``exact``) or
@@ -416,9 +432,13 @@ def _krylov_diag(W: Any, adj: sparse.csr_array, v: Any, steps: int, tol: float,
     (``W`` restricted to it, row by row: ``R_{t+1} = R_t W``), which keeps rounding from
     ever reaching a node the view cannot depend on. The row space then comes from one SVD
     of the stacked rows with a cut relative to the largest singular value (``tol``), not
-    from normalised Krylov residuals, whose small denominators amplified rounding.
+    from normalised Krylov residuals, whose small denominators amplified rounding. A
+    correlated ``noise``: :func:`netdp.tracking.correlated_view.coefficients` of the row
+    space (where not certified, of every noisy value on the ball).
     """
     from scipy.sparse import csgraph
+
+    from netdp.tracking.correlated_view import coefficients
 
     n = W.shape[0]
     vs = np.atleast_1d(np.asarray(v, dtype=np.int64))
@@ -426,7 +446,8 @@ def _krylov_diag(W: Any, adj: sparse.csr_array, v: Any, steps: int, tol: float,
                                            for x in vs]))
     closed = np.union1d(neighbours, vs)
     if len(closed) == n:  # v sees every z_w at t = 0 (complete graph)
-        return np.ones(n), math.inf, 0.0, "certified"
+        every = np.ones(n) if noise is None else coefficients(None, np.arange(n), vs, noise)
+        return every, math.inf, 0.0, "certified"
     hops = csgraph.shortest_path(adj, unweighted=True, directed=False, indices=vs)
     ball = np.flatnonzero(np.atleast_2d(hops).min(axis=0) <= steps + 1)
     local = sparse.csr_array(W)[ball][:, ball]
@@ -445,7 +466,13 @@ def _krylov_diag(W: Any, adj: sparse.csr_array, v: Any, steps: int, tol: float,
     kept = float(sv[keep].min() / sv[0])
     dropped = float(sv[~keep].max() / sv[0]) if (~keep).any() else 0.0
     out = np.zeros(n)
-    if dropped > CLEAN_CUT or kept < tol * GAP:
+    clean = dropped <= CLEAN_CUT and kept >= tol * GAP
+    if noise is not None:
+        out[ball] = coefficients(vt[keep] if clean else None, ball, vs, noise)
+        how = "certified" if clean else "full-rank" if exact is not None \
+            and full_rank_mod_p(exact, vs, ball, steps) else "uncertified"
+        return np.minimum(out, 1.0), kept, dropped, how
+    if not clean:
         # No clean gap at the cut: floating point cannot certify the view's rank, and in
         # exact arithmetic the missing directions may be there (a generic graph's view
         # reaches full rank on the ball once (T + 1) d_v >= its size, exposing every

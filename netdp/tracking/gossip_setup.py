@@ -49,10 +49,14 @@ class GossipSetup(Setup):
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class GossipSumSetup(GossipSetup):
-    """Gossip averaging prepared: :class:`GossipSetup` and ``sigma``, the std of the noise
-    each node adds once, in units of the sensitivity."""
+    """Gossip averaging prepared: :class:`GossipSetup`, ``sigma``, the std of the
+    independent noise each node adds once, in units of the sensitivity, and ``noise``,
+    the correlated noise beside it
+    (:class:`~netdp.mechanisms.correlated_noise.CorrelatedNoise`; ``None``: independent
+    only)."""
 
     sigma: float
+    noise: Any = None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from netdp.tracking.base import MATRIX_LIMIT, Tracker, draw_coalition
 from netdp.tracking.gossip_setup import GossipSetup, GossipSumSetup
 
 DENSE_NODES = 200  # every observer's exact loss up to here, sampled beyond
+CLOSED_FORM_NODES = 4096  # the eavesdropper's n x n covariance inverted up to here
 SAMPLED = 32  # observers sampled by default beyond DENSE_NODES
 #: The accountant where a config names none: the first the gossip trackers compose with.
 DEFAULT = registry.names(protocol="gossip")[:1]
@@ -84,8 +85,11 @@ class GossipPrivacy(PrivacyReport):
         widths = (14,) + (10,) * 6
         who = ("eps(u -> C) towards the coalition C" if "coalitions" in self.details
                else "eps(u -> v) over ordered pairs")
+        extra = self.details.get("correlated_noise", {})
+        also = "".join(f", {k} = {v:.4g}" if isinstance(v, float) else f", {k} {v}"
+                       for k, v in extra.items() if k != "sigma")
         lines = ["", f"  privacy: {who}; each node adds noise once "
-                     f"(sigma = {self.sigma:.4g}, eps0 = {self.epsilon0:.4g}-LDP)",
+                     f"(sigma = {self.sigma:.4g}{also}, eps0 = {self.epsilon0:.4g}-LDP)",
                  row(("", "mean", "min", "max", "q50", "q90", "q99"), widths) + "  delta"]
         for emp in self.empirical:
             cells = [emp.mean, emp.min, emp.max, *emp.quantiles.values()]
@@ -147,7 +151,7 @@ class GossipTracker(Tracker):
             from netdp.tracking import async_gossip
 
             self.coalitions.append(async_gossip.coalition(self._matrices(), trace.gossip,
-                                                          members))
+                                                          members, noise=self.setup.noise))
             return
         if (trace.gossip.lost is not None or self.scheduled) \
                 and (self.tracking or self.keep_pairs):
@@ -162,10 +166,12 @@ class GossipTracker(Tracker):
                 from netdp.tracking import async_gossip
 
                 self.realised.append(async_gossip.joint(self._matrices(), trace.gossip,
-                                                        observers, method))
+                                                        observers, method,
+                                                        noise=self.setup.noise))
                 return
             self.realised.append(gossip.realised_joint(self.setup.plan.W, trace.gossip,
-                                                       observers, method))
+                                                       observers, method,
+                                                       noise=self.setup.noise))
             return
         if members is not None and self.tracking:
             plan = self.setup.plan
@@ -176,7 +182,7 @@ class GossipTracker(Tracker):
                     self.setup.snapshots, self.setup.steps, members))
                 return
             self.coalitions.append(gossip.coalition(plan.W, plan.adj, self.setup.steps,
-                                                    members))
+                                                    members, noise=self.setup.noise))
 
     def _matrices(self) -> Any:
         """The gossip matrix, or every snapshot's on a time-varying graph."""
@@ -248,6 +254,8 @@ class GossipTracker(Tracker):
                    "steps": setup.steps, "spectral_gap": setup.plan.gap}
         if self.scheduled:
             details["schedule"] = setup.schedule
+        if setup.noise is not None:
+            details["correlated_noise"] = setup.noise.describe()
         if self.coalitions:
             return self._coalition_report(eps_ldp, ldp, details)
         joint = self._joint()
@@ -273,7 +281,14 @@ class GossipTracker(Tracker):
                   + (f", {joint.nodes.size} observers; mean +- {joint.stderr():.2g} "
                      "(standard error of the coefficient)" if joint.method == "sampled"
                      else "") + ")")
-        if self.sum is not None:
+        if setup.noise is not None:
+            theory, theory_rows, note = secldp_theory(setup, joint, distances,
+                                                      summaries[0].accountant)
+            if self.scheduled or self.realised:
+                how = setup.schedule if self.scheduled else "faults"
+                note = (f"{how}: the messages each observer received in each of the "
+                        f"{len(self.realised)} run(s), pooled; " + note)
+        elif self.sum is not None:
             paper_all = self.sum.epsilon(sigma, delta, summaries[0].accountant)
             theory = {"gossip-message-sum": float(paper_all[self.sum.pair_mask()].mean())}
             from_sources = GM.hop_distances(setup.plan.adj, self.sum.nodes)
@@ -382,13 +397,43 @@ def coefficients(setup: GossipSetup, steps: int, dense: bool) -> tuple[Any, Any]
 
         return time_varying_gossip.joint(setup.snapshots, steps, samples=samples,
                                          rng=rng), None
+    noise = getattr(setup, "noise", None)
     joint = gossip.joint(plan.W, plan.adj, steps, samples=samples, rng=rng,
-                         transitive=transitive)
+                         transitive=transitive, noise=noise)
+    if noise is not None:  # the per-message sum assumes independent noise: no theory there
+        return joint, None
     rng = Streams(setup.seed, 0).generator("sources")
     per_message = MS.message_sum(plan.W, plan.adj, steps,
                                      accelerated=plan.accelerated, gamma=plan.gamma,
                                      samples=samples, rng=rng, transitive=transitive)
     return joint, per_message
+
+
+def secldp_theory(setup: GossipSumSetup, joint: Any, distances: np.ndarray,
+                  accountant: str) -> tuple[dict[str, float], dict[str, Any], str]:
+    """DECOR's SecLDP accountant beside the exact loss of correlated noise: an
+    eavesdropper who sees every noisy value and knows no secret,
+    ``ρ(α) = α Δ² (Σ⁻¹)_uu / 2`` (``c = σ² (Σ⁻¹)_uu``), per node u, by hop distance
+    to the pairs' observers; the theory, its rows and the report's note."""
+    from netdp.tracking.gossip import GossipLosses
+
+    noise, n = setup.noise, setup.topology.n
+    note = ("correlated noise: the exact loss of each observer's view given what it knows "
+            "(its own draws, the secrets of its edges, its own term of a user's covariance)"
+            "; LDP baseline: the independent noise alone (what sets the mean's error)")
+    if n > CLOSED_FORM_NODES:
+        return {}, {}, note + f"; no decor-secldp line beyond {CLOSED_FORM_NODES} nodes"
+    inverse = np.linalg.inv(noise.covariance_matrix(n))
+    c = noise.sigma**2 * np.diag(inverse)
+    rows = GossipLosses(np.tile(c, (joint.nodes.size, 1)), joint.nodes, "observer",
+                        "secldp", joint.method, joint.steps)
+    eps = rows.epsilon(setup.sigma, setup.config.report_delta, accountant)
+    mask = rows.pair_mask()
+    theory = {"decor-secldp": float(eps[mask].mean()), "decor-secldp-max": float(eps.max())}
+    note += ("; theory decor-secldp: DECOR's SecLDP accountant (Allouah et al., ICML 2024), "
+             "an eavesdropper who sees every noisy value and knows no secret, mean and max "
+             "over nodes; not a bound on a node's view (a node knows its edges' secrets)")
+    return theory, {"decor-secldp": distance_rows(rows, distances, eps)}, note
 
 
 def distance_rows(losses: Any, distances: np.ndarray,

@@ -1,0 +1,192 @@
+"""Correlated Gaussian noise for gossip: DECOR's pairwise-cancelling secrets, and a user's
+covariance, beside every node's independent draw.
+
+Every node u adds ``η_u`` to its value once (units of the sensitivity Δ throughout).
+
+- **Independent** (Muffliato): ``η = σ ξ``, ``ξ ~ N(0, I)``.
+- **DECOR** (Allouah, Koloskova, El Firdoussi, Jaggi, Guerraoui, "The Privacy Power of
+  Correlated Noise in Decentralized Learning", ICML 2024, arXiv 2405.01031): the two ends
+  of every edge ``{i, j}`` (``i < j``) share a secret ``s_ij ~ N(0, σ_cor²)``, which ``i``
+  adds and ``j`` subtracts: ``η = σ ξ + σ_cor D s`` with ``D`` the signed incidence
+  matrix. The secrets cancel in the sum (``Σ_u η_u = σ Σ_u ξ_u``: the mean's error is the
+  independent noise's alone) and ``Cov(η) = σ² I + σ_cor² L``, ``L`` the Laplacian.
+- **A user's covariance** ``C`` (``n × n``, positive semi-definite, in units of Δ²):
+  ``η = σ ξ + R g`` with ``R Rᵀ = C`` (CorN-DSGD's and Whisper D-SGD's covariances are
+  such matrices; DECOR's part is ``σ_cor² L``).
+
+**What a node knows of the noise.** Its own draw ``ξ_v``, the secrets of its edges
+(DECOR), and its own correlated term ``(R g)_v`` (nothing else is said of how a user's
+covariance was made, so nothing else is assumed known); a coalition pools what its
+members know. Given that, the noise of the others is Gaussian, and
+:meth:`CorrelatedNoise.conditional` gives its covariance: the known nodes' noise is
+known exactly (their rows and columns are 0), DECOR's secrets on the known nodes' edges
+drop out of the Laplacian, and a user's part is conditioned on the known nodes' terms
+(its Schur complement). So a node knows more than DECOR's own covariance ``σ_cor² L``
+would say if given as a user's matrix: there it knows only its sum of secrets, not each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from netdp.core.errors import check
+
+#: Relative tolerance of a user covariance's symmetry and of its smallest eigenvalue.
+PSD_TOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class CorrelatedNoise:
+    """The noise every node adds once: independent, DECOR secrets, a user's covariance.
+
+    Attributes
+    ----------
+    sigma
+        Std of every node's independent draw (units of Δ), > 0.
+    sigma_cor
+        Std of each edge's DECOR secret (units of Δ); 0: none.
+    edges
+        ``(E, 2)`` the graph's edges ``i < j``, one secret each (DECOR).
+    covariance
+        A user's ``n × n`` covariance (units of Δ²), or ``None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> path = CorrelatedNoise(1.0, 2.0, np.array([[0, 1], [1, 2]]))
+    >>> path.covariance_matrix(3)  # σ² I + σ_cor² L
+    array([[ 5., -4.,  0.],
+           [-4.,  9., -4.],
+           [ 0., -4.,  5.]])
+    >>> path.conditional(np.array([0]), np.arange(3))  # node 0 knows ξ_0 and s_01
+    array([[ 0.,  0.,  0.],
+           [ 0.,  5., -4.],
+           [ 0., -4.,  5.]])
+    """
+
+    sigma: float
+    sigma_cor: float = 0.0
+    edges: np.ndarray | None = None
+    covariance: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        check(self.sigma > 0, "sigma", f"the independent noise must be > 0 (got {self.sigma})")
+        check(self.sigma_cor >= 0, "correlated-noise", f"must be >= 0 (got {self.sigma_cor})")
+        check(self.sigma_cor == 0 or self.edges is not None, "correlated-noise",
+              "DECOR's secrets need the graph's edges")
+
+    @property
+    def correlated(self) -> bool:
+        """Whether any noise is correlated (else it is Muffliato's independent noise)."""
+        return self.sigma_cor > 0 or self.covariance is not None
+
+    def describe(self) -> dict[str, Any]:
+        """JSON form (without the matrices)."""
+        out: dict[str, Any] = {"sigma": self.sigma}
+        if self.sigma_cor > 0:
+            out["decor_sigma"] = self.sigma_cor
+        if self.covariance is not None:
+            out["covariance"] = f"{self.covariance.shape[0]} x {self.covariance.shape[1]}"
+        return out
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``η`` (units of Δ): ``ξ`` first (so the independent noise alone is the draw
+        Muffliato's run makes), then the secrets, then the user's part."""
+        eta = self.sigma * rng.standard_normal(n)
+        if self.sigma_cor > 0:
+            assert self.edges is not None
+            s = self.sigma_cor * rng.standard_normal(len(self.edges))
+            np.add.at(eta, self.edges[:, 0], s)
+            np.subtract.at(eta, self.edges[:, 1], s)
+        if self.covariance is not None:
+            eta += root(self.covariance) @ rng.standard_normal(n)
+        return eta
+
+    def covariance_matrix(self, n: int) -> np.ndarray:
+        """``Cov(η)``, ``n × n`` (units of Δ²): what an eavesdropper faces, knowing no
+        secret."""
+        return self.conditional(np.zeros(0, dtype=np.int64), np.arange(n))
+
+    def conditional(self, known: np.ndarray, on: np.ndarray) -> np.ndarray:
+        """Covariance of ``η`` on the nodes ``on`` (sorted ids) given what the nodes
+        ``known`` know (module docstring); rows and columns of known nodes are 0.
+
+        Parameters
+        ----------
+        known
+            The observer, or a coalition's members.
+        on
+            The nodes whose noise the covariance is of (a view's ball).
+        """
+        on = np.asarray(on, dtype=np.int64)
+        known = np.asarray(known, dtype=np.int64)
+        m = on.size
+        free = ~np.isin(on, known)
+        cov = np.diag(np.where(free, self.sigma**2, 0.0))
+        if self.sigma_cor > 0:
+            assert self.edges is not None
+            a, b = self.edges[:, 0], self.edges[:, 1]
+            secret = ~(np.isin(a, known) | np.isin(b, known))  # no one knows it
+            a, b = a[secret], b[secret]
+            n = int(max(on.max(initial=0), self.edges.max(initial=0))) + 1
+            degree = np.bincount(a, minlength=n) + np.bincount(b, minlength=n)
+            cov[np.arange(m), np.arange(m)] += self.sigma_cor**2 * degree[on]
+            where = np.full(n, -1)
+            where[on] = np.arange(m)
+            inside = (where[a] >= 0) & (where[b] >= 0)
+            i, j = where[a[inside]], where[b[inside]]
+            np.subtract.at(cov, (i, j), self.sigma_cor**2)
+            np.subtract.at(cov, (j, i), self.sigma_cor**2)
+        if self.covariance is not None:
+            C = self.covariance
+            part = C[np.ix_(on, on)]
+            if known.size:
+                cross = C[np.ix_(on, known)]
+                part = part - cross @ np.linalg.pinv(C[np.ix_(known, known)],
+                                                     hermitian=True) @ cross.T
+            part = 0.5 * (part + part.T)
+            part[~free] = 0.0
+            part[:, ~free] = 0.0
+            cov += part
+        return cov
+
+
+def root(C: np.ndarray) -> np.ndarray:
+    """A symmetric square root ``R`` of a positive semi-definite ``C`` (``R Rᵀ = C``;
+    rounding's negative eigenvalues set to 0)."""
+    w, V = np.linalg.eigh(C)
+    return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
+
+
+def check_covariance(C: np.ndarray, n: int, name: str = "noise-covariance") -> np.ndarray:
+    """A user's covariance as float64, or one line naming ``name``: ``n × n``, finite,
+    symmetric and positive semi-definite (to :data:`PSD_TOL` of its largest entry)."""
+    check(C.ndim == 2 and C.shape == (n, n), name,
+          f"must be an n x n matrix for the graph's {n} nodes (got shape {C.shape})")
+    check(np.issubdtype(C.dtype, np.number) and not np.issubdtype(C.dtype, np.complexfloating),
+          name, f"must hold real numbers (got {C.dtype})")
+    C = np.asarray(C, dtype=np.float64)
+    check(bool(np.isfinite(C).all()), name, "entries must be finite")
+    scale = float(np.abs(C).max())
+    check(scale <= 1e12, name, "entries must lie in [-1e12, 1e12] (units of the "
+          "sensitivity squared)")
+    check(bool(np.allclose(C, C.T, rtol=0, atol=PSD_TOL * max(scale, 1e-300))), name,
+          "must be symmetric (a covariance)")
+    C = 0.5 * (C + C.T)
+    if scale > 0:
+        low = float(np.linalg.eigvalsh(C).min())
+        check(low >= -PSD_TOL * scale * n, name, "must be positive semi-definite (a "
+              f"covariance); its smallest eigenvalue is {low:.3g}")
+    return C
+
+
+def graph_edges(adj: Any) -> np.ndarray:
+    """``(E, 2)`` the edges ``i < j`` of a symmetric sparse adjacency, in row order."""
+    from scipy import sparse
+
+    upper = sparse.triu(sparse.csr_array(adj), k=1).tocoo()
+    order = np.lexsort((upper.col, upper.row))
+    return np.stack([upper.row[order], upper.col[order]], axis=1).astype(np.int64)
