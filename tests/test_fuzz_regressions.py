@@ -57,6 +57,9 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
     # the 20,016-case run of session 6: a warning as a second line, a line break echoed
     ("plot-pairs-complex-npy", ["plot", "--preset", "heatmap", "--pairs", "{complex.npy}",
                                 "--out", "x.png"]),
+    # a simulate flag whose field has another name (--after: after_snapshots), named as given
+    ("plot-after-on-a-table", ["plot", "{sweep}", "--preset", "privacy-vs-n", "--out",
+                               "fig.png", "--after", ""], "--after"),
     ("plot-accountant-line-break", ["plot", "{sweep}", "--preset", "privacy-vs-n", "--out",
                                     "x.png", "--accountant", "a\x1cb\u2028c"]),
     ("loss-binary", [*SIM, "--loss", "file:{binary.bin}"]),

@@ -173,3 +173,36 @@ def test_decor_gossip_regenerates_the_docs_table(tmp_path, capsys):
                 assert float(new[key]) == pytest.approx(float(value), rel=1e-9), key
             except ValueError:
                 assert new[key] == value
+
+
+def test_compare_protocols_small_equal_utility(tmp_path, capsys):
+    """One small cell: every protocol's noise in its estimate is the target (the gossip
+    ones exactly, the walk's by netdp's own closed form), and each exact row is netdp's."""
+    exp = load("compare_protocols")
+    out = tmp_path / "cmp.csv"
+    assert exp.main(["--cells", "cycle:8", "--walk-sources", "2", "--out", str(out)]) == 0
+    assert "| cycle:8 | 8 | decor |" in capsys.readouterr().out
+    table = rows(out)
+    whole = {r["protocol"]: r for r in table if r["distance"] == "all"}
+    assert set(whole) == {"gossip", "pairwise", "decor", "walk"}
+    for name, r in whole.items():
+        rel = 1e-9 if name != "walk" else 1e-3
+        assert float(r["noise_std"]) == pytest.approx(float(r["target_std"]), rel=rel), name
+    lines = {(r["protocol"], r["line"]) for r in table}
+    assert {("gossip", "gossip-message-sum"), ("decor", "decor-secldp"),
+            ("walk", "icml2024")} <= lines
+
+
+@pytest.mark.slow
+def test_compare_protocols_regenerates_the_docs_page(tmp_path, capsys):
+    """docs/protocols-compared.md's tables, rerun: every printed line is on the page."""
+    exp = load("compare_protocols")
+    assert exp.main(["--markdown", "--out", str(tmp_path / "cmp.csv")]) == 0
+    printed = capsys.readouterr().out
+    page = (EXPERIMENTS.parent / "docs" / "protocols-compared.md").read_text(encoding="utf-8")
+    shown = [line for line in printed.splitlines() if line.startswith("|")]
+    summary = [line for line in shown if line.count("|") == 9]
+    assert summary and all(line in page for line in summary)
+    for graph in ("hypercube:64", "grid:64"):
+        block = printed.split(f"\n{graph}\n\n", 1)[1].split("\n\n", 1)[0]
+        assert block in page, graph

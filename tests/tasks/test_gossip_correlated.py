@@ -183,3 +183,38 @@ def test_a_log_with_correlated_noise_accounts_as_simulated(tmp_path, capsys, mon
     accounted = json.loads(capsys.readouterr().out)["privacy"]
     assert accounted["empirical"][0]["mean"] == simulated["empirical"][0]["mean"]
     assert accounted["theory"] == simulated["theory"]
+
+
+def test_faulty_rounds_with_nothing_lost_are_the_synchronous_views():
+    """The faults' path (the realised rows) with correlated noise, no message lost: the
+    synchronous tracker's figures; one message lost: never more than that."""
+    from netdp.engine.trace import GossipRounds
+
+    cfg = make_config(task="sum", protocol="gossip", topology="cycle", nodes=8, sigma=1.0,
+                      correlated_noise=1.5, steps=2, seed=1, accountants=())
+    task = task_of(cfg)
+    setup = task.prepare(cfg)
+    rounds = task.trace(setup, Streams(setup.seed, 0)).gossip
+    W, adj, m = setup.plan.W, setup.plan.adj, rounds.src.size
+    clean = GossipRounds(rounds.src, rounds.dst, 2, None, np.zeros((3, m), bool),
+                         np.zeros((2, 8), bool))
+    sync = gossip.joint(W, adj, 2, noise=setup.noise).values
+    realised = gossip.realised_joint(W, clean, np.arange(8), noise=setup.noise).values
+    np.testing.assert_allclose(realised, sync, rtol=0, atol=1e-9)
+    lost = np.zeros((3, m), bool)
+    lost[:, (rounds.src == 7) & (rounds.dst == 0)] = True
+    cut = GossipRounds(rounds.src, rounds.dst, 2, None, lost, np.zeros((2, 8), bool))
+    c = gossip.realised_joint(W, cut, np.array([0]), noise=setup.noise).values[0]
+    assert np.all(c <= sync[0] + 1e-9) and c[7] < sync[0, 7] - 1e-3
+
+
+def test_a_time_varying_graph_takes_independent_noise_only():
+    from netdp.core.errors import InputError
+
+    graphs = [nx.cycle_graph(6), nx.path_graph(6)]
+    with pytest.raises(InputError) as exc:
+        simulate({"task": "sum", "protocol": "gossip", "topology": graphs, "sigma": 1.0,
+                  "steps": 3, "correlated_noise": 1.0})
+    assert exc.value.param == "correlated-noise"
+    simulate({"task": "sum", "protocol": "gossip", "topology": graphs, "sigma": 1.0,
+              "steps": 3})  # without the secrets it runs

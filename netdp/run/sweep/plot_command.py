@@ -219,8 +219,12 @@ def _no_run_flags(args: argparse.Namespace) -> None:
                                "nodes", "epsilon", "seed") if getattr(args, name) is not None]
     given += (["set"] if args.set else []) + _sim_flags_given(args)
     if given:
-        raise InputError(given[0], "sets up one run: use it with --preset pairs, distance, "
-                         "heatmap (or --result with by-distance)")
+        from netdp.tasks import param_specs
+
+        spec = param_specs().get(given[0])  # named by its flag (--after: after_snapshots)
+        raise InputError(spec.flag if spec is not None and spec.flag else given[0],
+                         "sets up one run: use it with --preset pairs, distance, heatmap "
+                         "(or --result with by-distance)")
 
 
 def _table(args: argparse.Namespace, df):
