@@ -87,7 +87,9 @@ class CorrelatedNoise:
         """JSON form (without the matrices)."""
         out: dict[str, Any] = {"sigma": self.sigma}
         if self.sigma_cor > 0:
+            assert self.edges is not None
             out["decor_sigma"] = self.sigma_cor
+            out["decor_pairs"] = int(len(self.edges))
         if self.covariance is not None:
             out["covariance"] = f"{self.covariance.shape[0]} x {self.covariance.shape[1]}"
         return out
@@ -181,6 +183,64 @@ def check_covariance(C: np.ndarray, n: int, name: str = "noise-covariance") -> n
         check(low >= -PSD_TOL * scale * n, name, "must be positive semi-definite (a "
               f"covariance); its smallest eigenvalue is {low:.3g}")
     return C
+
+
+#: Most lines of a ``--secret-pairs`` file read (a graph's edges: well within).
+MAX_PAIR_LINES = 10_000_000
+
+
+def read_secret_pairs(path: str, topology: Any, adj: Any) -> np.ndarray:
+    r"""``(E, 2)`` the pairs ``i < j`` that share a DECOR secret, from a text file of one
+    pair per line (``a b`` or ``a,b``; node ids, or the graph's labels; ``#`` starts a
+    comment), each an edge of the graph, none twice; one line naming the file's line for
+    anything else (never quoting the file).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from netdp.graphs.topologies import build
+    >>> from netdp.graphs.gossip_matrix import GossipPlan
+    >>> g = build("florentine")
+    >>> path = os.path.join(tempfile.mkdtemp(), "pairs.txt")
+    >>> _ = open(path, "w").write("Medici Tornabuoni  # a comment\n1,8\n")
+    >>> read_secret_pairs(path, g, GossipPlan.build(g, "metropolis", False).adj).tolist()
+    [[1, 7], [1, 8]]
+    """
+    from pathlib import Path
+
+    from netdp.core.reading import read_text
+
+    name = Path(path).name
+    text = read_text(path, "secret-pairs", "a UTF-8 text file of node pairs")
+    labels = tuple(getattr(topology, "labels", ()) or ())
+    by_label = {str(x): i for i, x in reversed(list(enumerate(labels)))}
+    graph, n = getattr(topology, "name", "the graph"), int(adj.shape[0])
+    lines = text.splitlines()
+    check(len(lines) <= MAX_PAIR_LINES, "secret-pairs", f"{name}: more than "
+          f"{MAX_PAIR_LINES} lines")
+    seen: dict[tuple[int, int], int] = {}
+    for number, line in enumerate(lines, 1):
+        fields = line.split("#", 1)[0].replace(",", " ").split()
+        if not fields:
+            continue
+        where = f"{name}, line {number}"
+        check(len(fields) == 2, "secret-pairs", f"{where}: expected two nodes, 'a b'")
+        ids = []
+        for which, field in zip(("first", "second"), fields, strict=True):
+            node = int(field) if field.isdigit() and int(field) < n else by_label.get(field)
+            check(node is not None, "secret-pairs", f"{where}: the {which} node is not a "
+                  f"node of {graph} (an id in 0..{n - 1} or one of its labels)")
+            ids.append(int(node))  # type: ignore[arg-type]
+        a, b = min(ids), max(ids)
+        check(a != b, "secret-pairs", f"{where}: a node shares no secret with itself")
+        check(bool(adj[a, b] != 0), "secret-pairs", f"{where}: the pair is not an edge of "
+              f"{graph}; a secret is shared with a neighbour")
+        check((a, b) not in seen, "secret-pairs", f"{where}: the pair is given twice (line "
+              f"{seen.get((a, b))} too)")
+        seen[(a, b)] = number
+    check(bool(seen), "secret-pairs", f"{name}: no pair; without secrets leave "
+          "--correlated-noise out")
+    return np.array(list(seen), dtype=np.int64)
 
 
 def graph_edges(adj: Any) -> np.ndarray:

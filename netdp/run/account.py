@@ -309,7 +309,7 @@ def _opens_file(key: str, value: Any, params: Mapping[str, Any]) -> bool:
         return contacts or not is_named(value)
     if key == "gossip_matrix":
         return text not in ("metropolis", "lazy")
-    if key == "noise_covariance":
+    if key in ("noise_covariance", "secret_pairs"):
         return True
     if key in ("loss", "churn"):
         return text.startswith("file:")

@@ -115,6 +115,10 @@ class GossipSumConfig(Section):
                                          "independent noise; a node knows its own term",
                                          kind=str, metavar="FILE", group=GROUP,
                                          default_text="none")
+    secret_pairs: str | None = param(None, "DECOR: a file of the node pairs that share a "
+                                     "secret, 'a b' per line (ids or the graph's labels), "
+                                     "each an edge", kind=str, metavar="FILE", group=GROUP,
+                                     default_text="every edge")
     rdp_order: float | None = param(None, "also report the Renyi divergences at this order "
                                     "(unconverted, capped at the LDP level), as the papers "
                                     "plot them", kind=float, low=1.0, low_open=True,
@@ -138,6 +142,8 @@ class GossipSumConfig(Section):
         check_data_file(self)
         check_gossip(config)
         check_schedule(self, config)
+        check(self.secret_pairs is None or self.correlated_noise is not None,
+              "secret-pairs", "only with --correlated-noise S (the std of DECOR's secrets)")
         if self.noise_covariance is not None:
             check(str(self.noise_covariance).endswith(".npy"), "noise-covariance",
                   "must name a .npy file (numpy.save of an n x n matrix)")
@@ -250,7 +256,7 @@ def _noisy(setup: GossipSumSetup, streams: Streams) -> np.ndarray:
     return setup.data + setup.sigma * (sec.high - sec.low) * noise
 
 
-def correlated_noise(sec: GossipSumConfig, sigma: float, adj: Any, n: int) -> Any:
+def correlated_noise(sec: GossipSumConfig, sigma: float, topology: Any, adj: Any) -> Any:
     """The run's :class:`~netdp.mechanisms.correlated_noise.CorrelatedNoise`, or ``None``
     when the noise is independent."""
     if sec.correlated_noise is None and sec.noise_covariance is None:
@@ -261,8 +267,11 @@ def correlated_noise(sec: GossipSumConfig, sigma: float, adj: Any, n: int) -> An
     if sec.noise_covariance is not None:
         from netdp.core.npy_file import read_npy
 
-        cov = CN.check_covariance(read_npy(sec.noise_covariance, "noise-covariance"), n)
-    return CN.CorrelatedNoise(sigma, sec.correlated_noise or 0.0, CN.graph_edges(adj), cov)
+        cov = CN.check_covariance(read_npy(sec.noise_covariance, "noise-covariance"),
+                                  topology.n)
+    pairs = (CN.graph_edges(adj) if sec.secret_pairs is None
+             else CN.read_secret_pairs(sec.secret_pairs, topology, adj))
+    return CN.CorrelatedNoise(sigma, sec.correlated_noise or 0.0, pairs, cov)
 
 
 def final_variances(setup: GossipSumSetup, block: int = 256) -> np.ndarray | None:
@@ -337,7 +346,7 @@ class GossipSumTask(Task[GossipSumSetup], Auditable, NoisyOutput, Reported, Size
                                     and sec.noise_covariance is None),
               "correlated-noise", "correlated noise needs one graph (its secrets are shared "
               "on the graph's edges); a time-varying graph takes independent noise only")
-        noise = correlated_noise(sec, sigma, plan.adj, topo.n)
+        noise = correlated_noise(sec, sigma, topo, plan.adj)
         steps = config.steps or GM.default_steps(plan.gap, sigma, topo.n)
         engine = choose(config.engine, 1, 0.0)
         accountants = (self.default_accountants if config.accountants is None

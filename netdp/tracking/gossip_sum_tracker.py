@@ -86,8 +86,9 @@ class GossipPrivacy(PrivacyReport):
         who = ("eps(u -> C) towards the coalition C" if "coalitions" in self.details
                else "eps(u -> v) over ordered pairs")
         extra = self.details.get("correlated_noise", {})
-        also = "".join(f", {k} = {v:.4g}" if isinstance(v, float) else f", {k} {v}"
-                       for k, v in extra.items() if k != "sigma")
+        also = (f", DECOR secrets of std {extra['decor_sigma']:.4g} on "
+                f"{extra['decor_pairs']} edges" if "decor_sigma" in extra else "")
+        also += ", a user's covariance" if "covariance" in extra else ""
         lines = ["", f"  privacy: {who}; each node adds noise once "
                      f"(sigma = {self.sigma:.4g}{also}, eps0 = {self.epsilon0:.4g}-LDP)",
                  row(("", "mean", "min", "max", "q50", "q90", "q99"), widths) + "  delta"]

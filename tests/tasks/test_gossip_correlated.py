@@ -101,7 +101,7 @@ def test_the_report_holds_each_views_exact_loss_and_decors_line():
     want = coefficient_epsilon(coef[off], 1.0, 1e-5, "pld")
     np.testing.assert_allclose(report.pairs[off], want, rtol=1e-12)
     out = report.to_json()["privacy"]
-    assert out["correlated_noise"] == {"sigma": 1.0, "decor_sigma": 2.0}
+    assert out["correlated_noise"] == {"sigma": 1.0, "decor_sigma": 2.0, "decor_pairs": 78}
     inverse = np.linalg.inv(setup.noise.covariance_matrix(34))
     eaves = coefficient_epsilon(np.diag(inverse), 1.0, 1e-5, "pld")
     assert out["theory"]["decor-secldp-max"] == pytest.approx(eaves.max(), rel=1e-12)
@@ -218,3 +218,77 @@ def test_a_time_varying_graph_takes_independent_noise_only():
     assert exc.value.param == "correlated-noise"
     simulate({"task": "sum", "protocol": "gossip", "topology": graphs, "sigma": 1.0,
               "steps": 3})  # without the secrets it runs
+
+
+def write_pairs(tmp_path, lines: list[str], name: str = "pairs.txt") -> str:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_secrets_on_some_edges_lose_at_least_as_much(tmp_path):
+    """Fewer secrets, less noise: every pair loses at least what it loses with a secret on
+    every edge; a file of every edge is the default, figure for figure."""
+    base = dict(task="sum", protocol="gossip", topology="florentine", sigma=1.0, steps=3,
+                seed=4, accountants=("pld",), correlated_noise=2.0)
+    every = simulate(make_config(**base), keep_pairs=True)
+    setup = task_of(every.config).prepare(every.config)
+    edges = setup.noise.edges
+    labels = setup.topology.labels
+    all_lines = [f"{labels[a]} {labels[b]}" for a, b in edges.tolist()]
+    same = simulate(make_config(**base, secret_pairs=write_pairs(tmp_path, all_lines)),
+                    keep_pairs=True)
+    off = ~np.eye(15, dtype=bool)
+    np.testing.assert_array_equal(same.pairs[off], every.pairs[off])
+    half = [f"{a},{b}" for a, b in edges[::2].tolist()]  # ids this time
+    fewer = simulate(make_config(**base, secret_pairs=write_pairs(tmp_path, half, "h.txt")),
+                     keep_pairs=True)
+    assert np.all(fewer.pairs[off] >= every.pairs[off] - 1e-12)
+    assert np.any(fewer.pairs[off] > every.pairs[off] + 1e-3)
+    assert fewer.to_json()["privacy"]["correlated_noise"]["decor_pairs"] == len(half)
+
+
+@pytest.mark.parametrize("lines,words", [
+    (["Medici Albizzi", "Medici Strozzi"], "line 2: the pair is not an edge"),
+    (["Medici Medici"], "line 1: a node shares no secret with itself"),
+    (["Medici Albizzi", "Albizzi Medici"], "line 2: the pair is given twice (line 1 too)"),
+    (["Medici Borgia"], "line 1: the second node is not a node of"),
+    (["99 1"], "line 1: the first node is not a node of"),
+    (["Medici Albizzi Strozzi"], "line 1: expected two nodes"),
+    (["# nothing but a comment", ""], "no pair"),
+])
+def test_bad_secret_pairs_are_one_line(tmp_path, capsys, lines, words):
+    argv = ["simulate", "--task", "sum", "--protocol", "gossip", "--topology", "florentine",
+            "--sigma", "1", "--correlated-noise", "1", "--steps", "2", "--secret-pairs",
+            write_pairs(tmp_path, lines)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0] and "--secret-pairs" in err[0], err
+    assert "Borgia" not in err[0]  # a file's text is never quoted
+
+
+def test_secret_pairs_need_decor(tmp_path, capsys):
+    argv = ["simulate", "--task", "sum", "--protocol", "gossip", "--topology", "florentine",
+            "--sigma", "1", "--secret-pairs", write_pairs(tmp_path, ["Medici Albizzi"])]
+    assert main(argv) == 2
+    assert "only with --correlated-noise" in capsys.readouterr().err
+
+
+def test_a_log_names_its_secret_pairs_and_account_asks_for_them(tmp_path, capsys,
+                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_pairs(tmp_path, ["Medici Albizzi", "Medici Tornabuoni"])
+    common = ["--task", "sum", "--protocol", "gossip", "--topology", "florentine", "--sigma",
+              "1", "--correlated-noise", "2", "--secret-pairs", "pairs.txt", "--seed", "3"]
+    assert main(["simulate", *common, "--trace-out", "run.log", "--json"]) == 0
+    simulated = json.loads(capsys.readouterr().out)["privacy"]
+    assert main(["account", "run.log", "--topology", "florentine"]) == 2
+    assert "--set secret_pairs=FILE" in capsys.readouterr().err
+    assert main(["account", "run.log", "--topology", "florentine", "--set",
+                 "secret_pairs=pairs.txt", "--json"]) == 0
+    accounted = json.loads(capsys.readouterr().out)["privacy"]
+    assert accounted["empirical"][0]["mean"] == simulated["empirical"][0]["mean"]
+    write_pairs(tmp_path, ["Medici Strozzi"], "far.txt")  # not neighbours in Florence
+    assert main(["account", "run.log", "--topology", "florentine", "--set",
+                 "secret_pairs=far.txt"]) == 2
+    assert "not an edge" in capsys.readouterr().err
