@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
 import os
 import random
@@ -121,6 +122,10 @@ def make_seeds(root: Path) -> dict[str, bytes]:
     seeds["sets.csv"] = b"items\n" + b"".join(f"{i} {i + 1}\n".encode() for i in range(6))
     seeds["dataset.csv"] = b"a,b,label\n" + b"".join(
         f"{i % 3},{i / 7:.3f},{i % 2}\n".encode() for i in range(40))
+    buffer = io.BytesIO()
+    np.save(buffer, 0.5 * np.eye(6) + 0.1)
+    seeds["covariance.npy"] = buffer.getvalue()
+    seeds["secret-pairs.txt"] = b"0 1\n1,2\n# a comment\n3 4  # and another\n"
     seeds["matrix.txt"] = "".join(f"{u} {(u + 1) % 6} 0.5\n{u} {u} 0.5\n"
                                   for u in range(6)).encode()
     seeds["loss.csv"] = b"src,dst,p\n0,1,0.1\n1,2,0.2\n"
@@ -185,6 +190,12 @@ READERS: dict[str, tuple[list[str], list[list[str]]]] = {
          "fig.png"],
         ["report", "{run.json}", "--pairs", "{f}", "--html", "page.html"],
         ["simulate", "--protocol", "gossip", "-n", "6", "--gossip-matrix", "{f}"]]),
+    "covariance": (["covariance.npy"], [
+        ["simulate", "--protocol", "gossip", "-n", "6", "--topology", "cycle", "--sigma", "1",
+         "--steps", "3", "--noise-covariance", "{f}"]]),
+    "secret-pairs": (["secret-pairs.txt"], [
+        ["simulate", "--protocol", "gossip", "-n", "6", "--topology", "cycle", "--sigma", "1",
+         "--steps", "3", "--correlated-noise", "1", "--secret-pairs", "{f}"]]),
     "matrix-text": (["matrix.txt"], [
         ["simulate", "--protocol", "gossip", "-n", "6", "--topology", "cycle",
          "--gossip-matrix", "{f}"]]),

@@ -229,6 +229,10 @@ CASES: list[tuple[str, list[str]] | tuple[str, list[str], str]] = [
                              "--scheduler", "ucx://127.0.0.1:1"], "--scheduler"),
 ]
 
+#: A gossip run with DECOR's secrets on the 6-cycle (the correlated-noise readers).
+DECOR = ["simulate", "--protocol", "gossip", "-n", "6", "--topology", "cycle", "--sigma", "1",
+         "--steps", "3", "--correlated-noise", "1"]
+
 #: Cases found by the long run that must run (exit 0 or 1): each was once a traceback.
 RUNS: list[tuple[str, list[str]]] = [
     ("audit-seed", ["audit", "--trials", "200", "--seed", "8"]),
@@ -524,6 +528,13 @@ READERS: list[tuple[str, dict[str, str], list[str], str | None]] = [
                                "--result", "{text-nodes.json}", "--out", "f.png"], "--result"),
     ("result-theory-huge", {}, ["plot", "--preset", "by-distance", "--result",
                                 "{huge-theory.json}", "--out", "f.png"], "--result"),
+    # session 23's readers: a pair's id beyond int()'s digit limit, a Unicode digit, and a
+    # covariance of subnormal entries (their inverses overflowed to a NaN traceback)
+    ("secret-pairs-5000-digits", {"p.txt": "1" + "0" * 5000 + " 1\n"},
+     [*DECOR, "--secret-pairs", "{p.txt}"], "--secret-pairs"),
+    ("secret-pairs-unicode-digit", {"p.txt": "\u00b2 1\n"},
+     [*DECOR, "--secret-pairs", "{p.txt}"], "--secret-pairs"),
+    ("covariance-subnormal", {}, [*DECOR[:-2], "--noise-covariance", "{tiny.npy}"], None),
 ]
 
 
@@ -567,7 +578,8 @@ def test_reader_regression(label, files, argv, param, inputs, tmp_path):
     (tmp_path / "big.gml").write_text("graph [\n" + "".join(
         f"  node [ id {u} ]\n" for u in range(6)) + edges * 110_000 + "]\n")
     np.save(tmp_path / "huge.npy", np.full((6, 6), 1e308))
-    files = {**files, "lying.npy": "", "big.gml": "", "huge.npy": ""}
+    np.save(tmp_path / "tiny.npy", np.full((6, 6), 5e-324))
+    files = {**files, "lying.npy": "", "big.gml": "", "huge.npy": "", "tiny.npy": ""}
     paths = {**inputs, **{name: str(tmp_path / name) for name in files}}
     argv = _argv(argv, paths)
     work = tmp_path / "work"

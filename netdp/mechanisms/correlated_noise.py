@@ -36,6 +36,9 @@ from netdp.core.errors import check
 
 #: Relative tolerance of a user covariance's symmetry and of its smallest eigenvalue.
 PSD_TOL = 1e-9
+#: A user covariance's entries below this (units of Δ², a std of 1e-15 Δ) are 0: no
+#: noise to speak of, and their inverses would overflow.
+TINY = 1e-30
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,13 +168,15 @@ def root(C: np.ndarray) -> np.ndarray:
 
 def check_covariance(C: np.ndarray, n: int, name: str = "noise-covariance") -> np.ndarray:
     """A user's covariance as float64, or one line naming ``name``: ``n × n``, finite,
-    symmetric and positive semi-definite (to :data:`PSD_TOL` of its largest entry)."""
+    symmetric and positive semi-definite (to :data:`PSD_TOL` of its largest entry);
+    entries below :data:`TINY` in magnitude are 0."""
     check(C.ndim == 2 and C.shape == (n, n), name,
           f"must be an n x n matrix for the graph's {n} nodes (got shape {C.shape})")
     check(np.issubdtype(C.dtype, np.number) and not np.issubdtype(C.dtype, np.complexfloating),
           name, f"must hold real numbers (got {C.dtype})")
     C = np.asarray(C, dtype=np.float64)
     check(bool(np.isfinite(C).all()), name, "entries must be finite")
+    C = np.where(np.abs(C) < TINY, 0.0, C)  # no noise to speak of, and no overflow
     scale = float(np.abs(C).max())
     check(scale <= 1e12, name, "entries must lie in [-1e12, 1e12] (units of the "
           "sensitivity squared)")
@@ -227,7 +232,8 @@ def read_secret_pairs(path: str, topology: Any, adj: Any) -> np.ndarray:
         check(len(fields) == 2, "secret-pairs", f"{where}: expected two nodes, 'a b'")
         ids = []
         for which, field in zip(("first", "second"), fields, strict=True):
-            node = int(field) if field.isdigit() and int(field) < n else by_label.get(field)
+            whole = field.isascii() and field.isdigit() and len(field) <= 18
+            node = int(field) if whole and int(field) < n else by_label.get(field)
             check(node is not None, "secret-pairs", f"{where}: the {which} node is not a "
                   f"node of {graph} (an id in 0..{n - 1} or one of its labels)")
             ids.append(int(node))  # type: ignore[arg-type]
