@@ -27,6 +27,7 @@ would say if given as a user's matrix: there it knows only its sum of secrets, n
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,9 @@ import numpy as np
 
 from netdp.core.errors import check
 
+#: Largest ratio of DECOR's secrets' std to the independent noise's (the conditioning
+#: of the exact loss's solve).
+MAX_RATIO = 1e6
 #: Relative tolerance of a user covariance's symmetry and of its smallest eigenvalue.
 PSD_TOL = 1e-9
 #: A user covariance's entries below this (units of Δ², a std of 1e-15 Δ) are 0: no
@@ -80,6 +84,10 @@ class CorrelatedNoise:
         check(self.sigma_cor >= 0, "correlated-noise", f"must be >= 0 (got {self.sigma_cor})")
         check(self.sigma_cor == 0 or self.edges is not None, "correlated-noise",
               "DECOR's secrets need the graph's edges")
+        check(self.sigma_cor <= MAX_RATIO * self.sigma, "correlated-noise",
+              f"must be at most {MAX_RATIO:g} times --sigma, the independent noise's std "
+              f"(got {self.sigma_cor:g} for sigma {self.sigma:g}): beyond, floating point "
+              "cannot resolve the exact loss")
 
     @property
     def correlated(self) -> bool:
@@ -112,12 +120,24 @@ class CorrelatedNoise:
 
     def covariance_matrix(self, n: int) -> np.ndarray:
         """``Cov(η)``, ``n × n`` (units of Δ²): what an eavesdropper faces, knowing no
-        secret."""
-        return self.conditional(np.zeros(0, dtype=np.int64), np.arange(n))
+        secret: ``σ² I + σ_cor² L`` (``L`` the Laplacian of the secret pairs) ``+ C``."""
+        cov = self.sigma**2 * np.eye(n)
+        if self.sigma_cor > 0:
+            assert self.edges is not None
+            a, b = self.edges[:, 0], self.edges[:, 1]
+            np.add.at(cov, (a, a), self.sigma_cor**2)
+            np.add.at(cov, (b, b), self.sigma_cor**2)
+            np.subtract.at(cov, (a, b), self.sigma_cor**2)
+            np.subtract.at(cov, (b, a), self.sigma_cor**2)
+        if self.covariance is not None:
+            cov += self.covariance
+        return cov
 
     def conditional(self, known: np.ndarray, on: np.ndarray) -> np.ndarray:
         """Covariance of ``η`` on the nodes ``on`` (sorted ids) given what the nodes
-        ``known`` know (module docstring); rows and columns of known nodes are 0.
+        ``known`` know (module docstring); rows and columns of known nodes are 0. As
+        ``F Fᵀ`` of :meth:`factor`: never above the exact one, equal to it but for
+        rounding (a user's part that rounding cannot resolve counted as known).
 
         Parameters
         ----------
@@ -126,37 +146,83 @@ class CorrelatedNoise:
         on
             The nodes whose noise the covariance is of (a view's ball).
         """
+        F = self.factor(known, on)
+        return F @ F.T
+
+    def factor(self, known: np.ndarray, on: np.ndarray) -> np.ndarray:
+        """``F`` (``on.size`` rows) with ``F Fᵀ ⪯`` :meth:`conditional`'s covariance,
+        equal to it but for rounding, built from the draws themselves so that a solve with
+        it is conditioned like the noise's stds, not their squares: a column ``σ' e_i``
+        per free node, ``σ_cor (e_a - e_b)`` per secret no known node holds (the part on
+        ``on``), and a factor of a user's part conditioned on the known terms
+        (:meth:`_user_factor`), whose rounding is taken from the independent part
+        (``σ'² = σ² - slack``), so that the factor never holds more noise than there is.
+        """
         on = np.asarray(on, dtype=np.int64)
         known = np.asarray(known, dtype=np.int64)
         m = on.size
         free = ~np.isin(on, known)
-        cov = np.diag(np.where(free, self.sigma**2, 0.0))
+        blocks, variance = [], self.sigma**2
+        if self.covariance is not None:
+            user, slack = self._user_factor(known, on, free)
+            blocks.append(user)
+            variance -= slack
+        blocks.insert(0, math.sqrt(variance) * np.eye(m)[:, free])
         if self.sigma_cor > 0:
             assert self.edges is not None
             a, b = self.edges[:, 0], self.edges[:, 1]
-            secret = ~(np.isin(a, known) | np.isin(b, known))  # no one knows it
-            a, b = a[secret], b[secret]
-            n = int(max(on.max(initial=0), self.edges.max(initial=0))) + 1
-            degree = np.bincount(a, minlength=n) + np.bincount(b, minlength=n)
-            cov[np.arange(m), np.arange(m)] += self.sigma_cor**2 * degree[on]
-            where = np.full(n, -1)
+            where = np.full(int(max(on.max(initial=0), self.edges.max(initial=0))) + 1, -1)
             where[on] = np.arange(m)
-            inside = (where[a] >= 0) & (where[b] >= 0)
-            i, j = where[a[inside]], where[b[inside]]
-            np.subtract.at(cov, (i, j), self.sigma_cor**2)
-            np.subtract.at(cov, (j, i), self.sigma_cor**2)
-        if self.covariance is not None:
-            C = self.covariance
-            part = C[np.ix_(on, on)]
-            if known.size:
-                cross = C[np.ix_(on, known)]
-                part = part - cross @ np.linalg.pinv(C[np.ix_(known, known)],
-                                                     hermitian=True) @ cross.T
-            part = 0.5 * (part + part.T)
-            part[~free] = 0.0
-            part[:, ~free] = 0.0
-            cov += part
-        return cov
+            secret = ~(np.isin(a, known) | np.isin(b, known)) & ((where[a] >= 0)
+                                                                | (where[b] >= 0))
+            cols = np.zeros((m, int(secret.sum())))
+            idx = np.arange(cols.shape[1])
+            wa, wb = where[a[secret]], where[b[secret]]
+            cols[wa[wa >= 0], idx[wa >= 0]] = self.sigma_cor
+            cols[wb[wb >= 0], idx[wb >= 0]] = -self.sigma_cor
+            blocks.append(cols)
+        return np.hstack(blocks)
+
+    def _user_factor(self, known: np.ndarray, on: np.ndarray,
+                     free: np.ndarray) -> tuple[np.ndarray, float]:
+        """A factor ``U`` of the user's part on ``on`` given the known nodes' terms, and
+        ``slack``, a bound on how far ``U Uᵀ`` may exceed the exact conditional covariance
+        in rounding. The known terms' covariance ``C_KK`` is diagonalised; directions of
+        it above ``1e-6`` of its largest are conditioned on exactly (a Schur complement),
+        the others' information goes into ``slack`` (``‖c‖² / w`` each where ``w`` is
+        resolved, else the whole of ``C`` on ``on``, which bounds it: ``C`` is PSD).
+        Where ``slack`` would take more than half of the independent variance, the
+        user's part is counted as known (``U`` empty): the
+        view then faces less noise than it does, which overstates the loss (sound)."""
+        C = self.covariance
+        assert C is not None
+        eps = float(np.finfo(float).eps)
+        part = C[np.ix_(on, on)]
+        scale = float(np.abs(part).sum(axis=1).max(initial=0.0))  # >= its norm
+        slack = 0.0
+        if known.size:
+            w, V = np.linalg.eigh(C[np.ix_(known, known)])
+            top = max(float(w.max()), 0.0)
+            cross = C[np.ix_(on, known)] @ V  # the known terms' directions, their reach
+            keep = w > 1e-6 * top
+            if (~keep).any():  # their reduction is at most ‖c‖² / w, and at most C's
+                dropped = w[~keep]
+                resolved = bool((dropped >= 1e3 * eps * top).all())
+                missed = float(((cross[:, ~keep] ** 2).sum(axis=0)
+                                / np.maximum(dropped, 1e-300)).sum()) if resolved else scale
+                slack += min(missed, scale)
+            reach = cross[:, keep] / np.sqrt(w[keep])
+            part = part - reach @ reach.T
+            scale += float((reach**2).sum())
+        part = 0.5 * (part + part.T)
+        part[~free] = 0.0
+        part[:, ~free] = 0.0
+        lam, Q = np.linalg.eigh(part)
+        slack += 64.0 * (on.size + known.size + 1) * eps * max(scale, float(np.abs(lam).max(
+            initial=0.0)))
+        if slack > 0.5 * self.sigma**2:
+            return np.zeros((on.size, 0)), 0.0
+        return Q * np.sqrt(np.clip(lam, 0.0, None)), slack
 
 
 def root(C: np.ndarray) -> np.ndarray:

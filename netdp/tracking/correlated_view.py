@@ -23,16 +23,17 @@ independent draw), so
 
     c_u = σ² (Xᵀ e_u)ᵀ (Xᵀ Σ_K X)⁻¹ (Xᵀ e_u) <= ‖Π e_u‖² <= 1
 
-is a well-conditioned solve, never above the independent noise's loss of the same view
-nor the local level. Where the rank cut is not certified, the view is replaced by every
-noisy value on its ball (``V = I``: post-processing, sound):
-``c_u = σ² ((Σ_K)_free⁻¹)_uu``.
+never above the independent noise's loss of the same view nor the local level. It is
+solved in factor form (:func:`coefficients`), from the draws themselves rather than their
+covariance, so that a ratio of 1e6 between the secrets' std and the independent one costs
+1e6 in conditioning, not 1e12, and every rounding is taken on the side of more loss.
+Where the rank cut is not certified, the view is replaced by every noisy value on its
+ball (``V = I``: post-processing, sound): ``c_u = σ² ((Σ_K)_free⁻¹)_uu``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 
 from netdp.mechanisms.correlated_noise import CorrelatedNoise
 
@@ -41,6 +42,14 @@ def coefficients(V: np.ndarray | None, ball: np.ndarray, known: np.ndarray,
                  noise: CorrelatedNoise) -> np.ndarray:
     """``c_u`` on ``ball`` (0 on the known nodes) of a view whose row space, on the ball's
     columns, has the orthonormal rows ``V`` (``None``: every noisy value on the ball).
+
+    Solved in factor form: with ``Σ_K ⪰ F Fᵀ``
+    (:meth:`~netdp.mechanisms.correlated_noise.CorrelatedNoise.factor`, the draws
+    themselves), ``G = X F`` and ``b_u = X e_u``, ``c_u = σ² ‖G⁺ b_u‖²`` from one SVD of
+    ``G``, whose condition is the ratio of the noises' stds, not its square; every
+    singular value is at least ``σ'`` (``G`` holds ``σ' X``). The figure is raised by
+    ``64 ε cond(G)`` relative (the SVD's rounding), so it never falls below the exact
+    loss by rounding.
 
     Parameters
     ----------
@@ -66,17 +75,18 @@ def coefficients(V: np.ndarray | None, ball: np.ndarray, known: np.ndarray,
     k_at = np.searchsorted(ball, np.asarray(known, dtype=np.int64))
     free = np.ones(ball.size, dtype=bool)
     free[k_at] = False
-    cov = noise.conditional(known, ball)[np.ix_(free, free)]
+    F = noise.factor(known, ball)[free]
     out = np.zeros(ball.size)
     if V is None:  # every noisy value on the ball
-        inv = sla.cho_solve(sla.cho_factor(cov), np.eye(int(free.sum())))
-        out[free] = noise.sigma**2 * np.diag(inv)
-        return out
-    q, _ = np.linalg.qr(V[:, k_at], mode="complete")  # span{e_k} in V's coordinates ...
-    X = q[:, k_at.size:].T @ V[:, free]  # ... and its complement: orthonormal rows
+        X = np.eye(int(free.sum()))
+    else:
+        q, _ = np.linalg.qr(V[:, k_at], mode="complete")  # span{e_k} in V's coordinates ...
+        X = q[:, k_at.size:].T @ V[:, free]  # ... and its complement: orthonormal rows
     if X.shape[0] == 0:
         return out
-    gram = X @ cov @ X.T
-    solved = sla.cho_solve(sla.cho_factor(0.5 * (gram + gram.T)), X)
-    out[free] = noise.sigma**2 * np.einsum("ij,ij->j", X, solved)
+    U, sv, _ = np.linalg.svd(X @ F, full_matrices=False)
+    whitened = (U.T @ X) / sv[:, None]
+    eps = float(np.finfo(float).eps)
+    margin = 1.0 + 64.0 * eps * float(sv[0] / sv[-1]) * max(X.shape)
+    out[free] = noise.sigma**2 * np.einsum("ij,ij->j", whitened, whitened) * margin
     return out

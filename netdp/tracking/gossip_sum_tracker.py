@@ -424,7 +424,9 @@ def secldp_theory(setup: GossipSumSetup, joint: Any, distances: np.ndarray,
             "; LDP baseline: the independent noise alone (what sets the mean's error)")
     if n > CLOSED_FORM_NODES:
         return {}, {}, note + f"; no decor-secldp line beyond {CLOSED_FORM_NODES} nodes"
-    inverse = np.linalg.inv(noise.covariance_matrix(n))
+    import scipy.linalg as sla
+
+    inverse = sla.cho_solve(sla.cho_factor(noise.covariance_matrix(n)), np.eye(n))
     c = noise.sigma**2 * np.diag(inverse)
     rows = GossipLosses(np.tile(c, (joint.nodes.size, 1)), joint.nodes, "observer",
                         "secldp", joint.method, joint.steps)

@@ -123,7 +123,7 @@ def test_a_users_covariance_knows_less_than_decors_secrets(tmp_path):
     user = simulate(make_config(**base, noise_covariance=str(tmp_path / "cov.npy")),
                     keep_pairs=True)
     off = ~np.eye(16, dtype=bool)
-    assert np.all(user.pairs[off] <= decor.pairs[off] + 1e-12)
+    assert np.all(user.pairs[off] <= decor.pairs[off] * (1 + 1e-9))  # rounding margins
     assert np.any(user.pairs[off] < decor.pairs[off] - 1e-3)
     assert user.utility.theoretical_rmse == pytest.approx(decor.utility.theoretical_rmse,
                                                          rel=1e-10)

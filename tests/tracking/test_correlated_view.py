@@ -181,3 +181,55 @@ def test_a_leaf_next_to_the_observer_is_exposed_by_its_secret():
     np.testing.assert_allclose(hub[1:], 1.0, atol=1e-12)
     eavesdropper = SIGMA**2 * np.diag(np.linalg.inv(noise.covariance_matrix(5)))
     assert 0.2 < eavesdropper[1:].max() < 0.21
+
+
+def test_a_large_ratio_of_stds_is_solved_in_factor_form():
+    """A second reader's case: a path of 9, T = 1, secrets on three edges only, the
+    secrets 1e5 times the independent noise. Squaring the covariance lost the answer
+    (0.0066 where it is 0.5); the factor form keeps it, checked against a least-squares
+    solve on the factor of the joint view."""
+    topo = topology.from_networkx(nx.path_graph(9), "path")
+    plan = GM.GossipPlan.build(topo, "metropolis", False)
+    W, adj = np.asarray(plan.W.todense()), np.asarray(plan.adj.todense())
+    pairs = np.array([[2, 3], [3, 4], [5, 6]])
+    sigma, sigma_cor = 1e-2, 1e3
+    noise = CorrelatedNoise(sigma, sigma_cor, pairs)
+    got = gossip.joint(plan.W, plan.adj, 1, observers=[4], noise=noise).values[0]
+    M = sync_rows(W, adj, 1, [4])
+    F = np.hstack([sigma * np.eye(9), sigma_cor * np.array(
+        [[1.0 if i == a else -1.0 if i == b else 0.0 for a, b in pairs] for i in range(9)])])
+    known = [4, 9 + 1]  # its draw and the secret of (3, 4)
+    L = np.eye(F.shape[1])[known]
+    J = np.vstack([M @ F, L])
+    for u in (2, 3, 5, 6):
+        d = np.concatenate([M[:, u], np.zeros(len(known))])
+        h = np.linalg.lstsq(J, d, rcond=None)[0]
+        assert np.allclose(J @ h, d, atol=1e-9)
+        assert got[u] == pytest.approx(sigma**2 * h @ h, rel=1e-6)
+        assert got[u] >= sigma**2 * h @ h * (1 - 1e-12)
+
+
+def test_a_ratio_beyond_a_million_is_refused():
+    from netdp.core.errors import InputError
+
+    with pytest.raises(InputError, match="at most 1e\\+06 times --sigma") as exc:
+        CorrelatedNoise(1e-6, 1e3, np.array([[0, 1]]))
+    assert exc.value.param == "correlated-noise"
+
+
+def test_knowledge_a_covariance_barely_resolves_is_counted_as_known():
+    """A second reader's case: a coalition {1, 2} whose user terms differ by 2^-26 of a
+    draw that node 0's term carries 2^19 times over: C's entries are exact, but the
+    known terms' covariance has an eigenvalue of 1e-16, below any pseudo-inverse's cut.
+    The exact loss of node 0 is the local level (its term is rebuilt from the coalition's
+    two); the user part is then counted as known (sound), where it was dropped (c = 0)."""
+    topo = topology.from_networkx(nx.path_graph(5), "path")
+    plan = GM.GossipPlan.build(topo, "metropolis", False)
+    F = np.zeros((5, 2))
+    F[1] = [1.0, 0.0]
+    F[2] = [1.0, 2.0**-26]
+    F[0] = [0.0, 2.0**19]
+    noise = CorrelatedNoise(1.0, 0.0, None, F @ F.T)
+    for steps in (1, 2):
+        c = gossip.coalition(plan.W, plan.adj, steps, [1, 2], noise=noise).values[0]
+        assert c[0] >= 1.0 - 1e-12 and c[3] >= 1.0 - 1e-12
