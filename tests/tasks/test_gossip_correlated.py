@@ -173,10 +173,13 @@ def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch, extra, words):
     assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["m.npy"])
 
 
-def test_a_log_with_correlated_noise_accounts_as_simulated(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("schedule", ["sync", "pairwise"])
+def test_a_log_with_correlated_noise_accounts_as_simulated(tmp_path, capsys, monkeypatch,
+                                                           schedule):
     monkeypatch.chdir(tmp_path)
     common = ["--task", "sum", "--protocol", "gossip", "--topology", "hypercube", "--nodes",
-              "16", "--sigma", "1", "--correlated-noise", "1.5", "--seed", "3"]
+              "16", "--sigma", "1", "--correlated-noise", "1.5", "--seed", "3", "--steps",
+              "3", "--gossip-schedule", schedule]
     assert main(["simulate", *common, "--trace-out", "run.log", "--json"]) == 0
     simulated = json.loads(capsys.readouterr().out)["privacy"]
     assert main(["account", "run.log", "--json"]) == 0
