@@ -208,6 +208,13 @@ class Section:
     def validate(self, config: Any) -> None:
         """Checks that involve several fields, or the common ones (``config``)."""
 
+    @classmethod
+    def objects(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Objects given from Python for some parameters (an array where a file is named
+        on the command line): taken out of ``data``, whose parameter then records what
+        they were, and returned as the section's other fields. None by default."""
+        return {}
+
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON / TOML ready (tuples as lists)."""
         return {name: _plain(getattr(self, name)) for name, _, _ in params_of(self)}

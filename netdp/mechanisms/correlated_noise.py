@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from netdp.core.errors import check
+from netdp.core.reading import read_text
 
 #: Largest ratio of DECOR's secrets' std to the independent noise's (the conditioning
 #: of the exact loss's solve).
@@ -277,10 +279,6 @@ def read_secret_pairs(path: str, topology: Any, adj: Any) -> np.ndarray:
     >>> read_secret_pairs(path, g, GossipPlan.build(g, "metropolis", False).adj).tolist()
     [[1, 7], [1, 8]]
     """
-    from pathlib import Path
-
-    from netdp.core.reading import read_text
-
     name = Path(path).name
     text = read_text(path, "secret-pairs", "a UTF-8 text file of node pairs")
     labels = tuple(getattr(topology, "labels", ()) or ())

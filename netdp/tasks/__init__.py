@@ -140,8 +140,9 @@ def make_config(params: Mapping[str, Any] | SimulationConfig | None = None,
         allowed = sorted(set(common) | set(own))
         raise InputError(key or "config", f"unknown parameter; allowed: {', '.join(allowed)}")
     specs = {name: spec for name, spec, _ in params_of(task.section)}
+    held = task.section.objects(data)  # arrays from Python, recorded by their digest
     section: Section = task.section(**{k: coerce(specs[k], v) for k, v in data.items()
-                                       if k in own})
+                                       if k in own}, **held)
     declared = common_specs()
     values = {k: coerce(declared[k], v) for k, v in data.items() if k in common}
     if values.get("accountants") is not None:  # the registry's names, before the rest

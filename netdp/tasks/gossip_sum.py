@@ -16,7 +16,9 @@ pairs where it is below the exact loss).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,7 +114,8 @@ class GossipSumConfig(Section):
     noise_covariance: str | None = param(None, "a .npy file of an n x n covariance "
                                          "(positive semi-definite, units of the sensitivity "
                                          "squared) of correlated noise added to the "
-                                         "independent noise; a node knows its own term",
+                                         "independent noise; a node knows its own term; "
+                                         "from Python, also an array",
                                          kind=str, metavar="FILE", group=GROUP,
                                          default_text="none")
     secret_pairs: str | None = param(None, "DECOR: a file of the node pairs that share a "
@@ -137,6 +140,27 @@ class GossipSumConfig(Section):
                         pair="range", low=-MAX_VALUE, high=MAX_VALUE, metavar="HIGH",
                         group=DATA_GROUP, default_text="0 1")
 
+    #: ``noise_covariance`` given from Python as an array (the parameter then records it
+    #: as ``array: n x n, sha256 PREFIX``).
+    covariance: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def objects(cls, data: dict[str, Any]) -> dict[str, Any]:
+        given = data.get("noise_covariance")
+        if given is None or isinstance(given, str | os.PathLike):
+            return {}
+        try:
+            array = np.asarray(given)
+        except (TypeError, ValueError):
+            array = np.asarray([])
+        check(array.ndim == 2 and array.dtype.kind in "iuf", "noise-covariance",
+              "from Python, a 2-D array of real numbers (or a .npy file's name)")
+        array = np.ascontiguousarray(array, dtype=np.float64)
+        digest = hashlib.sha256(array.tobytes()).hexdigest()[:16]
+        data["noise_covariance"] = (f"array: {array.shape[0]} x {array.shape[1]}, sha256 "
+                                    f"{digest}")
+        return {"covariance": array}
+
     def validate(self, config: Any) -> None:
         check_value_range(self.low, self.high)
         check_data_file(self)
@@ -144,7 +168,7 @@ class GossipSumConfig(Section):
         check_schedule(self, config)
         check(self.secret_pairs is None or self.correlated_noise is not None,
               "secret-pairs", "only with --correlated-noise S (the std of DECOR's secrets)")
-        if self.noise_covariance is not None:
+        if self.noise_covariance is not None and self.covariance is None:
             check(str(self.noise_covariance).endswith(".npy"), "noise-covariance",
                   "must name a .npy file (numpy.save of an n x n matrix)")
         if from_config(config) is not None:
@@ -264,7 +288,9 @@ def correlated_noise(sec: GossipSumConfig, sigma: float, topology: Any, adj: Any
     from netdp.mechanisms import correlated_noise as CN
 
     cov = None
-    if sec.noise_covariance is not None:
+    if sec.covariance is not None:  # an array from Python
+        cov = CN.check_covariance(sec.covariance, topology.n)
+    elif sec.noise_covariance is not None:
         from netdp.core.npy_file import read_npy
 
         cov = CN.check_covariance(read_npy(sec.noise_covariance, "noise-covariance"),

@@ -295,3 +295,35 @@ def test_a_log_names_its_secret_pairs_and_account_asks_for_them(tmp_path, capsys
     assert main(["account", "run.log", "--topology", "florentine", "--set",
                  "secret_pairs=far.txt"]) == 2
     assert "not an edge" in capsys.readouterr().err
+
+
+def test_a_covariance_from_python_is_the_file_s(tmp_path):
+    """``noise_covariance`` as an array (or nested lists) from Python: the same figures as
+    the same matrix in a .npy file, recorded in the config by its digest."""
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(16, 3))
+    C = A @ A.T
+    np.save(tmp_path / "c.npy", C)
+    base = dict(task="sum", protocol="gossip", topology="hypercube", nodes=16, sigma=1.0,
+                steps=3, seed=5, accountants=("pld",))
+    from_file = simulate(make_config(**base, noise_covariance=str(tmp_path / "c.npy")),
+                         keep_pairs=True)
+    for given in (C, C.tolist()):
+        from_python = simulate(make_config(**base, noise_covariance=given), keep_pairs=True)
+        np.testing.assert_array_equal(from_python.pairs, from_file.pairs)
+        recorded = from_python.config.to_dict()["noise_covariance"]
+        assert recorded.startswith("array: 16 x 16, sha256 ")
+        json.dumps(from_python.to_json())  # the array itself is not in the result
+
+
+@pytest.mark.parametrize("given,words", [
+    (np.zeros((2, 2, 2)), "2-D array"), (np.array([["a", "b"], ["c", "d"]]), "2-D array"),
+    (np.eye(16) * 1j, "2-D array"), (np.eye(4), "n x n"), ([[1.0, 2.0], [3.0]], "2-D array"),
+])
+def test_a_bad_array_from_python_is_refused(given, words):
+    from netdp.core.errors import InputError
+
+    with pytest.raises(InputError) as exc:
+        simulate(make_config(task="sum", protocol="gossip", topology="hypercube", nodes=16,
+                             sigma=1.0, steps=2, noise_covariance=given))
+    assert exc.value.param == "noise-covariance" and words in exc.value.message
