@@ -34,6 +34,7 @@ ball (``V = I``: post-processing, sound): ``c_u = σ² ((Σ_K)_free⁻¹)_uu``.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg as sla
 
 from netdp.mechanisms.correlated_noise import CorrelatedNoise
 
@@ -45,10 +46,10 @@ def coefficients(V: np.ndarray | None, ball: np.ndarray, known: np.ndarray,
 
     Solved in factor form: with ``Σ_K ⪰ F Fᵀ``
     (:meth:`~netdp.mechanisms.correlated_noise.CorrelatedNoise.factor`, the draws
-    themselves), ``G = X F`` and ``b_u = X e_u``, ``c_u = σ² ‖G⁺ b_u‖²`` from one SVD of
-    ``G``, whose condition is the ratio of the noises' stds, not its square; every
+    themselves), ``G = X F`` and ``b_u = X e_u``, ``c_u = σ² ‖G⁺ b_u‖²``, from ``G``,
+    whose condition is the ratio of the noises' stds, not its square; every
     singular value is at least ``σ'`` (``G`` holds ``σ' X``). The figure is raised by
-    ``64 ε cond(G)`` relative (the SVD's rounding), so it never falls below the exact
+    ``64 ε cond(G)`` relative (the factorisation's rounding), so it never falls below the exact
     loss by rounding.
 
     Parameters
@@ -84,8 +85,9 @@ def coefficients(V: np.ndarray | None, ball: np.ndarray, known: np.ndarray,
         X = q[:, k_at.size:].T @ V[:, free]  # ... and its complement: orthonormal rows
     if X.shape[0] == 0:
         return out
-    U, sv, _ = np.linalg.svd(X @ F, full_matrices=False)
-    whitened = (U.T @ X) / sv[:, None]
+    R = sla.qr((X @ F).T, mode="r")[0][:X.shape[0]]  # G = Rᵀ Qᵀ: ‖G⁺ b‖ = ‖R⁻ᵀ b‖
+    whitened = sla.solve_triangular(R, X, trans="T")
+    sv = np.linalg.svd(R, compute_uv=False)
     eps = float(np.finfo(float).eps)
     margin = 1.0 + 64.0 * eps * float(sv[0] / sv[-1]) * max(X.shape)
     out[free] = noise.sigma**2 * np.einsum("ij,ij->j", whitened, whitened) * margin
