@@ -36,12 +36,15 @@ Writes one CSV row per (graph, protocol, line, distance) and prints the summary 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _table import write_csv  # noqa: E402
 
 FIELDS = ("graph", "nodes", "protocol", "line", "distance", "pairs", "mean", "max",
           "sigma", "noise_std", "target_std", "steps")
@@ -197,11 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     for spec in args.cells:
         rows += cell(spec, args.decor_ratio, args.walk_sources, args.delta, args.seed)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.out, rows, FIELDS)
     print(markdown(rows))
     if args.markdown:
         for graph in dict.fromkeys(r["graph"] for r in rows):

@@ -31,11 +31,14 @@ prints (``--markdown``: as a table) the cell summaries.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _table import write_csv  # noqa: E402
 
 #: Relative difference below which SecLDP and the exact loss count as equal (the exact
 #: figure's rounding margin is about 1e-12 relative).
@@ -162,11 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print tables for the docs")
     args = ap.parse_args(argv)
     rows = run(args.cells, args.decor, args.sigma, args.delta, args.seed)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.out, rows, FIELDS)
     print(markdown(rows))
     if args.markdown:
         for text in args.cells:

@@ -47,7 +47,7 @@ from netdp.run.dask_client import DaskClient, max_workers, require_cluster
 from netdp.run.resources import human, memory_limit, planned_size
 from netdp.tasks.base import Task, footprint
 from netdp.tracking.graph_observers import SOURCES
-from netdp.tracking.law_bound_cost import INVERSE, law_bound_footprint
+from netdp.tracking.law_bound_cost import INVERSE, SPECTRUM, law_bound_footprint
 from netdp.tracking.observer_map import Work, observers_on
 
 MMAP_BYTES = 256 * 2**20  # shared data above this goes by memory-mapped files
@@ -331,7 +331,7 @@ def on_cluster(task: Task[Any], config: SimulationConfig, *, client: Any,
     setup = task.prepare(config)
     here = sum(size for part, (size, _) in footprint(task, config, setup.topology.n,
                                                      setup.steps).items()
-               if part != INVERSE)  # the workers invert, not this process
+               if part not in (INVERSE, SPECTRUM))  # the workers invert, not this process
     check_client_memory(setup, max(memory_limit() - int(here), 0), param)
     local_total = None
     if workers is not None:  # the machine's memory, less this process's run, shared out

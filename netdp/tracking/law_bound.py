@@ -26,7 +26,9 @@ property), so
 (:func:`mean_logs`: exact near the bridge's ends, bounded between). For one observer ``G``
 is read from the walk's fundamental matrix, computed once per matrix
 (:func:`single_observer_green`); a coalition inverts its own. Nothing is cut: every count
-up to the stretch's length takes its share of the bound.
+up to the stretch's length takes its share of the bound. ``pld``'s dominating laws add a
+family of such geometric bounds, one per weight ``z^t`` on the paths' steps (a Chernoff
+bound of the count: :mod:`netdp.tracking.law_chernoff`), and take their minimum.
 
 The entries. ``kov`` (``log E[e^{ε_K}]``) and the Rényi bound by joint convexity
 (``1/(α-1) log E[e^{α(α-1) K² / 2s²}]``, both directions) are expectations of an
@@ -41,7 +43,6 @@ bound of :mod:`netdp.tracking.cycle_entries` does: that bound is not monotone in
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import OrderedDict
 from typing import Any
@@ -54,6 +55,7 @@ from scipy.sparse import csgraph
 from netdp.tracking import cycle_entries as ce
 from netdp.tracking._kernels.law_bound import expected_log_table, forward_normalisers
 from netdp.tracking.law_bound_cost import DENSE_LIMIT
+from netdp.tracking.walk_matrix import matrix_key, stationary
 
 TERMS = 64  # counts summed term by term past where the survival bound leaves 1
 HORIZON = 128  # steps of the bridges' rows and columns kept for the mean number of visits
@@ -89,41 +91,6 @@ _FUNDAMENTAL: OrderedDict[bytes, tuple[np.ndarray, np.ndarray] | None] = Ordered
 FUNDAMENTAL_KEPT_BYTES = 2**30  # fundamental matrices kept beyond the newest, in bytes
 
 
-def stationary(P: Any) -> np.ndarray | None:
-    """The stationary law of an irreducible walk (scipy sparse ``P``), or ``None`` where it
-    is not positive.
-
-    A reversible walk (every walk on an undirected graph) gives it in ``O(edges)`` by
-    detailed balance along a breadth-first tree, ``π(j) = π(i) P[i, j] / P[j, i]``; it is
-    kept where ``π P = π`` holds to rounding (``1e-12`` of the largest entry), else it is
-    solved for (dense)."""
-    csr = sparse.csr_array(P)
-    n = csr.shape[0]
-    order, pred = csgraph.breadth_first_order(csr, 0, directed=True,
-                                              return_predecessors=True)
-    if order.size == n:
-        nodes = order[1:]
-        back = np.asarray(csr[nodes, pred[nodes]]).ravel()
-        if np.all(back > 0.0):
-            # log π(j) - log π(root): the steps' sum up the tree, by pointer jumping
-            logpi = np.zeros(n)
-            logpi[nodes] = np.log(np.asarray(csr[pred[nodes], nodes]).ravel()) - np.log(back)
-            up = pred.copy()
-            up[order[0]] = order[0]
-            while np.any(up != order[0]):
-                logpi, up = logpi + logpi[up], up[up]  # the root's stays 0
-            pi = np.exp(logpi - logpi.max())
-            pi /= pi.sum()
-            if np.abs(pi @ csr - pi).max() <= 1e-12 * pi.max():
-                return pi
-    system = np.eye(n) - csr.toarray().T
-    system[-1] = 1.0
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    pi = scipy.linalg.solve(system, rhs, overwrite_a=True, check_finite=False)
-    return pi if np.all(pi > 0.0) else None
-
-
 def fundamental(P: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """``(π, Z)``: the stationary law and the fundamental matrix ``(I - P + 1 π^T)^{-1}``
     of an irreducible walk (computed once per matrix; the newest kept, and the one before
@@ -135,10 +102,7 @@ def fundamental(P: Any) -> tuple[np.ndarray, np.ndarray] | None:
     n = csr.shape[0]
     if n > DENSE_LIMIT:
         return None
-    h = hashlib.blake2b(digest_size=20)
-    for arr in (csr.indptr, csr.indices, csr.data):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    key = h.digest()
+    key = matrix_key(csr)
     if key in _FUNDAMENTAL:
         return _FUNDAMENTAL[key]
     out: tuple[np.ndarray, np.ndarray] | None = None
@@ -209,10 +173,13 @@ def _sweeps(Q: Any, starts: np.ndarray, steps: int, record: Any) -> None:
 
 
 def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.ndarray,
-                  a: np.ndarray, b: np.ndarray, length: np.ndarray
+                  a: np.ndarray, b: np.ndarray, length: np.ndarray, chernoff: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per view and free node: ``log B``, ``log ρ`` and ``log E[I]`` (bounded) of
-    ``S_u(k) = min(1, B ρ^{k-1}, E[I] / k)``.
+    ``S_u(k) = min(1, B ρ^{k-1}, E[I] / k)``; with ``chernoff``, ``log B`` and ``log ρ``
+    of a family of such bounds (:mod:`netdp.tracking.law_chernoff`), ``S_u(k) = min(1,
+    min_j B_j ρ_j^{k-1}, E[I] / k)``, stacked on a first axis whose first entry is the
+    bound without it.
 
     Parameters
     ----------
@@ -231,7 +198,8 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
     -------
     logB, logrho, logmu, free
         ``(views, free nodes)``, ``(free nodes,)``, ``(views, free nodes)`` (see
-        :func:`mean_logs`) and the free nodes' ids.
+        :func:`mean_logs`) and the free nodes' ids; with ``chernoff``, ``(J, views, free
+        nodes)`` and ``(J, free nodes)``.
     """
     n = P.shape[0]
     free = np.flatnonzero(~blocked)
@@ -295,7 +263,16 @@ def survival_logs(P: Any, blocked: np.ndarray, start_law: np.ndarray, kind: np.n
     logB = logh[col] + logM[tgt_row][:, free] - logZ[:, None]
     side = bipartition(P)
     parity = None if side is None else (side[free], side[b])
-    logmu = mean_logs(Q, free, starts, ends, col, tgt_row, L, regular, logZ, parity)
+    T = int(min(HORIZON, max(int(L.max(initial=0)), 1)))
+    back = backward_rows(Q, free, ends, T)
+    logmu = mean_logs(Q, free, starts, col, tgt_row, L, logZ, back, parity)
+    if chernoff:
+        from netdp.tracking import law_chernoff
+
+        moreB, morerho = law_chernoff.family(P, blocked, start_law, srcs, col, tgt_row, L,
+                                             logZ, back)
+        return (np.concatenate([logB[None], moreB]), np.concatenate([logrho[None], morerho]),
+                logmu, free)
     return logB, logrho, logmu, free
 
 
@@ -341,10 +318,32 @@ def _perron(Q: Any, free: np.ndarray, left: bool) -> tuple[np.ndarray, float]:
     return out, float(((M @ w) / w).max())
 
 
-def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-              col: np.ndarray, tgt_row: np.ndarray, L: np.ndarray, regular: np.ndarray,
-              logZ: np.ndarray, parity: tuple[np.ndarray, np.ndarray] | None = None
-              ) -> np.ndarray:
+def backward_rows(Q: Any, free: np.ndarray, ends: np.ndarray, T: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """``(bwd, bwd_ls, ψ, ρ̄)``: the columns ``(Q^r)[:, b]`` of the last holders ``ends``
+    for ``r = 0..T`` (``(T + 1, n, ends)``, each scaled by its maximum, the logs in
+    ``bwd_ls``) and a right Perron bound ``Q ψ <= ρ̄ ψ`` (:func:`_perron`)."""
+    n = Q.shape[0]
+    bwd = np.zeros((T + 1, n, ends.shape[1]))
+    bwd_ls = np.zeros((T + 1, ends.shape[1]))
+    bwd[0] = ends
+    cur = ends.copy()
+    cur_ls = np.zeros(ends.shape[1])
+    for t in range(1, T + 1):
+        cur = Q @ cur
+        top = cur.max(axis=0)
+        top[top <= 0.0] = 1.0
+        cur /= top
+        cur_ls += np.log(top)
+        bwd[t], bwd_ls[t] = cur, cur_ls
+    psi, rho_r = _perron(Q, free, left=False)
+    return bwd, bwd_ls, psi, rho_r
+
+
+def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, col: np.ndarray,
+              tgt_row: np.ndarray, L: np.ndarray, logZ: np.ndarray,
+              back: tuple[np.ndarray, np.ndarray, np.ndarray, float],
+              parity: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """``(views, free nodes)``: the log of an upper bound of ``E[I_u] = Σ_{t=1}^{L-1}
     f(t)[u] g(L - t)[u] / Z``, ``f(t)`` the bridge's first end's row of ``Q^t`` (from the
     virtual source: ``π0 Q^{t-1}``) and ``g(r)`` the column of ``Q^r`` at its last holder:
@@ -355,7 +354,8 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     nodes' and the views' last holders' sides of a bipartite walk (:func:`bipartition`),
     where only the steps ``t`` with ``L - t`` of the parity of ``u``'s and ``b``'s sides
     count in that stretch (the others' terms are 0: half of them)."""
-    T = int(min(HORIZON, max(int(L.max(initial=0)), 1)))
+    bwd, bwd_ls, psi, rho_r = back
+    T = bwd.shape[0] - 1
     n = Q.shape[0]
     # Rows by bridge position: e_a Q^t (t = 0..T), the virtual source's π0 Q^{t-1}.
     fwd = np.zeros((T + 1, n, starts.shape[1]))
@@ -376,20 +376,7 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, ends: np.ndarray,
         fwd[t, :, -1], fwd_ls[t, -1] = virt, virt_ls  # π0 Q^{t-1}
         virt = cur[:, -1].copy()
         virt_ls = float(cur_ls[-1])
-    bwd = np.zeros((T + 1, n, ends.shape[1]))
-    bwd_ls = np.zeros((T + 1, ends.shape[1]))
-    bwd[0] = ends
-    cur = ends.copy()
-    cur_ls = np.zeros(ends.shape[1])
-    for t in range(1, T + 1):
-        cur = Q @ cur
-        top = cur.max(axis=0)
-        top[top <= 0.0] = 1.0
-        cur /= top
-        cur_ls += np.log(top)
-        bwd[t], bwd_ls[t] = cur, cur_ls
     phi, rho_l = _perron(Q, free, left=True)
-    psi, rho_r = _perron(Q, free, left=False)
     lrl, lrr = math.log(rho_l), math.log(rho_r)
     with np.errstate(divide="ignore"):
         # log max_z f(T)[z] / φ(z), log max_z g(T)[z] / ψ(z), per column

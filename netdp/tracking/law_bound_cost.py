@@ -33,7 +33,13 @@ INVERSE_FLOP_SECONDS = 4e-12
 #: hypercubes of 1,024 to 8,192 nodes at T = 100 n (0.13 to 1.5 s an observer,
 #: docs/performance.md), halved.
 OBSERVER_HOP_SECONDS = 8e-7
+#: Seconds the walk's spectrum takes a cube of its nodes (the pld accountant's Chernoff
+#: family, :mod:`netdp.tracking.law_chernoff`): scipy's ``eigh`` measured at 2.1e-9 n³
+#: (n = 1,024, 2.2 s) and 1.7e-9 n³ (n = 2,048, 14 s) on the 2-core machine under load,
+#: halved.
+SPECTRUM_CUBE_SECONDS = 1e-9
 INVERSE = "the walk's fundamental matrix"
+SPECTRUM = "the walk's spectrum"
 OBSERVERS = "the law bound's observers"
 
 
@@ -57,8 +63,25 @@ def bounds(config: Any, nodes: int) -> bool:
 
 
 def law_bound_footprint(config: Any, nodes: int) -> dict[str, tuple[float, str]]:
-    """Bytes of the dense inverse by part (``{}`` where none is made)."""
-    return {INVERSE: (8.0 * nodes**2, "nodes")} if bounds(config, nodes) else {}
+    """Bytes of the dense inverse (and of the spectrum, :func:`spectral`) by part (``{}``
+    where none is made)."""
+    if not bounds(config, nodes):
+        return {}
+    out = {INVERSE: (8.0 * nodes**2, "nodes")}
+    if spectral(config, nodes):
+        out[SPECTRUM] = (16.0 * nodes**2, "nodes")  # the eigenvectors and the matrix
+    return out
+
+
+def spectral(config: Any, nodes: int) -> bool:
+    """Whether a run that takes the law bound may compute the walk's spectrum: an
+    accountant that composes PLDs named (or none: the default may be ``pld``), up to
+    :data:`~netdp.tracking.law_chernoff.SPECTRAL_LIMIT` nodes."""
+    from netdp.tracking.law_chernoff import SPECTRAL_LIMIT
+
+    names = config.accountants
+    return nodes <= SPECTRAL_LIMIT and (
+        names is None or any(registry.entry(n).composes_pld for n in names))
 
 
 def law_bound_work(config: Any, nodes: int, hops: float) -> dict[str, tuple[float, str]]:
@@ -67,6 +90,8 @@ def law_bound_work(config: Any, nodes: int, hops: float) -> dict[str, tuple[floa
     if not bounds(config, nodes):
         return {}
     out = {INVERSE: (2.0 * float(nodes) ** 3 * INVERSE_FLOP_SECONDS, "nodes")}
+    if spectral(config, nodes):
+        out[SPECTRUM] = (float(nodes) ** 3 * SPECTRUM_CUBE_SECONDS, "nodes")
     names = config.accountants or ("rdp",)  # None: the default, rdp or a modelled one
     takers = sum(registry.entry(n).kernel_mode in ("KOV", "RDP") for n in names)
     if takers:

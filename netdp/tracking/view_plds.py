@@ -13,7 +13,8 @@ The laws come from one of two sources:
 
 * :func:`exact_laws`: the exact laws of :func:`~netdp.tracking.walk_views.view_laws`;
 * :func:`dominating_laws`: where those cost too much, the law whose survival function is
-  the sound bound ``S_u(k) >= P(I_u >= k)`` of :mod:`netdp.tracking.law_bound` (made
+  the sound bound ``S_u(k) >= P(I_u >= k)`` of :mod:`netdp.tracking.law_bound` with its
+  Chernoff family (:mod:`netdp.tracking.law_chernoff`; the minimum of its members) (made
   nonincreasing by a running minimum, which keeps it a bound), so that the bound's ``I'``
   is stochastically larger than ``I``. That is sound for the PLD too: the likelihood ratio
   of ``Σ_k w_k N(k / s, 1)`` to ``N(0, 1)`` is increasing in ``y`` whatever ``w`` (shifts
@@ -91,7 +92,8 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
     from netdp.tracking import law_bound
 
     logB, logrho, logmu, _ = law_bound.survival_logs(P, blocked, start_law, views.kind,
-                                                     views.a, views.b, views.length)
+                                                     views.a, views.b, views.length,
+                                                     chernoff=True)
     logB, logmu, logrho = snapped(logB), snapped(logmu), np.minimum(snapped(logrho), 0.0)
 
     def law(e: int, rows: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -99,11 +101,12 @@ def dominating_laws(P: Any, blocked: np.ndarray, start_law: np.ndarray,
         top = min(size, BOUND_COUNTS)
         k = np.arange(1, top + 2, dtype=np.float64)  # counts 1 .. top + 1
         # each distinct bound once (a symmetric graph's nodes share most)
-        held, index = distinct(np.column_stack([logB[e, rows], logrho[rows], logmu[e, rows]]))
+        held, index = distinct(np.column_stack([logB[:, e, rows].T, logrho[:, rows].T,
+                                                logmu[e, rows]]))
         at = np.arange(rows.start, rows.stop)[held]
         with np.errstate(divide="ignore", invalid="ignore"):
-            logS = np.minimum(logB[e, at][:, None] + (k - 1) * logrho[at][:, None],
-                              logmu[e, at][:, None] - np.log(k))
+            geo = (logB[:, e, at][:, :, None] + (k - 1) * logrho[:, at][:, :, None]).min(axis=0)
+            logS = np.minimum(geo, logmu[e, at][:, None] - np.log(k))
         logS = np.minimum.accumulate(np.minimum(np.nan_to_num(logS, nan=0.0), 0.0), axis=1)
         surv = np.exp(logS)  # S(1) .. S(top + 1), nonincreasing
         if top == size:

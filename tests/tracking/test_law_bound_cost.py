@@ -18,6 +18,8 @@ from netdp.tracking.law_bound_cost import (
     INVERSE_FLOP_SECONDS,
     OBSERVER_HOP_SECONDS,
     OBSERVERS,
+    SPECTRUM,
+    SPECTRUM_CUBE_SECONDS,
     law_bound_footprint,
     law_bound_work,
 )
@@ -36,6 +38,24 @@ def test_where_the_bound_is_taken(params, made):
     assert bool(law_bound_footprint(config, 8192)) is made
     assert bool(law_bound_work(config, 8192, 819_200.0)) is made
     assert law_bound_footprint(config, DENSE_LIMIT + 1) == {}
+
+
+@pytest.mark.parametrize("accountants, spectral", [
+    (None, True), (("pld",), True), (("pld", "rdp"), True), (("rdp",), False),
+    (("kov",), False)])
+def test_the_spectrum_is_counted_where_pld_may_take_it(accountants, spectral):
+    """pld's dominating laws take the walk's spectrum (netdp.tracking.law_chernoff) up to
+    its limit: its bytes and seconds in the estimates there, and only there."""
+    from netdp.tracking.law_chernoff import SPECTRAL_LIMIT
+
+    config = make_config(topology="hypercube", accountants=accountants)
+    n = SPECTRAL_LIMIT
+    assert (SPECTRUM in law_bound_footprint(config, n)) is spectral
+    assert (SPECTRUM in law_bound_work(config, n, 100.0 * n)) is spectral
+    if spectral:
+        assert law_bound_footprint(config, n)[SPECTRUM][0] == 16.0 * n**2
+        assert law_bound_work(config, n, 100.0 * n)[SPECTRUM][0] == n**3 * SPECTRUM_CUBE_SECONDS
+    assert SPECTRUM not in law_bound_footprint(config, n + 1)
 
 
 def test_the_bound_is_in_the_runs_estimates():
