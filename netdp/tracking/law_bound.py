@@ -323,21 +323,27 @@ def backward_rows(Q: Any, free: np.ndarray, ends: np.ndarray, T: int
     """``(bwd, bwd_ls, ψ, ρ̄)``: the columns ``(Q^r)[:, b]`` of the last holders ``ends``
     for ``r = 0..T`` (``(T + 1, n, ends)``, each scaled by its maximum, the logs in
     ``bwd_ls``) and a right Perron bound ``Q ψ <= ρ̄ ψ`` (:func:`_perron`)."""
-    n = Q.shape[0]
-    bwd = np.zeros((T + 1, n, ends.shape[1]))
-    bwd_ls = np.zeros((T + 1, ends.shape[1]))
-    bwd[0] = ends
-    cur = ends.copy()
-    cur_ls = np.zeros(ends.shape[1])
+    bwd, bwd_ls = _powers(Q, ends, T)
+    psi, rho_r = _perron(Q, free, left=False)
+    return bwd, bwd_ls, psi, rho_r
+
+
+def _powers(M: Any, X: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """``M^t X`` for ``t = 0..T`` (``(T + 1, n, columns)``), each column scaled by its
+    maximum from ``t = 1`` on, and the logs of the scales (``(T + 1, columns)``)."""
+    out = np.zeros((T + 1, *X.shape))
+    logs = np.zeros((T + 1, X.shape[1]))
+    out[0] = X
+    cur = X.copy()
+    cur_ls = np.zeros(X.shape[1])
     for t in range(1, T + 1):
-        cur = Q @ cur
+        cur = M @ cur
         top = cur.max(axis=0)
         top[top <= 0.0] = 1.0
         cur /= top
         cur_ls += np.log(top)
-        bwd[t], bwd_ls[t] = cur, cur_ls
-    psi, rho_r = _perron(Q, free, left=False)
-    return bwd, bwd_ls, psi, rho_r
+        out[t], logs[t] = cur, cur_ls
+    return out, logs
 
 
 def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, col: np.ndarray,
@@ -356,26 +362,11 @@ def mean_logs(Q: Any, free: np.ndarray, starts: np.ndarray, col: np.ndarray,
     count in that stretch (the others' terms are 0: half of them)."""
     bwd, bwd_ls, psi, rho_r = back
     T = bwd.shape[0] - 1
-    n = Q.shape[0]
-    # Rows by bridge position: e_a Q^t (t = 0..T), the virtual source's π0 Q^{t-1}.
-    fwd = np.zeros((T + 1, n, starts.shape[1]))
-    fwd_ls = np.zeros((T + 1, starts.shape[1]))
-    fwd[0, :, :-1] = starts[:, :-1]
-    fwd[1:, :, -1:] = 0.0
-    QT = Q.T.tocsr()
-    cur = starts.copy()
-    cur_ls = np.zeros(starts.shape[1])
-    virt, virt_ls = starts[:, -1].copy(), 0.0
-    for t in range(1, T + 1):
-        cur = QT @ cur
-        top = cur.max(axis=0)
-        top[top <= 0.0] = 1.0
-        cur /= top
-        cur_ls += np.log(top)
-        fwd[t, :, :-1], fwd_ls[t, :-1] = cur[:, :-1], cur_ls[:-1]
-        fwd[t, :, -1], fwd_ls[t, -1] = virt, virt_ls  # π0 Q^{t-1}
-        virt = cur[:, -1].copy()
-        virt_ls = float(cur_ls[-1])
+    # Rows by bridge position: e_a Q^t (t = 0..T), the virtual source's π0 Q^{t-1}
+    # (one step behind; nothing at t = 0).
+    fwd, fwd_ls = _powers(Q.T.tocsr(), starts, T)
+    fwd[1:, :, -1], fwd_ls[1:, -1] = fwd[:-1, :, -1].copy(), fwd_ls[:-1, -1].copy()
+    fwd[0, :, -1], fwd_ls[0, -1] = 0.0, 0.0
     phi, rho_l = _perron(Q, free, left=True)
     lrl, lrr = math.log(rho_l), math.log(rho_r)
     with np.errstate(divide="ignore"):

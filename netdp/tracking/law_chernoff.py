@@ -1,12 +1,12 @@
-"""The law bound's Chernoff family: geometric tails of a node's visits in a long hidden
-stretch, from the Green function of the taboo chain at ``z > 1``.
+"""The law bound's Chernoff family: geometric tails of a node's visits in a hidden
+stretch, from the Green function ``(I - z Q)^{-1}`` of the taboo chain on a grid of ``z``.
 
 :mod:`netdp.tracking.law_bound` bounds ``P(I_u >= k)`` in a bridge of ``L`` steps from
 ``a`` to ``b`` by ``h_a(u) ρ_u^{k-1} M_u(b) / Z``. On a stretch much longer than the taboo
 chain's relaxation, ``Z = (Q^L)[a, b]`` is about ``λ^L`` (``λ`` the Perron root of ``Q``,
 the walk killed on the observer set), so that bound is far above 1 and the survival is
 left to Markov's ``E[I] / k``: a tail of ``1 / k``, where the true one is geometric.
-Weighting each path by ``z^t``, ``1 <= z < 1 / λ`` (the strong Markov property at the
+Weighting each path by ``z^t``, ``0 < z < 1 / λ`` (the strong Markov property at the
 ``k``-th visit ``τ_k``):
 
     ``P(I_u >= k) Z = Σ_t P_a(τ_k = t) (Q^{L-t})[u, b]
@@ -58,7 +58,7 @@ BELOW = (0.75, 0.97, 0.99, 0.996, 0.998, 0.999, 0.9995, 0.9998)
 #: (a stretch long for the chain's relaxation)
 ABOVE = (0.5, 0.9, 0.99)
 #: Relative and absolute slack on ``G_z``'s entries (rounding of the spectral sums: the
-#: tests compare them with a direct inverse to 1e-9)
+#: tests find them within 1e-7 of a direct inverse, and never below it)
 MARGIN = 1e-8
 SYMMETRY = 1e-12  # relative asymmetry of ``D^{1/2} P D^{-1/2}`` taken as rounding
 
