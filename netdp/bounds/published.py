@@ -408,10 +408,12 @@ def _gdp_mixture_epsilon(mu: np.ndarray, p: np.ndarray, inf_mass: float,
     top = float(mu.max(initial=0.0))
     hi = top * top / 2.0 + top * math.sqrt(2.0 * math.log(1.0 / (delta - inf_mass))) + 1.0
     lo = 0.0
-    for _ in range(50):
+    # to the last bits (within 1e-13 of the root), so that a CPU whose sums round a
+    # little differently moves the figure by that much, not by a bisection step
+    for _ in range(100):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
-        if hi - lo <= 1e-7 * max(hi, 1.0):
+        if hi - lo <= 1e-13 * max(hi, 1.0):
             break
     return hi
 

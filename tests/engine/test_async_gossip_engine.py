@@ -52,7 +52,9 @@ def test_the_kernel_is_the_numpy_loop_bit_for_bit():
 
 
 def test_synchronous_gossip_is_unchanged_bit_for_bit():
-    """The figures main printed before the schedules existed, at the same seed."""
+    """The figures main printed before the schedules existed, at the same seed (the
+    privacy figures to 1e-12: the accounting's matrix products round differently on
+    another CPU, by 1e-14 on an AVX-512 one)."""
     params = dict(task="sum", protocol="gossip", topology="karate", sigma=0.8, steps=6,
                   seed=11, runs=2)
     default = simulate(make_config(**params))
@@ -62,8 +64,8 @@ def test_synchronous_gossip_is_unchanged_bit_for_bit():
         assert out["utility"]["estimate"] == 0.37313033513809235
         assert out["utility"]["abs_error"] == 0.19486746057397325
         assert out["utility"]["theoretical_rmse"] == 0.3019571785625009
-        assert out["privacy"]["empirical"][0]["mean"] == 4.683852235070547
-        assert out["privacy"]["empirical"][0]["max"] == 6.7342605746847966
+        assert out["privacy"]["empirical"][0]["mean"] == pytest.approx(4.683852235070547, rel=1e-12)
+        assert out["privacy"]["empirical"][0]["max"] == pytest.approx(6.7342605746847966, rel=1e-12)
         assert "error_over_time" not in out["utility"] and "schedule" not in out["privacy"]
         assert run.outcomes[0].final[0] == 0.47552234594951176
     assert default.to_json()["privacy"] == named.to_json()["privacy"]
