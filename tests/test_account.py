@@ -85,7 +85,8 @@ def gossip_log(tmp_path_factory) -> Path:
 # -- the central property: the log reproduces the run's privacy report --------------------
 
 
-@pytest.mark.parametrize("case", sorted(REPRODUCED))
+@pytest.mark.parametrize("case", [  # the complete graph's accounting: 8 s
+    pytest.param(c, marks=pytest.mark.slow) if c == "complete" else c for c in sorted(REPRODUCED)])
 def test_account_of_a_trace_out_reproduces_simulate(capsys, tmp_path, case):
     sim_args, acc_args = REPRODUCED[case]
     log = tmp_path / "log.csv"
@@ -509,6 +510,7 @@ def test_a_log_by_hand(tmp_path):
         netdp.account(log)
 
 
+@pytest.mark.slow
 def test_the_worked_example_in_the_docs_is_real(tmp_path):
     """docs/your-network.md, its log section: the example's `netdp account` prints what
     the page shows (apart from the timing)."""

@@ -46,6 +46,7 @@ def test_json_has_the_documented_fields(capsys):
     assert util["estimate"] == pytest.approx(sum(per_run) / 3)
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_apart_from_timing(capsys):
     args = ("simulate", "--topology", "watts-strogatz", "--nodes", "50", "--steps", "1000",
             "--accountant", "kov", "--seed", "9", "--runs", "2", "--latency", "exp:1",
@@ -57,7 +58,8 @@ def test_same_seed_same_bytes_apart_from_timing(capsys):
     assert third["utility"]["estimate"] != first["utility"]["estimate"]
 
 
-@pytest.mark.parametrize("topology", ["complete", "ring", "karate"])
+@pytest.mark.parametrize("topology", ["complete", "ring",
+                                      pytest.param("karate", marks=pytest.mark.slow)])
 def test_engines_give_the_same_result(capsys, topology):
     base = ("simulate", "--topology", topology, "--seed", "3", "--runs", "2", "--json")
     vec = json.loads(run(capsys, *base, "--engine", "vector")[1])
@@ -288,7 +290,9 @@ def test_bounds_command(capsys):
     assert code == 2 and "--delta" in err
 
 
-@pytest.mark.parametrize("name", registry.names("frequency-oracle"))
+@pytest.mark.parametrize("name", [  # 5 s each: the default oracle's in the default tier
+    n if n == "grr" else pytest.param(n, marks=pytest.mark.slow)
+    for n in registry.names("frequency-oracle")])
 def test_histogram_with_every_oracle(capsys, name):
     code, out, _ = run(capsys, "simulate", "--task", "histogram", "--mechanism", name,
                        "--domain", "6", "--nodes", "40", "--seed", "3", "--json")

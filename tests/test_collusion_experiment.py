@@ -37,6 +37,7 @@ def test_ladder_runs_from_one_to_half_n(exp):
     assert exp.ladder(2) == [1]
 
 
+@pytest.mark.slow
 def test_tiny_grid_invariants_and_csv(exp, tmp_path, capsys):
     csv_path, png = tmp_path / "collusion.csv", tmp_path / "collusion.png"
     df = exp.main(["--nodes", "32", "--seeds", "6", "--settings", "ring (walk, K = 3)",

@@ -97,6 +97,7 @@ def test_the_table_and_the_json(run, tmp_path) -> None:
     assert sum(pmf["probs"]) + pmf["infinity"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_the_cli_writes_the_curves_or_nothing(tmp_path, capsys) -> None:
     args = ["simulate", "--nodes", "10", "--steps", "100", "--seed", "1", "--accountant",
             "rdp"]

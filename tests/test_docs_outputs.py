@@ -7,7 +7,10 @@ after it. Each such pair whose block is one ``netdp`` command (``\\`` continuati
 joined) runs in the slow tier, in a fresh folder, and every line of the shown output but
 the timings (and elisions, ``...``) must appear in the real output, in order. The default
 tier checks the comparison itself on a cheap command, and that it fails on a planted
-stale number.
+stale number. A shell block of several commands (a file written, then read) directly
+followed by its output runs too, as a reader following the page does: a page's blocks in
+order, in one folder, ``netdp`` and ``python`` this checkout's, the output (errors
+included) compared the same way.
 """
 
 from __future__ import annotations
@@ -53,6 +56,29 @@ def shown_scripts() -> list[tuple[str, str, str]]:
         for i, (kind, body) in enumerate(blocks[:-1]):
             if kind == "python" and blocks[i + 1][0] == "text" and not body.startswith(">>>"):
                 out.append((f"{page.name}:{i}", body, blocks[i + 1][1]))
+    return out
+
+
+def shown_shell_blocks() -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """``(page, [(id, script, shown output), ...])``: each page's shell blocks that are not
+    one ``netdp`` command (:func:`shown_commands`) and are directly followed by their
+    output, in page order; pages without one left out."""
+    out = []
+    for page in [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]:
+        text = page.read_text(encoding="utf-8")
+        fences = list(FENCE.finditer(text))
+        blocks = []
+        for i, (a, b) in enumerate(zip(fences, fences[1:], strict=False)):
+            if (a.group(1) not in ("bash", "") or b.group(1) != "text"
+                    or text[a.end():b.start()].strip()):
+                continue
+            lines = [line for line in a.group(2).replace("\\\n", " ").splitlines()
+                     if line.strip() and not line.lstrip().startswith("#")]
+            if len(lines) == 1 and re.match(r"(python -m )?netdp ", lines[0].strip()):
+                continue  # one netdp command: shown_commands's
+            blocks.append((f"{page.name}:{i}", a.group(2), b.group(2)))
+        if blocks:
+            out.append((page.name, blocks))
     return out
 
 
@@ -111,6 +137,61 @@ def test_each_shown_script_prints_what_the_page_shows(where, script, shown, tmp_
     assert not gone, f"{where} no longer prints:\n" + "\n".join(gone[:10])
 
 
+PAGES = shown_shell_blocks()
+
+
+def this_checkout_on_path(folder: Path) -> dict[str, str]:
+    """An environment whose ``netdp`` and ``python`` are this checkout's, with this
+    interpreter (shims in ``folder``)."""
+    import os
+
+    folder.mkdir()
+    for name, run in (("python", f'exec "{sys.executable}" "$@"'),
+                      ("netdp", f'exec "{sys.executable}" -m netdp "$@"')):
+        shim = folder / name
+        shim.write_text(f"#!/bin/sh\n{run}\n")
+        shim.chmod(0o755)
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": str(REPO)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("page", "blocks"), PAGES, ids=[p for p, _ in PAGES])
+def test_each_page_s_shell_blocks_print_what_the_page_shows(page, blocks, tmp_path):
+    """A page's blocks of several commands, in order in one folder (a later block reads
+    what an earlier one wrote); a command that the page shows refused is refused in its
+    one line, never with a traceback."""
+    env = this_checkout_on_path(tmp_path / "bin")
+    work = tmp_path / "work"
+    work.mkdir()
+    for where, script, shown in blocks:
+        printed = run_block(script, work, env)
+        assert "Traceback" not in printed, (where, printed[-2000:])
+        gone = missing(shown, printed)
+        assert not gone, f"{where} no longer prints:\n" + "\n".join(gone[:10])
+
+
+def run_block(script: str, work: Path, env: dict[str, str]) -> str:
+    """What a shell block prints (its errors included), run in ``work``."""
+    return subprocess.run(["bash", "-c", script], cwd=work, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=TIMEOUT).stdout
+
+
+def test_a_shell_block_passes_fresh_and_fails_with_a_planted_stale_number(tmp_path):
+    """The default tier's check of the shell blocks' path: the refused weight of
+    docs/your-network.md (a file written, then read; a second) passes, and fails once a
+    number of its shown line is changed."""
+    where, script, shown = next(b for _, blocks in PAGES for b in blocks
+                                if "bad.txt" in b[1])
+    work = tmp_path / "work"
+    work.mkdir()
+    printed = run_block(script, work, this_checkout_on_path(tmp_path / "bin"))
+    assert "--topology" in printed and not missing(shown, printed), (where, printed)
+    stale = shown.replace("1e-300", "1e-301")
+    assert stale != shown and missing(stale, printed) == [" ".join(stale.split())]
+
+
 BOUNDS = "python -m netdp bounds --eps0 0.1 --delta 1e-7 --curve complete-ldp-chernoff"
 
 
@@ -126,6 +207,7 @@ def test_the_check_passes_a_fresh_output_and_catches_a_planted_stale_number(tmp_
     assert stale != case[2] and missing(stale, proc.stdout) == [
         " ".join(line.split()) for line in stale.splitlines() if "9.177" in line][:1]
     assert len(CASES) >= 15
+    assert sum(len(blocks) for _, blocks in PAGES) >= 8
     assert any(where.startswith("composition.md") for where, _, _ in SCRIPTS)
 
 

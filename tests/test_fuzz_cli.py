@@ -411,7 +411,8 @@ def _fuzz(command: str, files: dict[str, str], examples: int, wall: bool = False
     run()
 
 
-@pytest.mark.parametrize("command", FUZZ_COMMANDS)
+@pytest.mark.parametrize("command", [  # report's runs simulate first: 9 s
+    pytest.param(c, marks=pytest.mark.slow) if c == "report" else c for c in FUZZ_COMMANDS])
 def test_fuzz_command(command, inputs):
     """A seeded, bounded sample of fuzzed command lines for each subcommand."""
     _fuzz(command, inputs, DEFAULT_EXAMPLES)

@@ -22,7 +22,8 @@ def seeded(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("reader", READER_NAMES)
+@pytest.mark.parametrize("reader", [  # the scheduler file starts dask: 20 s
+    pytest.param(r, marks=pytest.mark.slow) if r == "scheduler" else r for r in READER_NAMES])
 def test_fuzz_reader(reader, seeded):
     """A seeded sample of mutated inputs of one reader."""
     rng = random.Random(f"default-{reader}")

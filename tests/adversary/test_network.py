@@ -171,6 +171,7 @@ def test_a_wrong_expectation_is_rejected_by_the_same_measurement():
     assert abs((gains - ria_ceiling).mean()) > 4 * gains.std(ddof=1) / math.sqrt(gains.size)
 
 
+@pytest.mark.slow
 def test_the_honest_counterfactual_is_the_run_without_attack():
     """Turning the attack on changes no draw of the honest run: its outcome is the run of
     the same seed without malicious holders, bit for bit."""

@@ -57,7 +57,8 @@ def cli_json(capsys, *argv) -> dict:
 
 
 @pytest.mark.parametrize("task", [pytest.param([], marks=pytest.mark.slow),
-                                  ["--task", "histogram", "--domain", "4"]],
+                                  pytest.param(["--task", "histogram", "--domain", "4"],
+                                               marks=pytest.mark.slow)],
                          ids=["sum", "histogram"])
 def test_named_object_and_files_give_the_same_numbers(capsys, tmp_path, task):
     run = RUN if not task else RUN[:-2]  # the histogram tracker composes with kov only
@@ -93,6 +94,7 @@ def bfs_order(graph: nx.Graph) -> nx.Graph:
     return out
 
 
+@pytest.mark.slow
 def test_weights_travel_through_every_format(capsys, tmp_path):
     g = bfs_order(nx.karate_club_graph())  # its edges carry integer weights 1..7
     assert len({w for *_, w in g.edges(data="weight")}) > 1
@@ -219,6 +221,7 @@ def test_file_options(capsys, tmp_path):
     assert directed.directed and directed.weights is not None
 
 
+@pytest.mark.slow
 def test_the_guide_shows_what_its_notebook_prints(capsys):
     """docs/your-network.md: its first Python block prints its first text block (the
     timing aside)."""

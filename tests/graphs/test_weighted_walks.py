@@ -204,6 +204,7 @@ def test_the_compiled_faulty_walk_is_the_python_walk_on_a_weighted_graph():
         assert a.faults.to_dict() == b.faults.to_dict()
 
 
+@pytest.mark.slow
 def test_trackers_and_the_std_read_the_weighted_p(weighted):
     """The summation's theoretical std uses the weighted Metropolis P (a uniform law), and
     every pairwise tracker on graphs runs on it and stays below the LDP baseline."""

@@ -285,7 +285,7 @@ def test_ignoring_time_falls_below_the_exact_loss():
     assert static[1] < truth - 0.05, (static[1], truth)
 
 
-@pytest.mark.parametrize("extend", [False, True])
+@pytest.mark.parametrize("extend", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_laws_cut_to_their_tails_stay_above_the_enumerated_loss(monkeypatch, extend):
     """With the counts cut after one visit (``KMAX = (1,)``), every view longer than that
     is accounted through its tail at the worst count (``extend`` false: no laws beyond

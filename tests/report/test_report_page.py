@@ -148,6 +148,7 @@ def test_a_provenance_object_renders_whatever_keys_it_holds(default_run):
     assert "netdp simulate --seed 1" in page.text  # the command it records is shown
 
 
+@pytest.mark.slow
 def test_report_command_with_the_matrix_draws_the_run_figures(tmp_path, capsys):
     pairs = tmp_path / "p.npy"
     out = tmp_path / "r.json"

@@ -153,6 +153,7 @@ def test_tiny_epsilon_loses_the_top():
     assert report.utility.recall <= 0.5
 
 
+@pytest.mark.slow
 def test_other_graphs_are_tracked_by_the_graph_shuffle_tracker():
     report = simulate(make_config(task="heavy-hitters", topology="erdos-renyi", nodes=30,
                                   steps=300, seed=3))

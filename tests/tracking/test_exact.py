@@ -60,7 +60,8 @@ def _direct(holders, steps, n, observers, lengths, law, noise):
     return out
 
 
-@pytest.mark.parametrize(("n", "steps", "z", "seed"), [(6, 60, 1.5, 1), (9, 90, 2.5, 2)])
+@pytest.mark.parametrize(("n", "steps", "z", "seed"), [
+    pytest.param(6, 60, 1.5, 1, marks=pytest.mark.slow), (9, 90, 2.5, 2)])
 def test_exact_equals_the_direct_composition_and_is_never_below_it(n, steps, z, seed):
     holders, observers, lengths, law, noise = _run(n, steps, z, seed)
     base, weight, k, counts, values, nodes = exact.walk_pld_losses(
